@@ -1,0 +1,93 @@
+"""The `dmlconform` command line: the one place that does terminal I/O, catches
+our errors, renders them once and exits with their code."""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from dmlconform import __version__
+from dmlconform.errors import DmlconformError, ExitCode, InputError
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0    success: no findings, specs up to date, all cases passed
+  1    findings (lint), out-of-date specs (extract --check), failures
+  2    usage or input error (bad option, unreadable or invalid file)
+  3    backend unavailable
+  130  interrupted (Ctrl-C)"""
+
+
+class _Group(click.Group):
+    """Renders DmlconformError once as `file:line:col: error: ...` and maps
+    click's own usage errors to exit code 2; a traceback only with --debug."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D401
+        kwargs.setdefault("standalone_mode", True)
+        try:
+            return super().main(*args, **{**kwargs, "standalone_mode": False})
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(ExitCode.USAGE)
+        except click.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(ExitCode.INTERRUPTED)
+        except DmlconformError as exc:
+            if _debug_requested(args):
+                traceback.print_exc()
+            click.echo(exc.render(), err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(ExitCode.INTERRUPTED)
+
+
+def _debug_requested(args: tuple[Any, ...]) -> bool:
+    argv = args[0] if args and args[0] is not None else sys.argv[1:]
+    return "--debug" in list(argv)
+
+
+@click.group(cls=_Group, epilog=EXIT_CODES_HELP, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="dmlconform")
+@click.option("--debug", is_flag=True, help="Show a Python traceback on errors.")
+def main(debug: bool) -> None:
+    """Conformance test harness and spec linter for DirectML operators.
+
+    The DirectML operator docs become YAML specs (extract), specs are checked
+    for mistakes (lint), and the JSON Schema of the spec format is printed by
+    schema.
+    """
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+def schema() -> None:
+    """Print the JSON Schema of spec files."""
+    from dmlconform.spec.load import schema as spec_schema
+
+    click.echo(json.dumps(spec_schema(), indent=2, sort_keys=False))
+
+
+def _existing(paths: tuple[str, ...], what: str) -> list[Path]:
+    out = []
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            raise InputError(f"{what} {p!r} does not exist")
+        out.append(path)
+    return out
+
+
+def register(command: Callable[..., Any]) -> None:
+    """Add a command defined in another module (keeps this file small)."""
+    main.add_command(command)  # type: ignore[arg-type]
+
+
+# Each module of dmlconform.commands adds its commands to `main` when imported.
+from dmlconform.commands import spec_commands  # noqa: E402,F401

@@ -1,0 +1,96 @@
+"""Every exception dmlconform raises on purpose, and the process exit codes.
+
+`cli.py` is the one place that catches a `DmlconformError`, renders it once as
+``file:line:col: error: message`` and exits with its ``exit_code``.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+
+
+class ExitCode(enum.IntEnum):
+    """Process exit statuses; part of the interface (README, ``--help``)."""
+
+    OK = 0
+    #: lint findings, out-of-date specs (``extract --check``), failed cases, diff removals
+    FINDINGS = 1
+    #: bad command line, unreadable or invalid input file
+    USAGE = 2
+    #: the requested backend is not available on this machine
+    BACKEND_UNAVAILABLE = 3
+    #: interrupted by Ctrl-C (128 + SIGINT)
+    INTERRUPTED = 130
+
+
+class DmlconformError(Exception):
+    """Base of all our errors; carries the exit code the CLI uses."""
+
+    exit_code: ExitCode = ExitCode.USAGE
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def location(self) -> str | None:
+        """``file:line:col`` of the problem, or None when it has no place."""
+        return None
+
+    def render(self) -> str:
+        where = self.location()
+        return f"{where}: error: {self.message}" if where else f"error: {self.message}"
+
+
+class LocatedError(DmlconformError):
+    """An error at a place in a file (1-based line and column; 0 = unknown)."""
+
+    def __init__(self, message: str, *, path: str | Path, line: int = 0, column: int = 0) -> None:
+        super().__init__(message)
+        self.path = str(path)
+        self.line = line
+        self.column = column
+
+    def location(self) -> str:
+        parts = [self.path]
+        if self.line:
+            parts.append(str(self.line))
+            if self.column:
+                parts.append(str(self.column))
+        return ":".join(parts)
+
+
+class SpecError(LocatedError):
+    """Raised by `spec.load` when a spec file is not valid YAML or breaks the schema.
+
+    ``problems`` holds every problem found (one rendered line each), so a user
+    fixes a file in one pass instead of one error per run.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path,
+        line: int = 0,
+        column: int = 0,
+        problems: tuple["LocatedError", ...] = (),
+    ) -> None:
+        super().__init__(message, path=path, line=line, column=column)
+        self.problems = problems or (LocatedError(message, path=path, line=line, column=column),)
+
+    def render(self) -> str:
+        return "\n".join(LocatedError.render(p) for p in self.problems)
+
+
+class ExtractError(LocatedError):
+    """Raised by `spec.extract` when a page cannot be turned into a spec at all
+    (no operator name, not a DirectML operator page, unreadable file)."""
+
+
+class InputError(DmlconformError):
+    """A command-line argument names something that does not exist or cannot be used."""
+
+
+class FormulaError(LocatedError):
+    """A formula text does not parse; ``column`` points into the formula text."""

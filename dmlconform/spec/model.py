@@ -1,0 +1,321 @@
+"""The spec model: frozen records that every stage after `load` works on.
+
+DESIGN.md, "The spec": identity, introduced level, fields in struct order,
+formula, in-place aliasing, constraints, support tables per feature level and
+tolerance.  YAML becomes these records in `spec/load.py` alone; `spec/store.py`
+turns them back into YAML.  Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import re
+from dataclasses import dataclass
+from typing import Iterator
+
+_LEVEL_RE = re.compile(r"^(?:DML_FEATURE_LEVEL_)?(\d+)_(\d+)$")
+
+
+@functools.total_ordering
+class FeatureLevel(enum.Enum):
+    """DirectML feature levels, ordered oldest to newest.  Values are the
+    ``DML_FEATURE_LEVEL`` enum constants (0xMm00)."""
+
+    FL_1_0 = 0x1000
+    FL_2_0 = 0x2000
+    FL_2_1 = 0x2100
+    FL_3_0 = 0x3000
+    FL_3_1 = 0x3100
+    FL_4_0 = 0x4000
+    FL_4_1 = 0x4100
+    FL_5_0 = 0x5000
+    FL_5_1 = 0x5100
+    FL_5_2 = 0x5200
+    FL_6_0 = 0x6000
+    FL_6_1 = 0x6100
+    FL_6_2 = 0x6200
+    FL_6_3 = 0x6300
+    FL_6_4 = 0x6400
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, FeatureLevel):
+            return NotImplemented
+        return self.value < other.value
+
+    @property
+    def short(self) -> str:
+        """``"2_0"``: the form used in spec files and on the command line."""
+        return self.name[3:]
+
+    @property
+    def constant(self) -> str:
+        """``"DML_FEATURE_LEVEL_2_0"``: the C constant name."""
+        return "DML_FEATURE_LEVEL_" + self.short
+
+    @classmethod
+    def parse(cls, text: str) -> "FeatureLevel":
+        """Accepts ``2_0``, ``2.0`` and ``DML_FEATURE_LEVEL_2_0``; raises ValueError
+        naming the known levels otherwise."""
+        m = _LEVEL_RE.match(text.strip().replace(".", "_"))
+        if m:
+            try:
+                return cls[f"FL_{m.group(1)}_{m.group(2)}"]
+            except KeyError:
+                pass
+        known = ", ".join(level.short for level in cls)
+        raise ValueError(f"unknown feature level {text!r} (known: {known})")
+
+    def __str__(self) -> str:
+        return self.short
+
+
+class DataType(enum.Enum):
+    """Tensor data types; values are the ``DML_TENSOR_DATA_TYPE`` constants."""
+
+    FLOAT32 = 1
+    FLOAT16 = 2
+    UINT32 = 3
+    UINT16 = 4
+    UINT8 = 5
+    INT32 = 6
+    INT16 = 7
+    INT8 = 8
+    FLOAT64 = 9
+    UINT64 = 10
+    INT64 = 11
+    UINT4 = 12
+    INT4 = 13
+
+    @property
+    def is_float(self) -> bool:
+        return self.name.startswith("FLOAT")
+
+    @property
+    def is_signed(self) -> bool:
+        return not self.name.startswith("UINT")
+
+    @property
+    def bits(self) -> int:
+        return int(self.name.lstrip("FLOATUIN"))
+
+    @classmethod
+    def parse(cls, text: str) -> "DataType":
+        name = text.strip().upper().removeprefix("DML_TENSOR_DATA_TYPE_")
+        try:
+            return cls[name]
+        except KeyError:
+            known = ", ".join(t.name for t in cls)
+            raise ValueError(f"unknown data type {text!r} (known: {known})") from None
+
+    def __str__(self) -> str:
+        return self.name
+
+
+#: Canonical display order of data types (the order the docs list them in).
+DATA_TYPE_ORDER: tuple[DataType, ...] = (
+    DataType.FLOAT64, DataType.FLOAT32, DataType.FLOAT16,
+    DataType.INT64, DataType.INT32, DataType.INT16, DataType.INT8, DataType.INT4,
+    DataType.UINT64, DataType.UINT32, DataType.UINT16, DataType.UINT8, DataType.UINT4,
+)
+
+
+def sort_dtypes(dtypes: "Iterator[DataType] | tuple[DataType, ...] | set[DataType] | frozenset[DataType]") -> tuple[DataType, ...]:
+    """Data types in canonical order, duplicates removed."""
+    present = set(dtypes)
+    return tuple(t for t in DATA_TYPE_ORDER if t in present)
+
+
+class FieldKind(enum.Enum):
+    """What a struct member is, which decides how a binding builds it."""
+
+    TENSOR = "tensor"            # const DML_TENSOR_DESC*
+    TENSOR_ARRAY = "tensor_array"  # _Field_size_(N) const DML_TENSOR_DESC*
+    SCALAR = "scalar"            # FLOAT, UINT, INT, BOOL
+    ENUM = "enum"                # DML_* enum value
+    ARRAY = "array"              # _Field_size_(N) const UINT* / FLOAT* / INT*
+    STRUCT = "struct"            # DML_SCALAR_UNION, DML_SIZE_2D by value
+    STRUCT_PTR = "struct_ptr"    # const DML_SCALE_BIAS*, const DML_OPERATOR_DESC*
+    STRUCT_ARRAY = "struct_array"  # _Field_size_(N) const DML_OPERATOR_DESC*
+
+
+class TensorRole(enum.Enum):
+    INPUT = "input"
+    OUTPUT = "output"
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One struct member, in struct order (the order matters for the C layout).
+
+    ``default`` is the doc's "typical default" as a number (or a bool/enum
+    name); ``default_exact`` keeps an exact form such as ``"1/6"`` where the doc
+    gives one, so the oracle can use the float32 rounding of the exact value.
+    """
+
+    name: str
+    c_type: str
+    kind: FieldKind
+    role: TensorRole | None = None
+    optional: bool = False
+    count_field: str | None = None
+    default: float | int | bool | str | None = None
+    default_exact: str | None = None
+
+    @property
+    def is_tensor(self) -> bool:
+        return self.kind in (FieldKind.TENSOR, FieldKind.TENSOR_ARRAY)
+
+
+class FormulaSource(enum.Enum):
+    """Where the doc states the formula (INDEX.md's Formula column)."""
+
+    CODE = "code"      # a fenced code block in the description
+    INLINE = "inline"  # only inline code in the description
+    IMAGE = "image"    # only as a picture: nothing to extract
+    NONE = "none"      # prose only
+
+
+@dataclass(frozen=True, slots=True)
+class Formula:
+    """The doc's formula text verbatim, and its parsed form in the harness's
+    expression language (None until the formula engine can parse it)."""
+
+    source: FormulaSource
+    text: str | None = None
+    parsed: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InPlace:
+    """``output`` may alias ``input`` during binding."""
+
+    output: str
+    input: str
+
+
+class ConstraintKind(enum.Enum):
+    SAME = "same"            # tensors must have the same listed properties
+    OTHER = "other"          # a constraint the extractor could not structure
+
+
+#: Tensor properties a ``same`` constraint can name.
+TENSOR_PROPERTIES: tuple[str, ...] = ("DataType", "DimensionCount", "Sizes")
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """A structured tensor constraint.
+
+    ``same``: every tensor in ``tensors`` has equal ``properties``.
+    ``other``: a sentence the extractor could not structure; ``tensors`` and
+    ``properties`` list what it mentions, ``doc_line`` where it is in the page.
+    """
+
+    kind: ConstraintKind
+    tensors: tuple[str, ...]
+    properties: tuple[str, ...] = ()
+    doc_line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TensorSupport:
+    """One row of a tensor-support table."""
+
+    tensor: str
+    kind: str                     # the doc's Kind column, e.g. "Input", "Optional input"
+    dims: tuple[int, ...]         # supported dimension counts
+    dtypes: tuple[DataType, ...]
+    dimensions: str | None = None  # the optional "Dimensions" column, e.g. "{ N, C, H, W }"
+
+
+@dataclass(frozen=True, slots=True)
+class SupportTable:
+    """The table in force from ``level`` up to the next newer table.
+
+    ``condition`` names the attribute values the table applies to where the
+    doc splits tables by them (``reduce``: ``Function in [ARGMIN, ARGMAX]``).
+    """
+
+    level: FeatureLevel
+    rows: tuple[TensorSupport, ...]
+    condition: "Condition | None" = None
+
+    def row(self, tensor: str) -> TensorSupport | None:
+        return next((r for r in self.rows if r.tensor == tensor), None)
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """``field`` takes one of ``values`` (enum constant suffixes)."""
+
+    field: str
+    values: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Tolerance:
+    """Allowed error for one data type: ``ulp`` units in the last place for
+    floats (0 = exact, which integers always are)."""
+
+    dtype: DataType
+    ulp: int
+
+
+@dataclass(frozen=True, slots=True)
+class SourcePage:
+    """One doc page that describes the operator."""
+
+    path: str          # relative to the docs root given to extract
+    variant: str       # A (sdk-api), B (windows-ai-docs), C (scraper)
+    date: str | None   # ms.date as ISO yyyy-mm-dd
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """A fact on which two pages of one operator disagree.
+
+    ``chosen`` and ``other`` are short renderings of the two values (facts,
+    never prose: for a section whose text differs they say so and give sizes).
+    """
+
+    fact: str
+    chosen: str
+    other: str
+    other_path: str
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """Everything the harness knows about one operator."""
+
+    operator: str                 # ACTIVATION_SHRINK
+    struct: str                   # DML_ACTIVATION_SHRINK_OPERATOR_DESC
+    category: str                 # activation, element_wise, ...
+    introduced: FeatureLevel
+    fields: tuple[Field, ...]
+    formula: Formula
+    support: tuple[SupportTable, ...]
+    in_place: tuple[InPlace, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
+    tolerance: tuple[Tolerance, ...] = ()
+    sources: tuple[SourcePage, ...] = ()
+    disagreements: tuple[Disagreement, ...] = ()
+    introduced_also: tuple[FeatureLevel, ...] = ()  # other levels the page also claims
+
+    def field(self, name: str) -> Field | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+    @property
+    def tensors(self) -> tuple[Field, ...]:
+        return tuple(f for f in self.fields if f.is_tensor)
+
+    @property
+    def attributes(self) -> tuple[Field, ...]:
+        return tuple(f for f in self.fields if not f.is_tensor)
+
+    def table_at(self, level: FeatureLevel, *, condition: Condition | None = None) -> SupportTable | None:
+        """The support table in force at ``level``: the newest table whose level
+        is at or below it (DESIGN.md: a table applies "and above")."""
+        candidates = [t for t in self.support if t.level <= level and t.condition == condition]
+        return max(candidates, key=lambda t: t.level, default=None)
