@@ -7,7 +7,7 @@ import json
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
@@ -74,7 +74,8 @@ def schema() -> None:
     click.echo(json.dumps(spec_schema(), indent=2, sort_keys=False))
 
 
-def _existing(paths: tuple[str, ...], what: str) -> list[Path]:
+def existing_paths(paths: tuple[str, ...], what: str) -> list[Path]:
+    """Paths from the command line; a missing one is an input error (exit 2)."""
     out = []
     for p in paths:
         path = Path(p)
@@ -82,11 +83,6 @@ def _existing(paths: tuple[str, ...], what: str) -> list[Path]:
             raise InputError(f"{what} {p!r} does not exist")
         out.append(path)
     return out
-
-
-def register(command: Callable[..., Any]) -> None:
-    """Add a command defined in another module (keeps this file small)."""
-    main.add_command(command)  # type: ignore[arg-type]
 
 
 # Each module of dmlconform.commands adds its commands to `main` when imported.

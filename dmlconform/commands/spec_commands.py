@@ -2,16 +2,72 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, main
+from dmlconform.cli import EXIT_CODES_HELP, existing_paths, main
+from dmlconform.errors import ExitCode
+
+
+def _echo_warnings(warnings: list[str], quiet: bool, limit: int) -> None:
+    if quiet:
+        return
+    for line in warnings[:limit] if limit else warnings:
+        click.echo(line, err=True)
+    if limit and len(warnings) > limit:
+        click.echo(f"... and {len(warnings) - limit} more warnings (use --all-warnings)", err=True)
 
 
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("sources", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", "output", type=click.Path(file_okay=False), default="specs", show_default=True,
-              help="Folder the specs are written to.")
-@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the specs in --output are out of date.")
-def extract(sources: tuple[str, ...], output: str, check: bool) -> None:
-    """Turn DirectML operator doc pages (files or folders) into YAML specs."""
-    raise click.UsageError("not implemented yet")
+              help="Folder the specs are written to (one <OPERATOR>.yaml each).")
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if the specs in --output differ from what "
+                                            "extract would write (for CI).")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print warnings.")
+@click.option("--all-warnings", is_flag=True, help="Print every warning (default: the first 50).")
+def extract(sources: tuple[str, ...], output: str, check: bool, quiet: bool, all_warnings: bool) -> None:
+    """Turn DirectML operator doc pages into YAML specs.
+
+    SOURCES are .md pages or folders searched recursively.  Pages of the same
+    operator are merged: the newest revision wins and every fact on which the
+    revisions disagree is recorded in the spec and printed as a warning.  A
+    page that cannot be fully parsed gives a warning naming the file and line
+    of the part skipped; the other pages go on.
+    """
+    from dmlconform.spec.extract import extract as run_extract
+    from dmlconform.spec.store import dumps_spec, spec_filename, write_spec
+
+    result = run_extract(existing_paths(sources, "source"))
+    _echo_warnings([w.render() for w in result.warnings], quiet, 0 if all_warnings else 50)
+    out = Path(output)
+    if check:
+        stale = _stale(result.specs, out, dumps_spec, spec_filename)
+        for line in stale:
+            click.echo(line, err=True)
+        click.echo(f"{len(result.specs)} specs from {result.pages} pages: "
+                   f"{'up to date' if not stale else str(len(stale)) + ' out of date'}", err=True)
+        sys.exit(ExitCode.FINDINGS if stale else ExitCode.OK)
+    for spec in result.specs:
+        write_spec(spec, out)
+    click.echo(f"wrote {len(result.specs)} specs from {result.pages} pages to {out} "
+               f"({len(result.warnings)} warnings)", err=True)
+
+
+def _stale(specs: tuple, out: Path, dumps, filename) -> list[str]:  # type: ignore[no-untyped-def]
+    """One line per spec file that is missing, different, or no longer produced."""
+    lines = []
+    expected = {filename(s): dumps(s) for s in specs}
+    for name, text in sorted(expected.items()):
+        path = out / name
+        if not path.is_file():
+            lines.append(f"{path}: missing")
+        elif path.read_text(encoding="utf-8") != text:
+            lines.append(f"{path}: out of date")
+    if out.is_dir():
+        for path in sorted(out.glob("*.yaml")):
+            if path.name not in expected:
+                lines.append(f"{path}: not produced by these sources")
+    return lines
