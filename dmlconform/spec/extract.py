@@ -146,7 +146,7 @@ def _description(secs: list[md.Section], struct: str) -> list[md.Line]:
     under the H1 (before ``## Syntax``)."""
     found = _find(secs, "description")
     if found:
-        return list(found[0].lines)
+        return md.subtree(secs, found[0])
     h1 = [s for s in secs if s.level == 1 and struct in s.title]
     if h1:
         return list(h1[0].lines)

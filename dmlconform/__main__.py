@@ -1,0 +1,5 @@
+"""`python -m dmlconform` runs the CLI."""
+
+from dmlconform.cli import main
+
+main()

@@ -1,0 +1,270 @@
+"""extract over the real corpus: the seed facts, counts, revisions, determinism,
+and robustness on mutated pages (hypothesis)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dmlconform.errors import ExtractError
+from dmlconform.spec import load, store
+from dmlconform.spec import model as m
+from dmlconform.spec.extract import extract, extract_page
+from dmlconform.spec.extract_fields import parse_default, parse_type_line
+from tests.conftest import OPERATORS, SEEDS, require_corpus
+
+FL = m.FeatureLevel
+DT = m.DataType
+
+
+def _table(spec: m.Spec, level: str) -> m.SupportTable:
+    (table,) = [t for t in spec.support if t.level is FL.parse(level) and t.condition is None]
+    return table
+
+
+def test_softsign_tables(corpus_specs):
+    s = corpus_specs["ACTIVATION_SOFTSIGN"]
+    assert s.introduced is FL.FL_1_0
+    assert [t.level.short for t in s.support] == ["1_0", "2_0", "3_0"]
+    assert {r.dims for r in _table(s, "1_0").rows} == {(4,)}
+    assert {r.dims for r in _table(s, "2_0").rows} == {(4, 5)}
+    assert {r.dims for r in _table(s, "3_0").rows} == {tuple(range(1, 9))}
+    for t in s.support:
+        assert {r.dtypes for r in t.rows} == {(DT.FLOAT32, DT.FLOAT16)}
+    assert s.formula.source is m.FormulaSource.CODE
+    assert s.formula.text == "f(x) = x / (1 + abs(x))\n"
+
+
+def test_shrink_fields(corpus_specs):
+    s = corpus_specs["ACTIVATION_SHRINK"]
+    assert s.introduced is FL.FL_2_0
+    assert [(f.name, f.c_type, f.kind, f.default) for f in s.fields] == [
+        ("InputTensor", "const DML_TENSOR_DESC*", m.FieldKind.TENSOR, None),
+        ("OutputTensor", "const DML_TENSOR_DESC*", m.FieldKind.TENSOR, None),
+        ("Bias", "FLOAT", m.FieldKind.SCALAR, 0.0),
+        ("Threshold", "FLOAT", m.FieldKind.SCALAR, 0.5),
+    ]
+    assert s.in_place == (m.InPlace("OutputTensor", "InputTensor"),)
+    assert s.constraints == (m.Constraint(m.ConstraintKind.SAME, ("InputTensor", "OutputTensor"),
+                                          ("DataType", "DimensionCount", "Sizes")),)
+    assert [t.level.short for t in s.support] == ["2_0", "3_0", "5_1"]
+    assert "if x > Threshold" in s.formula.text and "otherwise" in s.formula.text
+
+
+def test_sign_4_1_has_64_bit_integers(corpus_specs):
+    s = corpus_specs["ELEMENT_WISE_SIGN"]
+    row = _table(s, "4_1").row("InputTensor")
+    assert row is not None and {DT.INT64, DT.UINT64} <= set(row.dtypes)
+    older = _table(s, "3_0").row("InputTensor")
+    assert older is not None and DT.INT64 not in older.dtypes
+
+
+def test_swish(corpus_specs):
+    s = corpus_specs["ACTIVATION_SWISH"]
+    assert s.introduced is FL.FL_6_2
+    scale = s.field("SigmoidInputScale")
+    assert scale is not None and scale.default == 1.0 and scale.c_type == "FLOAT"
+    assert [t.level for t in s.support] == [FL.FL_6_2]  # single table, no heading: from `introduced`
+    assert s.sources[0].variant == "B"
+
+
+def test_hard_sigmoid(corpus_specs):
+    s = corpus_specs["ACTIVATION_HARD_SIGMOID"]
+    assert (s.field("Alpha").default, s.field("Beta").default) == (0.2, 0.5)
+    assert s.formula.text == "f(x) = max(0, min(Alpha * x + Beta, 1))\n"
+
+
+def test_exact_default_kept(corpus_specs):
+    alpha = corpus_specs["ACTIVATION_HARD_SWISH"].field("Alpha")
+    assert (alpha.default, alpha.default_exact) == (0.166667, "1/6")
+
+
+def test_corpus_counts(corpus):
+    assert corpus.pages == 331
+    assert len(corpus.specs) == 176
+    assert len({s.struct for s in corpus.specs}) == 176
+
+
+def test_every_spec_round_trips_and_validates(corpus):
+    for spec in corpus.specs:
+        text = store.dumps_spec(spec)
+        assert load.loads_spec(text, path=spec.operator) == spec
+
+
+def test_stale_revisions_show_up(corpus_specs):
+    """INDEX.md lists the sdk-api pages older than the scraper copy."""
+    facts = {op: {d.fact for d in corpus_specs[op].disagreements}
+             for op in ("ELEMENT_WISE_CLIP", "ELEMENT_WISE_MAX", "ELEMENT_WISE_MIN",
+                        "ELEMENT_WISE_QUANTIZED_LINEAR_ADD", "FILL_VALUE_SEQUENCE", "PADDING")}
+    assert {"formula", "date", "section 'remarks'"} <= facts["ELEMENT_WISE_CLIP"]
+    assert "text of section 'description'" in facts["ELEMENT_WISE_MAX"]
+    assert "text of section 'description'" in facts["ELEMENT_WISE_MIN"]
+    assert "date" in facts["ELEMENT_WISE_QUANTIZED_LINEAR_ADD"]
+    assert any(f.startswith("text of section 'field") for f in facts["ELEMENT_WISE_QUANTIZED_LINEAR_ADD"])
+    assert "formula" in facts["FILL_VALUE_SEQUENCE"]
+    assert facts["PADDING"] == {"date"}
+    clip = corpus_specs["ELEMENT_WISE_CLIP"]
+    assert clip.sources[0].path.startswith("operators/windows-docs-scraper/")  # newest wins
+
+
+def test_no_disagreement_where_revisions_agree(corpus_specs):
+    assert corpus_specs["ACTIVATION_SHRINK"].disagreements == ()
+    assert len(corpus_specs["ACTIVATION_SHRINK"].sources) == 2
+
+
+def test_hazards_survived(corpus_specs):
+    relu_grad = corpus_specs["ACTIVATION_RELU_GRAD"]
+    assert [f.name for f in relu_grad.fields] == ["InputTensor", "InputGradientTensor", "OutputGradientTensor"]
+    mmitf = corpus_specs["MATRIX_MULTIPLY_INTEGER_TO_FLOAT"]
+    assert "OutputScaleTensor" not in {f.name for f in mmitf.fields} and len(mmitf.fields) == 8
+    assert corpus_specs["SCATTER_ND"].struct == "DML_SCATTER_ND_OPERATOR_DESC"
+    le = corpus_specs["ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL"]
+    assert le.introduced is FL.FL_3_0 and le.introduced_also == (FL.FL_1_0,)
+    conv = corpus_specs["CONVOLUTION_INTEGER"]
+    assert conv.support, "H1 '# Tensor support' heading"
+    reduce = corpus_specs["REDUCE"]
+    conditions = {t.condition for t in reduce.support}
+    assert m.Condition("Function", ("ARGMIN", "ARGMAX")) in conditions and len(conditions) == 5
+    assert corpus_specs["ACTIVATION_CELU"].support, "Title Case header row"
+    assert corpus_specs["GRU"].formula.source is m.FormulaSource.IMAGE
+    assert corpus_specs["BATCH_NORMALIZATION"].formula.source is m.FormulaSource.INLINE
+    padding1 = corpus_specs["PADDING1"].field("PaddingMode")
+    assert padding1.kind is m.FieldKind.ENUM and padding1.c_type == "DML_PADDING_MODE"
+    join = corpus_specs["JOIN"].field("InputTensors")
+    assert join.kind is m.FieldKind.TENSOR_ARRAY and join.count_field == "InputCount"
+    dq = corpus_specs["DEQUANTIZE"].support[0].row("QuantizationTensors")
+    assert dq.kind == "Array of inputs" and DT.INT4 in dq.dtypes
+    conv_bias = corpus_specs["CONVOLUTION"].field("BiasTensor")
+    assert conv_bias.optional and corpus_specs["CONVOLUTION"].support[0].row("BiasTensor").dimensions
+
+
+def test_adam_in_place_excludes_training_step(corpus_specs):
+    pairs = corpus_specs["ADAM_OPTIMIZER"].in_place
+    assert pairs and all(p.input != "TrainingStepTensor" for p in pairs)
+    assert m.InPlace("OutputParametersTensor", "InputParametersTensor") in pairs
+
+
+def test_extract_is_deterministic(corpus):
+    again = extract([OPERATORS])
+    assert [store.dumps_spec(s) for s in again.specs] == [store.dumps_spec(s) for s in corpus.specs]
+
+
+def test_warnings_name_file_and_line(corpus):
+    assert corpus.warnings
+    for w in corpus.warnings:
+        assert w.line >= 1 and w.path.startswith("operators/")
+        assert re.match(r"^operators/\S+\.md:\d+: warning: ", w.render())
+
+
+def test_older_seed_revision_alone():
+    """Seed 001 is an older shrink revision without the 5_1 table."""
+    require_corpus()
+    result = extract([SEEDS / "001_e9f1c70498edb4bb.txt"])
+    (spec,) = result.specs
+    assert spec.operator == "ACTIVATION_SHRINK"
+    assert FL.FL_5_1 not in {t.level for t in spec.support}
+    assert spec.sources[0].date == "2020-10-28"
+
+
+@pytest.mark.parametrize("text, expected", [
+    (r"Type: **const [DML_TENSOR_DESC](./ns-directml-dml_tensor_desc.md)\***", ("const DML_TENSOR_DESC*", False, None)),
+    (r"Type: \_Maybenull\_ **const [DML_TENSOR_DESC](x)\***", ("const DML_TENSOR_DESC*", True, None)),
+    (r"Type: _Maybenull\_ **const [DML_TENSOR_DESC](x)\***", ("const DML_TENSOR_DESC*", True, None)),
+    (r"Type: [**FLOAT**](/windows/win32/winprog/windows-data-types)", ("FLOAT", False, None)),
+    (r"Type: **[UINT](x)**", ("UINT", False, None)),
+    (r"Type: <b><a href=" + '"/windows/desktop/WinProg/windows-data-types"' + r">FLOAT</a></b>", ("FLOAT", False, None)),
+    (r"Type: \_Field\_size\_(DimensionCount) <b>const [UINT](x)*</b>", ("const UINT*", False, "DimensionCount")),
+    (r"Type: \_Field\_size\_\(AxisCount\) **const [UINT](x)\***", ("const UINT*", False, "AxisCount")),
+    (r"Type: \_Field_size\_(InputCount) **const [DML_TENSOR_DESC](x)\***", ("const DML_TENSOR_DESC*", False, "InputCount")),
+    (r"Type: **float**", ("float", False, None)),
+    (r"Type: **DML_QUANTIZATION_TYPE**", ("DML_QUANTIZATION_TYPE", False, None)),
+    (r"Type: <b>const <a href=" + '"x"' + r">FLOAT</a>*</b>", ("const FLOAT*", False, None)),
+])
+def test_type_line_shapes(text, expected):
+    info = parse_type_line(text.split(":", 1)[1])
+    assert (info.c_type, info.maybenull, info.count) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("The value of the bias. A typical default for this value is 0.0.", (0.0, None)),
+    ("The scale coefficient. A typical default for this value is 0.166667 (1/6).", (0.166667, "1/6")),
+    ("The value of bias. We recommend a value of 1 as default.", (1.0, None)),
+    ("The epsilon. A value of 0.00001 is recommended as default.", (0.00001, None)),
+    ("The default value is **FALSE**, which is the same", (False, None)),
+    ("No default here.", (None, None)),
+])
+def test_defaults(text, expected):
+    assert parse_default(text) == expected
+
+
+def _page_texts() -> list[tuple[str, str]]:
+    if not OPERATORS.is_dir():
+        return [("none.md", "")]
+    names = ["sdk-api/ns-directml-dml_activation_shrink_operator_desc.md",
+             "windows-ai-docs/ns-directml-dml_activation_swish_operator_desc.md",
+             "windows-docs-scraper/ns-directml-dml_reduce_operator_desc.md",
+             "sdk-api/ns-directml-dml_adam_optimizer_operator_desc.md"]
+    return [(n, (OPERATORS / n).read_text(encoding="utf-8")) for n in names]
+
+
+PAGES = _page_texts()
+
+
+@st.composite
+def mutated_pages(draw):  # type: ignore[no-untyped-def]
+    name, text = draw(st.sampled_from(PAGES), label="page")
+    lines = text.splitlines()
+    op = draw(st.sampled_from(["delete", "shuffle", "garbage", "duplicate", "truncate"]), label="mutation")
+    if op == "delete" and lines:
+        for _ in range(draw(st.integers(1, 20), label="deletions")):
+            if lines:
+                del lines[draw(st.integers(0, len(lines) - 1), label="line")]
+    elif op == "shuffle":
+        blocks, current = [], []
+        for line in lines:
+            if line.startswith("#") and current:
+                blocks.append(current)
+                current = []
+            current.append(line)
+        blocks.append(current)
+        order = draw(st.permutations(range(len(blocks))), label="order")
+        lines = [line for i in order for line in blocks[i]]
+    elif op == "garbage" and lines:
+        i = draw(st.integers(0, len(lines) - 1), label="line")
+        lines.insert(i, draw(st.text(min_size=1, max_size=80), label="garbage"))
+    elif op == "duplicate" and lines:
+        i = draw(st.integers(0, len(lines) - 1), label="start")
+        lines[i:i] = lines[i: i + draw(st.integers(1, 30), label="length")]
+    elif op == "truncate":
+        lines = lines[: draw(st.integers(0, len(lines)), label="keep")]
+    return name, "\n".join(lines)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_pages())
+def test_extract_survives_mutations(page):
+    name, text = page
+    try:
+        facts = extract_page(text, path=Path(name), display=name)
+    except ExtractError as exc:
+        assert exc.path == name and exc.line >= 1
+        return
+    for w in facts.warnings:
+        assert w.path == name and w.line >= 1
+    assert not list(load.schema_problems(load.Document(name, store.to_data(facts.spec), {})))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=400))
+def test_extract_survives_garbage_bytes(tmp_path_factory, data):
+    folder = tmp_path_factory.mktemp("garbage")
+    page = folder / "ns-directml-dml_activation_softsign_operator_desc.md"
+    page.write_bytes(data)
+    result = extract([folder])
+    assert result.pages == 1
+    for w in result.warnings:
+        assert w.line >= 1 and w.path.endswith(".md")

@@ -1,0 +1,91 @@
+"""The command line: exit codes, error rendering, extract --check, schema."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from dmlconform import __version__
+from dmlconform.cli import main
+from tests.conftest import OPERATORS, REPO, require_corpus
+
+SHRINK = "sdk-api/ns-directml-dml_activation_shrink_operator_desc.md"
+
+
+def run(*args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_version():
+    result = run("--version")
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+def test_help_documents_exit_codes():
+    for args in ([], ["extract"], ["schema"]):
+        out = run(*args, "--help").output
+        assert "Exit codes:" in out and "130" in out and "usage or input error" in out
+
+
+def test_schema_is_json_schema():
+    data = json.loads(run("schema").output)
+    assert data["$schema"].startswith("https://json-schema.org/") and "fields" in data["properties"]
+
+
+def test_missing_source_is_an_input_error():
+    result = run("extract", "no/such/dir", "-o", "x")
+    assert result.exit_code == 2
+    assert result.output.strip() == "error: source 'no/such/dir' does not exist"
+
+
+def test_unknown_option_is_usage_error():
+    assert run("extract", "--frobnicate").exit_code == 2
+
+
+def test_extract_then_check(tmp_path):
+    require_corpus()
+    docs = tmp_path / "docs"
+    (docs / "sdk-api").mkdir(parents=True)
+    shutil.copy(OPERATORS / SHRINK, docs / SHRINK)
+    out = tmp_path / "specs"
+    result = run("extract", str(docs), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["ACTIVATION_SHRINK.yaml"]
+    assert "wrote 1 specs from 1 pages" in result.output
+    assert run("extract", str(docs), "-o", str(out), "--check").exit_code == 0
+    spec = out / "ACTIVATION_SHRINK.yaml"
+    spec.write_text(spec.read_text().replace("default: 0.5", "default: 0.25"))
+    result = run("extract", str(docs), "-o", str(out), "--check")
+    assert result.exit_code == 1
+    assert f"{spec}: out of date" in result.output
+    (out / "EXTRA.yaml").write_text("x: 1\n")
+    assert f"{out / 'EXTRA.yaml'}: not produced by these sources" in run("extract", str(docs), "-o", str(out), "--check").output
+
+
+def test_extract_is_byte_identical_across_runs(tmp_path):
+    require_corpus()
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert run("extract", str(OPERATORS), "-o", str(a), "-q").exit_code == 0
+    assert run("extract", str(OPERATORS), "-o", str(b), "-q").exit_code == 0
+    names = sorted(p.name for p in a.iterdir())
+    assert len(names) == 176 and names == sorted(p.name for p in b.iterdir())
+    assert all((a / n).read_bytes() == (b / n).read_bytes() for n in names)
+
+
+def test_committed_specs_are_up_to_date():
+    require_corpus()
+    result = run("extract", str(OPERATORS), "-o", str(REPO / "specs"), "--check", "-q")
+    assert result.exit_code == 0, result.output
+
+
+def test_no_traceback_in_a_real_process(tmp_path):
+    bad = tmp_path / "bad.md"
+    bad.write_bytes(b"\xff\xfe not an operator page")
+    proc = subprocess.run([sys.executable, "-m", "dmlconform", "extract", str(bad), "-o", str(tmp_path / "o")],
+                          capture_output=True, text=True)
+    assert "Traceback" not in proc.stderr
+    assert "not a DirectML operator page" in proc.stderr
