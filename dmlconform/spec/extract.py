@@ -158,6 +158,11 @@ _IN_PLACE = re.compile(r"permitted to alias", re.I)
 
 def _formula(desc: list[md.Line], notes: _Notes) -> m.Formula:
     blocks = [b for b in md.code_blocks(desc) if b.info.lower() not in ("cpp", "c", "c++", "json")]
+    examples = [b for b in blocks if _is_example(b.text)]
+    blocks = [b for b in blocks if b not in examples]
+    if examples and not blocks:
+        notes.warn(examples[0].line, "description has only worked examples (input --> output diagrams), no formula")
+        return m.Formula(m.FormulaSource.EXAMPLE)
     if blocks:
         if len(blocks) > 1:
             notes.warn(blocks[1].line, f"description has {len(blocks)} code blocks; the first is taken as the formula")
@@ -171,6 +176,11 @@ def _formula(desc: list[md.Line], notes: _Notes) -> m.Formula:
     if inline:
         return m.Formula(m.FormulaSource.INLINE, "".join(c.strip() + "\n" for c in inline))
     return m.Formula(m.FormulaSource.NONE)
+
+
+def _is_example(text: str) -> bool:
+    """A worked example: an ``-->`` arrow between tensors of literal numbers."""
+    return "-->" in text and bool(re.search(r"\[\s*-?[\w.]+\s*,", text))
 
 
 def _introduced(secs: list[md.Section], notes: _Notes) -> list[tuple[m.FeatureLevel, int]]:

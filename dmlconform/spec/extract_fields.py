@@ -197,6 +197,10 @@ def _role(name: str, support: tuple[m.SupportTable, ...]) -> m.TensorRole:
     return m.TensorRole.OUTPUT if name.startswith("Output") else m.TensorRole.INPUT
 
 
+def _is_array_row(name: str, support: tuple[m.SupportTable, ...]) -> bool:
+    return any(r.kind.startswith("Array of") for t in support for r in t.rows if r.tensor == name)
+
+
 def _guess_count(name: str, previous: list[m.Field]) -> str | None:
     """The count field of an array member with no ``_Field_size_``: the nearest
     preceding UINT member whose name ends in Count."""
@@ -241,6 +245,10 @@ def build_fields(raw: list[RawField], proto: list[ProtoMember] | None, support: 
             count = _guess_count(name, fields)
             if count:
                 warn(doc.line if doc else line, f"field {name}: array without _Field_size_; its count is taken to be {count}")
+        if kind is m.FieldKind.TENSOR and count is None and _is_array_row(name, support):
+            count = _guess_count(name, fields)
+            warn(doc.line if doc else line, f"field {name}: the tensor-support table says 'Array of' but the type has "
+                                            f"no _Field_size_; its count is taken to be {count}")
         if count and kind is m.FieldKind.TENSOR:
             kind = m.FieldKind.TENSOR_ARRAY
         is_tensor = kind in (m.FieldKind.TENSOR, m.FieldKind.TENSOR_ARRAY)

@@ -173,6 +173,7 @@ class FormulaSource(enum.Enum):
     CODE = "code"      # a fenced code block in the description
     INLINE = "inline"  # only inline code in the description
     IMAGE = "image"    # only as a picture: nothing to extract
+    EXAMPLE = "example"  # only worked examples (input --> output diagrams), no formula
     NONE = "none"      # prose only
 
 
