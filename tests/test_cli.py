@@ -89,3 +89,57 @@ def test_no_traceback_in_a_real_process(tmp_path):
                           capture_output=True, text=True)
     assert "Traceback" not in proc.stderr
     assert "not a DirectML operator page" in proc.stderr
+
+
+def _spec_copy(tmp_path, name="ACTIVATION_SHRINK"):  # type: ignore[no-untyped-def]
+    folder = tmp_path / "specs"
+    folder.mkdir(exist_ok=True)
+    target = folder / f"{name}.yaml"
+    shutil.copy(REPO / "specs" / f"{name}.yaml", target)
+    return folder, target
+
+
+def test_lint_clean_spec_exits_0(tmp_path):
+    folder, _ = _spec_copy(tmp_path)
+    result = CliRunner().invoke(main, ["lint", str(folder)])
+    assert result.exit_code == 0
+    assert result.output == "0 errors, 0 warnings in 0 files\n"
+
+
+def test_lint_error_exits_1_with_location(tmp_path):
+    folder, spec = _spec_copy(tmp_path)
+    text = spec.read_text().replace("introduced: '2_0'", "introduced: '3_O'")
+    spec.write_text(text)
+    line = text.splitlines().index("introduced: '3_O'") + 1
+    result = CliRunner().invoke(main, ["lint", str(folder)])
+    assert result.exit_code == 1
+    first = result.output.splitlines()[0]
+    assert first.startswith(f"{spec}:{line}:13: DML003 ") and "3_0" in first
+
+
+def test_lint_warnings_fail_only_when_strict(tmp_path):
+    folder, _ = _spec_copy(tmp_path, "ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL")
+    assert CliRunner().invoke(main, ["lint", str(folder)]).exit_code == 0
+    result = CliRunner().invoke(main, ["lint", str(folder), "--strict"])
+    assert result.exit_code == 1 and "DML111" in result.output
+
+
+def test_lint_sarif_to_file(tmp_path):
+    folder, spec = _spec_copy(tmp_path)
+    spec.write_text(spec.read_text().replace("dims: [4, 5]", "dims: [5, 4]", 1))
+    out = tmp_path / "lint.sarif"
+    result = CliRunner().invoke(main, ["lint", str(folder), "--format", "sarif", "-o", str(out)])
+    assert result.exit_code == 1
+    log = json.loads(out.read_text())
+    assert log["version"] == "2.1.0"
+    assert [r["ruleId"] for r in log["runs"][0]["results"]] == ["DML110"]
+
+
+def test_lint_missing_path_is_input_error():
+    result = CliRunner().invoke(main, ["lint", "no/such/specs"])
+    assert result.exit_code == 2 and result.output == "error: spec path 'no/such/specs' does not exist\n"
+
+
+def test_lint_list_rules():
+    out = run("lint", "--list").output
+    assert out.splitlines()[0].startswith("DML001  error") and "DML102" in out
