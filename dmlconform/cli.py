@@ -17,7 +17,8 @@ from dmlconform.errors import DmlconformError, ExitCode, InputError
 EXIT_CODES_HELP = """\b
 Exit codes:
   0    success: no findings, specs up to date, all cases passed
-  1    findings (lint), out-of-date specs (extract --check), failures
+  1    findings (lint), out-of-date specs (extract --check), removals (diff),
+       failures
   2    usage or input error (bad option, unreadable or invalid file)
   3    backend unavailable
   130  interrupted (Ctrl-C)"""

@@ -224,6 +224,25 @@ def _duplicate_tables(spec: m.Spec, doc: Document) -> Iterator[Located]:
             seen[key] = i
 
 
+def _empty_rows(spec: m.Spec, doc: Document) -> Iterator[Located]:
+    for i, j, table, row in _rows(spec):
+        for key, what in (("dtypes", "data types"), ("dims", "dimension counts")):
+            if not getattr(row, key):
+                yield ("support", i, "rows", j, key), (
+                    f"{row.tensor} at {table.level.short}{_condition_text(table)} lists no {what}, so no "
+                    f"configuration of it is supported and no case can be generated; fill in the doc's {what}")
+
+
+def _repeated_tables(spec: m.Spec, doc: Document) -> Iterator[Located]:
+    for group in _table_groups(spec):
+        for (_, old), (i, new) in zip(group, group[1:]):
+            if old.level != new.level and old.rows == new.rows:
+                yield ("support", i, "level"), (
+                    f"the {new.level.short} table{_condition_text(new)} repeats the {old.level.short} table row for "
+                    f"row; a table is in force until the next one, so this heading adds nothing: drop it, or add "
+                    f"what {new.level.short} really changed")
+
+
 def _duplicate_rows(spec: m.Spec, doc: Document) -> Iterator[Located]:
     for i, table in enumerate(spec.support):
         seen: set[str] = set()
@@ -588,6 +607,9 @@ _CHECKS: tuple[tuple[Rule, Check], ...] = (
      _support_gaps),
     (Rule("DML118", "formula-example", "the formula text is a worked example (input --> output), not a formula", WARNING),
      _formula_examples),
+    (Rule("DML119", "empty-row", "a support row that lists no data types or no dimension counts", ERROR), _empty_rows),
+    (Rule("DML120", "repeated-table", "a table identical to the previous level's table (same condition)", WARNING),
+     _repeated_tables),
 )
 
 #: Every rule, in code order: the table `lint --list` prints.

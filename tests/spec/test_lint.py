@@ -208,6 +208,10 @@ SEMANTIC_CASES: list[tuple[str, Callable[[m.Spec], m.Spec], list[tuple[str, int,
     ("DML117", lambda s: R(s, introduced=FL.FL_1_0), [("DML117", 40, 10)], "covers 1_0 (introduced) up to 2_0"),
     ("DML118", lambda s: R(s, formula=m.Formula(m.FormulaSource.CODE, "InputTensor   OutputTensor\n[1, 2]  Foo  [2, 4]\n        -->\n")),
      [("DML118", 21, 9)], "worked example"),
+    ("DML119", lambda s: _replace_table(s, 1, _table(FL.FL_2_0, (4, 5), out=(), inp=())),
+     [("DML119", 45, 13), ("DML119", 49, 13)], "InputTensor at 2_0 lists no data types"),
+    ("DML120", lambda s: _replace_table(s, 0, _table(FL.FL_3_0, (4, 5))),
+     [("DML120", 30, 10)], "the 3_0 table repeats the 2_0 table"),
 ]
 
 
