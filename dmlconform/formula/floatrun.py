@@ -1,0 +1,409 @@
+"""The oracle for float inputs: one tracked float64 evaluation, the one
+rounding, the bound, the exactness check and the alternatives.
+
+DESIGN.md, "The oracle".  Kept apart from `formula.oracle` (the public API) so
+each stays readable.  The array path is written for throughput: whole-array
+numpy operations, reductions instead of masks where a mask is usually empty
+(NaN inputs, infinite inputs), float32 bounds for narrow targets, and the
+float64-is-not-enough check done on the bit pattern of the float64 result
+(`_candidates`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping
+
+import numpy as np
+
+from dmlconform.compare import Alternative, Tier, finfo, ulp_distance
+from dmlconform.formula.bounds import Err
+from dmlconform.formula.evaluate import Evaluator, Settings, Val
+from dmlconform.formula.rounding import midpoints, to_float
+from dmlconform.formula.tree import Call, FormulaTree, walk
+
+#: Safety factor on the float64 error bound when deciding where float64 is not
+#: enough (the bound is first order).
+FLOAT64_SAFETY = 4.0
+#: A relative bound (in u) beyond which an element is checked one by one
+#: rather than through the bit window.
+WIDE_WINDOW = 4096.0
+#: An intermediate this close to the target's largest value may overflow in an
+#: implementation whose own rounding errors (attributes rounded to the type,
+#: an exp argument off by a few ULPs) push it over.
+OVERFLOW_MARGIN = 1 / 16
+_NONE = np.zeros(0, dtype=np.intp)
+#: Probes standing in for an infinite input when looking for a limit.
+LIMIT_PROBES = (2.0 ** 1000, 2.0 ** 1020)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    expected: np.ndarray
+    bound: np.ndarray
+    ambiguous: np.ndarray
+    alternatives: tuple[Alternative, ...]
+    uncertain: np.ndarray | None
+    refined: int
+
+
+@dataclass(frozen=True, slots=True)
+class AltSpec:
+    """Name, tier and reason of one kind of alternative."""
+
+    name: str
+    tier: Tier
+    reason: str
+
+
+MINMAX = AltSpec("ieee_minmax", Tier.STRICT, "IEEE maxNum/minNum: a NaN operand of min/max yields the other operand")
+LIMIT = AltSpec("limit", Tier.RELAXED,
+                "the literal formula gives NaN for an infinite input; its limit is accepted as a quality warning")
+LITERAL = AltSpec("target_literal", Tier.RELAXED,
+                  "an intermediate overflows the target type; the formula computed step by step in that type "
+                  "is accepted as a quality warning")
+FLUSH = AltSpec("flushed_inputs", Tier.FLUSH, "subnormal inputs flushed to zero (the backend declares flushing)")
+
+
+#: Elements per evaluation block: temporaries of a few hundred kilobytes.
+BLOCK = 1 << 15
+
+
+@dataclass(frozen=True, slots=True)
+class _Indices:
+    """Flat indices that need a second look, over the whole array."""
+
+    nan: np.ndarray
+    limit: np.ndarray
+    uncertain: np.ndarray
+    risky: np.ndarray
+    overflow: np.ndarray
+
+
+@dataclass(slots=True)
+class _Found:
+    """Per-block findings, joined at the end."""
+
+    nan: list = field(default_factory=list)
+    limit: list = field(default_factory=list)
+    uncertain: list = field(default_factory=list)
+    risky: list = field(default_factory=list)
+    overflow: list = field(default_factory=list)
+
+    def done(self) -> _Indices:
+        join = lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)  # noqa: E731
+        return _Indices(join(self.nan), join(self.limit), join(self.uncertain), join(self.risky), join(self.overflow))
+
+
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    """What whole-array reductions tell about the float inputs."""
+
+    has_nan: bool
+    has_inf: bool
+
+
+class FloatRun:
+    """One float-mode evaluation of an expanded tree and what follows from it.
+
+    The evaluation runs block by block (`BLOCK` elements): every temporary
+    stays in cache and no large array is allocated but the results, which is
+    what makes the oracle with its bound and checks cost about as much as the
+    bare float64 expression.  Blocks are a loop over chunks, not elements."""
+
+    def __init__(self, tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
+                 shape: tuple[int, ...], dtype: np.dtype, *, output: str | None, propagate_nan: bool) -> None:
+        self.tree, self.arrays, self.attrs, self.shape = tree, arrays, attrs, shape
+        self.dtype, self.output, self.propagate_nan = dtype, output, propagate_nan
+        self.float_target = _is_float(dtype)
+        self.info = finfo(dtype if self.float_target else np.float32)
+        self.unit = float(self.info.eps) / 2
+        self.floats = {n: a for n, a in arrays.items() if _is_float(a.dtype)}
+        self.has_minmax = any(isinstance(n, Call) and n.func.lower() in ("min", "max", "clamp")
+                              for s in tree.assignments for n in walk(s.value))
+        info_dtype = self.dtype if self.float_target else np.dtype(np.float32)
+        self.representable: Callable[[float], bool] = (
+            lambda x: float(to_float(np.asarray([x]), info_dtype)[0]) == x)  # noqa: E731
+        self.size = int(np.prod(shape, dtype=np.int64))
+        self.flat = {n: np.broadcast_to(a, shape).reshape(-1) for n, a in arrays.items()}
+        self.rel = 0.0  # relative part of the bound (in u), known after the first block
+        native = self.dtype if self.dtype in (np.float16, np.float32, np.float64) else np.dtype(np.float32)
+        self.literal_type = native.type
+
+    # -- evaluation ------------------------------------------------------
+    def run(self, arrays: Mapping[str, np.ndarray], *, track: bool, minmax: str = "propagate",
+            exact64: bool = False, literal: bool = False) -> tuple[np.ndarray, Val, Evaluator]:
+        """Evaluate on ``arrays`` (any common broadcast shape); the values come
+        back as a fresh contiguous float64 array of that shape.  With
+        ``exact64`` the value also says where it is exact (`formula.exact64`);
+        with ``literal`` every step is computed in the target type itself."""
+        work = self.literal_type if literal else np.float64
+        env = {n: Val(np.asarray(a, dtype=work), exact=True) for n, a in arrays.items()}
+        env.update({n: replace(v, v=v.v if isinstance(v.v, str) else work(v.v), exact=not isinstance(v.v, str))
+                    for n, v in self.attrs.items()})
+        env["pi"] = Val(work(np.pi), Err(1.0), 1)
+        limit = float(self.info.max) * OVERFLOW_MARGIN if track and self.float_target else None
+        settings = Settings(track=track, minmax=minmax, unit=self.unit, representable=self.representable,
+                            exact64=exact64, work=work, range_limit=limit)
+        ev = Evaluator(env, settings)
+        with np.errstate(all="ignore"):
+            val = ev.run(self.tree, self.output)
+        values = np.asarray(ev.num(val.v), dtype=np.float64)
+        shape = np.broadcast_shapes(values.shape, *(np.shape(a) for a in arrays.values()))
+        if values.shape != shape or not values.flags.c_contiguous or not val.owned or literal:
+            values = np.array(np.broadcast_to(values, shape), dtype=np.float64, order="C")
+        return values, val, ev
+
+    def scan(self) -> _Scan:
+        nan = inf = False
+        for a in self.floats.values():
+            lo, hi = np.min(a), np.max(a)
+            if np.isnan(lo) or np.isnan(hi):
+                nan = True
+                inf = inf or bool(np.isinf(a).any())
+            else:
+                inf = inf or bool(np.isinf(lo) or np.isinf(hi))
+        return _Scan(nan, inf)
+
+    def mask(self, test: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        out = np.zeros(self.shape, dtype=bool)
+        for a in self.floats.values():
+            out |= np.broadcast_to(test(a), self.shape)
+        return out
+
+    # -- the whole oracle ------------------------------------------------
+    def outcome(self, *, refine: bool, flush: bool) -> Outcome:
+        expected = np.empty(self.size, dtype=self.dtype)
+        bound = np.empty(self.size, dtype=np.float64 if self.dtype == np.float64 else np.float32)
+        acc = _Found()
+        for lo in range(0, self.size, BLOCK):
+            self.block(lo, min(lo + BLOCK, self.size), expected, bound, acc, refine=refine and self.dtype != np.float64)
+        found = acc.done()
+        refined = self.refine(found.risky, expected, bound) if found.risky.size else 0
+        ambiguous = np.zeros(self.size, dtype=bool)
+        alternatives = self.alternatives(found, expected, ambiguous, flush)
+        uncertain = None
+        if found.uncertain.size:
+            uncertain = np.zeros(self.size, dtype=bool)
+            uncertain[found.uncertain] = True
+            ambiguous |= uncertain
+            uncertain = uncertain.reshape(self.shape)
+        return Outcome(expected.reshape(self.shape), bound.reshape(self.shape), ambiguous.reshape(self.shape),
+                       alternatives, uncertain, refined)
+
+    def block(self, lo: int, hi: int, expected: np.ndarray, bound: np.ndarray, acc: "_Found", *, refine: bool) -> None:
+        """Evaluate elements [lo, hi) and note what needs a second look."""
+        part = {n: a[lo:hi] for n, a in self.flat.items()}
+        values, val, ev = self.run(part, track=True)
+        nan_in = self.block_mask(part, np.isnan)
+        if nan_in is not None:
+            acc.nan.append(np.flatnonzero(nan_in) + lo)
+            if self.propagate_nan:
+                values[nan_in] = np.nan
+        inf_in = self.block_mask(part, np.isinf)
+        if inf_in is not None:
+            limit = np.isnan(values) & inf_in & (True if nan_in is None else ~nan_in)
+            acc.limit.append(np.flatnonzero(limit) + lo)
+        if ev.uncertain is not None:
+            acc.uncertain.append(np.flatnonzero(np.broadcast_to(ev.uncertain, values.shape)) + lo)
+        if ev.overflow is not None:
+            acc.overflow.append(np.flatnonzero(np.broadcast_to(ev.overflow, values.shape)) + lo)
+        out = to_float(values, self.dtype)
+        expected[lo:hi] = out
+        small, loose = self.block_bound(values, val.err, out, bound[lo:hi], inf_in is not None)
+        self.rel = max(self.rel, val.err.rel + 1)
+        if refine:
+            window = FLOAT64_SAFETY * (val.err.rel + 1 + WIDE_WINDOW)
+            if small.size:  # most are far from the evenly spaced subnormal midpoints
+                small = small[self.near_subnormal_midpoint(values[small], bound[lo:hi][small])]
+            parts = [p for p in (_candidates(values, window, self.info), small, loose) if p.size]
+            if parts:
+                acc.risky.append((np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0]) + lo)
+
+    def block_mask(self, part: Mapping[str, np.ndarray], test: Callable[[np.ndarray], np.ndarray]) -> np.ndarray | None:
+        """Elements where ``test`` holds for some float input, or None when
+        it holds nowhere (checked with a reduction first)."""
+        out = None
+        for n in self.floats:
+            a = part[n]
+            if not test(np.min(a)) and not test(np.max(a)) and not (test is np.isinf and np.isnan(np.min(a))):
+                continue
+            m = test(a)
+            out = m if out is None else (out | m)
+        return None if out is None or not out.any() else out
+
+    def block_bound(self, values: np.ndarray, err: Err, expected: np.ndarray, bound: np.ndarray,
+                    has_inf: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Fill ``bound`` with ``u * ((rel + 1) * |v| + abs)``, the +1 being the
+        final rounding (FLOAT64 counts the oracle's own error twice).  Returns
+        the block indices the bit window cannot judge: results below the
+        target's smallest normal, and where the absolute part dominates (a
+        relative bound over `WIDE_WINDOW` u)."""
+        kind = bound.dtype.type
+        scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
+        np.abs(expected, out=bound, casting="unsafe")
+        loose = _NONE
+        with np.errstate(invalid="ignore", over="ignore"):
+            small = np.flatnonzero(bound < kind(self.info.smallest_normal))
+            if err.abs is not None:
+                part = np.broadcast_to(err.abs, values.shape) * scale
+                if has_inf:
+                    part[~np.isfinite(part)] = 0.0
+                loose = np.flatnonzero((part > bound * (WIDE_WINDOW * scale)) & (bound >= kind(self.info.smallest_normal)))
+            bound *= kind((err.rel + 1) * scale)
+            if err.abs is not None:
+                bound += part
+        return small, loose
+
+    # -- float64 is not always enough ---------------------------------------
+    def risky(self, index: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> np.ndarray:
+        """Of the candidate flat ``index``, those whose float64 value is not
+        exact and lies within its own error of a rounding boundary of the
+        target type.  The candidates are evaluated again, telling exactness."""
+        values, val, _ = self.run(self.subset(index), track=False, exact64=True)
+        v = np.broadcast_to(values, index.shape)
+        keep = ~np.broadcast_to(val.exact, index.shape)
+        index, v = index[keep], v[keep]
+        if index.size == 0:
+            return index
+        e, b = expected[index], bound[index]
+        small = np.abs(e.astype(np.float64)) < float(self.info.smallest_normal)
+        near = np.where(small, self.near_subnormal_midpoint(v, b), self.near_midpoint(v, e, b))
+        return index[near]
+
+    def float64_error(self, v: np.ndarray, bound: np.ndarray) -> np.ndarray:
+        """The float64 evaluation's own error bound: the target bound scaled
+        to float64's unit roundoff, plus its relative part taken on the
+        float64 value itself (the target bound uses the rounded value, which
+        is 0 or infinite where the result underflows or overflows)."""
+        b = bound.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            b = np.where(np.isfinite(b), b / self.unit, 0.0) + self.rel * np.abs(v)
+        return b * (2.0 ** -53 * FLOAT64_SAFETY)
+
+    def near_midpoint(self, v: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> np.ndarray:
+        err64 = self.float64_error(v, bound)
+        below, above = midpoints(expected)
+        with np.errstate(invalid="ignore"):
+            return (err64 > 0) & np.isfinite(v) & ((v - err64 <= below) | (v + err64 >= above))
+
+    def near_subnormal_midpoint(self, v: np.ndarray, bound: np.ndarray) -> np.ndarray:
+        """Below the smallest normal the grid is evenly spaced: scale it to
+        the integers and look at the distance from a half."""
+        step = float(self.info.smallest_subnormal)
+        w = v / step
+        err = self.float64_error(v, bound) / step
+        with np.errstate(invalid="ignore"):
+            return (err > 0) & (np.abs(w - np.floor(w) - 0.5) <= err)
+
+    def refine(self, index: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> int:
+        """Recompute the risky ones among ``index`` exactly (mpmath); returns
+        how many were fixed."""
+        index = self.risky(index, expected, bound)
+        if index.size == 0:
+            return 0
+        from dmlconform.formula.refine import refine as exact
+
+        env: dict[str, Any] = dict(self.arrays)
+        env.update({n: v.v for n, v in self.attrs.items()})
+        fixed, done = exact(self.tree, env, index, self.shape, self.dtype, minmax="propagate", output=self.output)
+        expected[index[done]] = fixed[done]
+        return int(done.sum())
+
+    # -- ambiguity -----------------------------------------------------------
+    def alternatives(self, found: "_Indices", expected: np.ndarray, ambiguous: np.ndarray, flush: bool) -> tuple[Alternative, ...]:
+        alts: list[Alternative] = []
+        if self.has_minmax and found.nan.size:
+            alts += self.variant(found.nan, expected, ambiguous, MINMAX, minmax="number")
+        if found.limit.size:
+            ambiguous[found.limit] = True
+            alts += self.limit(found.limit)
+        if found.overflow.size:
+            alts += self.variant(found.overflow, expected, ambiguous, LITERAL, literal=True)
+        if flush:
+            alts += self.flushed(expected)
+        return tuple(alts)
+
+    def subset(self, index: np.ndarray, transform: Callable[[str, np.ndarray], np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        out = {}
+        for n, a in self.flat.items():
+            picked = a[index].astype(np.float64)
+            out[n] = transform(n, picked) if transform else picked
+        return out
+
+    def values_at(self, index: np.ndarray, transform: Any = None, minmax: str = "propagate",
+                  literal: bool = False) -> np.ndarray:
+        values, _, _ = self.run(self.subset(index, transform), track=False, minmax=minmax, literal=literal)
+        return to_float(np.broadcast_to(values, index.shape), self.dtype)
+
+    def variant(self, index: np.ndarray, expected: np.ndarray, ambiguous: np.ndarray, spec: AltSpec,
+                *, minmax: str = "propagate", transform: Any = None, literal: bool = False) -> list[Alternative]:
+        if index.size == 0:
+            return []
+        alt = self.values_at(index, transform, minmax, literal)
+        differs = ulp_distance(alt, expected[index]) != 0
+        if not differs.any():
+            return []
+        ambiguous[index[differs]] = True
+        return [Alternative(spec.name, _ro(index[differs]), _ro(alt[differs]), spec.tier, spec.reason)]
+
+    def limit(self, index: np.ndarray) -> list[Alternative]:
+        """Where the literal formula gives NaN for an infinite input (and no
+        NaN input), the limit: the value at huge finite stand-ins, if two of
+        them agree after rounding."""
+        probes = [
+            self.values_at(index, lambda n, x, big=big: np.where(np.isinf(x), np.copysign(big, x), x))
+            for big in LIMIT_PROBES
+        ]
+        agree = (ulp_distance(probes[0], probes[1]) == 0) & ~np.isnan(probes[0].astype(np.float64))
+        if not agree.any():
+            return []
+        return [Alternative(LIMIT.name, _ro(index[agree]), _ro(probes[0][agree]), LIMIT.tier, LIMIT.reason)]
+
+    def flushed(self, expected: np.ndarray) -> list[Alternative]:
+        """The value with subnormal inputs flushed to zero, for a backend that
+        declares flushing."""
+        def subnormal(a: np.ndarray) -> np.ndarray:
+            x = np.abs(a.astype(np.float64))
+            return (x > 0) & (x < float(finfo(a.dtype).smallest_normal))
+
+        index = np.flatnonzero(self.mask(subnormal).reshape(-1))
+
+        def flush(name: str, x: np.ndarray) -> np.ndarray:
+            a = self.arrays[name]
+            if not _is_float(a.dtype):
+                return x
+            return np.where(np.abs(x) < float(finfo(a.dtype).smallest_normal), np.copysign(0.0, x), x)
+
+        return self.variant(index, expected, np.zeros(self.size, dtype=bool), FLUSH, transform=flush)
+
+
+def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
+    """Flat indices where the float64 result may sit within ``window`` float64
+    ULPs of a rounding boundary of the target type (halfway between two of its
+    values), read from the bits the target drops.  Valid where the target
+    result is normal; the caller adds the others."""
+    dropped = 52 - int(info.nmant)
+    flat = values.reshape(-1)
+    if dropped <= 32 and np.little_endian:  # the low word holds every dropped bit
+        word, bits = np.uint32, flat.view(np.uint32)[::2]
+    else:
+        word, bits = np.uint64, flat.view(np.uint64)
+    width = word(int(np.ceil(window)) + 1)
+    low = bits & word((1 << dropped) - 1)
+    low -= word(1 << (dropped - 1)) - width  # wraps below zero: unsigned
+    return np.flatnonzero(low <= 2 * width)
+
+
+def _is_float(dtype: np.dtype) -> bool:
+    try:
+        finfo(dtype)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _ro(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.flags.writeable = False
+    return a

@@ -1,0 +1,258 @@
+"""The oracle: expected values, error bounds and accepted alternatives, from the
+formula alone.
+
+DESIGN.md, "The oracle and the CPU reference are two things": the tree is
+evaluated in float64 (exact integers for integer tensors), with extra precision
+only where float64 cannot decide the rounding (`formula.refine`), then rounded
+ONCE to the target type, round-to-nearest-even.  Alongside the values:
+
+* ``bound_strict``: per element, the absolute error an honest implementation in
+  the target type may make (`formula.evaluate`'s running bound), so that a
+  cancellation point such as ``Alpha*x + Beta`` near 0 gets its slack and
+  nowhere else; ``bound_relaxed`` is a documented multiple of it;
+* ``alternatives``: other values a conforming backend may produce where the doc
+  is ambiguous: IEEE maxNum/minNum for NaN operands of min/max (accepted as
+  PASS, and reported), the limit where the literal formula gives NaN for an
+  infinite input (softsign(inf), swish(-inf): accepted as QUALITY_WARNING), the
+  value with subnormal inputs flushed (only from a backend that flushes);
+* ``ambiguous``: the elements where any of that applies.
+
+Attributes of C type FLOAT are float32 in the struct: a Python float attribute
+is rounded to float32 first (0.2 -> 0.20000000298...); an exact text such as
+``"1/6"`` is rounded once from its exact value.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Mapping
+
+import numpy as np
+
+from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, finfo
+from dmlconform.errors import InputError
+from dmlconform.formula.evaluate import Evaluator, Settings, Val
+from dmlconform.formula.expand import expand
+from dmlconform.formula.floatrun import FloatRun
+from dmlconform.formula.functions import CONSTANTS, LibraryFunction, is_enum_constant
+from dmlconform.formula.rounding import fraction_to_float, to_float
+from dmlconform.formula.tolerance import default_ulp, signed_zero
+from dmlconform.formula.tree import FormulaTree, names
+
+
+class NanPolicy(enum.Enum):
+    """``propagate``: NaN in any input gives NaN out (IEEE; activations).
+    ``formula``: the formula is taken literally: a comparison with NaN is
+    false, so NaN falls into ``otherwise`` (the sign page: NaN -> 0)."""
+
+    PROPAGATE = "propagate"
+    FORMULA = "formula"
+
+
+class Overflow(enum.Enum):
+    """What an integer result outside the type's range becomes."""
+
+    SATURATE = "saturate"
+    WRAP = "wrap"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class OracleResult:
+    """Expected values in the target type (read-only) and what to accept.
+
+    ``bound_strict`` is None for integer targets (exact).  ``uncertain`` marks
+    elements next to a discontinuity that the implementation's own rounding
+    may cross; the relaxed tier accepts anything finite there."""
+
+    expected: np.ndarray
+    bound_strict: np.ndarray | None
+    ambiguous: np.ndarray
+    alternatives: tuple[Alternative, ...]
+    ulp: int
+    signed_zero: bool
+    relaxed_factor: float
+    refined: int
+    uncertain: np.ndarray | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def bound_relaxed(self) -> np.ndarray | None:
+        if self.bound_strict is None:
+            return None
+        relaxed = self.bound_strict * self.relaxed_factor
+        if self.uncertain is not None:
+            relaxed = np.where(self.uncertain, np.inf, relaxed)
+        return relaxed
+
+    def policy(self, *, flush_subnormals: bool = False) -> Policy:
+        """The comparator policy this result implies."""
+        return Policy(ulp=self.ulp, relaxed_factor=self.relaxed_factor, signed_zero=self.signed_zero,
+                      flush_subnormals=flush_subnormals)
+
+
+def target_dtype(dtype: Any) -> np.dtype:
+    """numpy dtype for a `DataType`, a dtype or a name (``bfloat16`` works)."""
+    name = getattr(dtype, "name", None)
+    if name is not None and not isinstance(dtype, np.dtype) and hasattr(dtype, "is_float"):
+        import ml_dtypes
+
+        table = {"INT4": ml_dtypes.int4, "UINT4": ml_dtypes.uint4}
+        return np.dtype(table.get(name, name.lower()))
+    if isinstance(dtype, str):
+        import ml_dtypes
+
+        return np.dtype(getattr(ml_dtypes, dtype, dtype))
+    return np.dtype(dtype)
+
+
+def evaluate(
+    tree: FormulaTree,
+    inputs: Mapping[str, np.ndarray],
+    attrs: Mapping[str, Any] | None = None,
+    *,
+    dtype: Any,
+    nan_policy: NanPolicy = NanPolicy.PROPAGATE,
+    overflow: Overflow = Overflow.SATURATE,
+    flush_subnormals: bool = False,
+    output: str | None = None,
+    library: Mapping[str, LibraryFunction] | None = None,
+    relaxed_factor: float = RELAXED_FACTOR,
+    refine: bool = True,
+) -> OracleResult:
+    """Evaluate ``tree`` on ``inputs`` (keyed by the names the formula reads)
+    with ``attrs`` and round once to ``dtype``.
+
+    ``attrs`` values: a Python float is a FLOAT member (rounded to float32); an
+    int an integer member; a `Fraction` or a text such as ``"1/6"`` an exact
+    value rounded once to float32; a numpy scalar is taken as it is; a text
+    ``DML_...`` an enum constant.  ``flush_subnormals`` adds the values with
+    subnormal inputs flushed as FLUSH alternatives.  ``refine`` False skips the
+    exact re-evaluation where float64 cannot decide the rounding."""
+    out_dtype = target_dtype(dtype)
+    expanded = expand(tree, library)
+    arrays = _check_inputs(expanded, inputs, attrs or {})
+    shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
+    integer = bool(arrays) and all(a.dtype.kind in "iub" for a in arrays.values())
+    attr_env = {n: _attribute(n, v, integer) for n, v in (attrs or {}).items()}
+    if integer:
+        return _integer_result(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor, output)
+    return _float_result(expanded, arrays, attr_env, shape, out_dtype, nan_policy=nan_policy, overflow=overflow,
+                         output=output, relaxed_factor=relaxed_factor, flush=flush_subnormals, refine=refine)
+
+
+# -- arguments -------------------------------------------------------------
+def _check_inputs(tree: FormulaTree, inputs: Mapping[str, np.ndarray], attrs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    let = {s.target for s in tree.assignments if s.params is None}
+    free = set().union(*(names(s.value) for s in tree.assignments)) - let - set(CONSTANTS)
+    free = {n for n in free if not is_enum_constant(n)}
+    missing = sorted(free - set(inputs) - set(attrs))
+    if missing:
+        raise InputError(
+            f"no value for {', '.join(missing)}; give inputs ({', '.join(sorted(set(inputs))) or 'none'}) "
+            f"and attributes ({', '.join(sorted(set(attrs))) or 'none'}) for every name the formula reads"
+        )
+    unknown = sorted(set(inputs) - free)
+    if unknown:
+        raise InputError(f"inputs {', '.join(unknown)} are not read by the formula (it reads {', '.join(sorted(free))})")
+    return {n: np.asarray(v) for n, v in inputs.items()}
+
+
+def _attribute(name: str, value: Any, integer: bool) -> Val:
+    """The value an implementation sees for one attribute."""
+    if isinstance(value, str) and is_enum_constant(value):
+        return Val(value)
+    if isinstance(value, np.generic):
+        exact = Fraction(value.item()) if not isinstance(value, np.bool_) else Fraction(int(value))
+    elif isinstance(value, bool):
+        exact = Fraction(int(value))
+    elif isinstance(value, int):
+        exact = Fraction(value)
+    elif isinstance(value, float):
+        exact = Fraction(float(np.float32(value)))
+    elif isinstance(value, (Fraction, str)):
+        try:
+            exact = Fraction(fraction_to_float(Fraction(value), np.float32))
+        except ValueError:
+            raise InputError(f"attribute {name}={value!r} is not a number, a ratio such as '1/6' or a DML_ constant") from None
+    else:
+        raise InputError(f"attribute {name}={value!r} has type {type(value).__name__}; give a number")
+    if integer:
+        return Val(int(exact) if exact.denominator == 1 else exact)
+    f = np.float64(float(exact))
+    return Val(f, sign=1 if f >= 0 else -1)
+
+
+def _float_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val], shape: tuple[int, ...],
+                  dtype: np.dtype, *, nan_policy: NanPolicy, overflow: Overflow, output: str | None,
+                  relaxed_factor: float, flush: bool, refine: bool) -> OracleResult:
+    run = FloatRun(tree, arrays, attrs, shape, dtype, output=output, propagate_nan=nan_policy is NanPolicy.PROPAGATE)
+    if not run.float_target:  # comparisons and logic on float tensors into an integer type
+        values, _, _ = run.run(arrays, track=False)
+        if nan_policy is NanPolicy.PROPAGATE and run.scan().has_nan:
+            values[run.mask(np.isnan)] = np.nan
+        expected, ambiguous = _float_to_integer(values, dtype, overflow)
+        return OracleResult(_frozen(expected), None, _frozen(ambiguous), (), 0, False, relaxed_factor, 0)
+    out = run.outcome(refine=refine, flush=flush)
+    notes = ("discontinuity within rounding error at some elements",) if out.uncertain is not None else ()
+    return OracleResult(
+        _frozen(out.expected), _frozen(out.bound), _frozen(out.ambiguous), out.alternatives,
+        default_ulp(tree), signed_zero(tree), relaxed_factor, out.refined,
+        None if out.uncertain is None else _frozen(out.uncertain), notes,
+    )
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    a.flags.writeable = False
+    return a
+
+
+# -- integer targets -------------------------------------------------------
+def _integer_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val], shape: tuple[int, ...],
+                    dtype: np.dtype, overflow: Overflow, relaxed_factor: float, output: str | None) -> OracleResult:
+    env: dict[str, Any] = {n: Val(np.frompyfunc(int, 1, 1)(a)) for n, a in arrays.items()}
+    env.update(attrs)
+    ev = Evaluator(env, Settings(integer=True, track=False))
+    val = ev.run(tree, output)
+    raw = np.broadcast_to(np.asarray(ev.num(val.v), dtype=object), shape)
+    if _is_float(dtype):
+        expected = to_float(raw.astype(np.float64), dtype)
+        return OracleResult(_frozen(expected), _frozen(np.zeros(shape)), _frozen(np.zeros(shape, bool)), (),
+                            0, False, relaxed_factor, 0)
+    whole = np.frompyfunc(lambda x: x.denominator == 1 if isinstance(x, Fraction) else True, 1, 1)(raw).astype(bool)
+    ints = np.frompyfunc(int, 1, 1)(raw)
+    expected = _fit(ints, dtype, overflow)
+    return OracleResult(_frozen(expected), None, _frozen(~whole), (), 0, False, relaxed_factor, 0)
+
+
+def _fit(ints: np.ndarray, dtype: np.dtype, overflow: Overflow) -> np.ndarray:
+    """Python integers into ``dtype``: saturated or wrapped."""
+    info = np.iinfo(dtype) if dtype.kind in "iu" else None
+    lo, hi = (int(info.min), int(info.max)) if info else (0, 1)
+    if overflow is Overflow.SATURATE:
+        fitted = np.minimum(np.maximum(ints, lo), hi)
+    else:
+        span = hi - lo + 1
+        fitted = np.mod(ints - lo, span) + lo
+    return np.asarray(fitted.astype(object), dtype=object).astype(dtype)
+
+
+def _float_to_integer(values: np.ndarray, dtype: np.dtype, overflow: Overflow) -> tuple[np.ndarray, np.ndarray]:
+    """Float results (comparisons, logical ops on float tensors) into an
+    integer type: truncated toward zero; NaN gives 0; non-integral or NaN
+    results are ambiguous."""
+    finite = np.isfinite(values)
+    whole = finite & (np.trunc(values) == values)
+    safe = np.where(finite, np.trunc(values), 0.0)
+    ints = np.frompyfunc(int, 1, 1)(safe)
+    return _fit(ints, dtype, overflow), ~whole
+
+
+def _is_float(dtype: np.dtype) -> bool:
+    try:
+        finfo(dtype)
+    except (TypeError, ValueError):
+        return False
+    return True

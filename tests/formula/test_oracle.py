@@ -1,0 +1,299 @@
+"""The oracle against closed forms computed another way (mpmath), its NaN,
+limit and signed-zero semantics, attributes as float32, integer types, and
+the error bound an honest implementation needs (issue 4, part 3 and 5)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dmlconform.compare import Tier, Verdict, compare, ulp_distance
+from dmlconform.errors import FormulaError, InputError
+from dmlconform.formula import parse
+from dmlconform.formula.oracle import NanPolicy, Overflow, evaluate
+from tests.formula import closed_forms as cf
+
+SOFTSIGN = parse("f(x) = x / (1 + abs(x))")
+SHRINK = parse("f(x) = x - Bias, if x > Threshold\n       x + Bias, if x < -Threshold\n       0,        otherwise")
+SIGN = parse("f(x) = -1, if x < 0\n        1, if x > 0\n        0, otherwise // This includes negative zero.")
+HARD_SIGMOID = parse("f(x) = max(0, min(Alpha * x + Beta, 1))")
+SWISH = parse("f(x) = x * Sigmoid(SigmoidInputScale * x)")
+DTYPES = [np.float32, np.float16]
+
+
+def values_of(dtype: type, *, max_size: int = 40) -> st.SearchStrategy[np.ndarray]:
+    width = 8 * np.dtype(dtype).itemsize
+    return st.lists(st.floats(width=width, allow_nan=False, allow_infinity=False), min_size=1, max_size=max_size).map(
+        lambda xs: np.asarray(xs, dtype=dtype))
+
+
+attribute = st.floats(-4, 4, width=32, allow_subnormal=False)
+
+
+def exactly(result: np.ndarray, want: np.ndarray) -> None:
+    bad = np.flatnonzero(ulp_distance(result, want) != 0)
+    assert bad.size == 0, f"out={result[bad[:5]]}, but should be {want[bad[:5]]}"
+
+
+# -- closed forms --------------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data())
+@settings(max_examples=25, deadline=None)
+def test_softsign(dtype: type, data: st.DataObject) -> None:
+    x = data.draw(values_of(dtype), label="x")
+    exactly(evaluate(SOFTSIGN, {"x": x}, dtype=dtype).expected, cf.expected(cf.softsign, x, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data())
+@settings(max_examples=25, deadline=None)
+def test_shrink(dtype: type, data: st.DataObject) -> None:
+    x = data.draw(values_of(dtype), label="x")
+    bias, threshold = data.draw(attribute, label="Bias"), data.draw(attribute, label="Threshold")
+    got = evaluate(SHRINK, {"x": x}, {"Bias": bias, "Threshold": threshold}, dtype=dtype).expected
+    exactly(got, cf.expected(cf.shrink(bias, threshold), x, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data())
+@settings(max_examples=25, deadline=None)
+def test_sign(dtype: type, data: st.DataObject) -> None:
+    x = data.draw(values_of(dtype), label="x")
+    got = evaluate(SIGN, {"x": x}, dtype=dtype, nan_policy=NanPolicy.FORMULA)
+    exactly(got.expected, cf.expected(cf.sign, x, dtype))
+    assert got.signed_zero and got.ulp == 0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data())
+@settings(max_examples=25, deadline=None)
+def test_hard_sigmoid(dtype: type, data: st.DataObject) -> None:
+    x = data.draw(values_of(dtype), label="x")
+    alpha, beta = data.draw(attribute, label="Alpha"), data.draw(attribute, label="Beta")
+    got = evaluate(HARD_SIGMOID, {"x": x}, {"Alpha": alpha, "Beta": beta}, dtype=dtype).expected
+    exactly(got, cf.expected(cf.hard_sigmoid(alpha, beta), x, dtype))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@given(data=st.data())
+@settings(max_examples=25, deadline=None)
+def test_swish(dtype: type, data: st.DataObject) -> None:
+    x = data.draw(values_of(dtype), label="x")
+    scale = data.draw(attribute, label="SigmoidInputScale")
+    got = evaluate(SWISH, {"x": x}, {"SigmoidInputScale": scale}, dtype=dtype).expected
+    exactly(got, cf.expected(cf.swish(scale), x, dtype))
+
+
+def test_float64_is_not_always_enough() -> None:
+    """1 + 2**-24 is a float32 tie; adding 2**-80 in float64 lands on the tie
+    again, and rounding it to even would go down.  The exact sum is above the
+    tie: the oracle sees the doubt and recomputes."""
+    add3 = parse("f(a, b, c) = a + b + c")
+    inputs = {"a": np.float64([1.0, 1.0]), "b": np.float64([2.0 ** -24, 2.0 ** -24]), "c": np.float64([2.0 ** -80, 0])}
+    result = evaluate(add3, inputs, dtype=np.float32)
+    assert result.expected.tolist() == [1 + 2 ** -23, 1.0]
+    assert result.refined == 1
+    assert evaluate(add3, inputs, dtype=np.float32, refine=False).expected.tolist() == [1.0, 1.0]
+
+
+def test_wide_swish_is_correctly_rounded() -> None:
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal(20000) * np.exp2(rng.integers(-6, 8, 20000))).astype(np.float32)
+    result = evaluate(SWISH, {"x": x}, {"SigmoidInputScale": 1.7}, dtype=np.float32)
+    sample = np.unique(np.concatenate([np.arange(0, x.size, 97), np.flatnonzero(np.abs(x) > 20)[:300]]))
+    exactly(result.expected[sample], cf.expected(cf.swish(1.7), x[sample], np.float32))
+
+
+def test_bfloat16_rounds_once() -> None:
+    """ml_dtypes' float64 -> bfloat16 cast rounds through float32; the oracle
+    does not.  1 + 2**-8 + 2**-30 must round up."""
+    x = np.asarray([1 + 2 ** -8 + 2 ** -30], dtype=np.float64)
+    got = evaluate(parse("f(x) = x"), {"x": x}, dtype="bfloat16").expected
+    assert float(got[0]) == 1 + 2 ** -7
+
+
+# -- the traps of the issue -------------------------------------------------------
+def test_first_match_wins() -> None:
+    got = evaluate(SHRINK, {"x": np.float32([0.0])}, {"Threshold": -1.0, "Bias": 0.5}, dtype=np.float32)
+    assert got.expected.tolist() == [-0.5]
+
+
+def test_literal_formula_and_its_limit() -> None:
+    x = np.float32([np.inf, -np.inf, 2.0])
+    soft = evaluate(SOFTSIGN, {"x": x}, dtype=np.float32)
+    assert np.isnan(soft.expected[:2]).all() and soft.ambiguous.tolist() == [True, True, False]
+    (limit,) = soft.alternatives
+    assert (limit.name, limit.tier, limit.index.tolist(), limit.values.tolist()) == ("limit", Tier.RELAXED, [0, 1], [1.0, -1.0])
+    verdict = compare(soft.expected, np.float32([1.0, -1.0, 2 / 3]), policy=soft.policy(),
+                      bound_strict=soft.bound_strict, alternatives=soft.alternatives)
+    assert verdict.status.tolist() == [Verdict.QUALITY_WARNING, Verdict.QUALITY_WARNING, Verdict.PASS]
+    sw = evaluate(SWISH, {"x": x}, {"SigmoidInputScale": 1.0}, dtype=np.float32)
+    assert sw.expected[0] == np.inf and np.isnan(sw.expected[1])
+    (limit,) = sw.alternatives
+    assert limit.index.tolist() == [1] and limit.values[0] == 0 and np.signbit(limit.values[0])
+
+
+def test_min_max_with_nan_accepts_both_and_reports() -> None:
+    got = evaluate(HARD_SIGMOID, {"x": np.float32([np.nan, 0.0])}, {"Alpha": 0.2, "Beta": 0.5}, dtype=np.float32)
+    assert np.isnan(got.expected[0]) and got.ambiguous.tolist() == [True, False]
+    (alt,) = got.alternatives
+    assert (alt.name, alt.tier, alt.values.tolist()) == ("ieee_minmax", Tier.STRICT, [1.0])
+    chose_one = compare(got.expected, np.float32([1.0, 0.5]), policy=got.policy(), alternatives=got.alternatives)
+    assert chose_one.verdict is Verdict.PASS
+    assert chose_one.alternatives[0].matched_alternative == 1
+
+
+def test_sign_of_nan_and_negative_zero() -> None:
+    got = evaluate(SIGN, {"x": np.float32([np.nan, -0.0, 0.0])}, dtype=np.float32, nan_policy=NanPolicy.FORMULA)
+    assert got.expected.tolist() == [0.0, 0.0, 0.0] and not np.signbit(got.expected).any()
+    wrong = compare(got.expected, np.float32([0.0, -0.0, 0.0]), policy=got.policy())
+    assert wrong.status.tolist() == [Verdict.PASS, Verdict.FAIL, Verdict.PASS]
+
+
+def test_nan_policies() -> None:
+    attrs = {"Threshold": 0.5, "Bias": 0.5}
+    x = np.float32([np.nan])
+    assert np.isnan(evaluate(SHRINK, {"x": x}, attrs, dtype=np.float32).expected[0])
+    assert evaluate(SHRINK, {"x": x}, attrs, dtype=np.float32, nan_policy=NanPolicy.FORMULA).expected[0] == 0
+
+
+def test_attributes_are_float32() -> None:
+    scale = parse("f(x) = Alpha * x")
+    one = {"x": np.float64([1.0])}
+    assert evaluate(scale, one, {"Alpha": 0.2}, dtype=np.float64).expected[0] == 0.20000000298023224
+    assert evaluate(scale, one, {"Alpha": "1/6"}, dtype=np.float64).expected[0] == float(np.float32(1 / 6))
+    assert evaluate(scale, one, {"Alpha": Fraction(1, 3)}, dtype=np.float64).expected[0] == float(np.float32(1 / 3))
+    assert evaluate(scale, one, {"Alpha": np.float64(0.2)}, dtype=np.float64).expected[0] == 0.2
+
+
+def test_flush_alternative() -> None:
+    x = np.float32([1e-40, 1.0])
+    got = evaluate(parse("f(x) = x + 1e-38"), {"x": x}, dtype=np.float32, flush_subnormals=True)
+    (alt,) = got.alternatives
+    assert alt.tier is Tier.FLUSH and alt.index.tolist() == [0] and alt.values[0] == np.float32(1e-38)
+
+
+def test_inputs_are_checked() -> None:
+    with pytest.raises(InputError, match="no value for Alpha, Beta"):
+        evaluate(HARD_SIGMOID, {"x": np.float32([1])}, dtype=np.float32)
+    with pytest.raises(InputError, match="inputs y are not read by the formula"):
+        evaluate(SOFTSIGN, {"x": np.float32([1]), "y": np.float32([1])}, dtype=np.float32)
+
+
+def test_broadcasting_inputs() -> None:
+    got = evaluate(parse("f(a, b) = a - b"), {"a": np.float32([[1], [2]]), "b": np.float32([0.5, 0.25, 0])},
+                   dtype=np.float32)
+    assert got.expected.shape == (2, 3) and got.expected[1].tolist() == [1.5, 1.75, 2.0]
+
+
+# -- integer types -----------------------------------------------------------------
+def test_integer_saturate_or_wrap() -> None:
+    a, b = np.int8([100, -100]), np.int8([100, -100])
+    add = parse("f(a, b) = a + b")
+    assert evaluate(add, {"a": a, "b": b}, dtype=np.int8).expected.tolist() == [127, -128]
+    assert evaluate(add, {"a": a, "b": b}, dtype=np.int8, overflow=Overflow.WRAP).expected.tolist() == [-56, 56]
+    absolute = parse("f(x) = abs(x)")
+    assert evaluate(absolute, {"x": np.int8([-128])}, dtype=np.int8).expected.tolist() == [127]
+    assert evaluate(absolute, {"x": np.int8([-128])}, dtype=np.int8, overflow=Overflow.WRAP).expected.tolist() == [-128]
+
+
+def test_integer_division_truncates_and_is_exact() -> None:
+    got = evaluate(parse("f(a, b) = a / b"), {"a": np.int32([-7, 7]), "b": np.int32([2, -2])}, dtype=np.int32)
+    assert got.expected.tolist() == [-3, -3]
+    big = np.int64([2 ** 62 + 1])
+    mul = evaluate(parse("f(a, b) = (a - b) * (a - b)"), {"a": big, "b": np.int64([2 ** 62])}, dtype=np.int64)
+    assert mul.expected.tolist() == [1]
+
+
+def test_comparisons_of_floats_into_uint8() -> None:
+    got = evaluate(parse("f(a, b) = (a > b)"), {"a": np.float32([1, np.nan, 2]), "b": np.float32([0, 0, 3])},
+                   dtype=np.uint8, nan_policy=NanPolicy.FORMULA)
+    assert got.expected.tolist() == [1, 0, 0] and got.expected.dtype == np.uint8
+
+
+def test_bit_operators_need_integers() -> None:
+    shift = parse("f(a, b) = (a << b)")
+    assert evaluate(shift, {"a": np.uint8([1, 255]), "b": np.uint8([3, 1])}, dtype=np.uint8,
+                    overflow=Overflow.WRAP).expected.tolist() == [8, 254]
+    with pytest.raises(FormulaError, match="needs integer tensors"):
+        evaluate(shift, {"a": np.float32([1]), "b": np.float32([1])}, dtype=np.float32)
+
+
+# -- error bound -------------------------------------------------------------------
+def honest_hard_sigmoid(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
+    a, b = np.float32(alpha), np.float32(beta)
+    return np.maximum(np.float32(0), np.minimum(a * x + b, np.float32(1)))
+
+
+def test_cancellation_gets_its_slack_and_nowhere_else() -> None:
+    """Near x = -Beta/Alpha the float32 result of Alpha*x + Beta is off by far
+    more than a few ULPs of the tiny exact value; the bound accepts exactly
+    that, and a wrong value elsewhere still fails."""
+    alpha, beta = 0.3, 0.7
+    root = -np.float32(beta) / np.float32(alpha)
+    x = (root + np.arange(-200, 200, dtype=np.float32) * np.spacing(root)).astype(np.float32)
+    result = evaluate(HARD_SIGMOID, {"x": x}, {"Alpha": alpha, "Beta": beta}, dtype=np.float32)
+    honest = honest_hard_sigmoid(x, alpha, beta)
+    ulp_only = compare(result.expected, honest, policy=result.policy())
+    with_bound = compare(result.expected, honest, policy=result.policy(), bound_strict=result.bound_strict)
+    assert ulp_only.verdict is Verdict.FAIL
+    assert with_bound.verdict is Verdict.PASS
+    far = np.float32([0.25, 1.0, 2.0])
+    far_result = evaluate(HARD_SIGMOID, {"x": far}, {"Alpha": alpha, "Beta": beta}, dtype=np.float32)
+    off = (honest_hard_sigmoid(far, alpha, beta) * np.float32(1 + 2 ** -20)).astype(np.float32)
+    bad = compare(far_result.expected, off, policy=far_result.policy(), bound_strict=far_result.bound_strict)
+    assert bad.status.tolist()[0] != Verdict.PASS
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_honest_implementations_pass(dtype: type) -> None:
+    """numpy in the target type itself (every step rounded) is an honest
+    implementation of each formula: it PASSes everywhere, except where an
+    intermediate overflows the type (swish's exp for large negative x): there
+    it matches the literal evaluation in that type: no worse than a
+    QUALITY_WARNING."""
+    rng = np.random.default_rng(3)
+    limit = 100.0 if dtype == np.float32 else 16.0
+    x = rng.uniform(-limit, limit, 4000).astype(dtype)
+    t = dtype
+    cases = [
+        (SOFTSIGN, {}, lambda v: v / (t(1) + np.abs(v))),
+        (SWISH, {"SigmoidInputScale": 1.7}, lambda v: v * (t(1) / (t(1) + np.exp(-(t(np.float32(1.7)) * v))))),
+        (HARD_SIGMOID, {"Alpha": 0.2, "Beta": 0.5},
+         lambda v: np.maximum(t(0), np.minimum(t(np.float32(0.2)) * v + t(0.5), t(1)))),
+        (SHRINK, {"Bias": 0.3, "Threshold": 0.7},
+         lambda v: np.where(v > t(np.float32(0.7)), v - t(np.float32(0.3)),
+                            np.where(v < -t(np.float32(0.7)), v + t(np.float32(0.3)), t(0)))),
+    ]
+    with np.errstate(all="ignore"):
+        for tree, attrs, impl in cases:
+            result = evaluate(tree, {"x": x}, attrs, dtype=dtype)
+            verdict = compare(result.expected, impl(x).astype(dtype), policy=result.policy(),
+                              bound_strict=result.bound_strict, bound_relaxed=result.bound_relaxed,
+                              alternatives=result.alternatives)
+            overflowed = np.zeros(x.size, dtype=bool)
+            for alt in result.alternatives:
+                overflowed[alt.index] = alt.name == "target_literal"
+            assert (verdict.status[~overflowed] == Verdict.PASS).all(), (tree.main, verdict.worst[:3])
+            assert (verdict.status[overflowed] != Verdict.FAIL).all()
+
+
+def test_a_wrong_implementation_fails() -> None:
+    x = np.linspace(-8, 8, 1001, dtype=np.float32)
+    result = evaluate(SWISH, {"x": x}, {"SigmoidInputScale": 1.0}, dtype=np.float32)
+    wrong = (x / (1 + np.exp(-x * np.float32(1.001)))).astype(np.float32)  # scale off by 0.1%
+    verdict = compare(result.expected, wrong, policy=result.policy(), bound_strict=result.bound_strict)
+    assert verdict.verdict is Verdict.FAIL and verdict.counts[2] > 100
+
+
+def test_discontinuity_near_rounding_is_uncertain() -> None:
+    mod = parse("f(a, b) = a - (b * floor(a / b))")
+    a, b = np.float32([0.3, 5.0]), np.float32([0.1, 3.0])
+    result = evaluate(mod, {"a": a, "b": b}, dtype=np.float32)
+    assert result.uncertain is not None and result.uncertain.tolist() == [True, False]
+    assert np.isinf(result.bound_relaxed[0]) and result.ambiguous[0]

@@ -1,0 +1,160 @@
+"""ULP distance and the comparator (DESIGN.md, "Comparison, verdicts and reports")."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dmlconform.compare import (
+    Alternative, Policy, Tier, Verdict, compare, finfo, ordered_bits, ulp_distance,
+)
+from dmlconform.errors import InputError
+
+FLOATS = [np.float16, np.float32, np.float64, ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2]
+
+
+def _bits_of(dtype: type) -> st.SearchStrategy[np.ndarray]:
+    """Arrays of any bit patterns of ``dtype`` (NaNs, infinities, subnormals, -0)."""
+    n = np.dtype(dtype).itemsize
+    unsigned = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[n]
+    return st.lists(st.integers(0, 2 ** (8 * n) - 1), min_size=1, max_size=20).map(
+        lambda xs: np.asarray(xs, dtype=unsigned).view(dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_adjacent_values_are_one_ulp_apart(dtype: type) -> None:
+    info = finfo(dtype)
+    values = np.asarray([0.0, float(info.smallest_subnormal), 1.0, float(info.max), -1.0], dtype=np.float64).astype(dtype)
+    up = np.asarray([float(info.smallest_subnormal), 2 * float(info.smallest_subnormal),
+                     1.0 + float(info.eps), np.inf, -1.0 + float(info.epsneg)]).astype(dtype)
+    if not np.isinf(up[3].astype(np.float64)):  # types without infinity (float8_e4m3fn): max has no successor
+        up[3] = values[3]
+        values = values.copy()
+    got = ulp_distance(values, up)
+    assert list(got[[0, 1, 2, 4]]) == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_zero_signs(dtype: type) -> None:
+    zeros = np.asarray([0.0, -0.0], dtype=np.float64).astype(dtype)
+    assert ulp_distance(zeros[:1], zeros[1:])[0] == 0
+    assert ulp_distance(zeros[:1], zeros[1:], signed_zero=True)[0] == 1
+    tiny = float(finfo(dtype).smallest_subnormal)
+    pair = np.asarray([tiny, -tiny]).astype(dtype)
+    assert ulp_distance(pair[:1], pair[1:])[0] == 2
+    assert ulp_distance(pair[:1], pair[1:], signed_zero=True)[0] == 3
+
+
+def test_any_nan_matches_any_nan() -> None:
+    nans = np.asarray([0x7FC00000, 0xFFC00001, 0x7F800001], dtype=np.uint32).view(np.float32)
+    assert list(ulp_distance(nans, nans[::-1])) == [0, 0, 0]
+    number = np.float32([1.0, 1.0, 1.0])
+    assert set(ulp_distance(nans, number).tolist()) == {2 ** 64 - 1}
+
+
+def test_extreme_distance_does_not_overflow() -> None:
+    a, b = np.asarray([-np.inf]), np.asarray([np.inf])
+    assert int(ulp_distance(a, b)[0]) == 2 * 0x7FF0000000000000
+
+
+def test_integers_are_plain_differences() -> None:
+    a = np.asarray([0, 2 ** 64 - 1], dtype=np.uint64)
+    b = np.asarray([2 ** 64 - 1, 0], dtype=np.uint64)
+    assert ulp_distance(a, b).tolist() == [2 ** 64 - 1] * 2
+    c = np.asarray([-128, 127], dtype=np.int8)
+    assert ulp_distance(c, c[::-1]).tolist() == [255, 255]
+
+
+def test_mixed_dtypes_are_refused() -> None:
+    with pytest.raises(InputError, match="dtypes differ: a is float32, b is float16"):
+        ulp_distance(np.float32([1]), np.float16([1]))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(data=st.data())
+@settings(max_examples=40, deadline=None)
+def test_distance_is_a_metric_on_the_ordering(dtype: type, data: st.DataObject) -> None:
+    a = data.draw(_bits_of(dtype), label="a")
+    b = data.draw(_bits_of(dtype).filter(lambda x: True), label="b")
+    n = min(a.size, b.size)
+    a, b = a[:n], b[:n]
+    d = ulp_distance(a, b)
+    assert np.array_equal(d, ulp_distance(b, a))
+    finite = ~np.isnan(a.astype(np.float64)) & ~np.isnan(b.astype(np.float64))
+    same = a.astype(np.float64) == b.astype(np.float64)
+    assert np.array_equal(d[finite] == 0, same[finite])
+    ka, kb = ordered_bits(a), ordered_bits(b)
+    order = np.sign(a.astype(np.float64) - b.astype(np.float64))
+    assert np.array_equal(np.sign(ka - kb)[finite & ~same], order[finite & ~same])
+
+
+# -- compare ---------------------------------------------------------------------
+def test_tiers() -> None:
+    expected = np.float32([1.0, 1.0, 1.0, 1.0])
+    eps = np.finfo(np.float32).eps
+    actual = np.float32([1.0, 1 + 2 * eps, 1 + 6 * eps, 1 + 40 * eps])
+    result = compare(expected, actual, policy=Policy(ulp=2, relaxed_factor=4))
+    assert result.status.tolist() == [Verdict.PASS, Verdict.PASS, Verdict.QUALITY_WARNING, Verdict.FAIL]
+    assert result.verdict is Verdict.FAIL
+    assert result.counts == (2, 1, 1)
+    assert [m.index for m in result.worst] == [(3,), (2,)]
+    assert result.summary() == "Mismatched elements: 1 / 4 (1 quality warnings)"
+    assert not result.status.flags.writeable
+
+
+def test_bound_gives_absolute_slack_where_it_is_given() -> None:
+    expected = np.float32([1e-8, 1e-8])
+    actual = np.float32([3e-8, 3e-8])
+    bound = np.asarray([5e-8, 0.0])
+    result = compare(expected, actual, policy=Policy(ulp=2), bound_strict=bound)
+    assert result.status.tolist() == [Verdict.PASS, Verdict.FAIL]
+    assert result.worst[0].bound == 0.0
+
+
+def test_signed_zero_only_when_asked() -> None:
+    e, a = np.float32([0.0]), np.float32([-0.0])
+    assert compare(e, a).verdict is Verdict.PASS
+    assert compare(e, a, policy=Policy(signed_zero=True)).verdict is Verdict.FAIL
+
+
+def test_flushed_output_needs_the_declaration() -> None:
+    tiny = np.float32(1e-40)
+    e, a = np.float32([tiny]), np.float32([0.0])
+    assert compare(e, a).verdict is Verdict.FAIL
+    assert compare(e, a, policy=Policy(flush_subnormals=True)).verdict is Verdict.PASS
+
+
+def test_alternatives_by_tier_and_report() -> None:
+    expected = np.float32([np.nan, np.nan, 0.5])
+    actual = np.float32([1.0, np.nan, 1.0])
+    maxnum = Alternative("ieee_minmax", np.asarray([0, 1]), np.float32([1.0, 1.0]), Tier.STRICT, "maxNum")
+    limit = Alternative("limit", np.asarray([2]), np.float32([1.0]), Tier.RELAXED, "limit")
+    result = compare(expected, actual, alternatives=(maxnum, limit))
+    assert result.status.tolist() == [Verdict.PASS, Verdict.PASS, Verdict.QUALITY_WARNING]
+    used = {u.name: (u.matched_literal, u.matched_alternative) for u in result.alternatives}
+    assert used == {"ieee_minmax": (1, 1), "limit": (0, 1)}
+
+
+def test_flush_alternative_only_with_declaration() -> None:
+    alt = Alternative("flushed_inputs", np.asarray([0]), np.float32([0.0]), Tier.FLUSH, "flush")
+    e, a = np.float32([0.5]), np.float32([0.0])
+    assert compare(e, a, alternatives=(alt,)).verdict is Verdict.FAIL
+    assert compare(e, a, alternatives=(alt,), policy=Policy(flush_subnormals=True)).verdict is Verdict.PASS
+
+
+def test_bad_arguments_name_the_value() -> None:
+    with pytest.raises(InputError, match="ulp=-1 is negative"):
+        Policy(ulp=-1)
+    with pytest.raises(InputError, match=r"shapes differ: expected \(2,\), actual \(3,\)"):
+        compare(np.float32([1, 2]), np.float32([1, 2, 3]))
+
+
+@given(st.lists(st.floats(width=32, allow_nan=True), min_size=1, max_size=30))
+@settings(max_examples=60, deadline=None)
+def test_an_array_matches_itself(values: list[float]) -> None:
+    x = np.asarray(values, dtype=np.float32)
+    result = compare(x, x.copy(), policy=Policy(signed_zero=True))
+    assert result.verdict is Verdict.PASS and result.worst == ()
