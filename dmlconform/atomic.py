@@ -3,21 +3,48 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import stat
 from pathlib import Path
+
+#: How many temp names to try before giving up (each is 64 random bits).
+_TRIES = 100
+
+
+def _open_temp(path: Path, mode: int) -> tuple[int, Path]:
+    """A new, exclusively created temp file next to ``path``.
+
+    ``os.open`` with ``mode`` lets the umask apply as for any new file
+    (``tempfile.mkstemp`` would make it 0600, and the written file with it)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(_TRIES):
+        tmp = path.parent / f".{path.name}.{os.urandom(8).hex()}.tmp"
+        try:
+            return os.open(tmp, flags, mode), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temp file name next to {path}")
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
     """Write ``data`` to ``path`` through a temp file in the same folder and
-    ``os.replace``, so an interrupted write leaves the old file intact."""
+    ``os.replace``, so an interrupted write leaves the old file intact and no
+    temp file behind.  A replaced file keeps its permission bits; a new one gets
+    the usual ``0o666 & ~umask``.  Text is written as UTF-8, line ends as given."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        old_mode: int | None = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        old_mode = None
+    fd, tmp = _open_temp(path, 0o666 if old_mode is None else old_mode)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
             os.fsync(fh.fileno())
+        if old_mode is not None:
+            os.chmod(tmp, old_mode)  # bits the umask took away at creation
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -1,10 +1,17 @@
 """Spec files in, `Spec` records out, with every problem located at file:line:col.
 
-The YAML goes through ``yaml.compose`` with the safe loader, so each node keeps
-its position; we build plain Python data ourselves from the node tree (no
-``yaml.load``, no custom tags, no anchors/aliases, no duplicate keys) and keep a
-map from each JSON path to its (line, column).  The JSON Schema then checks the
-data, and each schema error is placed with that map.  DESIGN.md "The spec".
+The YAML goes through PyYAML's safe reader, scanner, parser and composer, so
+each node keeps its position; we build plain Python data ourselves from the node
+tree (no ``yaml.load``, no custom tags, no anchors/aliases, no duplicate keys)
+and keep a map from each JSON path to its (line, column).  The JSON Schema then
+checks the data, and each schema error is placed with that map.  DESIGN.md
+"The spec".
+
+Plain scalars follow the YAML 1.2 core schema, not PyYAML's YAML 1.1 default:
+a hand-written ``introduced: 2_0`` is the string ``"2_0"`` (1.1 reads the int
+20), ``date: 2020-01-01`` a string (1.1: a timestamp), ``optional: yes`` a
+string the schema rejects (1.1: true) and ``default: 1e-5`` a number (1.1: a
+string).  `spec.store` quotes whatever either version could misread.
 """
 
 from __future__ import annotations
@@ -12,7 +19,9 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from dataclasses import dataclass
+import os
+import re
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,15 +36,24 @@ JsonPath = tuple[str | int, ...]
 
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A parsed spec file: the data and where each value sits (1-based)."""
+    """A parsed spec file: the data and where each value sits (1-based).
+
+    ``positions`` maps a JSON path to its value's position, ``key_positions``
+    a mapping member's path to the position of its key (an unknown key is
+    reported at the key, a bad value at the value).
+    """
 
     path: str
     data: Any
     positions: dict[JsonPath, tuple[int, int]]
+    key_positions: dict[JsonPath, tuple[int, int]] = field(default_factory=dict)
 
-    def where(self, json_path: JsonPath) -> tuple[int, int]:
-        """Line and column of the value at ``json_path`` or of its nearest parent."""
+    def where(self, json_path: JsonPath, *, key: bool = False) -> tuple[int, int]:
+        """Line and column of the value at ``json_path`` (of its key with
+        ``key=True``) or of its nearest parent."""
         p = tuple(json_path)
+        if key and p in self.key_positions:
+            return self.key_positions[p]
         while p not in self.positions and p:
             p = p[:-1]
         return self.positions.get(p, (1, 1))
@@ -43,86 +61,224 @@ class Document:
 
 @dataclass(frozen=True, slots=True)
 class Problem:
-    """A schema problem: what is wrong, and where in the document."""
+    """A schema problem: what is wrong, and where in the document
+    (``at_key``: at the key of ``json_path`` rather than its value)."""
 
     json_path: JsonPath
     message: str
     validator: str
     value: Any = None
+    at_key: bool = False
 
 
-def _located(path: str, node: yaml.Node | yaml.MarkedYAMLError | None, message: str) -> LocatedError:
+#: Deepest nesting a spec may have; spec files need about 6 levels.
+MAX_DEPTH = 64
+
+_STR = "tag:yaml.org,2002:str"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+_BOOL = "tag:yaml.org,2002:bool"
+_NULL = "tag:yaml.org,2002:null"
+
+#: YAML 1.2 core schema forms of plain scalars (https://yaml.org/spec/1.2.2/#1032-tag-resolution).
+#: Unlike YAML 1.1 (PyYAML's default), ``2_0`` and ``2020-01-01`` stay strings,
+#: ``yes``/``on`` are not booleans and ``1e-5`` is a number.
+_CORE_FORMS: tuple[tuple[str, str, str], ...] = (
+    (_NULL, r"~|null|Null|NULL|", "~nN"),
+    (_BOOL, r"true|True|TRUE|false|False|FALSE", "tTfF"),
+    (_INT, r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", "-+0123456789"),
+    (_FLOAT, r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+             r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)", "-+.0123456789"),
+)
+_CORE_RE = {tag: re.compile(rf"^(?:{pattern})$") for tag, pattern, _ in _CORE_FORMS}
+
+
+def with_core_resolvers(cls: type) -> type:
+    """Adds the YAML 1.2 core forms to the implicit resolvers of ``cls`` (a
+    Resolver, Loader or Dumper class); class decorator."""
+    for tag, _, first in _CORE_FORMS:
+        cls.add_implicit_resolver(tag, _CORE_RE[tag], list(first) + ([""] if tag == _NULL else []))
+    return cls
+
+
+@with_core_resolvers
+class CoreResolver(yaml.resolver.BaseResolver):
+    """Plain scalars resolved by the YAML 1.2 core schema alone.  `spec.store`
+    quotes every string that this *or* YAML 1.1 would read as something else,
+    so a written spec reads the same here and in any YAML 1.1 tool."""
+
+    yaml_implicit_resolvers: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+
+
+class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
+              yaml.composer.Composer, CoreResolver):
+    """Composes a node tree, refusing anchors, aliases and deep nesting as it goes
+    (an alias would otherwise share one node many times: a billion-laughs bomb)."""
+
+    def __init__(self, text: str, *, path: str) -> None:
+        yaml.reader.Reader.__init__(self, text)
+        yaml.scanner.Scanner.__init__(self)
+        yaml.parser.Parser.__init__(self)
+        yaml.composer.Composer.__init__(self)
+        CoreResolver.__init__(self)
+        self.path = path
+        self.depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _located(self.path, event, "YAML anchors and aliases (&name, *name) are not "
+                                             "allowed in spec files; write the value out")
+        if self.depth >= MAX_DEPTH:
+            raise _located(self.path, event, f"nesting deeper than {MAX_DEPTH} levels")
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+
+
+def _located(path: str, node: Any, message: str) -> LocatedError:
+    """``message`` at the start of ``node`` (a node, an event or a YAML error)."""
     mark = getattr(node, "start_mark", None) or getattr(node, "problem_mark", None)
     if mark is None:
         return LocatedError(message, path=path)
     return LocatedError(message, path=path, line=mark.line + 1, column=mark.column + 1)
 
 
-_SCALAR_TAGS = {
-    "tag:yaml.org,2002:str", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float",
-    "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null",
+def _yaml_error(path: str, text: str, exc: yaml.YAMLError) -> SpecError:
+    """One line for a YAML syntax error, at the problem; an unclosed bracket or
+    quote also names where it opened."""
+    if isinstance(exc, yaml.reader.ReaderError):
+        line = text.count("\n", 0, exc.position) + 1
+        column = exc.position - (text.rfind("\n", 0, exc.position) + 1) + 1
+        char = f"U+{exc.character:04X}" if isinstance(exc.character, int) else repr(exc.character)
+        return SpecError(f"not valid YAML: special character {char} is not allowed; "
+                         "write it as an escape in a double-quoted string",
+                         path=path, line=line, column=column)
+    if not isinstance(exc, yaml.MarkedYAMLError):
+        return SpecError(f"not valid YAML: {exc}", path=path)
+    message = exc.problem or "syntax error"
+    if exc.context and exc.context.startswith("while "):
+        if exc.context_mark:
+            message += f" ({exc.context} at {exc.context_mark.line + 1}:{exc.context_mark.column + 1})"
+    elif exc.context:
+        message = f"{exc.context}, {message}"
+    if "'\\t'" in message:
+        message += "; indent with spaces, not tabs"
+    mark = exc.problem_mark or exc.context_mark
+    return SpecError(f"not valid YAML: {message}", path=path,
+                     line=mark.line + 1 if mark else 0, column=mark.column + 1 if mark else 0)
+
+
+def _int(text: str) -> int:
+    sign, digits = (-1, text[1:]) if text[:1] == "-" else (1, text.lstrip("+"))
+    if digits[:2] in ("0o", "0x"):
+        return sign * int(digits[2:], 8 if digits[1] == "o" else 16)
+    return sign * int(digits, 10)
+
+
+def _float(text: str) -> float:
+    if text.lower().lstrip("+-") in (".inf", ".nan"):
+        return float(text.replace(".", ""))
+    return float(text)
+
+
+#: How each allowed scalar tag's text becomes a value.  An explicitly tagged
+#: scalar (``!!int 12``) must have the same YAML 1.2 core form as a plain one.
+_CONSTRUCT = {
+    _STR: str, _INT: _int, _FLOAT: _float,
+    _BOOL: lambda text: text.lower() == "true", _NULL: lambda text: None,
 }
+_COLLECTION_TAGS = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
+
+
+def _unsupported(path: str, node: yaml.Node) -> LocatedError:
+    tag = node.tag.replace("tag:yaml.org,2002:", "!!")
+    return _located(path, node, f"unsupported YAML tag {tag!r}; use plain strings, "
+                                "numbers, booleans, lists and mappings")
 
 
 class _Builder:
-    """Turns a composed node tree into JSON-like data plus a position map."""
+    """Turns a composed node tree into JSON-like data plus position maps."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.positions: dict[JsonPath, tuple[int, int]] = {}
-        self.constructor = yaml.SafeLoader("")  # only used for its scalar constructors
+        self.key_positions: dict[JsonPath, tuple[int, int]] = {}
 
-    def build(self, node: yaml.Node, at: JsonPath, depth: int = 0) -> Any:
-        if depth > 64:
-            raise _located(self.path, node, "nesting deeper than 64 levels")
-        if getattr(node, "anchor", None):
-            raise _located(self.path, node, "YAML anchors and aliases are not allowed in spec files")
+    def build(self, node: yaml.Node, at: JsonPath) -> Any:
         self.positions[at] = (node.start_mark.line + 1, node.start_mark.column + 1)
+        if isinstance(node, yaml.ScalarNode):
+            return self._scalar(node)
+        if node.tag != _COLLECTION_TAGS.get(type(node)):
+            raise _unsupported(self.path, node)
         if isinstance(node, yaml.MappingNode):
-            return self._mapping(node, at, depth)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.build(item, at + (i,), depth + 1) for i, item in enumerate(node.value)]
-        if node.tag not in _SCALAR_TAGS:
-            raise _located(self.path, node, f"unsupported YAML tag {node.tag!r}; use plain strings, numbers, booleans, lists and mappings")
-        try:
-            return self.constructor.construct_object(node, deep=True)
-        except (yaml.YAMLError, ValueError, OverflowError) as exc:
-            raise _located(self.path, node, f"bad scalar {node.value!r}: {exc}") from None
+            return self._mapping(node, at)
+        return [self.build(item, at + (i,)) for i, item in enumerate(node.value)]
 
-    def _mapping(self, node: yaml.MappingNode, at: JsonPath, depth: int) -> dict[str, Any]:
+    def _scalar(self, node: yaml.Node) -> Any:
+        construct = _CONSTRUCT.get(node.tag)
+        if construct is None:
+            raise _unsupported(self.path, node)
+        form = _CORE_RE.get(node.tag)
+        if form is not None and not form.match(node.value):  # the float form includes ints
+            raise _located(self.path, node, f"{_short(node.value)} is not a valid {node.tag.rsplit(':', 1)[-1]}")
+        try:
+            return construct(node.value)
+        except ValueError:  # more digits than sys.get_int_max_str_digits()
+            raise _located(self.path, node, f"{_short(node.value)} has too many digits "
+                                            f"({len(node.value)})") from None
+
+    def _mapping(self, node: yaml.MappingNode, at: JsonPath) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                raise _located(self.path, key_node, "mapping keys must be plain strings (no merge keys or complex keys)")
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise _located(self.path, key_node, "mapping keys must be plain strings, not lists or mappings")
+            self._scalar(key_node)  # rejects tags such as !!python/name on keys
             key = key_node.value
             if key in out:
-                raise _located(self.path, key_node, f"duplicate key {key!r}")
-            out[key] = self.build(value_node, at + (key,), depth + 1)
+                first = self.key_positions[at + (key,)]
+                raise _located(self.path, key_node, f"duplicate key {key!r} (first at {first[0]}:{first[1]})")
+            self.key_positions[at + (key,)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            out[key] = self.build(value_node, at + (key,))
         return out
+
+
+def _is_empty(node: yaml.Node | None) -> bool:
+    """No document, or one holding only an empty plain scalar (``---`` alone)."""
+    return node is None or (isinstance(node, yaml.ScalarNode) and node.value == "" and not node.style)
 
 
 def parse_document(text: str, *, path: str) -> Document:
     """YAML text -> Document.  Raises SpecError (never a YAML or Python error)."""
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as exc:
-        problem = exc.problem or str(exc)
-        raise SpecError(f"not valid YAML: {problem}", path=path,
-                        line=exc.problem_mark.line + 1 if exc.problem_mark else 0,
-                        column=exc.problem_mark.column + 1 if exc.problem_mark else 0) from None
-    except (yaml.YAMLError, RecursionError, ValueError) as exc:
-        raise SpecError(f"not valid YAML: {exc}", path=path) from None
-    if node is None:
-        raise SpecError("empty file: a spec is a YAML mapping with at least "
-                        "operator, struct, category, introduced, fields, formula, support", path=path, line=1, column=1)
-    builder = _Builder(path)
+        loader = _Loader(text, path=path)  # the reader checks every character here
+    except yaml.YAMLError as exc:
+        raise _yaml_error(path, text, exc) from None
     try:
+        node = loader.get_single_node()
+        if _is_empty(node):
+            raise SpecError("empty file: a spec is a YAML mapping with at least "
+                            "operator, struct, category, introduced, fields, formula, support",
+                            path=path, line=1, column=1)
+        builder = _Builder(path)
         data = builder.build(node, ())
+    except yaml.YAMLError as exc:
+        raise _yaml_error(path, text, exc) from None
+    except SpecError:
+        raise
     except LocatedError as exc:
         raise SpecError(exc.message, path=path, line=exc.line, column=exc.column) from None
-    except RecursionError:
-        raise SpecError("nesting too deep", path=path) from None
-    return Document(path=path, data=data, positions=builder.positions)
+    finally:
+        loader.dispose()
+    return Document(path=path, data=data, positions=builder.positions, key_positions=builder.key_positions)
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    """``repr(value)``, cut to about ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @functools.cache
@@ -141,47 +297,94 @@ def _validator() -> Any:
 
 
 def _enum_hint(value: Any, choices: list[Any]) -> str:
-    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.5)
-    return f"; did you mean {close[0]!r}?" if close else f"; expected one of {', '.join(map(str, choices))}"
+    """``; did you mean 'X'?`` for the closest choice, ties going to the longer
+    common prefix, then to the later choice (``3_2`` -> ``3_1``); else the list."""
+    text = str(value)
+
+    def score(indexed: tuple[int, str]) -> tuple[float, int, int]:
+        i, choice = indexed
+        prefix = len(os.path.commonprefix([text, choice]))
+        return difflib.SequenceMatcher(None, text, choice).ratio(), prefix, i
+
+    best = max(enumerate(map(str, choices)), key=score, default=None)
+    if best is not None and score(best)[0] >= 0.5:
+        return f"; did you mean {best[1]!r}?"
+    return f"; expected one of {', '.join(map(str, choices))}"
+
+
+#: JSON Schema type names as a YAML writer knows them.
+_TYPE_NAMES = {
+    "object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
+    "number": "a number", "boolean": "a boolean", "null": "null",
+}
+
+
+def yaml_type(value: Any) -> str:
+    """What ``value`` is, in YAML words: ``a mapping``, ``an integer``, ``null``..."""
+    for kind, name in (
+        (bool, "a boolean"), (int, "an integer"), (float, "a number"), (str, "a string"),
+        (dict, "a mapping"), (list, "a list"), (type(None), "null"),
+    ):
+        if isinstance(value, kind):
+            return name
+    return type(value).__name__
+
+
+def _got(value: Any) -> str:
+    kind = yaml_type(value)
+    return kind if isinstance(value, (dict, list)) or value is None else f"{kind} {_short(value)}"
 
 
 def _describe(error: Any) -> str:
     """One readable sentence for a jsonschema error, naming the value and the fix."""
-    where = ".".join(str(p) for p in error.absolute_path) or "the top level"
+    where = ".".join(str(p) for p in error.absolute_path) or "top level"
     if error.validator == "enum":
-        return f"{where}: {error.instance!r} is not allowed{_enum_hint(error.instance, error.validator_value)}"
-    if error.validator == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        allowed = ", ".join(sorted(error.schema.get("properties", {})))
-        return f"{where}: unknown key {', '.join(map(repr, extra))} (allowed keys: {allowed})"
+        what = "key " if "propertyNames" in error.relative_schema_path else ""
+        hint = _enum_hint(error.instance, error.validator_value)
+        return f"{where}: {what}{_short(error.instance)} is not allowed{hint}"
+    if error.validator == "type":
+        wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        expected = " or ".join(_TYPE_NAMES.get(t, t) for t in wanted)
+        return f"{where}: expected {expected}, got {_got(error.instance)}"
     if error.validator == "required":
         return f"{where}: {error.message}"
-    if error.validator == "type":
-        return f"{where}: {error.instance!r} has the wrong type; expected {error.validator_value}"
+    if error.validator == "pattern":
+        return f"{where}: {_short(error.instance)} does not match the pattern {error.validator_value}"
     return f"{where}: {error.message}"
 
 
-def _problem_path(error: Any) -> JsonPath:
-    path = tuple(error.absolute_path)
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        if extra:
-            return path + (extra[0],)
-    if error.validator == "propertyNames":
-        return path
-    return path
+def _unknown_keys(doc: Document, error: Any) -> Iterator[Problem]:
+    """One problem per unknown key, at the key."""
+    at = tuple(error.absolute_path)
+    where = ".".join(str(p) for p in at) or "top level"
+    allowed = ", ".join(error.schema.get("properties", {}))
+    for key in error.instance:
+        if key not in error.schema.get("properties", {}):
+            yield Problem(at + (key,), f"{where}: unknown key {_short(key)} (allowed keys: {allowed})",
+                          error.validator, key, at_key=True)
+
+
+def _problems(doc: Document, error: Any) -> Iterator[Problem]:
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict) \
+            and error.schema.get("additionalProperties") is False:
+        yield from _unknown_keys(doc, error)
+    elif "propertyNames" in error.relative_schema_path:
+        at = tuple(error.absolute_path) + (error.instance,)
+        yield Problem(at, _describe(error), error.validator, error.instance, at_key=True)
+    else:
+        yield Problem(tuple(error.absolute_path), _describe(error), error.validator, error.instance)
 
 
 def schema_problems(doc: Document) -> Iterator[Problem]:
     """Every schema violation of ``doc``, in document order."""
-    errors = []
+    problems = []
     for error in _validator().iter_errors(doc.data):
         leaves = [error]
         if error.context:  # oneOf/anyOf: report the most specific branch errors
             leaves = sorted(error.context, key=lambda e: -len(e.absolute_path))[:1]
-        errors.extend(leaves)
-    for error in errors:
-        yield Problem(_problem_path(error), _describe(error), error.validator, error.instance)
+        for leaf in leaves:
+            problems.extend(_problems(doc, leaf))
+    yield from sorted(problems, key=lambda p: doc.where(p.json_path, key=p.at_key))
 
 
 def _tuple(items: Any) -> tuple[Any, ...]:
@@ -201,7 +404,7 @@ def _table(d: dict[str, Any]) -> m.SupportTable:
     cond = d.get("condition")
     rows = tuple(
         m.TensorSupport(
-            tensor=r["tensor"], kind=r["kind"], dims=tuple(r["dims"]),
+            tensor=r["tensor"], kind=r["kind"], dims=tuple(int(n) for n in r["dims"]),
             dtypes=tuple(m.DataType.parse(t) for t in r["dtypes"]), dimensions=r.get("dimensions"),
         )
         for r in d["rows"]
@@ -222,10 +425,11 @@ def build_spec(data: dict[str, Any]) -> m.Spec:
         support=tuple(_table(t) for t in data["support"]),
         in_place=tuple(m.InPlace(p["output"], p["input"]) for p in data.get("in_place", ())),
         constraints=tuple(
-            m.Constraint(m.ConstraintKind(c["kind"]), _tuple(c["tensors"]), _tuple(c.get("properties")), c.get("doc_line"))
+            m.Constraint(m.ConstraintKind(c["kind"]), _tuple(c["tensors"]), _tuple(c.get("properties")),
+                         None if c.get("doc_line") is None else int(c["doc_line"]))
             for c in data.get("constraints", ())
         ),
-        tolerance=tuple(m.Tolerance(m.DataType.parse(k), v["ulp"]) for k, v in data.get("tolerance", {}).items()),
+        tolerance=tuple(m.Tolerance(m.DataType.parse(k), int(v["ulp"])) for k, v in data.get("tolerance", {}).items()),
         sources=tuple(m.SourcePage(s["path"], s["variant"], s.get("date")) for s in data.get("sources", ())),
         disagreements=tuple(
             m.Disagreement(d["fact"], d["chosen"], d["other"], d["other_path"]) for d in data.get("disagreements", ())
@@ -233,10 +437,12 @@ def build_spec(data: dict[str, Any]) -> m.Spec:
     )
 
 
-def problems_error(doc: Document, problems: list[Problem]) -> SpecError:
+def problems_error(doc: Document, problems: "list[Problem] | tuple[Problem, ...]") -> SpecError:
+    """One SpecError holding every problem, each at its place; ``problems`` must not be empty."""
     located = tuple(
-        LocatedError(p.message, path=doc.path, line=doc.where(p.json_path)[0], column=doc.where(p.json_path)[1])
+        LocatedError(p.message, path=doc.path, line=line, column=column)
         for p in problems
+        for line, column in [doc.where(p.json_path, key=p.at_key)]
     )
     first = located[0]
     return SpecError(first.message, path=doc.path, line=first.line, column=first.column, problems=located)
@@ -246,7 +452,8 @@ def loads_spec(text: str, *, path: str = "<string>") -> m.Spec:
     """Spec text -> Spec; raises SpecError listing every problem, one per line."""
     doc = parse_document(text, path=path)
     if not isinstance(doc.data, dict):
-        raise SpecError(f"a spec must be a YAML mapping, not {type(doc.data).__name__}", path=path, line=1, column=1)
+        line, column = doc.where(())
+        raise SpecError(f"a spec must be a YAML mapping, not {_got(doc.data)}", path=path, line=line, column=column)
     problems = list(schema_problems(doc))
     if problems:
         raise problems_error(doc, problems)
@@ -254,13 +461,21 @@ def loads_spec(text: str, *, path: str = "<string>") -> m.Spec:
 
 
 def read_text(path: Path) -> str:
-    """A spec file's text; unreadable or non-UTF-8 files become SpecError."""
+    """A spec file's text; unreadable or non-UTF-8 files become SpecError at the bad byte.
+
+    Line ends are left as they are: the YAML reader treats CR LF as one break."""
     try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise SpecError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+        raw = path.read_bytes()
     except OSError as exc:
         raise SpecError(f"cannot read: {exc.strerror or exc}", path=path) from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line_start = raw.rfind(b"\n", 0, exc.start) + 1
+        column = len(raw[line_start:exc.start].decode("utf-8", errors="replace")) + 1
+        raise SpecError(f"not UTF-8 text: byte 0x{raw[exc.start]:02X} at offset {exc.start} ({exc.reason}); "
+                        "save the file as UTF-8", path=path,
+                        line=raw.count(b"\n", 0, exc.start) + 1, column=column) from None
 
 
 def load_spec(path: Path) -> m.Spec:
