@@ -110,10 +110,30 @@ class CoreResolver(yaml.resolver.BaseResolver):
     yaml_implicit_resolvers: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
 
 
-class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
+class _Guard:
+    """Refuses anchors, aliases and deep nesting while composing (an alias would
+    otherwise share one node many times: a billion-laughs bomb)."""
+
+    path: str
+    depth: int
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
+        event = self.peek_event()  # type: ignore[attr-defined]
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise _located(self.path, event, "YAML anchors and aliases (&name, *name) are not "
+                                             "allowed in spec files; write the value out")
+        if self.depth >= MAX_DEPTH:
+            raise _located(self.path, event, f"nesting deeper than {MAX_DEPTH} levels")
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)  # type: ignore[misc]
+        finally:
+            self.depth -= 1
+
+
+class _Loader(_Guard, yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
               yaml.composer.Composer, CoreResolver):
-    """Composes a node tree, refusing anchors, aliases and deep nesting as it goes
-    (an alias would otherwise share one node many times: a billion-laughs bomb)."""
+    """Pure-Python events; words every syntax error with its position."""
 
     def __init__(self, text: str, *, path: str) -> None:
         yaml.reader.Reader.__init__(self, text)
@@ -124,18 +144,43 @@ class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser,
         self.path = path
         self.depth = 0
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
-        event = self.peek_event()
-        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise _located(self.path, event, "YAML anchors and aliases (&name, *name) are not "
-                                             "allowed in spec files; write the value out")
-        if self.depth >= MAX_DEPTH:
-            raise _located(self.path, event, f"nesting deeper than {MAX_DEPTH} levels")
-        self.depth += 1
+
+try:
+    from yaml.cyaml import CParser as _CParser  # libyaml, shipped in PyYAML's wheels
+except ImportError:  # pragma: no cover - a PyYAML built without libyaml
+    _CParser = None
+
+
+if _CParser is not None:
+    class _FastLoader(_Guard, yaml.composer.Composer, CoreResolver, _CParser):  # type: ignore[misc,valid-type]
+        """Events from libyaml (several times faster), composed and guarded in
+        Python as above.  Only used while it raises nothing: on any YAML error
+        the pure-Python loader reads the text again, for the same message."""
+
+        def __init__(self, text: str, *, path: str) -> None:
+            _CParser.__init__(self, text)
+            yaml.composer.Composer.__init__(self)
+            CoreResolver.__init__(self)
+            self.path = path
+            self.depth = 0
+
+
+def _compose(text: str, path: str) -> yaml.Node | None:
+    """The node tree of ``text``: libyaml when present and content, else Python."""
+    if _CParser is not None:
         try:
-            return super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
+            fast = _FastLoader(text, path=path)
+            try:
+                return fast.get_single_node()
+            finally:
+                fast.dispose()
+        except (yaml.YAMLError, LocatedError, ValueError, RecursionError):
+            pass  # reread below for the exact, located message
+    loader = _Loader(text, path=path)  # the reader checks every character here
+    try:
+        return loader.get_single_node()
+    finally:
+        loader.dispose()
 
 
 def _located(path: str, node: Any, message: str) -> LocatedError:
@@ -253,11 +298,7 @@ def _is_empty(node: yaml.Node | None) -> bool:
 def parse_document(text: str, *, path: str) -> Document:
     """YAML text -> Document.  Raises SpecError (never a YAML or Python error)."""
     try:
-        loader = _Loader(text, path=path)  # the reader checks every character here
-    except yaml.YAMLError as exc:
-        raise _yaml_error(path, text, exc) from None
-    try:
-        node = loader.get_single_node()
+        node = _compose(text, path)
         if _is_empty(node):
             raise SpecError("empty file: a spec is a YAML mapping with at least "
                             "operator, struct, category, introduced, fields, formula, support",
@@ -270,8 +311,6 @@ def parse_document(text: str, *, path: str) -> Document:
         raise
     except LocatedError as exc:
         raise SpecError(exc.message, path=path, line=exc.line, column=exc.column) from None
-    finally:
-        loader.dispose()
     return Document(path=path, data=data, positions=builder.positions, key_positions=builder.key_positions)
 
 
@@ -349,7 +388,8 @@ def _describe(error: Any) -> str:
     if error.validator == "required":
         return f"{where}: {error.message}"
     if error.validator == "pattern":
-        return f"{where}: {_short(error.instance)} does not match the pattern {error.validator_value}"
+        shown = str(error.validator_value).replace("(?!\\n)$", "$")  # the guard against a trailing newline
+        return f"{where}: {_short(error.instance)} does not match the pattern {shown}"
     return f"{where}: {error.message}"
 
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dmlconform.errors import SpecError
+from dmlconform.spec import load
 from dmlconform.spec import model as m
 from dmlconform.spec.load import Document, load_spec, loads_spec, parse_document, read_text, spec_files
 from tests.strategies import specs
@@ -495,3 +497,25 @@ def test_arbitrary_bytes_on_disk_raise_only_spec_errors(tmp_path_factory: pytest
     except SpecError as error:
         assert error.path == str(path)
         assert all(p.path == str(path) for p in error.problems)
+
+
+def test_libyaml_and_python_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fast path (libyaml events) gives the same data and positions as the
+    pure-Python reader, on every committed spec and on broken text."""
+    if load._CParser is None:
+        pytest.skip("this PyYAML has no libyaml")
+    from tests.conftest import REPO
+
+    texts = [(p.name, p.read_text(encoding="utf-8")) for p in sorted((REPO / "specs").glob("*.yaml"))]
+    texts += [("bad1", "a: [1, 2\n"), ("bad2", "a: &x 1\nb: *x\n"), ("bad3", "a:\n\tb: 1\n"), ("ok", "é: 'ü'\nx: [1, 2]\n")]
+
+    def read(name: str, text: str) -> tuple[Any, ...]:
+        try:
+            doc = load.parse_document(text, path=name)
+            return doc.data, doc.positions, doc.key_positions
+        except SpecError as exc:
+            return (exc.render(),)
+
+    fast = [read(n, t) for n, t in texts]
+    monkeypatch.setattr(load, "_CParser", None)
+    assert fast == [read(n, t) for n, t in texts]
