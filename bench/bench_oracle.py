@@ -27,6 +27,7 @@ from dmlconform.formula import parse
 from dmlconform.formula.oracle import evaluate
 
 TARGET = 4.0
+WIDTHS = (18, 14, 11, 10, 8, 10, 9)
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
     # values across the interesting range: mostly moderate, some large
     x = (rng.standard_normal(args.size) * np.exp2(rng.integers(-8, 8, args.size))).astype(np.float32)
     print(f"{args.size} float32 elements -> {args.dtype}, best of {args.repeat}, target oracle <= {TARGET}x bare")
-    print(f"{'formula':<18}{'bare Melem/s':>14}{'bare+cast':>11}{'oracle':>10}{'ratio':>8}{'vs +cast':>10}{'refined':>9}")
+    header = ("formula", "bare Melem/s", "bare+cast", "oracle", "ratio", "vs +cast", "refined")
+    print("".join(f"{h:<18}" if i == 0 else f"{h:>{w}}" for i, (h, w) in enumerate(zip(header, WIDTHS, strict=True))))
     ok = True
     for case in CASES:
         bare, cast, oracle, refined = measure(case, x, args.dtype, args.repeat)

@@ -211,7 +211,8 @@ def compare(
         strict |= _flushed_output(expected, actual)
     uses = tuple(_apply(alt, actual, strict, relaxed, policy) for alt in alternatives)
     relaxed |= strict
-    status = np.where(strict, np.uint8(Verdict.PASS), np.where(relaxed, np.uint8(Verdict.QUALITY_WARNING), np.uint8(Verdict.FAIL)))
+    codes = np.uint8(Verdict.PASS), np.uint8(Verdict.QUALITY_WARNING), np.uint8(Verdict.FAIL)
+    status = np.where(strict, codes[0], np.where(relaxed, codes[1], codes[2]))
     return _result(expected, actual, status, dist, error, bound_strict, uses, worst)
 
 
@@ -220,7 +221,9 @@ def _check(expected: np.ndarray, actual: np.ndarray) -> tuple[np.ndarray, np.nda
     if expected.shape != actual.shape:
         raise InputError(f"shapes differ: expected {expected.shape}, actual {actual.shape}")
     if expected.dtype != actual.dtype:
-        raise InputError(f"dtypes differ: expected {expected.dtype}, actual {actual.dtype}; cast the backend output first")
+        raise InputError(
+            f"dtypes differ: expected {expected.dtype}, actual {actual.dtype}; cast the backend output first"
+        )
     return expected, actual
 
 
@@ -235,7 +238,9 @@ def _flushed_output(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     return (e < tiny) & (actual.astype(np.float64) == 0)
 
 
-def _apply(alt: Alternative, actual: np.ndarray, strict: np.ndarray, relaxed: np.ndarray, policy: Policy) -> AlternativeUse:
+def _apply(
+    alt: Alternative, actual: np.ndarray, strict: np.ndarray, relaxed: np.ndarray, policy: Policy
+) -> AlternativeUse:
     flat_strict, flat_relaxed = strict.reshape(-1), relaxed.reshape(-1)
     before = flat_strict[alt.index].copy()
     got = actual.reshape(-1)[alt.index]

@@ -28,7 +28,9 @@ from dmlconform.formula.expand import expand
 from dmlconform.formula.printer import expr_text
 from dmlconform.compare import ordered_bits
 from dmlconform.formula.rounding import fraction_to_float, neighbours
-from dmlconform.formula.tree import Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, names, walk
+from dmlconform.formula.tree import (
+    Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, names, walk,
+)
 
 _COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})
 _LOGIC = frozenset({"&&", "||"})
@@ -357,7 +359,7 @@ def _witnesses(tree: FormulaTree, target: str, pairs: list[Any], varying: frozen
     pending = list(pairs)
     grid = itertools.islice(itertools.product(*(samples.get(a, SAMPLES) for a in attrs)), _MAX_COMBOS)
     for combo in grid:
-        values = dict(zip(attrs, combo))
+        values = dict(zip(attrs, combo, strict=True))
         truth = _truths(tree, [c for pair in pending for _, c in pair], values, ins)
         if truth is None:
             continue
@@ -384,7 +386,7 @@ def _truths(tree: FormulaTree, conds: list[Expr], attrs: Mapping[str, float], in
         points[b.var].update((b.value - step, b.value, b.value + step))
     axes = [np.asarray(sorted(points[n])) for n in ins]
     mesh = np.meshgrid(*axes, indexing="ij") if axes else []
-    grid = {n: m.reshape(-1) for n, m in zip(ins, mesh)}
+    grid = {n: m.reshape(-1) for n, m in zip(ins, mesh, strict=True)}
     env = {n: Val(v) for n, v in grid.items()}
     env.update({n: Val(np.float64(np.float32(v))) for n, v in attrs.items()})
     ev = Evaluator(env, Settings(track=False))

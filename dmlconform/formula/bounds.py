@@ -73,7 +73,8 @@ def times(err_abs: Array | None, factor: Array, *, owned: bool = False) -> Array
     """err_abs * factor (factor already non-negative)."""
     if err_abs is None:
         return None
-    if owned and isinstance(err_abs, np.ndarray) and err_abs.shape == np.broadcast_shapes(err_abs.shape, np.shape(factor)):
+    fits = isinstance(err_abs, np.ndarray) and err_abs.shape == np.broadcast_shapes(err_abs.shape, np.shape(factor))
+    if owned and fits:
         err_abs *= factor
         return err_abs
     return err_abs * factor

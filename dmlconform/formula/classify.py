@@ -191,12 +191,13 @@ def _unbound_reason(tree: FormulaTree, unbound: list[str]) -> str | None:
 
 def _bind_params(main: Assign, ins: tuple[str, ...]) -> tuple[tuple[tuple[str, str], ...], str | None]:
     params = main.params or ()
-    pairs = tuple(zip(params, ins))
+    pairs = tuple(zip(params, ins, strict=False))
     if len(params) > len(ins):
         return pairs, f"formula takes {len(params)} inputs but the operator has {len(ins)} input tensors"
     if len(params) < len(ins):
         unused = ", ".join(ins[len(params):])
-        return pairs, f"formula covers {len(params)} of {len(ins)} input tensors ({unused} unused): a step of the operator"
+        count = f"{len(params)} of {len(ins)} input tensors"
+        return pairs, f"formula covers {count} ({unused} unused): a step of the operator"
     return pairs, None
 
 
@@ -204,7 +205,8 @@ def _bind_program(
     tree: FormulaTree, ins: tuple[str, ...], outs: tuple[str, ...]
 ) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...], str | None, tuple[str, ...]]:
     used = set().union(*(names(s.value) for s in tree.assignments))
-    inputs = tuple(sorted(((n, _tensor_for(n, ins)) for n in used if _tensor_for(n, ins)), key=lambda p: ins.index(p[1])))
+    bound = ((n, _tensor_for(n, ins)) for n in used if _tensor_for(n, ins))
+    inputs = tuple(sorted(bound, key=lambda p: ins.index(p[1])))
     targets = tuple(dict.fromkeys(s.target for s in tree.assignments))
     outputs = tuple((t, _tensor_for(t, outs)) for t in targets if _tensor_for(t, outs))
     if outputs:

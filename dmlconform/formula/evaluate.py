@@ -58,6 +58,7 @@ class Settings:
     exact64: bool = False      # also tell where the float64 result is exact
     work: Any = np.float64     # the float type computed in (the target type for a literal evaluation)
     range_limit: float | None = None  # flag elements where a transcendental result exceeds this
+    constants: dict[Any, Any] | None = None  # cache of literal values, shared between evaluations
 
 
 _COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
@@ -126,6 +127,16 @@ class Evaluator:
     def constant(self, value: Any) -> Val:
         if self.s.integer:
             return Val(int(value) if value.denominator == 1 else value)
+        cache = self.s.constants
+        key = (value, self.s.work, self.s.exact64)
+        if cache is not None and key in cache:
+            return cache[key]
+        val = self._constant(value)
+        if cache is not None:
+            cache[key] = val
+        return val
+
+    def _constant(self, value: Any) -> Val:
         f = float(value)
         err = EXACT if (f == value and self.s.representable(f)) else Err(1.0)
         return Val(self.s.work(f), err, 1 if f >= 0 else -1, exact=f == value)
@@ -239,7 +250,8 @@ class Evaluator:
                 return Err(ea.rel + eb.rel, B.add(B.times(ea.abs, B.magnitude(b.v, b.sign), owned=a.owned),
                                                   B.times(eb.abs, B.magnitude(a.v, a.sign), owned=b.owned), owned=True))
             ma, mb = B.magnitude(a.v, a.sign), B.magnitude(b.v, b.sign)
-            return Err(ea.rel + eb.rel + 1, B.add(B.times(ea.abs, mb, owned=a.owned), B.times(eb.abs, ma, owned=b.owned), owned=True))
+            parts = B.add(B.times(ea.abs, mb, owned=a.owned), B.times(eb.abs, ma, owned=b.owned), owned=True)
+            return Err(ea.rel + eb.rel + 1, parts)
         same = a.sign != 0 and a.sign * b.sign == (1 if op == "+" else -1)
         if same or (ea.rel == 0 and eb.rel == 0):
             return Err(max(ea.rel, eb.rel) + 1, B.add(ea.abs, eb.abs, owned=a.owned))

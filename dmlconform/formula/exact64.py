@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 Array = Any
 _SPLIT = float(2 ** 27 + 1)
 

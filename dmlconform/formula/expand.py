@@ -64,7 +64,7 @@ def _inline(fn: LibraryFunction, args: tuple[Expr, ...]) -> Expr:
     params = tuple(definition.params or ()) + fn.attributes
     if len(args) > len(params):
         args = args[: len(params)]
-    mapping = dict(zip(params, args))
+    mapping = dict(zip(params, args, strict=False))
     assert not isinstance(definition.value, Piecewise), "library functions are expressions"
     return substitute(definition.value, mapping)
 

@@ -142,8 +142,34 @@ def evaluate(
                          output=output, relaxed_factor=relaxed_factor, flush=flush_subnormals, refine=refine)
 
 
+def literal(
+    tree: FormulaTree,
+    inputs: Mapping[str, np.ndarray],
+    attrs: Mapping[str, Any] | None = None,
+    *,
+    dtype: Any,
+    output: str | None = None,
+    library: Mapping[str, LibraryFunction] | None = None,
+) -> np.ndarray:
+    """The formula computed step by step in ``dtype`` itself (numpy; float32
+    for types numpy cannot compute in): what a naive but honest
+    implementation produces.  Not an oracle: every step rounds.  The tests
+    hold it against `evaluate`'s tolerance, and the oracle offers it where an
+    intermediate overflows (the ``target_literal`` alternative)."""
+    out_dtype = target_dtype(dtype)
+    expanded = expand(tree, library)
+    arrays = _check_inputs(expanded, inputs, attrs or {})
+    shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
+    attr_env = {n: _attribute(n, v, False) for n, v in (attrs or {}).items()}
+    run = FloatRun(expanded, arrays, attr_env, shape, out_dtype, output=output, propagate_nan=False)
+    values, _, _ = run.run(arrays, track=False, work=run.literal_type)
+    return to_float(np.broadcast_to(values, shape).astype(np.float64), out_dtype)
+
+
 # -- arguments -------------------------------------------------------------
-def _check_inputs(tree: FormulaTree, inputs: Mapping[str, np.ndarray], attrs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+def _check_inputs(
+    tree: FormulaTree, inputs: Mapping[str, np.ndarray], attrs: Mapping[str, Any]
+) -> dict[str, np.ndarray]:
     let = {s.target for s in tree.assignments if s.params is None}
     free = set().union(*(names(s.value) for s in tree.assignments)) - let - set(CONSTANTS)
     free = {n for n in free if not is_enum_constant(n)}
@@ -155,7 +181,8 @@ def _check_inputs(tree: FormulaTree, inputs: Mapping[str, np.ndarray], attrs: Ma
         )
     unknown = sorted(set(inputs) - free)
     if unknown:
-        raise InputError(f"inputs {', '.join(unknown)} are not read by the formula (it reads {', '.join(sorted(free))})")
+        reads = ", ".join(sorted(free))
+        raise InputError(f"inputs {', '.join(unknown)} are not read by the formula (it reads {reads})")
     return {n: np.asarray(v) for n, v in inputs.items()}
 
 
@@ -175,7 +202,8 @@ def _attribute(name: str, value: Any, integer: bool) -> Val:
         try:
             exact = Fraction(fraction_to_float(Fraction(value), np.float32))
         except ValueError:
-            raise InputError(f"attribute {name}={value!r} is not a number, a ratio such as '1/6' or a DML_ constant") from None
+            fix = "give a number, a ratio such as '1/6' or a DML_ constant"
+            raise InputError(f"attribute {name}={value!r} is not a number; {fix}") from None
     else:
         raise InputError(f"attribute {name}={value!r} has type {type(value).__name__}; give a number")
     if integer:

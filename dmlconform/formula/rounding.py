@@ -22,21 +22,27 @@ _NATIVE = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16))
 
 
 def to_float(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """``values`` (float64) rounded to the float type ``dtype``, RNE, with
-    overflow to infinity.  NaN stays NaN, signs of zero are kept."""
+    """``values`` (float64, or long double) rounded to the float type
+    ``dtype``, RNE, with overflow to infinity.  NaN stays NaN, signs of zero
+    are kept."""
     dtype = np.dtype(dtype)
     with np.errstate(over="ignore", invalid="ignore"):
+        if np.asarray(values).dtype == np.longdouble and dtype != np.longdouble:
+            return round_exact(values, dtype).astype(dtype)
         if dtype in _NATIVE:
             return np.asarray(values, dtype=np.float64).astype(dtype)
         return round_exact(np.asarray(values, dtype=np.float64), dtype).astype(dtype)
 
 
 def round_exact(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """float64 values already rounded to the grid of ``dtype`` (still float64):
-    scale each value so its last kept bit is the units place, ``rint`` (RNE),
-    scale back.  All steps are exact in float64 for types narrower than it."""
+    """float64 (or long double) values rounded to the grid of ``dtype``, still
+    in their own type: scale each value so its last kept bit is the units
+    place, ``rint`` (RNE), scale back.  All steps are exact for types narrower
+    than the values' type."""
     info = finfo(dtype)
-    v = np.asarray(values, dtype=np.float64)
+    v = np.asarray(values)
+    if v.dtype not in (np.float64, np.longdouble):
+        v = v.astype(np.float64)
     _, exp = np.frexp(v)  # v = m * 2**exp, 0.5 <= |m| < 1
     quantum = np.maximum(exp - 1, info.minexp) - info.nmant
     with np.errstate(over="ignore", invalid="ignore"):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterable
+from typing import Any, Iterable
 
 from dmlconform.formula.functions import Kind, primitive
 from dmlconform.formula.tree import Binary, Call, Expr, FormulaTree, Piecewise, Value, children, names, notes
@@ -32,15 +32,25 @@ _EXACT_BINARY = frozenset({"==", "!=", "<", "<=", ">", ">=", "&&", "||", "&", "|
 _SIGNED_ZERO = re.compile(r"negative zero|-0\b|signed zero", re.I)
 
 
-def default_ulp(tree: FormulaTree, *, integer: bool = False, inputs: Iterable[str] | None = None) -> int:
-    """The strict ULP budget of ``tree`` (expanded, see `formula.expand`).
-    ``inputs`` are the names that vary per element (default: every free name
-    that is a parameter of the main statement, or every free name)."""
-    if integer:
+def default_ulp(tree: FormulaTree, dtype: Any = None, *, inputs: Iterable[str] | None = None) -> int:
+    """The strict ULP budget of ``tree`` (expanded, see `formula.expand`) for
+    the target type ``dtype`` (a numpy dtype, a `DataType` or None for a
+    float): 0 for integer types.  ``inputs`` are the names that vary per
+    element (default: the main statement's parameters, or every free name)."""
+    if dtype is not None and _is_integer(dtype):
         return 0
     varying = _varying(tree, inputs)
     cost = sum(_cost(s.value, varying) for s in tree.assignments)
     return 0 if cost == 0 else math.ceil(0.5 + cost)
+
+
+def _is_integer(dtype: Any) -> bool:
+    kind_of = getattr(dtype, "is_float", None)  # a spec DataType
+    if kind_of is not None and not callable(kind_of):
+        return not kind_of
+    import numpy as np
+
+    return np.dtype(dtype).kind in "iub"
 
 
 def _varying(tree: FormulaTree, inputs: Iterable[str] | None) -> frozenset[str]:

@@ -13,6 +13,7 @@ the oracle decides how.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Iterator, Union
@@ -27,7 +28,7 @@ class Num:
     @property
     def value(self) -> Fraction:
         """The exact rational value of the decimal text."""
-        return Fraction(self.text.rstrip("."))
+        return _fraction(self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,3 +201,8 @@ def notes(tree: FormulaTree) -> tuple[str, ...]:
         if isinstance(s.value, Piecewise):
             out.extend(b.note for b in s.value.branches if b.note)
     return tuple(out)
+
+
+@functools.lru_cache(maxsize=1024)
+def _fraction(text: str) -> Fraction:
+    return Fraction(text.rstrip("."))

@@ -127,3 +127,32 @@ def test_every_evaluable_corpus_formula_evaluates(survey: dict[str, tuple[corpus
         out = evaluate(result.tree, inputs, attrs, dtype=np.uint32 if integer else np.float32,
                        output=result.outputs[0][0] if program else None, overflow=Overflow.WRAP)
         assert out.expected.shape == (16,), page.path
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_every_evaluable_formula_accepts_its_literal_evaluation(
+        survey: dict[str, tuple[corpus.PageResult, ...]], dtype: type) -> None:
+    """Each formula computed step by step in the target type (an honest, naive
+    implementation) never FAILs against the oracle: the ULP budget and the
+    error bound cover it, and where an intermediate overflows the literal
+    value is a quality warning."""
+    from dmlconform.compare import compare
+    from dmlconform.formula.oracle import literal
+
+    rng = np.random.default_rng(1)
+    for page in survey["sdk-api"] + survey["windows-ai-docs"]:
+        if not page.evaluable or any(op in to_text(page.results[0].tree) for op in ("<<", ">>")):
+            continue
+        (result,) = page.results
+        n = 4000
+        inputs = {name: (rng.standard_normal(n) * np.exp2(rng.integers(-4, 5, n))).astype(dtype)
+                  for name, _ in result.inputs}
+        attrs: dict[str, object] = {a: 0.75 for a in result.attributes}
+        attrs.update({a: "DML_IS_INFINITY_MODE_EITHER" for a in result.attributes if a == "InfinityMode"})
+        output = result.outputs[0][0] if result.tree.main.params is None else None
+        oracle = evaluate(result.tree, inputs, attrs, dtype=dtype, output=output)
+        with np.errstate(all="ignore"):
+            naive = literal(result.tree, inputs, attrs, dtype=dtype, output=output)
+        verdict = compare(oracle.expected, naive, policy=oracle.policy(), bound_strict=oracle.bound_strict,
+                          bound_relaxed=oracle.bound_relaxed, alternatives=oracle.alternatives)
+        assert verdict.counts[2] == 0, (page.path, verdict.worst[:2])

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-import ml_dtypes
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -297,3 +296,14 @@ def test_discontinuity_near_rounding_is_uncertain() -> None:
     result = evaluate(mod, {"a": a, "b": b}, dtype=np.float32)
     assert result.uncertain is not None and result.uncertain.tolist() == [True, False]
     assert np.isinf(result.bound_relaxed[0]) and result.ambiguous[0]
+
+
+def test_float64_range_is_not_always_enough() -> None:
+    """The tanh page writes tanh with exp(-2x): in float64 that overflows for
+    x < -355 although the value is -1.  The oracle widens the range there, and
+    at -inf (NaN literally) offers the limit."""
+    tanh = parse("f(x) = (1 - exp(-2 * x)) / (1 + exp(-2 * x)).")
+    result = evaluate(tanh, {"x": np.float32([-400.0, -np.inf, 400.0])}, dtype=np.float32)
+    assert result.expected[0] == -1 and np.isnan(result.expected[1]) and result.expected[2] == 1
+    limit = next(a for a in result.alternatives if a.name == "limit")
+    assert limit.index.tolist() == [1] and limit.values.tolist() == [-1.0]

@@ -25,7 +25,11 @@ def test_budgets(formula: str, ulp: int) -> None:
 
 
 def test_integers_are_exact() -> None:
-    assert default_ulp(expand(parse("f(a, b) = a / b")), integer=True) == 0
+    from dmlconform.spec.model import DataType
+
+    tree = expand(parse("f(a, b) = a / b"))
+    assert default_ulp(tree, "int32") == 0 and default_ulp(tree, DataType.UINT8) == 0
+    assert default_ulp(tree, DataType.FLOAT16) == default_ulp(tree, "float32") == 2
 
 
 def test_let_bound_names_that_depend_on_inputs_count() -> None:
