@@ -202,11 +202,14 @@ def compare(
     relaxed_ulp = math.ceil(policy.ulp * policy.relaxed_factor)
     strict, relaxed = dist <= policy.ulp, dist <= relaxed_ulp
     error = None
+    if bound_relaxed is None and bound_strict is not None:
+        bound_relaxed = bound_strict * policy.relaxed_factor
     if bound_strict is not None or bound_relaxed is not None:
         error = _abs_error(expected, actual)
         if bound_strict is not None:
             strict |= error <= bound_strict
-        relaxed |= error <= (bound_relaxed if bound_relaxed is not None else bound_strict * policy.relaxed_factor)
+        if bound_relaxed is not None:
+            relaxed |= error <= bound_relaxed
     if policy.flush_subnormals and _is_float(expected.dtype):
         strict |= _flushed_output(expected, actual)
     uses = tuple(_apply(alt, actual, strict, relaxed, policy) for alt in alternatives)
@@ -256,11 +259,12 @@ def _result(
     expected: np.ndarray, actual: np.ndarray, status: np.ndarray, dist: np.ndarray,
     error: np.ndarray | None, bound: np.ndarray | None, uses: tuple[AlternativeUse, ...], limit: int,
 ) -> Comparison:
-    counts = tuple(int(c) for c in np.bincount(status.reshape(-1), minlength=3)[:3])
+    tally = np.bincount(status.reshape(-1), minlength=3)
+    counts = (int(tally[0]), int(tally[1]), int(tally[2]))
     bad = np.flatnonzero(status.reshape(-1) != Verdict.PASS)
     order = bad[np.argsort(-dist.reshape(-1)[bad].astype(np.float64), kind="stable")][:limit]
-    if error is None and order.size:
-        error = _abs_error(expected, actual)
+    if error is None:
+        error = _abs_error(expected, actual) if order.size else np.zeros(0)
     worst = tuple(
         Mismatch(
             tuple(int(i) for i in np.unravel_index(i, expected.shape)),

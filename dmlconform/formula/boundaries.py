@@ -187,9 +187,9 @@ def _solve_all(crit: _Critical, var: str, consts: Mapping[str, Any]) -> Iterator
             root = -c0 / c1
             yield Boundary(var, float(root), crit.text, crit.kind, root)
         return
-    root = _isolate(crit.expr, var, consts)
-    if root is not None and np.isfinite(root):
-        yield Boundary(var, float(root), crit.text, crit.kind)
+    approx = _isolate(crit.expr, var, consts)
+    if approx is not None and np.isfinite(approx):
+        yield Boundary(var, approx, crit.text, crit.kind)
 
 
 def linear(e: Expr, var: str, consts: Mapping[str, Any]) -> tuple[Fraction, Fraction] | None:

@@ -166,7 +166,7 @@ def _bind(
     main = tree.main
     if main.params is not None:
         inputs, problem = _bind_params(main, ins)
-        outputs = ((main.target, outs[0]),) if len(outs) == 1 else ()
+        outputs: tuple[tuple[str, str], ...] = ((main.target, outs[0]),) if len(outs) == 1 else ()
         notes_: tuple[str, ...] = ()
     else:
         inputs, outputs, problem, notes_ = _bind_program(tree, ins, outs)

@@ -416,7 +416,9 @@ class FloatRun:
         return [Alternative(LIMIT.name, _ro(index[found]), _ro(values[found]), LIMIT.tier, LIMIT.reason)]
 
     def probe(self, index: np.ndarray, big: float, work: Any) -> np.ndarray:
-        swap = lambda n, x: np.where(np.isinf(x), np.copysign(big, x), x)  # noqa: E731
+        def swap(name: str, x: np.ndarray) -> np.ndarray:
+            return np.where(np.isinf(x), np.copysign(big, x), x)
+
         values, _, _ = self.run(self.subset(index, swap), track=False, work=work)
         return to_float(np.broadcast_to(values, index.shape), self.dtype)
 
@@ -445,10 +447,10 @@ def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
     result is normal; the caller adds the others."""
     dropped = 52 - int(info.nmant)
     flat = values.reshape(-1)
+    word: Any = np.uint64
+    bits: np.ndarray = flat.view(np.uint64)
     if dropped <= 32 and np.little_endian:  # the low word holds every dropped bit
         word, bits = np.uint32, flat.view(np.uint32)[::2]
-    else:
-        word, bits = np.uint64, flat.view(np.uint64)
     width = word(int(np.ceil(window)) + 1)
     low = bits & word((1 << dropped) - 1)
     low -= word(1 << (dropped - 1)) - width  # wraps below zero: unsigned

@@ -52,7 +52,10 @@ class NanPolicy(enum.Enum):
 
 
 class Overflow(enum.Enum):
-    """What an integer result outside the type's range becomes."""
+    """What an integer result outside the type's range becomes.  ``wrap``
+    (the default) keeps the low bits, as integer hardware and the bit-shift
+    pages ("native encoding") do; ``saturate`` clamps to the range.  The
+    arithmetic pages do not say which: a spec states it."""
 
     SATURATE = "saturate"
     WRAP = "wrap"
@@ -114,7 +117,7 @@ def evaluate(
     *,
     dtype: Any,
     nan_policy: NanPolicy = NanPolicy.PROPAGATE,
-    overflow: Overflow = Overflow.SATURATE,
+    overflow: Overflow = Overflow.WRAP,
     flush_subnormals: bool = False,
     output: str | None = None,
     library: Mapping[str, LibraryFunction] | None = None,
@@ -129,7 +132,8 @@ def evaluate(
     value rounded once to float32; a numpy scalar is taken as it is; a text
     ``DML_...`` an enum constant.  ``flush_subnormals`` adds the values with
     subnormal inputs flushed as FLUSH alternatives.  ``refine`` False skips the
-    exact re-evaluation where float64 cannot decide the rounding."""
+    exact re-evaluation where float64 cannot decide the rounding.  Integer
+    results out of range wrap or saturate per ``overflow``."""
     out_dtype = target_dtype(dtype)
     expanded = expand(tree, library)
     arrays = _check_inputs(expanded, inputs, attrs or {})
@@ -270,12 +274,21 @@ def _fit(ints: np.ndarray, dtype: np.dtype, overflow: Overflow) -> np.ndarray:
 def _float_to_integer(values: np.ndarray, dtype: np.dtype, overflow: Overflow) -> tuple[np.ndarray, np.ndarray]:
     """Float results (comparisons, logical ops on float tensors) into an
     integer type: truncated toward zero; NaN gives 0; non-integral or NaN
-    results are ambiguous."""
+    results are ambiguous.  Exact in float64 for types up to 32 bits; wider
+    ones go through Python integers."""
     finite = np.isfinite(values)
-    whole = finite & (np.trunc(values) == values)
-    safe = np.where(finite, np.trunc(values), 0.0)
-    ints = np.frompyfunc(int, 1, 1)(safe)
-    return _fit(ints, dtype, overflow), ~whole
+    truncated = np.where(finite, np.trunc(values), 0.0)
+    whole = finite & (truncated == values)
+    if dtype.itemsize > 4:
+        ints = np.asarray(np.frompyfunc(int, 1, 1)(truncated), dtype=object)
+        return _fit(ints, dtype, overflow), ~whole
+    info = np.iinfo(dtype)
+    lo, hi = float(info.min), float(info.max)
+    if overflow is Overflow.SATURATE:
+        fitted = np.clip(truncated, lo, hi)
+    else:
+        fitted = np.mod(truncated - lo, hi - lo + 1) + lo
+    return fitted.astype(dtype), ~whole
 
 
 def _is_float(dtype: np.dtype) -> bool:

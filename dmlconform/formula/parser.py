@@ -132,15 +132,15 @@ class _Parser:
         if not self.at_statement_start():
             self.fail("expected a statement such as 'f(x) = ...' or 'Name = ...'")
         target = self.take().text
-        params = None
+        params: tuple[str, ...] | None = None
         if self.at("("):
             self.take()
-            params = [self.take().text]
+            names = [self.take().text]
             while self.at(","):
                 self.take()
-                params.append(self.take().text)
+                names.append(self.take().text)
             self.expect(")")
-            params = tuple(params)
+            params = tuple(names)
         op = self.take().text
         if op != "=" and params is not None:
             self.fail(f"a function definition takes '=', not {op!r}")

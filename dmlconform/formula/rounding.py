@@ -11,6 +11,7 @@ other float type goes through `round_exact`, which works from `finfo` alone
 from __future__ import annotations
 
 import math
+from typing import Any
 from fractions import Fraction
 
 import numpy as np
@@ -54,7 +55,7 @@ def round_exact(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.where(np.isfinite(v), np.copysign(out, v), v)
 
 
-def fraction_to_float(value: Fraction, dtype: np.dtype) -> float:
+def fraction_to_float(value: Fraction, dtype: Any) -> float:
     """The exact rational ``value`` rounded once to ``dtype`` (RNE), returned as
     a Python float; for attributes written exactly, such as ``1/6``."""
     dtype = np.dtype(dtype)

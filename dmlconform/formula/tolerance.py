@@ -22,7 +22,7 @@ import re
 from typing import Any, Iterable
 
 from dmlconform.formula.functions import Kind, primitive
-from dmlconform.formula.tree import Binary, Call, Expr, FormulaTree, Piecewise, Value, children, names, notes
+from dmlconform.formula.tree import Binary, Branch, Call, Expr, FormulaTree, Piecewise, Value, children, names, notes
 
 #: ULPs per operation kind.
 ARITHMETIC_ULP = 1.0
@@ -72,11 +72,11 @@ def _cost(node: Value, varying: frozenset[str]) -> float:
     if not (names(node) & varying):
         return 0.0
     own = _own(node)
-    if isinstance(node, Binary) and node.op == "+" or isinstance(node, Binary) and node.op == "-":
+    if isinstance(node, Binary) and node.op in ("+", "-"):
         fused = next((c for c in (node.left, node.right) if isinstance(c, Binary) and c.op == "*"), None)
         if fused is not None and names(fused) & varying:
-            return own + sum(_cost(c, varying) for c in children(fused)) + _cost(_other(node, fused), varying)
-    return own + sum(_cost(c, varying) for c in children(node))  # type: ignore[arg-type]
+            return own + _cost(fused.left, varying) + _cost(fused.right, varying) + _cost(_other(node, fused), varying)
+    return own + sum((_cost(c, varying) for c in children(node) if not isinstance(c, Branch)), 0.0)
 
 
 def _other(node: Binary, child: Expr) -> Expr:

@@ -194,11 +194,13 @@ def test_broadcasting_inputs() -> None:
 def test_integer_saturate_or_wrap() -> None:
     a, b = np.int8([100, -100]), np.int8([100, -100])
     add = parse("f(a, b) = a + b")
-    assert evaluate(add, {"a": a, "b": b}, dtype=np.int8).expected.tolist() == [127, -128]
-    assert evaluate(add, {"a": a, "b": b}, dtype=np.int8, overflow=Overflow.WRAP).expected.tolist() == [-56, 56]
+    saturate, wrap = Overflow.SATURATE, Overflow.WRAP
+    assert evaluate(add, {"a": a, "b": b}, dtype=np.int8, overflow=saturate).expected.tolist() == [127, -128]
+    assert evaluate(add, {"a": a, "b": b}, dtype=np.int8, overflow=wrap).expected.tolist() == [-56, 56]
+    assert evaluate(add, {"a": a, "b": b}, dtype=np.int8).expected.tolist() == [-56, 56]  # wrap by default
     absolute = parse("f(x) = abs(x)")
-    assert evaluate(absolute, {"x": np.int8([-128])}, dtype=np.int8).expected.tolist() == [127]
-    assert evaluate(absolute, {"x": np.int8([-128])}, dtype=np.int8, overflow=Overflow.WRAP).expected.tolist() == [-128]
+    assert evaluate(absolute, {"x": np.int8([-128])}, dtype=np.int8, overflow=saturate).expected.tolist() == [127]
+    assert evaluate(absolute, {"x": np.int8([-128])}, dtype=np.int8, overflow=wrap).expected.tolist() == [-128]
 
 
 def test_integer_division_truncates_and_is_exact() -> None:
