@@ -89,9 +89,10 @@ class Evaluator:
                 val = self.binary(s.op[0], self.lookup(s.target), val)
             if s.params is None:
                 self.env[s.target] = replace(val, owned=False)
-            if s is main or s.target == output:
+            if (s.target == output) if output is not None else (s is main):
                 result = val
-        assert result is not None
+        if result is None:
+            raise FormulaError(f"no statement assigns {output!r}", path="<formula>")
         return result
 
     def value(self, node: Value) -> Val:

@@ -466,6 +466,6 @@ def _is_float(dtype: np.dtype) -> bool:
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
+    a = a if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(a.shape)
     a.flags.writeable = False
     return a

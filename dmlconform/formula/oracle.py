@@ -236,7 +236,7 @@ def _float_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.ascontiguousarray(a)
+    a = a if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(a.shape)
     a.flags.writeable = False
     return a
 

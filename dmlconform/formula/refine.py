@@ -100,9 +100,9 @@ class _Scalar:
                 val = self.binary(s.op[0], self.env[s.target], val)
             if s.params is None:
                 self.env[s.target] = val
-            if s is tree.main or s.target == output:
+            if (s.target == output) if output is not None else (s is tree.main):
                 result = val
-        return self.env[output] if output in self.env else result
+        return result
 
     def value(self, node: Value) -> Any:
         if isinstance(node, Piecewise):
