@@ -266,7 +266,7 @@ class FloatRun:
         relative bound over `WIDE_WINDOW` u)."""
         kind = bound.dtype.type
         scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
-        np.abs(expected, out=bound, casting="unsafe")
+        np.abs(values, out=bound, casting="unsafe")  # |v|: also right where the result underflows
         loose = _NONE
         with np.errstate(invalid="ignore", over="ignore"):
             small = np.flatnonzero(bound < kind(self.info.smallest_normal))
