@@ -138,6 +138,12 @@ def formulas(draw: st.DrawFn) -> m.Formula:
         source=draw(_SOURCES, label="formula source"),
         text=draw(optional_texts, label="formula text"),
         parsed=draw(optional_texts, label="formula parsed"),
+        evaluable=draw(_BOOLS, label="formula evaluable"),
+        reason=draw(optional_texts, label="formula reason"),
+        notes=tuple(draw(st.lists(nonempty_texts, max_size=2), label="formula notes")),
+        nan_policy=draw(st.sampled_from(m.NanPolicy), label="formula nan_policy"),
+        integer_overflow=draw(st.sampled_from(m.Overflow), label="formula integer_overflow"),
+        signed_zero=draw(st.none() | _BOOLS, label="formula signed_zero"),
     )
 
 

@@ -91,7 +91,7 @@ def test_no_traceback_in_a_real_process(tmp_path):
     assert "not a DirectML operator page" in proc.stderr
 
 
-def _spec_copy(tmp_path, name="ACTIVATION_SHRINK"):  # type: ignore[no-untyped-def]
+def _spec_copy(tmp_path, name="ACTIVATION_SOFTSIGN"):  # type: ignore[no-untyped-def]
     folder = tmp_path / "specs"
     folder.mkdir(exist_ok=True)
     target = folder / f"{name}.yaml"
@@ -108,7 +108,7 @@ def test_lint_clean_spec_exits_0(tmp_path):
 
 def test_lint_error_exits_1_with_location(tmp_path):
     folder, spec = _spec_copy(tmp_path)
-    text = spec.read_text().replace("introduced: '2_0'", "introduced: '3_O'")
+    text = spec.read_text().replace("introduced: '1_0'", "introduced: '3_O'")
     spec.write_text(text)
     line = text.splitlines().index("introduced: '3_O'") + 1
     result = CliRunner().invoke(main, ["lint", str(folder)])

@@ -266,9 +266,9 @@ class FloatRun:
         relative bound over `WIDE_WINDOW` u)."""
         kind = bound.dtype.type
         scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
-        np.abs(values, out=bound, casting="unsafe")  # |v|: also right where the result underflows
         loose = _NONE
         with np.errstate(invalid="ignore", over="ignore"):
+            np.abs(values, out=bound, casting="unsafe")  # |v|: also right where the result underflows
             small = np.flatnonzero(bound < kind(self.info.smallest_normal))
             if err.abs is not None:
                 part = np.broadcast_to(err.abs, values.shape) * scale

@@ -23,6 +23,7 @@ from typing import Iterable, Iterator
 from dmlconform.errors import ExtractError
 from dmlconform.spec import markdown as md
 from dmlconform.spec import model as m
+from dmlconform.spec.extract_formula import analyse
 from dmlconform.spec.extract_fields import (
     RawField, build_fields, owned_lines, parse_prototype, raw_fields,
 )
@@ -156,26 +157,27 @@ def _description(secs: list[md.Section], struct: str) -> list[md.Line]:
 _IN_PLACE = re.compile(r"permitted to alias", re.I)
 
 
-def _formula(desc: list[md.Line], notes: _Notes) -> m.Formula:
+def _formula(desc: list[md.Line], notes: _Notes) -> tuple[m.Formula, int]:
     blocks = [b for b in md.code_blocks(desc) if b.info.lower() not in ("cpp", "c", "c++", "json")]
     examples = [b for b in blocks if _is_example(b.text)]
     blocks = [b for b in blocks if b not in examples]
     if examples and not blocks:
         notes.warn(examples[0].line, "description has only worked examples (input --> output diagrams), no formula")
-        return m.Formula(m.FormulaSource.EXAMPLE)
+        return m.Formula(m.FormulaSource.EXAMPLE), examples[0].line
     if blocks:
         if len(blocks) > 1:
             notes.warn(blocks[1].line, f"description has {len(blocks)} code blocks; the first is taken as the formula")
-        return m.Formula(m.FormulaSource.CODE, blocks[0].text)
+        return m.Formula(m.FormulaSource.CODE, blocks[0].text), blocks[0].line
     text_lines = md.outside_code(desc)
     if any(re.search(r"!\[[^\]]*\]\(", line.text) for line in text_lines):
         line = next(line for line in text_lines if "![" in line.text)
         notes.warn(line.number, "formula only as an image: no formula text to extract")
-        return m.Formula(m.FormulaSource.IMAGE)
-    inline = [c for line in text_lines for c in re.findall(r"`([^`]+)`", line.text) if "=" in c or "(" in c]
+        return m.Formula(m.FormulaSource.IMAGE), line.number
+    inline = [(line.number, c) for line in text_lines for c in re.findall(r"`([^`]+)`", line.text)
+              if "=" in c or "(" in c]
     if inline:
-        return m.Formula(m.FormulaSource.INLINE, "".join(c.strip() + "\n" for c in inline))
-    return m.Formula(m.FormulaSource.NONE)
+        return m.Formula(m.FormulaSource.INLINE, "".join(c.strip() + "\n" for _, c in inline)), inline[0][0] - 1
+    return m.Formula(m.FormulaSource.NONE), 1
 
 
 def _is_example(text: str) -> bool:
@@ -455,9 +457,12 @@ def extract_page(text: str, *, path: Path, display: str, meta: Meta | None = Non
     operator = struct.removeprefix("DML_").removesuffix("_OPERATOR_DESC")
     member_lines = [pair for s in members for pair in owned_lines(md.subtree(secs, s))]
     remark_lines = [(line, None) for s in _find(secs, "remarks") for line in md.subtree(secs, s)]
+    formula, formula_line = _formula(desc, notes)
+    formula, tolerance = analyse(formula, line=formula_line, category=category(operator), fields=fields,
+                                 support=support, display=display, warn=notes.warn)
     spec = m.Spec(
         operator=operator, struct=struct, category=category(operator), introduced=introduced,
-        introduced_also=also, fields=fields, formula=_formula(desc, notes),
+        introduced_also=also, fields=fields, formula=formula, tolerance=tolerance,
         support=support, in_place=_in_place([(line, None) for line in desc] + member_lines + remark_lines, fields, notes),
         constraints=_constraints(secs, names, notes),
     )

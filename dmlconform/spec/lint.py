@@ -405,6 +405,57 @@ def _formula_examples(spec: m.Spec, doc: Document) -> Iterator[Located]:
             "or, where the doc has none, set source: none and drop the text")
 
 
+def _parsed_tree(spec: m.Spec):  # type: ignore[no-untyped-def]
+    """The spec's parsed formula as a tree, or None (unparsed or unparsable)."""
+    if not spec.formula.parsed:
+        return None
+    from dmlconform.errors import FormulaError
+    from dmlconform.formula import parse
+
+    try:
+        return parse(spec.formula.parsed)
+    except FormulaError:
+        return None
+
+
+def _formula_syntax(spec: m.Spec, doc: Document) -> Iterator[Located]:
+    f = spec.formula
+    if f.parsed is not None and _parsed_tree(spec) is None:
+        yield ("formula", "parsed"), "formula.parsed does not parse; regenerate it with `dmlconform extract`"
+    elif f.text and f.parsed is None and (f.reason or "").startswith("does not parse"):
+        yield ("formula", "text"), (f"the doc's formula {f.reason}; it is neither a formula the harness can read "
+                                    "nor recognisable pseudocode: fix the doc's formula text")
+
+
+def _formula_overlaps(spec: m.Spec, doc: Document) -> Iterator[Located]:
+    tree = _parsed_tree(spec)
+    if tree is None:
+        return
+    from dmlconform.formula.boundaries import overlaps
+
+    for o in overlaps(tree):
+        if not o.same_value:
+            yield ("formula", "parsed"), (f"piecewise {o.message()}: the result depends on the order the doc "
+                                          "lists the branches in (implementations that test in another order "
+                                          "differ); state which branch wins or make the conditions disjoint")
+
+
+def _nan_ambiguity(spec: m.Spec, doc: Document) -> Iterator[Located]:
+    from dmlconform.formula.tree import Piecewise, names, walk
+
+    tree = _parsed_tree(spec)
+    if tree is None or spec.formula.nan_policy is not m.NanPolicy.PROPAGATE:
+        return
+    attributes = {f.name for f in spec.attributes}
+    constant_otherwise = [b for a in tree.assignments for n in walk(a.value) if isinstance(n, Piecewise)
+                          for b in n.branches if b.cond is None and not (names(b.value) - attributes)]
+    if constant_otherwise:  # an `otherwise` value that does not carry the input's NaN along
+        yield ("formula", "parsed"), (
+            "on NaN input every comparison is false, so the formula taken literally gives its `otherwise` value, "
+            "while nan_policy: propagate expects NaN; the doc does not say which: keep propagate (IEEE) or set "
+            "nan_policy: formula, and say why")
+
+
 # --- attribute, aliasing and type-set rules -------------------------------------------
 
 #: Categories whose FLOAT attributes the docs give a typical default for.
@@ -610,6 +661,12 @@ _CHECKS: tuple[tuple[Rule, Check], ...] = (
     (Rule("DML119", "empty-row", "a support row that lists no data types or no dimension counts", ERROR), _empty_rows),
     (Rule("DML120", "repeated-table", "a table identical to the previous level's table (same condition)", WARNING),
      _repeated_tables),
+    (Rule("DML121", "formula-syntax", "the formula neither parses nor reads as recognisable pseudocode", WARNING),
+     _formula_syntax),
+    (Rule("DML122", "overlapping-branches", "piecewise branches that can both hold with different values", WARNING),
+     _formula_overlaps),
+    (Rule("DML123", "nan-ambiguity", "an `otherwise` branch independent of the input turns NaN into a number, but the spec propagates NaN",
+          WARNING), _nan_ambiguity),
 )
 
 #: Every rule, in code order: the table `lint --list` prints.

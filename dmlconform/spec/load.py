@@ -461,7 +461,13 @@ def build_spec(data: dict[str, Any]) -> m.Spec:
         introduced=m.FeatureLevel.parse(data["introduced"]),
         introduced_also=tuple(m.FeatureLevel.parse(x) for x in data.get("introduced_also", ())),
         fields=tuple(_field(f) for f in data["fields"]),
-        formula=m.Formula(m.FormulaSource(formula["source"]), formula.get("text"), formula.get("parsed")),
+        formula=m.Formula(
+            m.FormulaSource(formula["source"]), formula.get("text"), formula.get("parsed"),
+            evaluable=formula.get("evaluable", False), reason=formula.get("reason"),
+            notes=tuple(formula.get("notes", ())), nan_policy=m.NanPolicy(formula.get("nan_policy", "propagate")),
+            integer_overflow=m.Overflow(formula.get("integer_overflow", "wrap")),
+            signed_zero=formula.get("signed_zero"),
+        ),
         support=tuple(_table(t) for t in data["support"]),
         in_place=tuple(m.InPlace(p["output"], p["input"]) for p in data.get("in_place", ())),
         constraints=tuple(

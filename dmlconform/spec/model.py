@@ -177,14 +177,40 @@ class FormulaSource(enum.Enum):
     NONE = "none"      # prose only
 
 
+class NanPolicy(enum.Enum):
+    """What the oracle does with a NaN input (DESIGN.md, "The oracle")."""
+
+    PROPAGATE = "propagate"  # IEEE: NaN in, NaN out (activations)
+    FORMULA = "formula"      # comparisons taken literally: NaN falls into `otherwise`
+
+
+class Overflow(enum.Enum):
+    """Integer results out of range: wrap modulo 2^bits or saturate."""
+
+    WRAP = "wrap"
+    SATURATE = "saturate"
+
+
 @dataclass(frozen=True, slots=True)
 class Formula:
     """The doc's formula text verbatim, and its parsed form in the harness's
-    expression language (None until the formula engine can parse it)."""
+    expression language (None where the formula engine cannot parse it).
+
+    ``evaluable`` says whether the oracle can compute it element-wise;
+    ``reason`` why not (or why it did not parse); ``notes`` what parsing had to
+    assume.  ``nan_policy``, ``integer_overflow`` and ``signed_zero`` are
+    stated choices where the doc is silent (``signed_zero`` None: derived from
+    the doc's own words)."""
 
     source: FormulaSource
     text: str | None = None
     parsed: str | None = None
+    evaluable: bool = False
+    reason: str | None = None
+    notes: tuple[str, ...] = ()
+    nan_policy: NanPolicy = NanPolicy.PROPAGATE
+    integer_overflow: Overflow = Overflow.WRAP
+    signed_zero: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)

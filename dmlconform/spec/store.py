@@ -96,6 +96,28 @@ def _constraint(c: m.Constraint) -> dict[str, Any]:
     return d
 
 
+def _formula(f: m.Formula) -> dict[str, Any]:
+    """Keys with their default value are left out, so the YAML stays short."""
+    d: dict[str, Any] = {"source": f.source.value}
+    if f.text is not None:
+        d["text"] = f.text
+    if f.parsed is not None:
+        d["parsed"] = f.parsed
+    if f.evaluable:
+        d["evaluable"] = True
+    if f.reason is not None:
+        d["reason"] = f.reason
+    if f.notes:
+        d["notes"] = list(f.notes)
+    if f.nan_policy is not m.NanPolicy.PROPAGATE:
+        d["nan_policy"] = f.nan_policy.value
+    if f.integer_overflow is not m.Overflow.WRAP:
+        d["integer_overflow"] = f.integer_overflow.value
+    if f.signed_zero is not None:
+        d["signed_zero"] = f.signed_zero
+    return d
+
+
 def to_data(spec: m.Spec) -> dict[str, Any]:
     """Spec -> plain data in the schema's layout (the inverse of load.build_spec)."""
     d: dict[str, Any] = {
@@ -107,12 +129,7 @@ def to_data(spec: m.Spec) -> dict[str, Any]:
     if spec.sources:
         d["sources"] = [{"path": s.path, "variant": s.variant, "date": s.date} for s in spec.sources]
     d["fields"] = [_field(f) for f in spec.fields]
-    formula: dict[str, Any] = {"source": spec.formula.source.value}
-    if spec.formula.text is not None:
-        formula["text"] = spec.formula.text
-    if spec.formula.parsed is not None:
-        formula["parsed"] = spec.formula.parsed
-    d["formula"] = formula
+    d["formula"] = _formula(spec.formula)
     if spec.in_place:
         d["in_place"] = [{"output": p.output, "input": p.input} for p in spec.in_place]
     if spec.constraints:

@@ -303,3 +303,37 @@ def test_every_page_agrees_with_index():
     # the one intended difference: the page claims 1_0 and 3_0; INDEX shows the first claim,
     # extract takes 3_0, which its oldest table agrees with (introduced_also keeps 1_0)
     assert set(mismatches) == {"ns-directml-dml_element_wise_logical_less_than_or_equal_operator_desc.md"}
+
+
+def test_formula_engine_results_are_stored(corpus_specs):
+    from dmlconform.formula import parse, to_text
+
+    shrink = corpus_specs["ACTIVATION_SHRINK"].formula
+    assert shrink.evaluable and shrink.nan_policy is m.NanPolicy.PROPAGATE
+    assert to_text(parse(shrink.parsed)) == shrink.parsed  # stored in canonical form
+    sign = corpus_specs["ELEMENT_WISE_SIGN"].formula
+    assert sign.nan_policy is m.NanPolicy.FORMULA and sign.signed_zero is True
+    assert corpus_specs["ACTIVATION_SOFTSIGN"].formula.signed_zero is None
+    gemm = corpus_specs["GEMM"].formula
+    assert gemm.parsed is None and gemm.reason.startswith("does not parse")
+    assert corpus_specs["REDUCE"].formula.parsed is None
+
+
+def test_default_tolerances(corpus_specs):
+    def ulps(op: str) -> dict[str, int]:
+        return {t.dtype.name: t.ulp for t in corpus_specs[op].tolerance}
+
+    assert ulps("ACTIVATION_SOFTSIGN") == {"FLOAT32": 3, "FLOAT16": 3}
+    assert ulps("ACTIVATION_HARD_SIGMOID") == {"FLOAT32": 2, "FLOAT16": 2}
+    assert ulps("ELEMENT_WISE_SIGN") == {"FLOAT32": 0, "FLOAT16": 0}  # integers are always exact: not listed
+    assert ulps("ACTIVATION_SWISH") == {"FLOAT32": 7, "FLOAT16": 7}  # sigmoid expanded: exp, add, divide, multiply
+    assert corpus_specs["GEMM"].tolerance == ()
+
+
+def test_formula_coverage(corpus):
+    specs = corpus.specs
+    with_text = [s for s in specs if s.formula.text]
+    assert len(with_text) == 117
+    assert sum(s.formula.parsed is not None for s in specs) == 91
+    assert sum(s.formula.evaluable for s in specs) == 80
+    assert all(s.formula.reason for s in with_text if not s.formula.evaluable)

@@ -152,6 +152,7 @@ def _add_field(spec: m.Spec, field: m.Field) -> m.Spec:
 
 
 R = dataclasses.replace
+SHRINK_PARSED = "f(x) = x - Alpha, if x > Alpha\n       x + Alpha, if x < -Alpha\n       x, otherwise"
 
 SEMANTIC_CASES: list[tuple[str, Callable[[m.Spec], m.Spec], list[tuple[str, int, int]], str]] = [
     ("DML101", lambda s: R(s, introduced=FL.FL_3_0), [("DML101", 40, 10)], "older than introduced: 3_0"),
@@ -212,6 +213,13 @@ SEMANTIC_CASES: list[tuple[str, Callable[[m.Spec], m.Spec], list[tuple[str, int,
      [("DML119", 45, 13), ("DML119", 49, 13)], "InputTensor at 2_0 lists no data types"),
     ("DML120", lambda s: _replace_table(s, 0, _table(FL.FL_3_0, (4, 5))),
      [("DML120", 30, 10)], "the 3_0 table repeats the 2_0 table"),
+    ("DML121", lambda s: R(s, formula=m.Formula(m.FormulaSource.CODE, "f(x) = Alpha x x",
+                                                reason="does not parse: expected ',' or ')', found 'x'")),
+     [("DML121", 21, 9)], "does not parse: expected ',' or ')'"),
+    ("DML122", lambda s: R(s, formula=R(s.formula, parsed=SHRINK_PARSED, evaluable=True, nan_policy=m.NanPolicy.FORMULA)),
+     [("DML122", 22, 11)], "the first one listed wins"),
+    ("DML123", lambda s: R(s, formula=R(s.formula, parsed="f(x) = x, if x > Alpha\n       0, otherwise", evaluable=True)),
+     [("DML123", 22, 11)], "gives its `otherwise` value"),
 ]
 
 
