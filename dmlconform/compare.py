@@ -134,7 +134,7 @@ def ordered_bits(x: np.ndarray, *, signed_zero: bool = False) -> np.ndarray:
     -0 sits one below +0.  NaN keys are meaningless (callers mask NaN)."""
     x = np.ascontiguousarray(x)
     view = _BITS.get(x.dtype.itemsize)
-    if view is None or not _is_float(x.dtype):
+    if view is None or not is_float(x.dtype):
         raise InputError(f"dtype={x.dtype} is not a float type; ordered_bits needs 1, 2, 4 or 8-byte floats")
     bits = x.view(view).astype(np.int64)
     magnitude = bits & np.int64((1 << (8 * x.dtype.itemsize - 1)) - 1)
@@ -172,7 +172,8 @@ def _integer_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(ia >= ib, diff, np.negative(diff))
 
 
-def _is_float(dtype: np.dtype) -> bool:
+def is_float(dtype: np.dtype) -> bool:
+    """Whether ``dtype`` is a floating type numpy or ml_dtypes knows."""
     try:
         finfo(dtype)
     except (TypeError, ValueError):
@@ -210,7 +211,7 @@ def compare(
             strict |= error <= bound_strict
         if bound_relaxed is not None:
             relaxed |= error <= bound_relaxed
-    if policy.flush_subnormals and _is_float(expected.dtype):
+    if policy.flush_subnormals and is_float(expected.dtype):
         strict |= _flushed_output(expected, actual)
     uses = tuple(_apply(alt, actual, strict, relaxed, policy) for alt in alternatives)
     relaxed |= strict

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from dmlconform.compare import Alternative, Tier, finfo, ulp_distance
+from dmlconform.compare import Alternative, Tier, finfo, is_float, ulp_distance
 from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
 from dmlconform.formula.rounding import midpoints, to_float
@@ -119,10 +119,10 @@ class FloatRun:
                  shape: tuple[int, ...], dtype: np.dtype, *, output: str | None, propagate_nan: bool) -> None:
         self.tree, self.arrays, self.attrs, self.shape = tree, arrays, attrs, shape
         self.dtype, self.output, self.propagate_nan = dtype, output, propagate_nan
-        self.float_target = _is_float(dtype)
+        self.float_target = is_float(dtype)
         self.info = finfo(dtype if self.float_target else np.float32)
         self.unit = float(self.info.eps) / 2
-        self.floats = {n: a for n, a in arrays.items() if _is_float(a.dtype)}
+        self.floats = {n: a for n, a in arrays.items() if is_float(a.dtype)}
         self.has_minmax = any(isinstance(n, Call) and n.func.lower() in ("min", "max", "clamp")
                               for s in tree.assignments for n in walk(s.value))
         info_dtype = self.dtype if self.float_target else np.dtype(np.float32)
@@ -433,7 +433,7 @@ class FloatRun:
 
         def flush(name: str, x: np.ndarray) -> np.ndarray:
             a = self.arrays[name]
-            if not _is_float(a.dtype):
+            if not is_float(a.dtype):
                 return x
             return np.where(np.abs(x) < float(finfo(a.dtype).smallest_normal), np.copysign(0.0, x), x)
 
@@ -457,12 +457,6 @@ def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
     return np.flatnonzero(low <= 2 * width)
 
 
-def _is_float(dtype: np.dtype) -> bool:
-    try:
-        finfo(dtype)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def _ro(a: np.ndarray) -> np.ndarray:

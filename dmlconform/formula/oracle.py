@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, finfo
+from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, finfo, is_float
 from dmlconform.errors import InputError
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
 from dmlconform.formula.expand import expand
@@ -249,7 +249,7 @@ def _integer_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dic
     ev = Evaluator(env, Settings(integer=True, track=False))
     val = ev.run(tree, output)
     raw = np.broadcast_to(np.asarray(ev.num(val.v), dtype=object), shape)
-    if _is_float(dtype):
+    if is_float(dtype):
         expected = to_float(raw.astype(np.float64), dtype)
         return OracleResult(_frozen(expected), _frozen(np.zeros(shape)), _frozen(np.zeros(shape, bool)), (),
                             0, False, relaxed_factor, 0)
@@ -289,11 +289,3 @@ def _float_to_integer(values: np.ndarray, dtype: np.dtype, overflow: Overflow) -
     else:
         fitted = np.mod(truncated - lo, hi - lo + 1) + lo
     return fitted.astype(dtype), ~whole
-
-
-def _is_float(dtype: np.dtype) -> bool:
-    try:
-        finfo(dtype)
-    except (TypeError, ValueError):
-        return False
-    return True
