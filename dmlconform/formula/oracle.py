@@ -31,7 +31,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, finfo, is_float
+from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float
 from dmlconform.errors import InputError
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
 from dmlconform.formula.expand import expand
