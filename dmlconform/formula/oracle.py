@@ -40,25 +40,12 @@ from dmlconform.formula.functions import CONSTANTS, LibraryFunction, is_enum_con
 from dmlconform.formula.rounding import fraction_to_float, to_float
 from dmlconform.formula.tolerance import default_ulp, signed_zero
 from dmlconform.formula.tree import FormulaTree, names
+from dmlconform.spec import model as m
 
 
-class NanPolicy(enum.Enum):
-    """``propagate``: NaN in any input gives NaN out (IEEE; activations).
-    ``formula``: the formula is taken literally: a comparison with NaN is
-    false, so NaN falls into ``otherwise`` (the sign page: NaN -> 0)."""
-
-    PROPAGATE = "propagate"
-    FORMULA = "formula"
-
-
-class Overflow(enum.Enum):
-    """What an integer result outside the type's range becomes.  ``wrap``
-    (the default) keeps the low bits, as integer hardware and the bit-shift
-    pages ("native encoding") do; ``saturate`` clamps to the range.  The
-    arithmetic pages do not say which: a spec states it."""
-
-    SATURATE = "saturate"
-    WRAP = "wrap"
+# The policies are spec facts (spec.model): one enum each, re-exported here.
+NanPolicy = m.NanPolicy
+Overflow = m.Overflow
 
 
 @dataclass(frozen=True, slots=True, eq=False)
