@@ -24,7 +24,6 @@ is rounded to float32 first (0.2 -> 0.20000000298...); an exact text such as
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping
