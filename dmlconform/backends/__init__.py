@@ -1,0 +1,1 @@
+"""Backends: the protocol, the registry and the implementations under test."""

@@ -1,0 +1,1 @@
+"""Cases: the case model, the generator and the on-disk case format."""
