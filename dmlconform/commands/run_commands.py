@@ -1,0 +1,167 @@
+"""`run`: generate (or read) cases, run them on a backend, compare, report."""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import shlex
+import sys
+from pathlib import Path
+
+import click
+
+from dmlconform.cli import EXIT_CODES_HELP, existing_paths, main
+from dmlconform.errors import ExitCode, InputError
+from dmlconform.spec import model as m
+
+
+def _levels(value: str | None) -> m.FeatureLevel | None:
+    if value is None:
+        return None
+    try:
+        return m.FeatureLevel.parse(value)
+    except ValueError as exc:
+        raise InputError(f"--feature-level: {exc}") from None
+
+
+def _options(pairs: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--backend-arg {pair!r}: write KEY=VALUE, e.g. device=cuda")
+        out[key.strip()] = value
+    return out
+
+
+def load_specs(folder: Path, ops: tuple[str, ...]) -> list[m.Spec]:
+    from dmlconform.spec.load import load_spec, spec_files
+
+    specs = [load_spec(p) for p in spec_files([folder])]
+    if not specs:
+        raise InputError(f"no spec files (*.yaml) under {folder}")
+    if ops:
+        wanted = {o.upper().removeprefix("DML_").removesuffix("_OPERATOR_DESC") for o in ops}
+        unknown = wanted - {s.operator for s in specs}
+        if unknown:
+            raise InputError(f"--op {', '.join(sorted(unknown))}: no such operator in {folder}")
+        specs = [s for s in specs if s.operator in wanted]
+    return specs
+
+
+def _select(case_id: str, dtype: str, patterns: tuple[str, ...], ids: tuple[str, ...], dtypes: tuple[str, ...]) -> bool:
+    if ids and case_id not in ids:
+        return False
+    if dtypes and dtype not in dtypes:
+        return False
+    return all(fnmatch.fnmatchcase(case_id, p if any(c in p for c in "*?[") else f"*{p}*") for p in patterns)
+
+
+def _pairs(specs: list[m.Spec], level: m.FeatureLevel, *, seed: int, large: bool, cases_dir: Path | None,
+           keep: "callable") -> tuple[list[tuple[m.Spec, object]], list[str]]:  # type: ignore[valid-type]
+    from dmlconform.cases.generate import generate, is_runnable
+
+    by_op = {s.operator: s for s in specs}
+    skipped: list[str] = []
+    pairs: list[tuple[m.Spec, object]] = []
+    if cases_dir is not None:
+        from dmlconform.cases.store import read_cases
+
+        for case in read_cases(cases_dir):
+            spec = by_op.get(case.operator)
+            if spec is None:
+                skipped.append(f"{case.id}: no spec for {case.operator}")
+            elif keep(case):
+                pairs.append((spec, case))
+        return pairs, skipped
+    for spec in specs:
+        runnable, reason = is_runnable(spec)
+        if not runnable:
+            skipped.append(f"{spec.operator}: {reason}")
+            continue
+        pairs.extend((spec, c) for c in generate(spec, level, seed=seed, large=large) if keep(c))
+    return pairs, skipped
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.option("--specs", "specs_dir", default="specs", show_default=True, type=click.Path(), help="Spec folder.")
+@click.option("--backend", "backend_name", default="cpu", show_default=True, help="Backend (see `dmlconform backends`).")
+@click.option("--backend-arg", "backend_args", multiple=True, metavar="KEY=VALUE", help="Option for the backend.")
+@click.option("--feature-level", "level_text", metavar="LEVEL", help="Level whose tables the cases exercise "
+                                                                     "(default: the backend's claimed level).")
+@click.option("--seed", default=0, show_default=True, help="Seed of the random values; same seed, same cases.")
+@click.option("--op", "ops", multiple=True, metavar="NAME", help="Only these operators.")
+@click.option("--dtype", "dtypes", multiple=True, metavar="TYPE", help="Only these data types (FLOAT16, ...).")
+@click.option("-k", "patterns", multiple=True, metavar="PATTERN", help="Only case ids matching (glob, or substring).")
+@click.option("--case", "ids", multiple=True, metavar="ID", help="Only this case id (repeatable).")
+@click.option("--cases", "cases_dir", type=click.Path(), help="Replay cases written by `gen` instead of generating.")
+@click.option("--large", is_flag=True, help="Add the large-tensor cases (>= 2^22 elements).")
+@click.option("-o", "--output", type=click.Path(file_okay=False), help="Report folder (default reports/<run-id>).")
+@click.option("--worst", default=10, show_default=True, help="Worst elements shown per failing case.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--skip-unavailable", is_flag=True, help="Exit 0 instead of 3 when the backend is unavailable.")
+def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_text: str | None, seed: int,
+        ops: tuple[str, ...], dtypes: tuple[str, ...], patterns: tuple[str, ...], ids: tuple[str, ...],
+        cases_dir: str | None, large: bool, output: str | None, worst: int, no_progress: bool,
+        skip_unavailable: bool) -> None:
+    """Run the conformance suite on a backend and report.
+
+    Cases come from the specs (every spec whose formula the oracle can
+    evaluate) at the chosen feature level, deterministic for --seed.  Writes
+    report.json, junit.xml and report.html, prints a summary with the worst
+    elements of each failing case and a command that reproduces it.  Exits 0
+    only when nothing failed.
+    """
+    from rich.console import Console
+
+    from dmlconform.backends.registry import load_backend
+    from dmlconform.report import write_reports
+    from dmlconform.report.terminal import render
+    from dmlconform.results import RunResult
+
+    console = Console(stderr=False)
+    backend = load_backend(backend_name, _options(backend_args))
+    info = backend.info()
+    if not info.available:
+        click.echo(f"backend {info.name} is unavailable: {info.reason}", err=True)
+        sys.exit(ExitCode.OK if skip_unavailable else ExitCode.BACKEND_UNAVAILABLE)
+    level = _levels(level_text) or info.feature_level
+    specs = load_specs(Path(existing_paths((specs_dir,), "spec folder")[0]), ops)
+    dtype_names = tuple(d.upper() for d in dtypes)
+    keep = lambda c: _select(c.id, c.dtype.name, patterns, ids, dtype_names)  # noqa: E731
+    pairs, skipped = _pairs(specs, level, seed=seed, large=large,
+                            cases_dir=Path(cases_dir) if cases_dir else None, keep=keep)
+    if not pairs:
+        raise InputError("no case matches the selection (--op, --dtype, -k, --case)")
+    started = dt.datetime.now(dt.timezone.utc)
+    results = _run_with_progress(pairs, backend, console, enabled=not no_progress and console.is_terminal)
+    finished = dt.datetime.now(dt.timezone.utc)
+    run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{info.name}-{level.short}-s{seed}"
+    report = RunResult(
+        run_id=run_id, backend=info.name, device=info.device, backend_version=info.version,
+        feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
+        command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        started=started.isoformat(timespec="seconds"), finished=finished.isoformat(timespec="seconds"),
+        cases=results,
+    )
+    folder = Path(output) if output else Path("reports") / run_id
+    written = write_reports(report, folder)
+    render(report, console, worst=worst)
+    for line in skipped:
+        click.echo(f"skipped {line}", err=True)
+    click.echo(f"reports: {', '.join(str(p) for p in sorted(written.values()))}", err=True)
+    sys.exit(ExitCode.FINDINGS if report.failed else ExitCode.OK)
+
+
+def _run_with_progress(pairs, backend, console, *, enabled: bool):  # type: ignore[no-untyped-def]
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from dmlconform.runner import run_cases
+
+    if not enabled:
+        return run_cases(pairs, backend)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task("running", total=len(pairs))
+        return run_cases(pairs, backend, progress=lambda r: progress.update(task, advance=1, description=r.operator))
+

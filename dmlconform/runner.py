@@ -1,0 +1,204 @@
+"""One runner for every backend: bind buffers, run, compare with the oracle.
+
+DESIGN.md, "Data flow" and "Comparison, verdicts and reports".  For each case
+the runner asks the backend whether it supports the configuration, binds the
+buffers (an in-place output gets the very array of the input it aliases;
+other outputs are poisoned so that an element the backend never writes cannot
+pass), runs it, computes the expected values from the spec's formula with the
+oracle, and compares.  Everything a person needs to see a failure and redo it
+goes into the `CaseResult`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping
+
+import numpy as np
+
+from dmlconform.backends.base import Backend, BackendInfo, NotSupportedError
+from dmlconform.cases.model import Case, TensorData
+from dmlconform.results import CaseResult, ElementDiff, Outcome
+from dmlconform.spec import model as m
+
+#: Written into output buffers before a run: finite, odd, and unlikely to be
+#: a correct result, so an element the backend never writes FAILs.
+_POISON_FLOAT = -7.0e-3 - 2.0 ** -20
+_POISON_INT = 0x5A
+#: ULP distances from here up mean "not comparable" (NaN against a number);
+#: results report them as -1.
+NOT_COMPARABLE_ULP = 2 ** 62
+
+
+@dataclass
+class _Formula:
+    """A spec's formula, parsed and bound to its tensors once per run."""
+
+    tree: object
+    inputs: dict[str, str]            # tensor field -> formula name
+    outputs: dict[str, str]           # tensor field -> formula name
+    tolerance: dict[m.DataType, int]
+
+
+@dataclass
+class Oracles:
+    """Per-run cache of parsed formulas, keyed by operator."""
+
+    cache: dict[str, _Formula] = field(default_factory=dict)
+
+    def get(self, spec: m.Spec) -> _Formula:
+        if spec.operator not in self.cache:
+            from dmlconform.formula import Parsed, classify, parse
+
+            if not spec.formula.evaluable or not spec.formula.parsed:
+                raise ValueError(f"{spec.operator}: the formula is not evaluable ({spec.formula.reason or 'no formula'})")
+            tensors = [f for f in spec.fields if f.is_tensor]
+            bound = classify(spec.formula.parsed, [f.name for f in spec.fields],
+                             inputs=[f.name for f in tensors if f.role is m.TensorRole.INPUT],
+                             outputs=[f.name for f in tensors if f.role is m.TensorRole.OUTPUT])
+            tree = bound.tree if isinstance(bound, Parsed) else parse(spec.formula.parsed)
+            self.cache[spec.operator] = _Formula(
+                tree=tree,
+                inputs={tensor: name for name, tensor in getattr(bound, "inputs", ())},
+                outputs={tensor: name for name, tensor in getattr(bound, "outputs", ())},
+                tolerance={t.dtype: t.ulp for t in spec.tolerance},
+            )
+        return self.cache[spec.operator]
+
+
+def numpy_dtype(dtype: m.DataType) -> np.dtype:
+    from dmlconform.formula.oracle import target_dtype
+
+    return target_dtype(dtype)
+
+
+def bind(case: Case) -> dict[str, np.ndarray]:
+    """Fresh writable buffers: copies of the inputs, poisoned outputs, and for
+    an in-place output the input's own array."""
+    buffers = {t.name: np.array(t.buffer, copy=True) for t in case.inputs}
+    aliases = dict(case.aliases)
+    for out in case.outputs:
+        if out.name in aliases:
+            buffers[out.name] = buffers[aliases[out.name]]
+            continue
+        dtype = numpy_dtype(out.dtype)
+        poison = _POISON_FLOAT if dtype.kind == "f" or dtype.kind == "V" else _POISON_INT
+        buffers[out.name] = np.full(out.buffer.shape, poison).astype(dtype)
+    return buffers
+
+
+def repro(case: Case, info: BackendInfo) -> str:
+    """The one-line command that runs this case again."""
+    return (f"dmlconform run --backend {info.name} --feature-level {case.level.short} "
+            f"--case '{case.id}' --seed {case.seed}")
+
+
+def _result(case: Case, outcome: Outcome, message: str, info: BackendInfo, started: float,
+            **more: object) -> CaseResult:
+    return CaseResult(
+        case_id=case.id, operator=case.operator, dtype=case.dtype.name, level=case.level.short,
+        dims=case.dimension_count, layout=case.layout.value, outcome=outcome, message=message,
+        expect_supported=case.expect_supported, edges=case.edges,
+        seconds=round(time.perf_counter() - started, 6), repro=repro(case, info), **more,  # type: ignore[arg-type]
+    )
+
+
+def run_case(spec: m.Spec, case: Case, backend: Backend, info: BackendInfo, oracles: Oracles) -> CaseResult:
+    """The outcome of one case.  Never raises: a harness failure is ERROR."""
+    started = time.perf_counter()
+    try:
+        support = backend.supports(spec, case)
+        if not support.supported:
+            return _rejected(case, info, started, support.reason or "not supported")
+        buffers = bind(case)
+        try:
+            backend.run(spec, case, buffers)
+        except NotSupportedError as exc:
+            return _rejected(case, info, started, str(exc) or "not supported")
+        except Exception as exc:  # noqa: BLE001 - a backend bug is a FAIL, not a harness error
+            return _result(case, Outcome.FAIL, f"the backend raised {type(exc).__name__}: {exc}", info, started)
+        with np.errstate(all="ignore"):
+            return _compare(spec, case, buffers, info, oracles, started)
+    except Exception as exc:  # noqa: BLE001 - the harness itself
+        return _result(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", info, started)
+
+
+def _rejected(case: Case, info: BackendInfo, started: float, reason: str) -> CaseResult:
+    if case.expect_supported:
+        return _result(case, Outcome.FAIL, f"rejected a configuration that the {case.level.short} table "
+                                           f"supports: {reason}", info, started)
+    return _result(case, Outcome.NOT_SUPPORTED, reason, info, started)
+
+
+def _compare(spec: m.Spec, case: Case, buffers: Mapping[str, np.ndarray], info: BackendInfo,
+             oracles: Oracles, started: float) -> CaseResult:
+    from dmlconform.compare import Policy, Verdict, compare
+    from dmlconform.formula.oracle import evaluate
+
+    formula = oracles.get(spec)
+    views = {formula.inputs.get(t.name, t.name): np.ascontiguousarray(t.view()) for t in case.inputs}
+    outcome, message, counts, elements, max_ulp = Outcome.PASS, "", [0, 0, 0], 0, 0
+    worst: list[ElementDiff] = []
+    alternatives: dict[str, int] = {}
+    for out in case.outputs:
+        result = evaluate(formula.tree, views, case.attribute_map(), dtype=out.dtype,
+                          nan_policy=spec.formula.nan_policy, overflow=spec.formula.integer_overflow,
+                          flush_subnormals=info.flush_subnormals, output=formula.outputs.get(out.name))
+        budget = formula.tolerance.get(out.dtype, result.ulp)
+        signed_zero = result.signed_zero if spec.formula.signed_zero is None else spec.formula.signed_zero
+        policy = Policy(ulp=budget, relaxed_factor=result.relaxed_factor, signed_zero=signed_zero,
+                        flush_subnormals=info.flush_subnormals)
+        actual = np.ascontiguousarray(out.view(buffers[out.name]))
+        cmp = compare(result.expected, actual, policy=policy, bound_strict=result.bound_strict,
+                      bound_relaxed=result.bound_relaxed, alternatives=result.alternatives)
+        counts = [a + b for a, b in zip(counts, cmp.counts)]
+        elements += int(cmp.status.size)
+        bad = cmp.ulp[(cmp.status > Verdict.PASS) & (cmp.ulp < NOT_COMPARABLE_ULP)]
+        max_ulp = max(max_ulp, int(bad.max()) if bad.size else 0)
+        worst.extend(_diff(out.name, w, case, views, formula) for w in cmp.worst)
+        for use in cmp.alternatives:
+            alternatives[use.name] = alternatives.get(use.name, 0) + use.matched_alternative
+        if cmp.verdict is Verdict.FAIL:
+            outcome, message = Outcome.FAIL, f"{out.name}: {cmp.summary()}"
+        elif cmp.verdict is Verdict.QUALITY_WARNING and outcome is Outcome.PASS:
+            outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {cmp.summary()}"
+    if outcome is Outcome.PASS and not case.expect_supported:
+        message = "computed correctly a configuration outside the table (allowed)"
+    return _result(case, outcome, message, info, started, elements=elements, counts=tuple(counts),
+                   max_ulp=max_ulp, worst=tuple(worst), alternatives=tuple(sorted(alternatives.items())))
+
+
+def _scalar(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _diff(output: str, w: object, case: Case, views: Mapping[str, np.ndarray], formula: _Formula) -> ElementDiff:
+    index = tuple(int(i) for i in w.index)  # type: ignore[attr-defined]
+    names = {v: k for k, v in formula.inputs.items()}
+    inputs = []
+    for name, view in views.items():
+        at = tuple(min(i, s - 1) for i, s in zip(index[-view.ndim:], view.shape)) if view.ndim else ()
+        inputs.append((names.get(name, name), _scalar(view[at])))
+    ulp = int(w.ulp)  # type: ignore[attr-defined]
+    return ElementDiff(output=output, index=index, inputs=tuple(inputs), expected=_scalar(w.expected),  # type: ignore[attr-defined]
+                       actual=_scalar(w.actual), ulp=ulp if ulp < NOT_COMPARABLE_ULP else -1,  # type: ignore[attr-defined]
+                       bound=_scalar(w.bound),  # type: ignore[attr-defined]
+                       verdict=w.verdict.name)  # type: ignore[attr-defined]
+
+
+def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
+              progress: Callable[[CaseResult], None] | None = None) -> tuple[CaseResult, ...]:
+    """Every case in order; ``progress`` is called after each."""
+    info = backend.info()
+    oracles = Oracles()
+    results = []
+    for spec, case in pairs:
+        result = run_case(spec, case, backend, info, oracles)
+        results.append(result)
+        if progress is not None:
+            progress(result)
+    return tuple(results)
