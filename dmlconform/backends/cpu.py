@@ -1,0 +1,172 @@
+"""The CPU reference backend: the model of a correct DirectML implementation.
+
+DESIGN.md, "The oracle and the CPU reference are two things" and "Backends".
+It computes every operator of the default suite in the tensor's own data type
+(`backends.cpu_ops`, numpy and ml_dtypes, never the formula engine), reads its
+inputs through each tensor's sizes and element strides (stride 0 broadcasts),
+writes its outputs through a writable strided view of the output buffer,
+handles in-place aliasing (results are computed into temporaries before any
+output is written) and validates a case against the support table of its
+claimed feature level, as a DirectML device at that level would.
+"""
+
+from __future__ import annotations
+
+import platform
+from typing import Mapping
+
+import numpy as np
+
+import dmlconform
+from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support
+from dmlconform.backends.cpu_ops import OPS, SCALE_BIAS_OPS, Call
+from dmlconform.cases.model import Case, TensorData
+from dmlconform.spec.model import ConstraintKind, DataType, FeatureLevel, NanPolicy, Spec, SupportTable
+
+#: The newest level: what the CPU reference claims unless told otherwise.
+NEWEST = max(FeatureLevel)
+
+
+def storage_dtype(dtype: DataType) -> np.dtype:
+    """The numpy dtype a tensor of ``dtype`` is stored in (ml_dtypes for 4-bit)."""
+    if dtype in (DataType.INT4, DataType.UINT4):
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.int4 if dtype is DataType.INT4 else ml_dtypes.uint4)
+    return np.dtype(dtype.name.lower())
+
+
+class CpuBackend:
+    """numpy reference; ``feature_level`` (``"6_4"``, ``"5.0"``...) is the
+    level whose tables it validates against, the newest by default.  Other
+    options are refused, naming the ones it knows."""
+
+    def __init__(self, feature_level: str | FeatureLevel | None = None, **options: str) -> None:
+        if options:
+            raise TypeError(f"cpu backend: unknown option(s) {', '.join(sorted(options))}; it knows feature_level")
+        if isinstance(feature_level, FeatureLevel):
+            self.level = feature_level
+        else:
+            self.level = NEWEST if feature_level in (None, "") else FeatureLevel.parse(str(feature_level))
+
+    def info(self) -> BackendInfo:
+        return BackendInfo(name="cpu", device=f"numpy {np.__version__} on {platform.machine()}",
+                           version=dmlconform.__version__, feature_level=self.level, flush_subnormals=False)
+
+    def supports(self, spec: Spec, case: Case) -> Support:
+        reason = next(_problems(spec, case, self.level), None)
+        return SUPPORTED if reason is None else Support(False, reason)
+
+    def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
+        verdict = self.supports(spec, case)
+        if not verdict.supported:
+            raise NotSupportedError(verdict.reason)
+        results = compute(spec, case, buffers)
+        for out in case.outputs:  # every result is computed before any output is written (in-place)
+            writable_view(out, buffers[out.name])[...] = results[out.name]
+
+
+def writable_view(tensor: TensorData, buffer: np.ndarray) -> np.ndarray:
+    """``tensor``'s logical shape over ``buffer``, writable."""
+    item = buffer.dtype.itemsize
+    return np.lib.stride_tricks.as_strided(buffer, shape=tensor.sizes,
+                                           strides=tuple(s * item for s in tensor.strides), writeable=True)
+
+
+def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every output of ``case``, in its storage type and logical shape, as new
+    arrays (none aliases a buffer)."""
+    shape = case.outputs[0].sizes
+    inputs = {t.name: np.broadcast_to(t.view(buffers.get(t.name, t.buffer)), shape) for t in case.inputs}
+    attrs = dict(case.attributes)
+    if spec.operator in SCALE_BIAS_OPS and ("ScaleBias.Scale" in attrs or "ScaleBias.Bias" in attrs):
+        x = inputs["InputTensor"]
+        if x.dtype.kind == "f":
+            work = np.float64 if x.dtype == np.float64 else np.float32
+            inputs["InputTensor"] = (x.astype(work) * work(float(attrs.get("ScaleBias.Scale", 1.0)))
+                                     + work(float(attrs.get("ScaleBias.Bias", 0.0))))
+    out_types = {t.name: storage_dtype(t.dtype) for t in case.outputs}
+    call = Call(inputs, attrs, case.dtype, out_types, spec.formula.integer_overflow)
+    with np.errstate(all="ignore"):
+        raw = OPS[spec.operator](call)
+        results = dict(raw) if isinstance(raw, Mapping) else {case.outputs[0].name: raw}
+        nan = _nan_inputs(inputs, shape) if spec.formula.nan_policy is NanPolicy.PROPAGATE else None
+        return {name: _finish(results[name], out_types[name], shape, nan) for name in out_types}
+
+
+def _nan_inputs(inputs: Mapping[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray | None:
+    """Elements with a NaN in any float input (``nan_policy: propagate``)."""
+    masks = [np.isnan(a) for a in inputs.values() if a.dtype.kind == "f"]
+    return np.logical_or.reduce([np.broadcast_to(m, shape) for m in masks]) if masks else None
+
+
+def _finish(values: np.ndarray, dtype: np.dtype, shape: tuple[int, ...], nan: np.ndarray | None) -> np.ndarray:
+    """Round once to the output type, NaN where a NaN input propagates."""
+    out = np.array(np.broadcast_to(values, shape).astype(dtype), copy=True)
+    if nan is not None and dtype.kind == "f" and nan.any():
+        out[nan] = np.nan
+    return out
+
+
+# -- validation ---------------------------------------------------------------
+def _problems(spec: Spec, case: Case, level: FeatureLevel):  # -> Iterator[str]
+    """Why ``case`` is outside what a device at ``level`` accepts, first first."""
+    if spec.operator not in OPS:
+        yield f"the cpu reference has no implementation of {spec.operator}"
+        return
+    if spec.introduced > level:
+        yield f"{spec.operator} is introduced at {spec.introduced}, above the claimed feature level {level}"
+        return
+    table = _table(spec, case, level)
+    if table is None:
+        yield f"{spec.operator} has no support table in force at feature level {level}"
+        return
+    tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
+    for t in tensors.values():
+        yield from _row_problems(table, t, level)
+    yield from _constraint_problems(spec, tensors)
+    allowed = {(p.output, p.input) for p in spec.in_place}
+    for out, inp in case.aliases:
+        if (out, inp) not in allowed:
+            yield f"{out} may not alias {inp} (the doc allows in place: {_names(allowed) or 'none'})"
+
+
+def _table(spec: Spec, case: Case, level: FeatureLevel) -> SupportTable | None:
+    attrs = {k: str(v) for k, v in case.attributes}
+    for t in sorted({t for t in spec.support if t.condition is not None}, key=lambda t: t.level, reverse=True):
+        value = attrs.get(t.condition.field, "")
+        if t.level <= level and any(value.endswith(v) for v in t.condition.values):
+            return t
+    return spec.table_at(level)
+
+
+def _row_problems(table: SupportTable, t: TensorData, level: FeatureLevel):  # -> Iterator[str]
+    row = table.row(t.name)
+    if row is None:
+        yield f"{t.name} has no row in the support table of {table.level} (in force at {level})"
+        return
+    if t.dtype not in row.dtypes:
+        known = ", ".join(d.name for d in row.dtypes)
+        yield f"{t.name} data type {t.dtype.name} is not supported at feature level {level} (supported: {known})"
+    if t.dimension_count not in row.dims:
+        dims = ", ".join(str(d) for d in row.dims)
+        yield (f"{t.name} dimension count {t.dimension_count} is not supported at feature level {level} "
+               f"(supported: {dims})")
+
+
+def _constraint_problems(spec: Spec, tensors: Mapping[str, TensorData]):  # -> Iterator[str]
+    getters = {"DataType": lambda t: t.dtype.name, "DimensionCount": lambda t: t.dimension_count,
+               "Sizes": lambda t: t.sizes}
+    for c in spec.constraints:
+        if c.kind is not ConstraintKind.SAME:
+            continue
+        present = [tensors[n] for n in c.tensors if n in tensors]
+        for prop in c.properties:
+            values = {t.name: getters[prop](t) for t in present}
+            if len(set(values.values())) > 1:
+                shown = ", ".join(f"{n}={v}" for n, v in sorted(values.items()))
+                yield f"{', '.join(sorted(values))} must have the same {prop} ({shown})"
+
+
+def _names(pairs: set[tuple[str, str]]) -> str:
+    return ", ".join(f"{o}->{i}" for o, i in sorted(pairs))
