@@ -89,3 +89,5 @@ def existing_paths(paths: tuple[str, ...], what: str) -> list[Path]:
 # Each module of dmlconform.commands adds its commands to `main` when imported.
 from dmlconform.commands import spec_commands  # noqa: E402,F401
 from dmlconform.commands import diff_commands  # noqa: E402,F401
+from dmlconform.commands import gen_commands  # noqa: E402,F401
+from dmlconform.commands import backend_commands  # noqa: E402,F401

@@ -94,3 +94,12 @@ class InputError(DmlconformError):
 
 class FormulaError(LocatedError):
     """A formula text does not parse; ``column`` points into the formula text."""
+
+
+class BackendLoadError(DmlconformError):
+    """Raised by `backends.registry.load_backend` when a backend cannot be had:
+    no entry point of that name (the message lists the installed ones and
+    the nearest), its import or factory failed (the message names
+    ``dist[name]`` and the cause), or the object it made is not a `Backend`."""
+
+    exit_code = ExitCode.BACKEND_UNAVAILABLE

@@ -1,0 +1,103 @@
+"""Edge values per data type, random values, and branch boundaries as values.
+
+DESIGN.md, "Cases" (edge values the generator must cover, per data type).
+Every fact comes from ``finfo``/``iinfo`` of the target type, never from a
+hand-written table per type (STYLE.md, "Numerics").  Each edge value carries
+the name of its edge class, which `Case.edges` reports for coverage.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from math import ceil, floor
+
+import numpy as np
+
+from dmlconform.compare import finfo
+from dmlconform.spec.model import DataType
+
+#: Edge classes of a float type, in the order `edge_values` yields them.
+FLOAT_CLASSES: tuple[str, ...] = (
+    "+0", "-0", "subnormal_min", "-subnormal_min", "subnormal_max", "-subnormal_max", "normal_min",
+    "-normal_min", "+1", "-1", "max", "-max", "inf", "-inf", "nan", "-nan",
+)
+#: Edge classes of a signed integer type (unsigned: those that exist).
+INT_CLASSES: tuple[str, ...] = ("0", "+1", "-1", "min", "min+1", "max", "max-1")
+
+
+def np_dtype(dtype: DataType) -> np.dtype:
+    """The numpy dtype that holds ``dtype`` (INT4/UINT4 are not supported:
+    they have no ``.npy`` form that loads without pickle)."""
+    if dtype in (DataType.INT4, DataType.UINT4):
+        raise ValueError(f"dtype={dtype.name} has no plain numpy type; cases use 8-bit and wider types")
+    return np.dtype(dtype.name.lower())
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeValue:
+    """One value of the target type and the edge class it belongs to."""
+
+    name: str
+    value: np.generic
+
+
+def edge_values(dtype: DataType) -> tuple[EdgeValue, ...]:
+    """The named edge values of ``dtype`` (DESIGN.md, "Cases")."""
+    nt = np_dtype(dtype)
+    if dtype.is_float:
+        return _float_edges(nt)
+    info = np.iinfo(nt)
+    pairs = (("0", 0), ("+1", 1), ("-1", -1), ("min", info.min), ("min+1", info.min + 1),
+             ("max", info.max), ("max-1", info.max - 1))
+    seen: set[int] = set()
+    out = []
+    for name, value in pairs:
+        if info.min <= value <= info.max and value not in seen:
+            seen.add(value)
+            out.append(EdgeValue(name, nt.type(value)))
+    return tuple(out)
+
+
+def _float_edges(nt: np.dtype) -> tuple[EdgeValue, ...]:
+    fi = finfo(nt)
+    tiny = np.asarray(fi.smallest_subnormal, dtype=nt)
+    normal = np.asarray(fi.smallest_normal, dtype=nt)
+    largest_sub = np.nextafter(normal, np.asarray(0, dtype=nt))
+    big = np.asarray(fi.max, dtype=nt)
+    one, inf, nan = (np.asarray(v, dtype=nt) for v in (1.0, np.inf, np.nan))
+    values = (np.asarray(0.0, dtype=nt), -np.asarray(0.0, dtype=nt), tiny, -tiny, largest_sub, -largest_sub,
+              normal, -normal, one, -one, big, -big, inf, -inf, nan, np.negative(nan))
+    return tuple(EdgeValue(n, nt.type(v)) for n, v in zip(FLOAT_CLASSES, values, strict=True))
+
+
+def random_values(dtype: DataType, rng: np.random.Generator, count: int) -> np.ndarray:
+    """``count`` random values of ``dtype``: for floats a mix of values spread
+    over the whole exponent range, uniform in [-4, 4] and in [-1, 1] (where
+    activations and domain-limited functions are interesting); for integers a
+    mix over the whole range and small values."""
+    nt = np_dtype(dtype)
+    if dtype.is_float:
+        fi = finfo(nt)
+        exps = rng.integers(int(fi.minexp), int(fi.maxexp), size=count)
+        spread = rng.choice([-1.0, 1.0], size=count) * rng.uniform(1.0, 2.0, size=count) * np.exp2(exps.astype(float))
+        mixed = np.where(rng.random(count) < 0.5, rng.uniform(-4, 4, count), rng.uniform(-1, 1, count))
+        with np.errstate(over="ignore"):
+            return np.where(np.arange(count) % 5 < 2, spread, mixed).astype(nt)
+    info = np.iinfo(nt)
+    wide = rng.integers(int(info.min), int(info.max), size=count, dtype=nt, endpoint=True)
+    small = rng.integers(max(int(info.min), -100), min(int(info.max), 100), size=count, endpoint=True).astype(nt)
+    return np.where(np.arange(count) % 2 == 0, wide, small).astype(nt)
+
+
+def boundary_points(exact: Fraction | None, value: float, dtype: DataType, points: np.ndarray | None) -> np.ndarray:
+    """A boundary as values of ``dtype``: for floats ``points`` (from
+    `Boundary.points`), for integers the integers around the exact value (the
+    two nearest on each side), clipped to the type's range."""
+    nt = np_dtype(dtype)
+    if dtype.is_float:
+        return np.asarray(points if points is not None else [], dtype=nt)
+    x = exact if exact is not None else Fraction(value)
+    info = np.iinfo(nt)
+    near = sorted({floor(x) - 1, floor(x), ceil(x), ceil(x) + 1})
+    return np.asarray([v for v in near if info.min <= v <= info.max], dtype=nt)

@@ -1,0 +1,618 @@
+"""The case generator: a spec and a feature level in, cases out.
+
+DESIGN.md, "Cases".  Everything comes from the spec alone: the tensors and
+their roles (``fields``), the data types and dimension counts of the support
+table in force at the level, the ``same DataType`` constraints (which tensors
+share the case's data type), ``in_place`` (aliasing), the attribute defaults,
+and the formula, whose branch boundaries (`formula.boundaries.find`) become
+input values.  Every case's random values come from a generator seeded with
+``(seed, crc32(case id))``, so a case is reproducible alone and the suite is
+identical for a seed.
+
+Per operator and data type the suite holds (at the representative dimension
+count: 4 where allowed, else the largest allowed):
+
+* ``edges`` at every allowed dimension count: the edge values of the type
+  (`cases.edges`), every boundary point and random values, shuffled;
+* ``pairs`` (two or more inputs read by the formula): the cross product of the
+  edge values of the first two inputs, so NaN meets every value and inf meets inf;
+* ``boundary(cond)``: one per boundary of the default attributes, the input
+  holding the boundary and its neighbours in the target type;
+* ``edges`` once per attribute variant: 0, negative, tiny, huge for every FLOAT
+  attribute the formula reads, and each one set above each other one
+  (``Bias > Threshold``), enum constants the formula names, both booleans;
+* layouts ``padded`` (all tensors, input gaps hold NaN or the type's max),
+  ``broadcast`` (the last input with stride 0 on all but its innermost
+  dimension; a single input on its outermost one), ``in_place`` (where
+  ``in_place`` allows it and the data types match), ``large`` (with
+  ``large=True``: one >= 2^22-element case per operator);
+* negative cases (``negative=True``): a data type and a dimension count outside
+  the table, with ``expect_supported=False``.
+
+Case ids: ``OPERATOR/DTYPE/<N>d/<what>[/<attrs>][/<layout>]``, e.g.
+``ACTIVATION_SHRINK/FLOAT16/4d/boundary(x>Threshold)/Bias=0,Threshold=0.5`` or
+``ELEMENT_WISE_ADD/INT8/4d/edges/broadcast``; attributes in struct order,
+FLOAT values as the shortest text of their float32 value.
+
+Attributes the generator cannot choose make a spec not runnable (`is_runnable`
+says why): an array attribute, an integer without a default, an enum without a
+default whose constants the formula does not name.  Pointer attributes
+(``ScaleBias``, ``FusedActivation``) are left null.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import zlib
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import numpy as np
+
+from dmlconform.cases import edges as ev
+from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
+from dmlconform.errors import FormulaError, InputError
+from dmlconform.spec.model import (
+    DATA_TYPE_ORDER, ConstraintKind, DataType, FeatureLevel, Field, FieldKind, Spec, SupportTable, TensorRole,
+)
+
+Attrs = tuple[tuple[str, Any], ...]
+_SHAPES: dict[int, tuple[int, ...]] = {
+    1: (67,), 2: (5, 13), 3: (3, 1, 23), 4: (2, 3, 1, 11), 5: (1, 3, 2, 11, 1), 6: (2, 1, 3, 1, 11, 1),
+    7: (1, 2, 3, 1, 1, 11, 1), 8: (1, 2, 1, 3, 1, 11, 1, 1), 9: (1, 1, 1, 1, 1, 1, 2, 3, 11),
+}
+_LARGE = (2, 2049, 1025)  # 4,200,450 >= 2**22 elements
+_TYPICAL = (0.5, 2.0, 0.25, 1.5)  # FLOAT attributes without a default, by position
+_ENUM_RE = re.compile(r"\bDML_[A-Z0-9_]+\b")
+_F32 = np.finfo(np.float32)
+
+
+# -- what a spec binds --------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Binding:
+    """The parsed formula and how the spec's tensors bind to it."""
+
+    tree: Any
+    names: tuple[tuple[str, str], ...]   # tensor field -> formula name (inputs the formula reads)
+    inputs: tuple[str, ...]              # input tensors, struct order
+    outputs: tuple[str, ...]
+    attributes: tuple[str, ...]          # attributes the formula reads
+
+
+def _bind(spec: Spec) -> _Binding | str:
+    from dmlconform.formula import Parsed, classify
+
+    if not spec.formula.evaluable or not spec.formula.parsed:
+        return f"formula not evaluable ({spec.formula.reason or 'no parsed formula'})"
+    ins = tuple(f.name for f in spec.tensors if f.role is TensorRole.INPUT and not f.optional)
+    outs = tuple(f.name for f in spec.tensors if f.role is TensorRole.OUTPUT)
+    parsed = classify(spec.formula.parsed, [f.name for f in spec.fields], inputs=ins, outputs=outs)
+    if not isinstance(parsed, Parsed) or not parsed.evaluable:
+        return f"formula does not bind to the fields ({getattr(parsed, 'reason', '')})"
+    if not outs:
+        return "no output tensor"
+    names = tuple((tensor, name) for name, tensor in parsed.inputs)
+    return _Binding(parsed.tree, names, ins, outs, tuple(parsed.attributes))
+
+
+def _attribute_problem(spec: Spec, field: Field) -> str | None:
+    if field.kind is FieldKind.STRUCT_PTR:
+        return None
+    if field.kind is FieldKind.ENUM and field.default is None and not _enum_constants(spec, field):
+        return f"enum attribute {field.name} has no default and the formula names none of its constants"
+    if field.kind is FieldKind.STRUCT and field.c_type != "DML_SCALAR_UNION":
+        return f"attribute {field.name} of type {field.c_type} cannot be generated"
+    if field.kind in (FieldKind.ARRAY, FieldKind.STRUCT_ARRAY):
+        return f"array attribute {field.name} cannot be generated"
+    if field.kind is FieldKind.SCALAR and field.c_type in ("UINT", "INT") and field.default is None:
+        return f"integer attribute {field.name} has no default"
+    return None
+
+
+def is_runnable(spec: Spec, level: FeatureLevel | None = None) -> tuple[bool, str]:
+    """Whether `generate` can make cases for ``spec`` (at ``level``), and if
+    not, why (a reason a spec writer can act on)."""
+    bound = _bind(spec)
+    if isinstance(bound, str):
+        return False, bound
+    for field in spec.attributes:
+        problem = _attribute_problem(spec, field)
+        if problem:
+            return False, problem
+    if level is not None:
+        table = spec.table_at(level)
+        if table is None:
+            return False, f"no support table at {level.short} (introduced {spec.introduced.short})"
+        if not _ranks(table, bound):
+            return False, f"the support table at {table.level.short} allows no common dimension count"
+    return True, "ok"
+
+
+def _enum_constants(spec: Spec, field: Field) -> tuple[str, ...]:
+    if field.c_type == "DML_TENSOR_DATA_TYPE":
+        return ("DML_TENSOR_DATA_TYPE_",)  # the case's own data type
+    found = _ENUM_RE.findall(spec.formula.parsed or "")
+    return tuple(dict.fromkeys(c for c in found if c.startswith(field.c_type + "_")))
+
+
+def _ranks(table: SupportTable, bound: _Binding) -> tuple[int, ...]:
+    rows = [table.row(t) for t in bound.inputs + bound.outputs]
+    sets = [set(r.dims) for r in rows if r is not None]
+    return tuple(sorted(set.intersection(*sets))) if sets else ()
+
+
+# -- data types ------------------------------------------------------------------------
+def _groups(spec: Spec, tensors: tuple[str, ...]) -> list[list[str]]:
+    """Tensors tied by ``same DataType`` constraints, in struct order."""
+    parent = {t: t for t in tensors}
+
+    def root(t: str) -> str:
+        while parent[t] != t:
+            t = parent[t]
+        return t
+
+    for c in spec.constraints:
+        if c.kind is ConstraintKind.SAME and "DataType" in c.properties:
+            members = [t for t in c.tensors if t in parent]
+            for t in members[1:]:
+                parent[root(t)] = root(members[0])
+    groups: dict[str, list[str]] = {}
+    for t in tensors:
+        groups.setdefault(root(t), []).append(t)
+    return list(groups.values())
+
+
+def _dtype_plan(spec: Spec, table: SupportTable, bound: _Binding) -> tuple[list[str], list[list[str]]]:
+    """The primary group (whose data types the cases iterate) and the others.
+    A lone tensor with the primary's exact type list joins it."""
+    tensors = bound.inputs + bound.outputs
+    groups = _groups(spec, tensors)
+    allowed = {t: tuple(r.dtypes) if (r := table.row(t)) else () for t in tensors}
+    inputs = [g for g in groups if any(t in bound.inputs for t in g)] or groups
+    primary = max(inputs, key=lambda g: (len(_common(g, allowed)), -groups.index(g)))
+    rest = []
+    for g in groups:
+        if g is primary:
+            continue
+        if len(g) == 1 and allowed[g[0]] == _common(primary, allowed):
+            primary = primary + g
+        else:
+            rest.append(g)
+    return primary, rest
+
+
+def _common(group: list[str], allowed: dict[str, tuple[DataType, ...]]) -> tuple[DataType, ...]:
+    first = [d for d in allowed[group[0]] if d not in (DataType.INT4, DataType.UINT4)]
+    return tuple(d for d in first if all(d in allowed[t] for t in group))
+
+
+def _assign(primary: list[str], rest: list[list[str]], allowed: dict[str, tuple[DataType, ...]],
+            dtype: DataType, index: int) -> dict[str, DataType]:
+    """Each tensor's data type: the primary group gets ``dtype``, every other
+    group cycles through its own allowed types with ``index``."""
+    out = {t: dtype for t in primary}
+    for g in rest:
+        common = _common(g, allowed) or (dtype,)
+        out.update({t: common[index % len(common)] for t in g})
+    return out
+
+
+# -- attributes ------------------------------------------------------------------------
+def _f32(x: float) -> float:
+    return float(np.float32(x))
+
+
+def _is_floatlike(f: Field) -> bool:
+    return (f.kind is FieldKind.SCALAR and f.c_type == "FLOAT") or f.c_type == "DML_SCALAR_UNION"
+
+
+def _typical(spec: Spec, dtype: DataType) -> Attrs:
+    """The attributes' typical values: the doc's default (its exact text such
+    as ``"1/6"`` where it gives one), else a plain value by position."""
+    out: list[tuple[str, Any]] = []
+    position = 0
+    for f in spec.attributes:
+        if f.kind is FieldKind.STRUCT_PTR:
+            continue
+        if f.default_exact is not None:
+            value: Any = f.default_exact
+        elif _is_floatlike(f):
+            value = f.default if f.default is not None else _TYPICAL[position % len(_TYPICAL)]
+            position += f.default is None
+            value = _in_type(f, float(value), dtype)
+        elif f.kind is FieldKind.ENUM:
+            value = f.default if f.default is not None else _enum_constants(spec, f)[0]
+            value = value + dtype.name if value == "DML_TENSOR_DATA_TYPE_" else value
+        elif f.c_type == "BOOL":
+            value = bool(f.default) if f.default is not None else False
+        else:
+            value = int(f.default)  # type: ignore[arg-type]
+        out.append((f.name, value))
+    return tuple(out)
+
+
+def _in_type(f: Field, value: float, dtype: DataType) -> float | int:
+    """A FLOAT member is float32; a scalar union holds the case's data type."""
+    if f.c_type == "DML_SCALAR_UNION" and not dtype.is_float:
+        info = np.iinfo(ev.np_dtype(dtype))
+        return int(np.clip(round(value), info.min, info.max))
+    if f.c_type == "DML_SCALAR_UNION":
+        with np.errstate(over="ignore"):
+            return float(np.asarray(value).astype(ev.np_dtype(dtype)))
+    return _f32(value)
+
+
+def _number(value: Any) -> float:
+    if isinstance(value, str):
+        from fractions import Fraction
+
+        return float(Fraction(value))
+    return float(value)
+
+
+def _variants(spec: Spec, bound: _Binding, dtype: DataType) -> list[Attrs]:
+    """The typical attributes first, then one change each (DESIGN.md: the
+    defaults and edge values: 0, negative, tiny, huge, one above another)."""
+    base = _typical(spec, dtype)
+    current = dict(base)
+    read = [f for f in spec.attributes if f.name in bound.attributes or f.name in current]
+    changes: list[tuple[str, Any]] = []
+    floats = [f for f in read if _is_floatlike(f) and f.name in bound.attributes]
+    for f in floats:
+        t = _number(current[f.name])
+        fi = _F32 if f.c_type == "FLOAT" or not dtype.is_float else ev.finfo(ev.np_dtype(dtype))
+        for v in (0.0, -abs(t) if t else -1.0, float(fi.smallest_normal), float(fi.max)):
+            changes.append((f.name, _in_type(f, v, dtype)))
+    for p, q in itertools.permutations(floats, 2):
+        changes.append((p.name, _in_type(p, _number(current[q.name]) + 1, dtype)))
+    for f in read:
+        if f.kind is FieldKind.ENUM and f.default is None and f.c_type != "DML_TENSOR_DATA_TYPE":
+            changes.extend((f.name, c) for c in _enum_constants(spec, f))
+        elif f.c_type == "BOOL":
+            changes.append((f.name, not current[f.name]))
+    out, seen = [base], {base}
+    for name, value in changes:
+        attrs = tuple((n, value if n == name else v) for n, v in base)
+        if attrs not in seen:
+            seen.add(attrs)
+            out.append(attrs)
+    return out
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        text = str(np.float32(value)) if value == _f32(value) else repr(value)
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)
+
+
+def attrs_text(attrs: Attrs) -> str:
+    """``Bias=0,Threshold=0.5``: the attribute segment of a case id."""
+    return ",".join(f"{n}={_fmt(v)}" for n, v in attrs)
+
+
+# -- values ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class _Pool:
+    """Values an input must hold, and the edge classes they cover."""
+
+    values: np.ndarray
+    edges: tuple[str, ...]
+
+
+def _rng(seed: int, case_id: str) -> np.random.Generator:
+    """The generator of one case: from the suite seed and the id alone."""
+    return np.random.default_rng([seed, zlib.crc32(case_id.encode("utf-8"))])
+
+
+def _boundaries(bound: _Binding, attrs: Attrs) -> tuple[Any, ...]:
+    from dmlconform.formula import boundaries
+
+    names = [n for _, n in bound.names]
+    try:
+        return boundaries.find(bound.tree, dict(attrs), inputs=names)
+    except (FormulaError, ValueError, TypeError, ZeroDivisionError, OverflowError):
+        return ()  # attribute values for which the formula has no solvable boundary
+
+
+def _cond(b: Any) -> str:
+    return b.cond.split("; ")[0].replace(" ", "")
+
+
+def _boundary_pool(b: Any, dtype: DataType) -> np.ndarray:
+    """The boundary's points in ``dtype``; none where it lies beyond the
+    type's range (``Boundary.points`` overflows there)."""
+    if not np.isfinite(b.value):
+        return np.empty(0, ev.np_dtype(dtype))
+    try:
+        points = b.points(ev.np_dtype(dtype)) if dtype.is_float else None
+    except OverflowError:
+        return np.empty(0, ev.np_dtype(dtype))
+    return ev.boundary_points(b.exact, b.value, dtype, points)
+
+
+def _pools(bound: _Binding, dtypes: dict[str, DataType], found: tuple[Any, ...]) -> dict[str, _Pool]:
+    """Per input read by the formula: its type's edge values and every boundary point."""
+    out = {}
+    for tensor, name in bound.names:
+        dtype = dtypes[tensor]
+        edge = ev.edge_values(dtype)
+        parts = [np.asarray([e.value for e in edge], dtype=ev.np_dtype(dtype))]
+        labels = [e.name for e in edge]
+        for b in found:
+            if b.var == name:
+                parts.append(_boundary_pool(b, dtype))
+                labels.append(f"boundary:{_cond(b)}")
+        out[tensor] = _Pool(np.concatenate(parts), tuple(dict.fromkeys(labels)))
+    return out
+
+
+def _fill(pool: np.ndarray | None, count: int, dtype: DataType, rng: np.random.Generator) -> np.ndarray:
+    """``count`` values: the pool (cut to fit) and random values, shuffled."""
+    head = pool[:count] if pool is not None else np.empty(0, ev.np_dtype(dtype))
+    values = np.concatenate([head, ev.random_values(dtype, rng, count - head.size)])
+    return values[rng.permutation(count)]
+
+
+# -- tensors ---------------------------------------------------------------------------
+def _padded_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    """Strides with a gap of two elements after every row of every dimension."""
+    out, step = [], 1
+    for size in reversed(sizes):
+        out.append(step)
+        step = step * size + 2
+    return tuple(reversed(out))
+
+
+def _canary(dtype: DataType) -> Any:
+    return np.nan if dtype.is_float else np.iinfo(ev.np_dtype(dtype)).max
+
+
+def _tensor(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[int, ...],
+            logical: np.ndarray | None) -> TensorData:
+    """A read-only buffer holding ``logical`` (shape ``sizes``) at ``strides``;
+    gaps hold a canary (NaN or the type's max).  ``logical`` None: an output,
+    zero-filled."""
+    nt = ev.np_dtype(dtype)
+    count = buffer_elements(sizes, strides)
+    if logical is None:
+        buf = np.zeros(count, dtype=nt)
+    else:
+        buf = np.full(count, _canary(dtype), dtype=nt)
+        view = np.lib.stride_tricks.as_strided(buf, shape=sizes, strides=tuple(s * nt.itemsize for s in strides),
+                                               writeable=True)
+        np.copyto(view, np.broadcast_to(logical.astype(nt, copy=False), sizes))
+    buf.flags.writeable = False
+    return TensorData(name, dtype, sizes, strides, buf)
+
+
+def _broadcast_dims(sizes: tuple[int, ...], multi: bool) -> tuple[int, ...]:
+    """Dimensions an input is broadcast on (stride 0): all but the innermost for
+    the last of several inputs, the outermost non-1 one for a single input."""
+    if multi:
+        return tuple(range(len(sizes) - 1))
+    return next(((i,) for i, s in enumerate(sizes) if s > 1), ())
+
+
+# -- cases -----------------------------------------------------------------------------
+Values = dict[str, np.ndarray]
+Filler = Any  # (dtypes, rng, count) -> (values per input, edge classes)
+
+
+@dataclass(frozen=True, slots=True)
+class _Ctx:
+    spec: Spec
+    bound: _Binding
+    table: SupportTable
+    level: FeatureLevel
+    seed: int
+    primary: tuple[str, ...]
+    rest: tuple[tuple[str, ...], ...]
+    allowed: dict[str, tuple[DataType, ...]]
+    show_attrs: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What one case looks like, apart from its values."""
+
+    dtype: DataType
+    index: int
+    sizes: tuple[int, ...]
+    what: str
+    attrs: Attrs
+    layout: Layout = Layout.PACKED
+    tag: str | None = None
+    supported: bool = True
+
+
+def _build(ctx: _Ctx, shape: _Shape, fill: Filler) -> Case:
+    dtypes = _assign(list(ctx.primary), [list(g) for g in ctx.rest], ctx.allowed, shape.dtype, shape.index)
+    parts = [ctx.spec.operator, shape.dtype.name, f"{len(shape.sizes)}d", shape.what]
+    parts += [attrs_text(shape.attrs)] if ctx.show_attrs else []
+    parts += [shape.tag or shape.layout.value] if shape.tag or shape.layout is not Layout.PACKED else []
+    case_id = "/".join(parts)
+    rng = _rng(ctx.seed, case_id)
+    count = int(np.prod(shape.sizes))
+    values, edges = fill(dtypes, rng, count)
+    inputs = tuple(_input(ctx, name, dtypes[name], shape, values[name]) for name in ctx.bound.inputs)
+    pair = _alias(ctx, dtypes) if shape.layout is Layout.IN_PLACE else None
+    outputs = []
+    for name in ctx.bound.outputs:
+        if pair is not None and pair[0] == name:
+            src = next(t for t in inputs if t.name == pair[1])
+            outputs.append(_tensor(name, dtypes[name], src.sizes, src.strides, None))
+        else:
+            strides = _padded_strides(shape.sizes) if shape.layout is Layout.PADDED else packed_strides(shape.sizes)
+            outputs.append(_tensor(name, dtypes[name], shape.sizes, strides, None))
+    return Case(id=case_id, operator=ctx.spec.operator, level=ctx.level, dtype=shape.dtype,
+                inputs=inputs, outputs=tuple(outputs), attributes=shape.attrs, layout=shape.layout,
+                aliases=(pair,) if pair else (), expect_supported=shape.supported,
+                edges=tuple(sorted(set(edges))), seed=ctx.seed)
+
+
+def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, flat: np.ndarray) -> TensorData:
+    sizes = shape.sizes
+    if shape.layout is Layout.PADDED:
+        return _tensor(name, dtype, sizes, _padded_strides(sizes), flat.reshape(sizes))
+    if shape.layout is Layout.BROADCAST and name == ctx.bound.inputs[-1]:
+        dims = _broadcast_dims(sizes, len(ctx.bound.inputs) > 1)
+        compact = tuple(1 if i in dims else s for i, s in enumerate(sizes))
+        strides = tuple(0 if i in dims else s for i, s in enumerate(packed_strides(compact)))
+        logical = flat[:int(np.prod(compact))].reshape(compact)
+        return _tensor(name, dtype, sizes, strides, logical)
+    return _tensor(name, dtype, sizes, packed_strides(sizes), flat.reshape(sizes))
+
+
+def _alias(ctx: _Ctx, dtypes: dict[str, DataType]) -> tuple[str, str] | None:
+    """The first (output, input) pair ``in_place`` allows whose data types match."""
+    for p in ctx.spec.in_place:
+        if p.output in ctx.bound.outputs and p.input in ctx.bound.inputs and dtypes[p.output] == dtypes[p.input]:
+            return (p.output, p.input)
+    return None
+
+
+def _edges_fill(ctx: _Ctx, found: tuple[Any, ...]) -> Filler:
+    """Every input read by the formula holds its pool; others random values."""
+    def fill(dtypes: dict[str, DataType], rng: np.random.Generator, count: int) -> tuple[Values, list[str]]:
+        pools = _pools(ctx.bound, dtypes, found)
+        values = {t: _fill(pools[t].values if t in pools else None, count, dtypes[t], rng) for t in ctx.bound.inputs}
+        edges = [e for t, p in pools.items() for e in p.edges if _covered(p, e, count)] + ["random"]
+        return values, edges
+    return fill
+
+
+def _covered(pool: _Pool, edge: str, count: int) -> bool:
+    """Whether the pool's values behind ``edge`` fit in ``count`` elements
+    (edge values come first, so they always fit in the small shapes)."""
+    return count >= pool.values.size or not edge.startswith("boundary:")
+
+
+def _pairs_fill(ctx: _Ctx) -> Filler:
+    """The cross product of the first two inputs' edge values."""
+    a, b = (t for t, _ in ctx.bound.names[:2])
+
+    def fill(dtypes: dict[str, DataType], rng: np.random.Generator, count: int) -> tuple[Values, list[str]]:
+        ea, eb = ev.edge_values(dtypes[a]), ev.edge_values(dtypes[b])
+        va = np.asarray([e.value for e in ea], dtype=ev.np_dtype(dtypes[a]))
+        vb = np.asarray([e.value for e in eb], dtype=ev.np_dtype(dtypes[b]))
+        values = {t: ev.random_values(dtypes[t], rng, count) for t in ctx.bound.inputs}
+        values[a], values[b] = np.repeat(va, vb.size), np.tile(vb, va.size)
+        return values, [e.name for e in ea + eb]
+    return fill
+
+
+def _boundary_fill(ctx: _Ctx, found: tuple[Any, ...], target: Any) -> Filler:
+    """One input holds one boundary and its neighbours, repeated; the other
+    inputs hold their pools."""
+    tensor = next(t for t, n in ctx.bound.names if n == target.var)
+    base = _edges_fill(ctx, found)
+
+    def fill(dtypes: dict[str, DataType], rng: np.random.Generator, count: int) -> tuple[Values, list[str]]:
+        values, _ = base(dtypes, rng, count)
+        points = _boundary_pool(target, dtypes[tensor])
+        if points.size:
+            values[tensor] = np.resize(points, count)
+        return values, [f"boundary:{_cond(target)}"] if points.size else []
+    return fill
+
+
+def _pairs_sizes(ctx: _Ctx, dtype: DataType, index: int, rank: int) -> tuple[int, ...]:
+    dtypes = _assign(list(ctx.primary), [list(g) for g in ctx.rest], ctx.allowed, dtype, index)
+    a, b = (len(ev.edge_values(dtypes[t])) for t, _ in ctx.bound.names[:2])
+    return (a * b,) if rank == 1 else (1,) * (rank - 2) + (a, b)
+
+
+def _large_sizes(rank: int) -> tuple[int, ...]:
+    if rank >= 3:
+        return (1,) * (rank - 3) + _LARGE
+    return (_LARGE[0] * _LARGE[1], _LARGE[2]) if rank == 2 else (int(np.prod(_LARGE)),)
+
+
+def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
+             negative: bool = True) -> Iterator[Case]:
+    """The cases of ``spec`` at ``level`` (see the module docstring), in a
+    fixed order, identical for a ``seed``.  Raises `InputError` for a spec
+    `is_runnable` refuses (with its reason) or a negative seed."""
+    if not isinstance(seed, int) or seed < 0:
+        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    ok, reason = is_runnable(spec, level)
+    if not ok:
+        raise InputError(f"{spec.operator}: no cases at {level.short}: {reason}")
+    ctx = _context(spec, level, seed)
+    ranks = _ranks(ctx.table, ctx.bound)
+    rep = 4 if 4 in ranks else ranks[-1]
+    seen: set[str] = set()
+    stream = itertools.chain(
+        *(_per_dtype(ctx, dtype, i, ranks, rep, large and i == 0)
+          for i, dtype in enumerate(_common(list(ctx.primary), ctx.allowed))),
+        _negatives(ctx, ranks, rep) if negative else ())
+    for case in stream:
+        if case.id in seen:
+            raise AssertionError(f"duplicate case id {case.id}")  # a generator bug, never input
+        seen.add(case.id)
+        yield case
+
+
+def _context(spec: Spec, level: FeatureLevel, seed: int) -> _Ctx:
+    bound = _bind(spec)
+    assert isinstance(bound, _Binding)
+    table = spec.table_at(level)
+    assert table is not None
+    primary, rest = _dtype_plan(spec, table, bound)
+    tensors = bound.inputs + bound.outputs
+    allowed = {t: tuple(r.dtypes) if (r := table.row(t)) else () for t in tensors}
+    show = any(f.kind is not FieldKind.STRUCT_PTR for f in spec.attributes)
+    return _Ctx(spec, bound, table, level, seed, tuple(primary), tuple(tuple(g) for g in rest), allowed, show)
+
+
+def _per_dtype(ctx: _Ctx, dtype: DataType, index: int, ranks: tuple[int, ...], rep: int,
+               large: bool) -> Iterator[Case]:
+    variants = _variants(ctx.spec, ctx.bound, dtype)
+    base = variants[0]
+    found = _boundaries(ctx.bound, base)
+    edges = _edges_fill(ctx, found)
+    for rank in ranks:
+        yield _build(ctx, _Shape(dtype, index, _SHAPES[rank], "edges", base), edges)
+    if len(ctx.bound.names) >= 2:
+        yield _build(ctx, _Shape(dtype, index, _pairs_sizes(ctx, dtype, index, rep), "pairs", base), _pairs_fill(ctx))
+    counts: dict[str, int] = {}
+    for b in found:
+        what = f"boundary({_cond(b).replace('/', '÷')})"
+        counts[what] = counts.get(what, 0) + 1
+        what += f"#{counts[what]}" if counts[what] > 1 else ""
+        yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], what, base), _boundary_fill(ctx, found, b))
+    for attrs in variants[1:]:
+        yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", attrs),
+                     _edges_fill(ctx, _boundaries(ctx.bound, attrs)))
+    yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.PADDED), edges)
+    if ctx.bound.inputs:
+        yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.BROADCAST), edges)
+    if _alias(ctx, _assign(list(ctx.primary), [list(g) for g in ctx.rest], ctx.allowed, dtype, index)):
+        yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.IN_PLACE), edges)
+    if large:
+        yield _build(ctx, _Shape(dtype, index, _large_sizes(rep), "edges", base, tag="large"), edges)
+
+
+def _negatives(ctx: _Ctx, ranks: tuple[int, ...], rep: int) -> Iterator[Case]:
+    """A data type and a dimension count outside the table, preferring ones a
+    newer table allows (the likeliest mistakes)."""
+    allowed = _common(list(ctx.primary), ctx.allowed)
+    newer = [t for t in ctx.spec.support if t.level > ctx.table.level]
+    later_types = [d for t in newer for r in t.rows if r.tensor == ctx.primary[0] for d in r.dtypes]
+    usable = [d for d in DATA_TYPE_ORDER if d not in (DataType.INT4, DataType.UINT4)]
+    bad_types = [d for d in later_types + usable if d not in allowed and d in usable]
+    if bad_types:
+        dtype = bad_types[0]
+        base = _typical(ctx.spec, dtype)
+        yield _build(ctx, _Shape(dtype, 0, _SHAPES[rep], "unsupported", base, supported=False),
+                     _edges_fill(ctx, _boundaries(ctx.bound, base)))
+    later_ranks = [d for t in newer for r in t.rows if r.tensor == ctx.primary[0] for d in r.dims]
+    bad_ranks = [d for d in later_ranks + list(range(1, 10)) if d not in ranks and d in _SHAPES]
+    dtype = allowed[0]
+    base = _typical(ctx.spec, dtype)
+    yield _build(ctx, _Shape(dtype, 0, _SHAPES[bad_ranks[0]], "unsupported", base, supported=False),
+                 _edges_fill(ctx, _boundaries(ctx.bound, base)))

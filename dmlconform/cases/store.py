@@ -1,0 +1,236 @@
+"""Cases on disk: a manifest plus one ``.npy`` file per tensor buffer.
+
+DESIGN.md, "Cases": cases written to ``cases/NAME/`` can be run by a backend
+in another language, and external test vectors can be brought into the same
+runner by writing this format.
+
+Format (version 1)
+------------------
+
+A case folder holds ``manifest.json`` and the ``.npy`` files it names, nothing
+else is read.  ``manifest.json`` is UTF-8 JSON, keys sorted, one case per line,
+no NaN or infinity::
+
+    {
+     "cases": [ CASE, ... ],            // in generation order
+     "format": "dmlconform-cases",
+     "specs": {"ACTIVATION_SHRINK": "specs/ACTIVATION_SHRINK.yaml", ...},
+     "version": 1
+    }
+
+Each CASE::
+
+    {
+     "aliases": [["OutputTensor", "InputTensor"]],   // output bound to an input's buffer (in-place)
+     "attributes": [["Bias", 0.0], ["Threshold", 0.5]],  // struct order; FLOAT members as the
+                                         // float32 value in decimal, exact texts ("1/6") as strings,
+                                         // enum constants as their names, booleans, integers
+     "dtype": "FLOAT32",                // the case's data type (DML_TENSOR_DATA_TYPE_ suffix)
+     "edges": ["+0", "boundary:x>Threshold", "nan", ...],  // edge classes covered
+     "expect_supported": true,          // false: outside the level's table (reject or compute)
+     "id": "ACTIVATION_SHRINK/FLOAT32/4d/edges/Bias=0,Threshold=0.5",
+     "inputs": [ TENSOR, ... ],         // struct order
+     "layout": "packed",                // packed | padded | broadcast | in_place
+     "level": "6_4",                    // the feature level whose table the case exercises
+     "operator": "ACTIVATION_SHRINK",
+     "outputs": [ TENSOR, ... ],
+     "seed": 1                          // the suite seed the values came from
+    }
+
+Each TENSOR::
+
+    {"dtype": "FLOAT32", "file": "00000.InputTensor.npy", "name": "InputTensor",
+     "sizes": [2, 3, 1, 11], "strides": [33, 11, 11, 1]}
+
+``file`` is a plain name in the folder: a 1-D ``.npy`` array (no pickled
+objects; loaded with ``allow_pickle=False``) of the tensor's data type holding
+at least ``1 + sum((size - 1) * stride)`` elements.  Element ``[i0, i1, ...]``
+of the tensor is buffer element ``sum(i_k * stride_k)``; strides are in
+elements, 0 for a broadcast dimension.  Output files hold the initial buffer
+(zeros) a backend writes into.  Files are named ``<case index, 5 digits>.<tensor
+name>.npy``.  Writing the same cases twice gives byte-identical files; every
+file is written atomically, the manifest last, and stale ``.npy`` files of that
+naming are removed.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from dmlconform.atomic import write_atomic
+from dmlconform.cases.edges import np_dtype
+from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements
+from dmlconform.errors import LocatedError
+from dmlconform.spec.model import DataType, FeatureLevel
+
+FORMAT = "dmlconform-cases"
+VERSION = 1
+MANIFEST = "manifest.json"
+_FILE_RE = re.compile(r"^\d{5,}\.[A-Za-z0-9_]+\.npy$")
+
+
+# -- writing ---------------------------------------------------------------------------
+def write_cases(cases: Iterable[Case], folder: str | Path, *,
+                spec_paths: Mapping[str, str] | None = None) -> int:
+    """Write ``cases`` to ``folder`` (created if missing); returns how many.
+    ``spec_paths`` maps an operator to the spec file its cases came from."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    entries, files = [], set()
+    for index, case in enumerate(cases):
+        entry = _case_entry(case, index)
+        for tensor, record in zip(case.inputs + case.outputs, entry["inputs"] + entry["outputs"], strict=True):
+            write_atomic(folder / record["file"], _npy(tensor.buffer))
+            files.add(record["file"])
+        entries.append(entry)
+    manifest = {"format": FORMAT, "version": VERSION, "specs": dict(sorted((spec_paths or {}).items())),
+                "cases": entries}
+    write_atomic(folder / MANIFEST, _manifest_text(manifest))
+    for stale in sorted(folder.glob("*.npy")):
+        if _FILE_RE.match(stale.name) and stale.name not in files:
+            stale.unlink()
+    return len(entries)
+
+
+def _manifest_text(manifest: dict[str, Any]) -> str:
+    """Sorted-key JSON with one case per line (diffs of case folders stay readable)."""
+    def dump(v: Any) -> str:
+        return json.dumps(v, sort_keys=True, allow_nan=False, ensure_ascii=False)
+
+    lines = []
+    for key in sorted(manifest):
+        if key == "cases":
+            body = ",\n".join(f"  {dump(c)}" for c in manifest[key])
+            lines.append(f' "cases": [\n{body}\n ]' if body else ' "cases": []')
+        else:
+            lines.append(f" {dump(key)}: {dump(manifest[key])}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def _case_entry(case: Case, index: int) -> dict[str, Any]:
+    def tensor(t: TensorData) -> dict[str, Any]:
+        return {"name": t.name, "dtype": t.dtype.name, "sizes": list(t.sizes), "strides": list(t.strides),
+                "file": f"{index:05d}.{t.name}.npy"}
+
+    return {"id": case.id, "operator": case.operator, "level": case.level.short, "dtype": case.dtype.name,
+            "layout": case.layout.value, "attributes": [[n, v] for n, v in case.attributes],
+            "aliases": [list(a) for a in case.aliases], "expect_supported": case.expect_supported,
+            "edges": list(case.edges), "seed": case.seed,
+            "inputs": [tensor(t) for t in case.inputs], "outputs": [tensor(t) for t in case.outputs]}
+
+
+def _npy(array: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    np.save(out, np.ascontiguousarray(array), allow_pickle=False)
+    return out.getvalue()
+
+
+# -- reading ---------------------------------------------------------------------------
+def read_cases(folder: str | Path) -> list[Case]:
+    """The cases of ``folder``, in manifest order.  A missing, malformed or
+    inconsistent file raises `LocatedError` naming the file (and for the
+    manifest the line and column, or the case and key)."""
+    folder = Path(folder)
+    path = folder / MANIFEST
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LocatedError(f"cannot read the case manifest: {exc}; write one with `dmlconform gen`",
+                           path=path) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise LocatedError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise LocatedError(f'not a case manifest: expected "format": "{FORMAT}"', path=path)
+    if data.get("version") != VERSION:
+        raise LocatedError(f"version={data.get('version')!r} is not supported (this dmlconform reads {VERSION})",
+                           path=path)
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        raise LocatedError('"cases" must be a list', path=path)
+    return [_case(folder, path, i, entry) for i, entry in enumerate(cases)]
+
+
+def _case(folder: Path, path: Path, index: int, entry: Any) -> Case:
+    where = f"cases[{index}]"
+    try:
+        if not isinstance(entry, dict):
+            raise TypeError("must be an object")
+        attributes = tuple((str(n), _scalar(v)) for n, v in entry["attributes"])
+        return Case(
+            id=_str(entry["id"]), operator=_str(entry["operator"]), level=FeatureLevel.parse(entry["level"]),
+            dtype=DataType.parse(entry["dtype"]),
+            inputs=tuple(_tensor(folder, t) for t in entry["inputs"]),
+            outputs=tuple(_tensor(folder, t) for t in entry["outputs"]),
+            attributes=attributes, layout=Layout(entry["layout"]),
+            aliases=tuple((_str(o), _str(i)) for o, i in entry["aliases"]),
+            expect_supported=_bool(entry["expect_supported"]), edges=tuple(_str(e) for e in entry["edges"]),
+            seed=_int(entry["seed"]))
+    except LocatedError:
+        raise
+    except KeyError as exc:
+        raise LocatedError(f"{where}: missing key {exc.args[0]!r}", path=path) from None
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise LocatedError(f"{where} ({entry.get('id', '?') if isinstance(entry, dict) else '?'}): {exc}",
+                           path=path) from None
+
+
+def _tensor(folder: Path, record: Any) -> TensorData:
+    name, file = _str(record["name"]), _str(record["file"])
+    if not _FILE_RE.match(file):
+        raise ValueError(f"tensor {name}: file={file!r} is not a plain <index>.<name>.npy name")
+    dtype = DataType.parse(record["dtype"])
+    sizes = tuple(_int(s) for s in record["sizes"])
+    strides = tuple(_int(s) for s in record["strides"])
+    if len(sizes) != len(strides) or any(s < 0 for s in sizes + strides):
+        raise ValueError(f"tensor {name}: sizes={list(sizes)} and strides={list(strides)} must be equally long "
+                         "and not negative")
+    buffer = _load(folder / file, np_dtype(dtype), buffer_elements(sizes, strides))
+    return TensorData(name, dtype, sizes, strides, buffer)
+
+
+def _load(path: Path, dtype: np.dtype, need: int) -> np.ndarray:
+    try:
+        array = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise LocatedError("tensor file is missing", path=path) from None
+    except (OSError, ValueError) as exc:
+        raise LocatedError(f"not a plain .npy array ({exc}); object arrays are refused", path=path) from None
+    if not isinstance(array, np.ndarray) or array.ndim != 1 or array.dtype != dtype:
+        raise LocatedError(f"expected a 1-D array of {dtype}, found shape={getattr(array, 'shape', '?')} "
+                           f"dtype={getattr(array, 'dtype', '?')}", path=path)
+    if array.size < need:
+        raise LocatedError(f"holds {array.size} elements but sizes and strides address {need}", path=path)
+    array.flags.writeable = False
+    return array
+
+
+def _str(v: Any) -> str:
+    if not isinstance(v, str):
+        raise TypeError(f"expected a string, found {v!r}")
+    return v
+
+
+def _int(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise TypeError(f"expected an integer, found {v!r}")
+    return v
+
+
+def _bool(v: Any) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError(f"expected true or false, found {v!r}")
+    return v
+
+
+def _scalar(v: Any) -> float | int | bool | str:
+    if not isinstance(v, (float, int, bool, str)):
+        raise TypeError(f"attribute value {v!r} must be a number, boolean or string")
+    return v

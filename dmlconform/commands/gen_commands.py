@@ -1,0 +1,80 @@
+"""`gen`: write the generated cases of the specs to a case folder.
+
+DESIGN.md, "Cases" (cases written to disk in a documented format, see
+`cases.store`) and "Data flow" (a user can stop after any stage).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import click
+
+from dmlconform.cli import EXIT_CODES_HELP, existing_paths, main
+from dmlconform.errors import InputError
+from dmlconform.spec.model import DataType, FeatureLevel, Spec
+
+
+def _parse_all(values: tuple[str, ...], parse, what: str) -> list:  # type: ignore[no-untyped-def]
+    out = []
+    for v in values:
+        try:
+            out.append(parse(v))
+        except ValueError as exc:
+            raise InputError(f"{what}: {exc}") from None
+    return out
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.option("--specs", "specs_dir", default="specs", show_default=True, type=click.Path(),
+              help="Folder (or file) of YAML specs.")
+@click.option("--op", "ops", multiple=True, help="Only this operator (repeatable), e.g. ACTIVATION_SHRINK.")
+@click.option("--dtype", "dtypes", multiple=True, help="Only cases of this data type (repeatable), e.g. FLOAT16.")
+@click.option("--feature-level", "level_text", default=FeatureLevel.FL_6_4.short, show_default=True,
+              help="The feature level whose support tables the cases exercise.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the random values; the same seed gives the same cases.")
+@click.option("--large", is_flag=True, help="Add one tensor of 2^22 elements or more per operator.")
+@click.option("--no-negative", is_flag=True, help="Leave out cases outside the level's table.")
+@click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
+              help="Case folder to write, e.g. cases/default.")
+def gen(specs_dir: str, ops: tuple[str, ...], dtypes: tuple[str, ...], level_text: str, seed: int, large: bool,
+        no_negative: bool, output: str) -> None:
+    """Generate cases from the specs with an evaluable formula and write them
+    (manifest.json plus one .npy per tensor) to OUTPUT."""
+    from dmlconform.cases.generate import generate, is_runnable
+    from dmlconform.cases.store import write_cases
+    from dmlconform.spec.load import load_spec, spec_files
+
+    level = _parse_all((level_text,), FeatureLevel.parse, "--feature-level")[0]
+    wanted_types = set(_parse_all(dtypes, DataType.parse, "--dtype"))
+    paths = spec_files(existing_paths((specs_dir,), "--specs"))
+    specs = [(p, load_spec(p)) for p in paths]
+    known = {s.operator for _, s in specs}
+    unknown = sorted(set(ops) - known)
+    if unknown:
+        raise InputError(f"--op {', '.join(unknown)}: no such operator in {specs_dir}")
+    chosen: list[tuple[Path, Spec]] = []
+    for path, spec in specs:
+        if ops and spec.operator not in ops:
+            continue
+        ok, reason = is_runnable(spec, level)
+        if ok:
+            chosen.append((path, spec))
+        elif ops or spec.formula.evaluable:
+            click.echo(f"{path}: skipped: {reason}", err=True)
+    if not chosen:
+        raise InputError(f"no spec in {specs_dir} can be generated at {level.short}; see the reasons above")
+
+    def cases() -> Iterator:  # type: ignore[type-arg]
+        for _, spec in chosen:
+            for case in generate(spec, level, seed=seed, large=large, negative=not no_negative):
+                if not wanted_types or case.dtype in wanted_types:
+                    yield case
+
+    count = write_cases(cases(), output, spec_paths={s.operator: str(p) for p, s in chosen})
+    if count == 0:
+        raise InputError(f"--dtype {', '.join(sorted(dtypes))}: no case of these data types at {level.short}")
+    plural = "s" if len(chosen) != 1 else ""
+    click.echo(f"wrote {count} cases of {len(chosen)} operator{plural} at {level.short} (seed {seed}) to {output}")
