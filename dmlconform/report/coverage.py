@@ -1,0 +1,196 @@
+"""What every report shows besides the cases themselves: per-group outcome
+counts, totals, coverage per operator, and the shared number format.
+
+The terminal, JSON, JUnit and HTML writers all take their summaries from here,
+so no two reports can disagree on a count or an order.  Pure functions from a
+`RunResult` to plain frozen records (DESIGN.md "Comparison, verdicts and
+reports"; STYLE.md "sort all output").
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from dmlconform.results import OUTCOME_ORDER, CaseResult, Outcome, RunResult
+from dmlconform.spec.model import DATA_TYPE_ORDER, FeatureLevel
+
+K = TypeVar("K", int, str)
+
+#: Outcomes from the least to the most alarming; a group is shown by its worst.
+SEVERITY: tuple[Outcome, ...] = (
+    Outcome.PASS, Outcome.NOT_SUPPORTED, Outcome.XFAIL, Outcome.QUALITY_WARNING, Outcome.XPASS,
+    Outcome.FAIL, Outcome.TIMEOUT, Outcome.CRASH, Outcome.ERROR,
+)
+
+#: Outcomes always shown as columns; XFAIL/XPASS only when a run has any.
+BASE_OUTCOMES: tuple[Outcome, ...] = tuple(o for o in OUTCOME_ORDER if o not in (Outcome.XFAIL, Outcome.XPASS))
+
+#: Outcomes that make a group "skipped" when it has nothing else (JUnit).
+SKIP_OUTCOMES = frozenset({Outcome.NOT_SUPPORTED, Outcome.XFAIL})
+
+
+def fmt_float(x: float) -> str:
+    """A float as a person reads it: 9 significant digits (enough for float32),
+    ``nan``, ``inf``, ``-inf`` and ``-0`` spelled out."""
+    return format(float(x), ".9g")
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with control characters (escape sequences included, tab and
+    newline excepted) written as ``\\xNN``, so data cannot drive a terminal."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+def dtype_key(dtype: str) -> tuple[int, str]:
+    """Canonical data type order (DATA_TYPE_ORDER); unknown names last, by name."""
+    names = [t.name for t in DATA_TYPE_ORDER]
+    return (names.index(dtype), "") if dtype in names else (len(names), dtype)
+
+
+def level_key(level: str) -> tuple[int, str]:
+    """Feature levels oldest first; unknown texts last, by text."""
+    try:
+        return FeatureLevel.parse(level).value, ""
+    except ValueError:
+        return 1 << 30, level
+
+
+def group_key(case: CaseResult) -> tuple[str, tuple[int, str], tuple[int, str]]:
+    return case.operator, dtype_key(case.dtype), level_key(case.level)
+
+
+def worst_outcome(outcomes: Iterable[Outcome]) -> Outcome:
+    """The most alarming of ``outcomes`` (PASS for none)."""
+    return max(outcomes, key=SEVERITY.index, default=Outcome.PASS)
+
+
+def outcome_columns(run: RunResult) -> tuple[Outcome, ...]:
+    """The outcome columns of a table: the base ones, plus XFAIL/XPASS if the run has any."""
+    present = {c.outcome for c in run.cases}
+    return tuple(o for o in OUTCOME_ORDER if o in BASE_OUTCOMES or o in present)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRow:
+    """The cases of one operator x data type x feature level."""
+
+    operator: str
+    dtype: str
+    level: str
+    counts: tuple[tuple[Outcome, int], ...]   # every outcome in OUTCOME_ORDER
+    cases: tuple[CaseResult, ...]
+    seconds: float
+
+    @property
+    def name(self) -> str:
+        """``FLOAT16 @ 6_4``: the JUnit test case name."""
+        return f"{self.dtype} @ {self.level}"
+
+    def count(self, outcome: Outcome) -> int:
+        return dict(self.counts)[outcome]
+
+    @property
+    def worst(self) -> Outcome:
+        return worst_outcome(c.outcome for c in self.cases)
+
+    @property
+    def failed(self) -> tuple[CaseResult, ...]:
+        return tuple(c for c in self.cases if c.outcome.failed)
+
+    @property
+    def skipped(self) -> bool:
+        """Only NOT_SUPPORTED / XFAIL cases: nothing was checked."""
+        return all(c.outcome in SKIP_OUTCOMES for c in self.cases)
+
+
+def count_outcomes(cases: Iterable[CaseResult]) -> tuple[tuple[Outcome, int], ...]:
+    counter = Counter(c.outcome for c in cases)
+    return tuple((o, counter.get(o, 0)) for o in OUTCOME_ORDER)
+
+
+def group_rows(run: RunResult) -> tuple[GroupRow, ...]:
+    """One row per operator x data type x feature level, sorted; cases keep run order."""
+    groups: dict[tuple[str, str, str], list[CaseResult]] = {}
+    for case in sorted(run.cases, key=group_key):
+        groups.setdefault((case.operator, case.dtype, case.level), []).append(case)
+    return tuple(
+        GroupRow(op, dtype, level, count_outcomes(cases), tuple(cases), sum(c.seconds for c in cases))
+        for (op, dtype, level), cases in groups.items()
+    )
+
+
+def failed_cases(run: RunResult) -> tuple[CaseResult, ...]:
+    """Cases that make the run fail, in group order, then run order."""
+    return tuple(c for row in group_rows(run) for c in row.failed)
+
+
+def totals_line(run: RunResult) -> str:
+    """``12 cases: 5 PASS, 2 FAIL, 1 CRASH in 3.25 s`` (zero counts left out)."""
+    parts = [f"{n} {o.value}" for o, n in count_outcomes(run.cases) if n]
+    seconds = sum(c.seconds for c in run.cases)
+    noun = "case" if len(run.cases) == 1 else "cases"
+    return f"{len(run.cases)} {noun}: {', '.join(parts) or 'none'} in {seconds:.2f} s"
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorCoverage:
+    """What the cases of one operator reached."""
+
+    operator: str
+    cases: int
+    dtypes: tuple[str, ...]
+    levels: tuple[str, ...]
+    dims: tuple[tuple[int, int], ...]       # rank -> cases
+    layouts: tuple[tuple[str, int], ...]    # layout -> cases
+    edges: tuple[tuple[str, int], ...]      # edge class / branch -> cases that hit it
+    combinations: int                       # distinct (dims, dtype, level) hit
+
+    @property
+    def possible(self) -> int:
+        """dims x data types x levels seen at all: the grid ``combinations`` lies in."""
+        return len(self.dims) * len(self.dtypes) * len(self.levels)
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """Coverage of a run, one record per operator, sorted by operator."""
+
+    operators: tuple[OperatorCoverage, ...]
+
+    @property
+    def edges_hit(self) -> int:
+        return sum(len(o.edges) for o in self.operators)
+
+
+def _counted(values: Iterable[K]) -> tuple[tuple[K, int], ...]:
+    """Each distinct value with how often it occurs, sorted by value."""
+    return tuple(sorted(Counter(values).items()))  # type: ignore[type-var]
+
+
+def _operator_coverage(operator: str, cases: list[CaseResult]) -> OperatorCoverage:
+    return OperatorCoverage(
+        operator=operator,
+        cases=len(cases),
+        dtypes=tuple(sorted({c.dtype for c in cases}, key=dtype_key)),
+        levels=tuple(sorted({c.level for c in cases}, key=level_key)),
+        dims=_counted(c.dims for c in cases),
+        layouts=_counted(c.layout for c in cases),
+        edges=_counted(e for c in cases for e in sorted(set(c.edges))),
+        combinations=len({(c.dims, c.dtype, c.level) for c in cases}),
+    )
+
+
+def summarise(run: RunResult) -> Coverage:
+    """Per operator: data types, feature levels, ranks, layouts and edge classes
+    (``CaseResult.edges``) the run reached."""
+    by_op: dict[str, list[CaseResult]] = {}
+    for case in run.cases:
+        by_op.setdefault(case.operator, []).append(case)
+    return Coverage(tuple(_operator_coverage(op, by_op[op]) for op in sorted(by_op)))

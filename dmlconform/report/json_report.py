@@ -1,0 +1,269 @@
+"""report.json: the whole truth of a run, machine readable, and read back.
+
+``dumps`` writes strict JSON (no NaN/Infinity tokens: non-finite floats and
+-0.0 become the strings ``"nan"``, ``"inf"``, ``"-inf"``, ``"-0"``), sorted
+keys, so the same `RunResult` always gives the same bytes.  ``loads`` is its
+inverse over the ``run`` and ``cases`` members (``summary``, ``groups`` and
+``coverage`` are derived, written for readers, and ignored on load).  The
+schema is documented in docs/report-json.md.
+
+DESIGN.md "Comparison, verdicts and reports".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dmlconform.errors import InputError
+from dmlconform.report.coverage import count_outcomes, group_rows, summarise
+from dmlconform.results import (
+    OUTCOME_ORDER,
+    CaseResult,
+    ElementDiff,
+    Outcome,
+    RunResult,
+)
+
+FORMAT = "dmlconform-report"
+VERSION = 1
+
+#: Spellings of the floats strict JSON has no number for.
+_SPECIAL = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf, "-0": -0.0}
+
+T = TypeVar("T")
+
+
+def encode_float(x: float) -> float | str:
+    """A JSON value for ``x``: a number, or one of the strings in ``_SPECIAL``."""
+    x = float(x)
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == 0.0 and math.copysign(1.0, x) < 0:
+        return "-0"
+    return x
+
+
+def _diff_json(d: ElementDiff) -> dict[str, Any]:
+    return {
+        "output": d.output, "index": list(d.index),
+        "inputs": [[name, encode_float(v)] for name, v in d.inputs],
+        "expected": encode_float(d.expected), "actual": encode_float(d.actual),
+        "ulp": d.ulp, "bound": encode_float(d.bound), "verdict": d.verdict,
+    }
+
+
+def _case_json(c: CaseResult) -> dict[str, Any]:
+    return {
+        "case_id": c.case_id, "operator": c.operator, "dtype": c.dtype, "level": c.level,
+        "dims": c.dims, "layout": c.layout, "outcome": c.outcome.value, "message": c.message,
+        "expect_supported": c.expect_supported, "elements": c.elements, "counts": list(c.counts),
+        "max_ulp": c.max_ulp, "worst": [_diff_json(d) for d in c.worst],
+        "alternatives": [[name, n] for name, n in c.alternatives], "edges": list(c.edges),
+        "seconds": encode_float(c.seconds), "repro": c.repro,
+    }
+
+
+def _run_json(run: RunResult) -> dict[str, Any]:
+    return {
+        "run_id": run.run_id, "backend": run.backend, "device": run.device,
+        "backend_version": run.backend_version, "feature_level": run.feature_level,
+        "flush_subnormals": run.flush_subnormals, "seed": run.seed, "command": run.command,
+        "started": run.started, "finished": run.finished,
+    }
+
+
+def _outcomes_json(counts: tuple[tuple[Outcome, int], ...]) -> dict[str, int]:
+    return {o.value: n for o, n in counts}
+
+
+def to_json(run: RunResult) -> dict[str, Any]:
+    """The report as plain JSON data (see docs/report-json.md)."""
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "run": _run_json(run),
+        "summary": {"cases": len(run.cases), "failed": run.failed,
+                    "outcomes": _outcomes_json(count_outcomes(run.cases))},
+        "groups": [
+            {"operator": g.operator, "dtype": g.dtype, "level": g.level, "cases": len(g.cases),
+             "worst": g.worst.value, "outcomes": _outcomes_json(g.counts),
+             "seconds": encode_float(g.seconds)}
+            for g in group_rows(run)
+        ],
+        "cases": [_case_json(c) for c in run.cases],
+        "coverage": [
+            {**asdict(op), "dims": [[k, n] for k, n in op.dims],
+             "layouts": [[k, n] for k, n in op.layouts], "edges": [[k, n] for k, n in op.edges],
+             "dtypes": list(op.dtypes), "levels": list(op.levels)}
+            for op in summarise(run).operators
+        ],
+    }
+
+
+def dumps(run: RunResult) -> str:
+    """report.json text: strict JSON, sorted keys, indent 1, newline at the end."""
+    return json.dumps(to_json(run), sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+# --------------------------------------------------------------------------- reading back
+
+
+class _Bad(Exception):
+    """A value at ``where`` (a JSON path such as ``cases[3].worst[0].ulp``) is wrong."""
+
+    def __init__(self, where: str, problem: str) -> None:
+        super().__init__(f"{where}: {problem}")
+
+
+def _type_name(value: object) -> str:
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null",
+            int: "integer", float: "number"}.get(type(value), type(value).__name__)
+
+
+def _get(obj: dict[str, Any], key: str, where: str, check: Callable[[Any, str], T]) -> T:
+    if key not in obj:
+        raise _Bad(where, f"missing member {key!r}")
+    return check(obj[key], f"{where}.{key}" if where else key)
+
+
+def _obj(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Bad(where, f"expected an object, got {_type_name(value)}")
+    return value
+
+
+def _arr(value: Any, where: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise _Bad(where, f"expected an array, got {_type_name(value)}")
+    return value
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise _Bad(where, f"expected a string, got {_type_name(value)} {value!r}")
+    return value
+
+
+def _int(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _Bad(where, f"expected an integer, got {_type_name(value)} {value!r}")
+    return value
+
+
+def _bool(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise _Bad(where, f"expected true or false, got {_type_name(value)} {value!r}")
+    return value
+
+
+def decode_float(value: Any, where: str) -> float:
+    """Inverse of `encode_float`."""
+    if isinstance(value, str) and value in _SPECIAL:
+        return _SPECIAL[value]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Bad(where, f"expected a number or one of {sorted(_SPECIAL)}, got {value!r}")
+    return float(value)
+
+
+def _outcome(value: Any, where: str) -> Outcome:
+    text = _str(value, where)
+    try:
+        return Outcome(text)
+    except ValueError:
+        raise _Bad(where, f"unknown outcome {text!r} (known: {', '.join(o.value for o in OUTCOME_ORDER)})") from None
+
+
+def _items(value: Any, where: str, item: Callable[[Any, str], T]) -> tuple[T, ...]:
+    return tuple(item(v, f"{where}[{i}]") for i, v in enumerate(_arr(value, where)))
+
+
+def _pair(first: Callable[[Any, str], Any], second: Callable[[Any, str], Any]) -> Callable[[Any, str], Any]:
+    def check(value: Any, where: str) -> tuple[Any, Any]:
+        if not isinstance(value, list) or len(value) != 2:
+            raise _Bad(where, f"expected a [name, value] pair, got {value!r}")
+        return first(value[0], f"{where}[0]"), second(value[1], f"{where}[1]")
+    return check
+
+
+def _diff(value: Any, where: str) -> ElementDiff:
+    o = _obj(value, where)
+    return ElementDiff(
+        output=_get(o, "output", where, _str),
+        index=_get(o, "index", where, lambda v, w: _items(v, w, _int)),
+        inputs=_get(o, "inputs", where, lambda v, w: _items(v, w, _pair(_str, decode_float))),
+        expected=_get(o, "expected", where, decode_float),
+        actual=_get(o, "actual", where, decode_float),
+        ulp=_get(o, "ulp", where, _int),
+        bound=_get(o, "bound", where, decode_float),
+        verdict=_get(o, "verdict", where, _str),
+    )
+
+
+def _counts(value: Any, where: str) -> tuple[int, int, int]:
+    counts = _items(value, where, _int)
+    if len(counts) != 3:
+        raise _Bad(where, f"expected 3 counts [PASS, QUALITY_WARNING, FAIL], got {len(counts)}")
+    return counts[0], counts[1], counts[2]
+
+
+def _case(value: Any, where: str) -> CaseResult:
+    o = _obj(value, where)
+    return CaseResult(
+        case_id=_get(o, "case_id", where, _str), operator=_get(o, "operator", where, _str),
+        dtype=_get(o, "dtype", where, _str), level=_get(o, "level", where, _str),
+        dims=_get(o, "dims", where, _int), layout=_get(o, "layout", where, _str),
+        outcome=_get(o, "outcome", where, _outcome), message=_get(o, "message", where, _str),
+        expect_supported=_get(o, "expect_supported", where, _bool),
+        elements=_get(o, "elements", where, _int), counts=_get(o, "counts", where, _counts),
+        max_ulp=_get(o, "max_ulp", where, _int),
+        worst=_get(o, "worst", where, lambda v, w: _items(v, w, _diff)),
+        alternatives=_get(o, "alternatives", where, lambda v, w: _items(v, w, _pair(_str, _int))),
+        edges=_get(o, "edges", where, lambda v, w: _items(v, w, _str)),
+        seconds=_get(o, "seconds", where, decode_float), repro=_get(o, "repro", where, _str),
+    )
+
+
+def from_json(data: Any) -> RunResult:
+    """A `RunResult` from parsed report.json data; raises `_Bad` naming the JSON path."""
+    top = _obj(data, "$")
+    if top.get("format") != FORMAT:
+        raise _Bad("format", f"expected {FORMAT!r}, got {top.get('format')!r}: not a dmlconform report")
+    if top.get("version") != VERSION:
+        raise _Bad("version", f"expected {VERSION}, got {top.get('version')!r}; "
+                   "write the report again with this dmlconform version")
+    run = _get(top, "run", "", _obj)
+    return RunResult(
+        run_id=_get(run, "run_id", "run", _str), backend=_get(run, "backend", "run", _str),
+        device=_get(run, "device", "run", _str), backend_version=_get(run, "backend_version", "run", _str),
+        feature_level=_get(run, "feature_level", "run", _str),
+        flush_subnormals=_get(run, "flush_subnormals", "run", _bool), seed=_get(run, "seed", "run", _int),
+        command=_get(run, "command", "run", _str), started=_get(run, "started", "run", _str),
+        finished=_get(run, "finished", "run", _str),
+        cases=_get(top, "cases", "", lambda v, w: _items(v, w, _case)),
+    )
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not strict JSON (non-finite floats are written as strings)")
+
+
+def loads(text: str, *, path: str | Path) -> RunResult:
+    """Read report.json text back into the `RunResult` it was written from.
+
+    Raises `InputError` naming ``path`` and, for a bad value, where in the
+    document it is."""
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
+        raise InputError(f"{path}: not valid JSON: {exc}") from None
+    try:
+        return from_json(data)
+    except _Bad as exc:
+        raise InputError(f"{path}: bad report: {exc}") from None

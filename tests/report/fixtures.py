@@ -1,0 +1,72 @@
+"""Hand-built `RunResult`s for the report tests: every outcome, worst diffs
+with NaN, infinities and signed zeros, and hostile strings in ids and messages."""
+
+from __future__ import annotations
+
+import math
+
+from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
+
+HOSTILE = "<script>alert(1)</script> & \"quoted\" 'single'"
+
+REPRO = "dmlconform run --backend cpu --level 6_4 --seed 1234 --case {}"
+
+
+def diff(i: int, x: float, expected: float, actual: float, ulp: int, *, bound: float = 2.0,
+         verdict: str = "FAIL") -> ElementDiff:
+    return ElementDiff(output="OutputTensor", index=(0, i), inputs=(("InputTensor", x),), expected=expected,
+                       actual=actual, ulp=ulp, bound=bound, verdict=verdict)
+
+
+def case(case_id: str, operator: str, dtype: str, level: str, outcome: Outcome, **kw: object) -> CaseResult:
+    kw.setdefault("repro", REPRO.format(case_id))
+    return CaseResult(case_id=case_id, operator=operator, dtype=dtype, level=level, dims=kw.pop("dims", 4),  # type: ignore[arg-type]
+                      layout=kw.pop("layout", "packed"), outcome=outcome, **kw)  # type: ignore[arg-type]
+
+
+FAIL_WORST = (
+    diff(3, 1.5, 0.5, 0.75, 4096),
+    diff(7, math.nan, math.nan, 1.0, 1 << 31, bound=0.0),
+    diff(9, math.inf, math.inf, -math.inf, 65535, bound=0.0),
+    diff(11, -0.0, -0.0, 0.0, 1, bound=0.0),
+    diff(12, -2.5e-8, -2.5e-8, 1e30, 12345678, bound=4.5),
+    diff(13, 3.0, 1.0, 1.0009765625, 3, verdict="QUALITY_WARNING"),
+)
+
+
+def sample_run() -> RunResult:
+    """A small run with every outcome (XFAIL and XPASS included)."""
+    cases = (
+        case("abs-f32-0001", "ELEMENT_WISE_ABS", "FLOAT32", "6_4", Outcome.PASS, elements=64, counts=(64, 0, 0),
+             edges=("x<0", "x=-0"), seconds=0.01),
+        case("abs-f32-0002", "ELEMENT_WISE_ABS", "FLOAT32", "6_4", Outcome.PASS, elements=64, counts=(64, 0, 0),
+             edges=("x>=0", "nan"), dims=2, seconds=0.02),
+        case("abs-f16-0001", "ELEMENT_WISE_ABS", "FLOAT16", "6_4", Outcome.QUALITY_WARNING, elements=64,
+             counts=(63, 1, 0), max_ulp=3, worst=FAIL_WORST[-1:], message="1 of 64 elements within the relaxed bound",
+             edges=("x<0",), seconds=0.01),
+        case("abs-f16-0002", "ELEMENT_WISE_ABS", "FLOAT16", "6_4", Outcome.FAIL, elements=64, counts=(58, 1, 5),
+             max_ulp=1 << 31, worst=FAIL_WORST, message=f"5 of 64 elements beyond the bound {HOSTILE}",
+             alternatives=(("flush", 2),), edges=("nan", "inf", "x=-0"), seconds=0.03),
+        case("abs-i8-0001", "ELEMENT_WISE_ABS", "INT8", "6_4", Outcome.NOT_SUPPORTED, expect_supported=False,
+             message="E_INVALIDARG"),
+        case(f"exp-f32-{HOSTILE}", "ELEMENT_WISE_EXP", "FLOAT32", "5_0", Outcome.CRASH,
+             message="backend process died (signal 11)", seconds=1.5),
+        case("exp-f32-0002", "ELEMENT_WISE_EXP", "FLOAT32", "5_0", Outcome.TIMEOUT, message="no result in 30 s",
+             seconds=30.0),
+        case("exp-f16-0001", "ELEMENT_WISE_EXP", "FLOAT16", "5_0", Outcome.ERROR,
+             message="oracle failed: ZeroDivisionError\x00\x1b[31m", seconds=0.0),
+        case("exp-f64-0001", "ELEMENT_WISE_EXP", "FLOAT64", "5_0", Outcome.XFAIL, message="known: baseline #12"),
+        case("exp-f64-0002", "ELEMENT_WISE_EXP", "FLOAT64", "6_4", Outcome.XPASS, message="baseline expected FAIL"),
+        case("exp-u8-0001", "ELEMENT_WISE_EXP", "UINT8", "6_4", Outcome.NOT_SUPPORTED, expect_supported=False),
+    )
+    return RunResult(run_id="run-0001", backend="cpu", device=f"reference CPU {HOSTILE}", backend_version="0.1.0",
+                     feature_level="6_4", flush_subnormals=False, seed=1234,
+                     command=f"dmlconform run --backend cpu --seed 1234 --filter '{HOSTILE}'",
+                     started="2026-11-22T17:00:00Z", finished="2026-11-22T17:00:32Z", cases=cases)
+
+
+def passing_run() -> RunResult:
+    """A run where everything passed."""
+    run = sample_run()
+    return RunResult(**{**{f: getattr(run, f) for f in RunResult.__slots__},  # type: ignore[arg-type]
+                        "cases": tuple(c for c in run.cases if c.outcome is Outcome.PASS)})

@@ -1,0 +1,121 @@
+"""report.json: strict, deterministic, and read back into the same RunResult."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+
+from dmlconform.errors import InputError
+from dmlconform.report import json_report
+from dmlconform.report.json_report import decode_float, dumps, encode_float, loads
+from dmlconform.results import Outcome
+from tests.golden_plugin import Golden, golden_for
+from tests.report.fixtures import sample_run
+from tests.report.strategies import run_results
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest) -> Golden:
+    return golden_for(request.config)
+
+
+def _strict(text: str) -> Any:
+    def reject(name: str) -> None:
+        raise AssertionError(f"non-strict JSON constant {name} in the report")
+    return json.loads(text, parse_constant=reject)
+
+
+def test_golden(golden: Golden) -> None:
+    golden.check("report/report.json", dumps(sample_run()))
+
+
+def test_round_trip_fixture() -> None:
+    run = sample_run()
+    back = loads(dumps(run), path="report.json")
+    # NaN != NaN, so compare reprs (exact for floats, -0.0 included) and the text again
+    assert repr(back) == repr(run)
+    assert dumps(back) == dumps(run)
+
+
+@settings(max_examples=60, deadline=None)
+@given(run_results())
+def test_round_trip_property(run) -> None:  # type: ignore[no-untyped-def]
+    text = dumps(run)
+    _strict(text)
+    back = loads(text, path="r.json")
+    assert repr(back) == repr(run)
+
+
+def test_header_summary_groups_coverage() -> None:
+    data = _strict(dumps(sample_run()))
+    assert data["format"] == "dmlconform-report" and data["version"] == 1
+    assert data["summary"]["cases"] == 11 and data["summary"]["failed"] is True
+    assert data["summary"]["outcomes"] == {o.value: n for o, n in [
+        (Outcome.PASS, 2), (Outcome.QUALITY_WARNING, 1), (Outcome.FAIL, 1), (Outcome.NOT_SUPPORTED, 2),
+        (Outcome.XFAIL, 1), (Outcome.XPASS, 1), (Outcome.CRASH, 1), (Outcome.TIMEOUT, 1), (Outcome.ERROR, 1)]}
+    group = data["groups"][1]
+    assert (group["operator"], group["dtype"], group["level"], group["worst"]) == (
+        "ELEMENT_WISE_ABS", "FLOAT16", "6_4", "FAIL")
+    assert group["outcomes"]["FAIL"] == 1 and group["outcomes"]["QUALITY_WARNING"] == 1
+    abs_cov = data["coverage"][0]
+    assert abs_cov["operator"] == "ELEMENT_WISE_ABS"
+    assert abs_cov["edges"] == [["inf", 1], ["nan", 2], ["x<0", 2], ["x=-0", 2], ["x>=0", 1]]
+
+
+def test_special_floats_are_strings() -> None:
+    worst = _strict(dumps(sample_run()))["cases"][3]["worst"]
+    assert [w["expected"] for w in worst[1:4]] == ["nan", "inf", "-0"]
+    assert worst[2]["actual"] == "-inf"
+    assert worst[0]["inputs"] == [["InputTensor", 1.5]]
+
+
+@pytest.mark.parametrize("x", [0.0, -0.0, 1.5, -2.5e-8, 1e308, 5e-324, math.inf, -math.inf])
+def test_float_codec(x: float) -> None:
+    back = decode_float(encode_float(x), "x")
+    assert back == x and math.copysign(1, back) == math.copysign(1, x)
+
+
+def test_nan_codec() -> None:
+    assert encode_float(math.nan) == "nan" and math.isnan(decode_float("nan", "x"))
+
+
+def test_deterministic() -> None:
+    assert dumps(sample_run()) == dumps(sample_run())
+
+
+def _corrupt(edit) -> str:  # type: ignore[no-untyped-def]
+    data = json.loads(dumps(sample_run()))
+    edit(data)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("{", "out/report.json: not valid JSON: Expecting property name"),
+    ("[]", "out/report.json: bad report: $: expected an object, got array"),
+    ('{"format": "other"}', "out/report.json: bad report: format: expected 'dmlconform-report', got 'other'"),
+    ('{"format": "dmlconform-report", "version": 2}', "out/report.json: bad report: version: expected 1, got 2"),
+    ('{"x": NaN}', "out/report.json: not valid JSON: NaN is not strict JSON"),
+    (_corrupt(lambda d: d["cases"][3]["worst"][1].__setitem__("ulp", "many")),
+     "out/report.json: bad report: cases[3].worst[1].ulp: expected an integer, got string 'many'"),
+    (_corrupt(lambda d: d["cases"][0].__setitem__("outcome", "MAYBE")),
+     "out/report.json: bad report: cases[0].outcome: unknown outcome 'MAYBE' (known: PASS, QUALITY_WARNING"),
+    (_corrupt(lambda d: d["cases"][3]["worst"][0].__setitem__("expected", "NaN")),
+     "out/report.json: bad report: cases[3].worst[0].expected: expected a number or one of"),
+    (_corrupt(lambda d: d["run"].pop("seed")), "out/report.json: bad report: run: missing member 'seed'"),
+    (_corrupt(lambda d: d["cases"][1].__setitem__("counts", [1, 2])),
+     "out/report.json: bad report: cases[1].counts: expected 3 counts [PASS, QUALITY_WARNING, FAIL], got 2"),
+    (_corrupt(lambda d: d["cases"][1].__setitem__("expect_supported", 1)),
+     "out/report.json: bad report: cases[1].expect_supported: expected true or false, got integer 1"),
+])
+def test_bad_input_names_path_and_place(text: str, expected: str) -> None:
+    with pytest.raises(InputError) as info:
+        loads(text, path="out/report.json")
+    assert info.value.message.startswith(expected), info.value.message
+
+
+def test_format_constants() -> None:
+    assert (json_report.FORMAT, json_report.VERSION) == ("dmlconform-report", 1)
