@@ -91,11 +91,12 @@ def _cell(rows: list[GroupRow]) -> str:
 
 def summary_matrix(run: RunResult) -> str:
     """Operators down, data types across; each cell counts the outcomes over all levels."""
-    rows = group_rows(run)
-    dtypes = sorted({r.dtype for r in rows}, key=dtype_key)
-    operators = sorted({r.operator for r in rows})
-    body = [_row([esc(op)] + [_cell([r for r in rows if r.operator == op and r.dtype == t]) for t in dtypes])
-            for op in operators]
+    cells: dict[tuple[str, str], list[GroupRow]] = {}
+    for row in group_rows(run):
+        cells.setdefault((row.operator, row.dtype), []).append(row)
+    dtypes = sorted({t for _, t in cells}, key=dtype_key)
+    operators = sorted({op for op, _ in cells})
+    body = [_row([esc(op)] + [_cell(cells.get((op, t), [])) for t in dtypes]) for op in operators]
     return "<h2>Summary</h2>" + _table(["operator", *dtypes], body, ident="summary")
 
 
@@ -191,11 +192,25 @@ def scatter_svg(case: CaseResult) -> str:
     return "".join(parts) + "</svg>"
 
 
+def details(case: CaseResult) -> str:
+    """``rank 4, packed; 64 elements: 58 PASS, 1 QUALITY_WARNING, 5 FAIL; max 12 ULP; 0.030 s``"""
+    passed, warned, failed = case.counts
+    parts = [f"rank {case.dims}, {case.layout}",
+             f"{case.elements} elements: {passed} PASS, {warned} QUALITY_WARNING, {failed} FAIL",
+             f"max {case.max_ulp} ULP", f"{case.seconds:.3f} s"]
+    if case.alternatives:
+        parts.append("alternatives: " + ", ".join(f"{name} ({n})" for name, n in case.alternatives))
+    if case.edges:
+        parts.append("edges: " + ", ".join(case.edges))
+    return "; ".join(parts)
+
+
 def case_section(number: int, case: CaseResult) -> str:
     """The section of one failing case."""
     parts = [f'<section class="case" id="case-{number}">',
              f'<h3><span class="o-{case.outcome.value}">{case.outcome.value}</span> {esc(case.case_id)}</h3>',
-             f"<p>{esc(case.operator)} {esc(case.dtype)} @ {esc(case.level)}: {esc(case.message)}</p>"]
+             f"<p>{esc(case.operator)} {esc(case.dtype)} @ {esc(case.level)}: {esc(case.message)}</p>",
+             f'<p class="facts">{esc(details(case))}</p>']
     if case.repro:
         parts.append(f"<pre><code>{esc(case.repro)}</code></pre>")
     if case.worst:

@@ -147,3 +147,9 @@ def test_loads_in_headless_chromium(tmp_path: Path) -> None:
     assert "ELEMENT_WISE_ABS" in proc.stdout and "<script" not in proc.stdout
     console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line or ":console" in line.lower()]
     assert console == [], "\n".join(console)
+
+
+def test_case_facts() -> None:
+    page = html_report.dumps(sample_run())
+    assert ('<p class="facts">rank 4, packed; 64 elements: 58 PASS, 1 QUALITY_WARNING, 5 FAIL; max 2147483648 ULP; '
+            "0.030 s; alternatives: flush (2); edges: nan, inf, x=-0</p>") in page

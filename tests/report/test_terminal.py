@@ -5,12 +5,14 @@ from __future__ import annotations
 from io import StringIO
 
 import pytest
+from hypothesis import given, settings
 from rich.console import Console
 
 from dmlconform.report import terminal
 from dmlconform.results import RunResult
 from tests.golden_plugin import Golden, golden_for
 from tests.report.fixtures import passing_run, sample_run
+from tests.report.strategies import run_results
 
 
 @pytest.fixture
@@ -78,3 +80,11 @@ def test_worst_zero_hides_diff_tables() -> None:
 def test_negative_worst_is_refused() -> None:
     with pytest.raises(ValueError, match="worst=-1 must be 0 or more"):
         render(sample_run(), worst=-1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(run_results())
+def test_any_run_renders(run: RunResult) -> None:
+    text = render(run)
+    assert "\x1b" not in text
+    assert text.splitlines()[-1].startswith("FAILED" if run.failed else "OK")
