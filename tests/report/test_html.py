@@ -133,7 +133,6 @@ def _chromium() -> str:
     return found
 
 
-@pytest.mark.slow
 def test_loads_in_headless_chromium(tmp_path: Path) -> None:
     """The page loads without console errors and the DOM has the summary table and an SVG."""
     chromium = _chromium()
