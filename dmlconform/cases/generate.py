@@ -45,8 +45,9 @@ from __future__ import annotations
 import itertools
 import re
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -54,7 +55,15 @@ from dmlconform.cases import edges as ev
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
 from dmlconform.errors import FormulaError, InputError
 from dmlconform.spec.model import (
-    DATA_TYPE_ORDER, ConstraintKind, DataType, FeatureLevel, Field, FieldKind, Spec, SupportTable, TensorRole,
+    DATA_TYPE_ORDER,
+    ConstraintKind,
+    DataType,
+    FeatureLevel,
+    Field,
+    FieldKind,
+    Spec,
+    SupportTable,
+    TensorRole,
 )
 
 Attrs = tuple[tuple[str, Any], ...]
@@ -285,7 +294,7 @@ def _fmt(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, float):
         text = str(np.float32(value)) if value == _f32(value) else repr(value)
-        return text[:-2] if text.endswith(".0") else text
+        return text.removesuffix(".0")
     return str(value)
 
 
@@ -612,7 +621,7 @@ def _negatives(ctx: _Ctx, ranks: tuple[int, ...], rep: int) -> Iterator[Case]:
                      _edges_fill(ctx, _boundaries(ctx.bound, base)))
     later_ranks = [d for t in newer for r in t.rows if r.tensor == ctx.primary[0] for d in r.dims]
     bad_ranks = [d for d in later_ranks + list(range(1, 10)) if d not in ranks and d in _SHAPES]
-    dtype = allowed[0]
-    base = _typical(ctx.spec, dtype)
-    yield _build(ctx, _Shape(dtype, 0, _SHAPES[bad_ranks[0]], "unsupported", base, supported=False),
+    first = allowed[0]
+    base = _typical(ctx.spec, first)
+    yield _build(ctx, _Shape(first, 0, _SHAPES[bad_ranks[0]], "unsupported", base, supported=False),
                  _edges_fill(ctx, _boundaries(ctx.bound, base)))

@@ -6,8 +6,9 @@ DESIGN.md, "Cases" (cases written to disk in a documented format, see
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import click
 
@@ -73,8 +74,11 @@ def gen(specs_dir: str, ops: tuple[str, ...], dtypes: tuple[str, ...], level_tex
                 if not wanted_types or case.dtype in wanted_types:
                     yield case
 
-    count = write_cases(cases(), output, spec_paths={s.operator: str(p) for p, s in chosen})
-    if count == 0:
-        raise InputError(f"--dtype {', '.join(sorted(dtypes))}: no case of these data types at {level.short}")
+    stream = cases()
+    first = next(stream, None)
+    if first is None:  # checked before anything is written
+        raise InputError(f"--dtype {', '.join(dtypes)}: no case of these data types at {level.short}")
+    count = write_cases(itertools.chain((first,), stream), output,
+                        spec_paths={s.operator: str(p) for p, s in chosen})
     plural = "s" if len(chosen) != 1 else ""
     click.echo(f"wrote {count} cases of {len(chosen)} operator{plural} at {level.short} (seed {seed}) to {output}")

@@ -23,12 +23,12 @@ SPECS = REPO / "specs"
 NEWEST = FeatureLevel.FL_6_4
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def spec(name: str):  # type: ignore[no-untyped-def]
     return load_spec(SPECS / f"{name}.yaml")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cases(name: str, level: FeatureLevel = NEWEST, seed: int = 7) -> tuple[Case, ...]:
     return tuple(generate(spec(name), level, seed=seed))
 

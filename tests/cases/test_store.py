@@ -134,3 +134,7 @@ def test_gen_command_errors(tmp_path):
     assert result.exit_code == 2 and "unknown data type 'FLOAT17'" in result.output
     result = CliRunner().invoke(main, ["gen", "--specs", str(specs), "--op", "VALUE_SCALE_2D", "-o", str(tmp_path)])
     assert result.exit_code == 2 and "skipped: integer attribute ChannelCount has no default" in result.output
+    out = tmp_path / "none"
+    result = CliRunner().invoke(main, ["gen", "--specs", str(specs), "--dtype", "INT64", "-o", str(out)])
+    assert result.exit_code == 2 and "error: --dtype INT64: no case of these data types at 6_4" in result.output
+    assert not out.exists()
