@@ -259,12 +259,33 @@ def _shrink(c: Call) -> np.ndarray:
     x = c.x()
     bias, threshold = float(c.a("Bias", 0.0)), float(c.a("Threshold", 0.5))
     if _is_int(x):
-        b = _int_wrapped(bias, x.dtype)
         return np.select([_compare_attr(x, ">", threshold), _compare_attr(x, "<", -threshold)],
-                         [x - b, x + b], x.dtype.type(0))
+                         [_int_add(x, -bias), _int_add(x, bias)], x.dtype.type(0))
     x = c.f()
     b32 = np.float32(bias)
     return np.select([x > np.float32(threshold), x < -np.float32(threshold)], [x - b32, x + b32], x.dtype.type(0))
+
+
+def _int_add(x: np.ndarray, value: float) -> np.ndarray:
+    """``x + value`` for a FLOAT ``value``: the exact sum truncated toward
+    zero, wrapped into ``x``'s type.  With value = k + f (k its truncation,
+    |f| < 1 of value's sign) and y = x + k: trunc(y + f) is y, or one step
+    toward zero when f pulls y's magnitude down.  Exact through int64 for
+    types up to 32 bits; 64-bit types add k in the type (wrapping)."""
+    if not math.isfinite(value):
+        return np.zeros(x.shape, dtype=x.dtype)
+    k = math.trunc(value)
+    f = value - k
+    if x.dtype.itemsize >= 8:
+        return x + _int_wrapped(k, x.dtype)
+    if abs(k) >= 2 ** 32:  # float32 values this large are integers (f == 0): only k mod 2^32 matters
+        k = k % 2 ** 32
+    y = x.astype(np.int64) + np.int64(k)
+    if f > 0:
+        y = np.where(y < 0, y + 1, y)
+    elif f < 0:
+        y = np.where(y > 0, y - 1, y)
+    return y.astype(x.dtype)
 
 
 def _thresholded_relu(c: Call) -> np.ndarray:
