@@ -1,0 +1,139 @@
+"""The backend registry and `dmlconform backends`.
+
+The third-party package under ``fake_backend_pkg`` is "installed" the way pip
+lays out a wheel: its module and a ``*.dist-info`` (METADATA and
+entry_points.txt, written from its pyproject.toml) in a temporary folder put
+on ``sys.path``.  No pip, no network, fast.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from dmlconform.backends.base import Backend
+from dmlconform.backends.cpu import CpuBackend
+from dmlconform.backends.registry import GROUP, available_backends, load_backend
+from dmlconform.cli import main
+from dmlconform.commands.backend_commands import BackendRow, backend_rows, backends_table
+from dmlconform.errors import BackendLoadError, ExitCode
+
+PKG = Path(__file__).parent / "fake_backend_pkg"
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder holding the fake package as installed, first on sys.path."""
+    project = tomllib.loads((PKG / "pyproject.toml").read_text())["project"]
+    shutil.copytree(PKG / "fake_dml_backend", tmp_path / "fake_dml_backend")
+    info = tmp_path / f"fake_dml_backend-{project['version']}.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
+    points = project["entry-points"][GROUP]
+    (info / "entry_points.txt").write_text(f"[{GROUP}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items()))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def test_the_cpu_entry_point_loads() -> None:
+    entries = {e.name: e for e in available_backends()}
+    assert entries["cpu"].value == "dmlconform.backends.cpu:CpuBackend"
+    assert entries["cpu"].label == "dmlconform[cpu]"
+    backend = load_backend("cpu", {"feature_level": "3_0"})
+    assert isinstance(backend, CpuBackend) and backend.info().feature_level.short == "3_0"
+
+
+def test_third_party_package_is_discovered(site: Path) -> None:
+    names = [(e.name, e.dist, e.dist_version) for e in available_backends(path=[str(site)])]
+    assert names == [("fake", "fake-dml-backend", "1.2.3"), ("fake-broken", "fake-dml-backend", "1.2.3"),
+                     ("fake-not-a-backend", "fake-dml-backend", "1.2.3"),
+                     ("fake-offline", "fake-dml-backend", "1.2.3")]
+    backend = load_backend("fake", {"device": "gpu0"})
+    assert isinstance(backend, Backend) and backend.info().device == "gpu0"
+
+
+def test_broken_import_names_dist_and_cause(site: Path) -> None:
+    with pytest.raises(BackendLoadError) as err:
+        load_backend("fake-broken", {})
+    assert err.value.message.startswith(
+        "fake-dml-backend[fake-broken]: cannot import fake_dml_backend.missing_module:Nothing: ModuleNotFoundError:")
+    assert err.value.exit_code == ExitCode.BACKEND_UNAVAILABLE
+
+
+def test_object_failing_the_protocol_is_refused(site: Path) -> None:
+    with pytest.raises(BackendLoadError) as err:
+        load_backend("fake-not-a-backend", {})
+    assert err.value.message == (
+        "fake-dml-backend[fake-not-a-backend]: fake_dml_backend:NotABackend gave a NotABackend, which is not a "
+        "dmlconform Backend (missing or not callable: supports, run); it must define info(), supports(spec, case) "
+        "and run(spec, case, buffers)")
+
+
+def test_bad_option_names_the_options(site: Path) -> None:
+    with pytest.raises(BackendLoadError, match=r"fake-dml-backend\[fake\]: building it with colour=red failed: "
+                                               r"TypeError"):
+        load_backend("fake", {"colour": "red"})
+
+
+def test_unknown_name_lists_installed_and_suggests(site: Path) -> None:
+    with pytest.raises(BackendLoadError) as err:
+        load_backend("cpuu", {})
+    assert err.value.message == ("no backend named 'cpuu' (installed: cpu, fake, fake-broken, fake-not-a-backend, "
+                                 "fake-offline); did you mean 'cpu'?")
+
+
+def test_unavailable_backend_loads_and_says_why(site: Path) -> None:
+    backend = load_backend("fake-offline", {})
+    info = backend.info()
+    assert (info.available, info.reason) == (False, "libfake.so not found")
+
+
+def test_backends_json_lists_every_backend(site: Path) -> None:
+    result = CliRunner().invoke(main, ["backends", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["name"]: r for r in json.loads(result.output)}
+    assert sorted(rows) == ["cpu", "fake", "fake-broken", "fake-not-a-backend", "fake-offline"]
+    assert rows["cpu"]["available"] is True and rows["cpu"]["feature_level"] == "6_4"
+    assert rows["fake-offline"] == {"available": False, "device": "none", "distribution": "fake-dml-backend 1.2.3",
+                                    "feature_level": "6_4", "name": "fake-offline", "reason": "libfake.so not found",
+                                    "version": "1.2.3"}
+    assert rows["fake-broken"]["available"] is False
+    assert rows["fake-broken"]["reason"].startswith("fake-dml-backend[fake-broken]: cannot import")
+
+
+TABLE = """\
+                                        dmlconform backends                                         
+┏━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┓
+┃ name         ┃ distribution        ┃ version ┃ device      ┃ feature level ┃ available           ┃
+┡━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━┩
+│ fake         │ fake-dml-backend    │ 1.2.3   │ fake device │ 5_0           │ yes                 │
+│              │ 1.2.3               │         │             │               │                     │
+│ fake-offline │ fake-dml-backend    │ 1.2.3   │ none        │ 6_4           │ no: libfake.so not  │
+│              │ 1.2.3               │         │             │               │ found               │
+└──────────────┴─────────────────────┴─────────┴─────────────┴───────────────┴─────────────────────┘
+"""
+
+
+def test_backends_table_renders(site: Path) -> None:
+    rows = tuple(r for r in backend_rows(path=[str(site)]) if r.name in ("fake", "fake-offline"))
+    console = Console(file=StringIO(), width=100)
+    console.print(backends_table(rows))
+    assert console.file.getvalue() == TABLE  # type: ignore[attr-defined]
+
+
+def test_backends_table_exit_zero() -> None:
+    result = CliRunner().invoke(main, ["backends"])
+    assert result.exit_code == 0
+    assert "cpu" in result.output
+
+
+def test_row_as_dict_is_sorted_data() -> None:
+    row = BackendRow("x", "d 1", "1", "dev", "6_4", True, "")
+    assert list(row.as_dict()) == ["name", "distribution", "version", "device", "feature_level", "available", "reason"]
