@@ -13,7 +13,7 @@ claimed feature level, as a DirectML device at that level would.
 from __future__ import annotations
 
 import platform
-from typing import Mapping
+from collections.abc import Iterator, Mapping
 
 import numpy as np
 
@@ -21,7 +21,14 @@ import dmlconform
 from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu_ops import OPS, SCALE_BIAS_OPS, Call
 from dmlconform.cases.model import Case, TensorData
-from dmlconform.spec.model import ConstraintKind, DataType, FeatureLevel, NanPolicy, Spec, SupportTable
+from dmlconform.spec.model import (
+    ConstraintKind,
+    DataType,
+    FeatureLevel,
+    NanPolicy,
+    Spec,
+    SupportTable,
+)
 
 #: The newest level: what the CPU reference claims unless told otherwise.
 NEWEST = max(FeatureLevel)
@@ -82,9 +89,10 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     if spec.operator in SCALE_BIAS_OPS and ("ScaleBias.Scale" in attrs or "ScaleBias.Bias" in attrs):
         x = inputs["InputTensor"]
         if x.dtype.kind == "f":
-            work = np.float64 if x.dtype == np.float64 else np.float32
-            inputs["InputTensor"] = (x.astype(work) * work(float(attrs.get("ScaleBias.Scale", 1.0)))
-                                     + work(float(attrs.get("ScaleBias.Bias", 0.0))))
+            work = np.dtype(np.float64 if x.dtype == np.float64 else np.float32)
+            scale = np.asarray(float(attrs.get("ScaleBias.Scale", 1.0)), dtype=work)
+            bias = np.asarray(float(attrs.get("ScaleBias.Bias", 0.0)), dtype=work)
+            inputs["InputTensor"] = x.astype(work) * scale + bias
     out_types = {t.name: storage_dtype(t.dtype) for t in case.outputs}
     call = Call(inputs, attrs, case.dtype, out_types, spec.formula.integer_overflow)
     with np.errstate(all="ignore"):
@@ -109,7 +117,7 @@ def _finish(values: np.ndarray, dtype: np.dtype, shape: tuple[int, ...], nan: np
 
 
 # -- validation ---------------------------------------------------------------
-def _problems(spec: Spec, case: Case, level: FeatureLevel):  # -> Iterator[str]
+def _problems(spec: Spec, case: Case, level: FeatureLevel) -> Iterator[str]:
     """Why ``case`` is outside what a device at ``level`` accepts, first first."""
     if spec.operator not in OPS:
         yield f"the cpu reference has no implementation of {spec.operator}"
@@ -133,14 +141,14 @@ def _problems(spec: Spec, case: Case, level: FeatureLevel):  # -> Iterator[str]
 
 def _table(spec: Spec, case: Case, level: FeatureLevel) -> SupportTable | None:
     attrs = {k: str(v) for k, v in case.attributes}
-    for t in sorted({t for t in spec.support if t.condition is not None}, key=lambda t: t.level, reverse=True):
-        value = attrs.get(t.condition.field, "")
-        if t.level <= level and any(value.endswith(v) for v in t.condition.values):
+    for t in sorted(spec.support, key=lambda t: t.level, reverse=True):
+        cond = t.condition
+        if cond is not None and t.level <= level and any(attrs.get(cond.field, "").endswith(v) for v in cond.values):
             return t
     return spec.table_at(level)
 
 
-def _row_problems(table: SupportTable, t: TensorData, level: FeatureLevel):  # -> Iterator[str]
+def _row_problems(table: SupportTable, t: TensorData, level: FeatureLevel) -> Iterator[str]:
     row = table.row(t.name)
     if row is None:
         yield f"{t.name} has no row in the support table of {table.level} (in force at {level})"
@@ -154,7 +162,7 @@ def _row_problems(table: SupportTable, t: TensorData, level: FeatureLevel):  # -
                f"(supported: {dims})")
 
 
-def _constraint_problems(spec: Spec, tensors: Mapping[str, TensorData]):  # -> Iterator[str]
+def _constraint_problems(spec: Spec, tensors: Mapping[str, TensorData]) -> Iterator[str]:
     getters = {"DataType": lambda t: t.dtype.name, "DimensionCount": lambda t: t.dimension_count,
                "Sizes": lambda t: t.sizes}
     for c in spec.constraints:

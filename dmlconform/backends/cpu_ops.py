@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import math
 import types
-from fractions import Fraction
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from fractions import Fraction
 
 import numpy as np
 
@@ -64,21 +64,26 @@ class Call:
         a = self.inputs[name]
         return a.astype(np.float64 if a.dtype == np.float64 else np.float32)
 
-    def a(self, name: str, default: float | None = None) -> np.float32:
+    def a(self, name: str, default: float | str | None = None) -> np.float32:
         """A FLOAT attribute: float32, as the C struct holds it."""
         value = self.attrs.get(name, default)
         if value is None:
             raise KeyError(f"attribute {name} has no value and no default")
         return float32_of(value)
 
-    def raw(self, name: str, default: float | int | bool | str | None = None) -> float | int | bool | str | None:
+    def raw(self, name: str, default: float | bool | str | None = None) -> float | int | bool | str | None:
         return self.attrs.get(name, default)
+
+    def num(self, name: str, default: float) -> float | int | bool | str:
+        """An attribute as given (a number or an exact text), ``default`` when absent."""
+        value = self.attrs.get(name)
+        return default if value is None else value
 
 
 Op = Callable[[Call], Result]
 
 
-def float32_of(value: float | int | bool | str) -> np.float32:
+def float32_of(value: float | bool | str) -> np.float32:
     """A FLOAT member's value: a number rounded to float32, or an exact text
     such as ``"1/6"`` rounded once (ties to even) from its exact value."""
     if not isinstance(value, str):
@@ -413,14 +418,14 @@ def _identity(c: Call) -> np.ndarray:
     return c.x().copy()
 
 
-def _int_attr(value: float | int | str | None, default: float) -> int | float:
+def _int_attr(value: float | str | None, default: float) -> int | float:
     """An attribute met by an integer tensor, truncated toward zero (a
     Python int; infinities stay float)."""
     v = default if value is None else float(Fraction(value)) if isinstance(value, str) else value
     return v if isinstance(v, int) or not math.isfinite(v) else math.trunc(v)
 
 
-def _int_minmax(x: np.ndarray | int | float, k: int | float, fn: Callable[..., object]) -> np.ndarray | int | float:
+def _int_minmax(x: np.ndarray | float, k: float, fn: Callable[[float, float], float]) -> np.ndarray | int | float:
     """``fn(x, k)`` (max or min) for an integer tensor and an exact bound that
     may lie outside the type: the result is then the bound itself (a Python
     number, fitted to the type by `_fit`)."""
@@ -435,7 +440,7 @@ def _int_minmax(x: np.ndarray | int | float, k: int | float, fn: Callable[..., o
     return (np.maximum if fn is max else np.minimum)(x, x.dtype.type(k))
 
 
-def _fit(v: np.ndarray | int | float, like: np.ndarray, overflow: Overflow) -> np.ndarray:
+def _fit(v: np.ndarray | float, like: np.ndarray, overflow: Overflow) -> np.ndarray:
     """A result of `_int_minmax` as an array of ``like``'s type: an
     out-of-range bound wraps or saturates per ``overflow``."""
     if isinstance(v, np.ndarray):
@@ -446,7 +451,7 @@ def _fit(v: np.ndarray | int | float, like: np.ndarray, overflow: Overflow) -> n
 
 
 def _float_bounds(c: Call, x: np.ndarray) -> tuple[np.generic, np.generic]:
-    lo, hi = c.raw("Min", -math.inf), c.raw("Max", math.inf)
+    lo, hi = c.num("Min", -math.inf), c.num("Max", math.inf)
     minmax_type = c.raw("MinMaxDataType")
     if isinstance(minmax_type, str) and "FLOAT16" in minmax_type.upper():  # the DML_SCALAR_UNION holds a half
         return x.dtype.type(np.float16(float(lo))), x.dtype.type(np.float16(float(hi)))
@@ -467,7 +472,7 @@ def _clip(c: Call) -> np.ndarray:
 
 def _clip_grad(c: Call) -> np.ndarray:
     x, g = _native_or_float(c, "InputTensor", "InputGradientTensor")
-    lo, hi = c.raw("Min", -math.inf), c.raw("Max", math.inf)
+    lo, hi = c.num("Min", -math.inf), c.num("Max", math.inf)
     if _is_int(x) and not isinstance(lo, (float, str)) and not isinstance(hi, (float, str)):
         lo32, hi32 = float(lo), float(hi)  # a DML_SCALAR_UNION in the integer type
     else:

@@ -14,9 +14,10 @@ verifies a hook when it registers).  A backend that loads but says
 from __future__ import annotations
 
 import difflib
-import importlib.metadata as metadata
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence
+from importlib import metadata
+from typing import Any
 
 from dmlconform.backends.base import Backend, BackendInfo
 from dmlconform.errors import BackendLoadError
@@ -96,7 +97,7 @@ def load_entry(entry: BackendEntry, options: Mapping[str, str] | None = None) ->
     """`BackendLoadError` naming ``dist[name]`` for any failure on the way."""
     try:
         obj = entry.entry_point().load()
-    except Exception as exc:  # noqa: BLE001 - any import failure is the plugin's
+    except Exception as exc:
         raise BackendLoadError(f"{entry.label}: cannot import {entry.value}: {type(exc).__name__}: {exc}") from exc
     backend = _build(entry, obj, dict(options or {}))
     missing = [m for m in _METHODS if not callable(getattr(backend, m, None))]
@@ -107,7 +108,7 @@ def load_entry(entry: BackendEntry, options: Mapping[str, str] | None = None) ->
             "and run(spec, case, buffers)")
     try:
         info = backend.info()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise BackendLoadError(f"{entry.label}: info() raised {type(exc).__name__}: {exc}") from exc
     if not isinstance(info, BackendInfo):
         raise BackendLoadError(f"{entry.label}: info() returned a {type(info).__name__}; it must return a BackendInfo")
@@ -126,6 +127,6 @@ def _build(entry: BackendEntry, obj: Any, options: dict[str, str]) -> Any:
                                "a factory of one")
     try:
         return obj(**options)
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         given = ", ".join(f"{k}={v}" for k, v in sorted(options.items())) or "no options"
         raise BackendLoadError(f"{entry.label}: building it with {given} failed: {type(exc).__name__}: {exc}") from exc

@@ -22,7 +22,11 @@ from dmlconform.backends.base import Backend
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.registry import GROUP, available_backends, load_backend
 from dmlconform.cli import main
-from dmlconform.commands.backend_commands import BackendRow, backend_rows, backends_table
+from dmlconform.commands.backend_commands import (
+    BackendRow,
+    backend_rows,
+    backends_table,
+)
 from dmlconform.errors import BackendLoadError, ExitCode
 
 PKG = Path(__file__).parent / "fake_backend_pkg"

@@ -5,7 +5,7 @@ a ``*.dist-info`` made from pyproject.toml into a temporary directory."""
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
