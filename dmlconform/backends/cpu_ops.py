@@ -133,7 +133,7 @@ def _compare_attr(x: np.ndarray, op: str, t: float) -> np.ndarray:
     if math.isnan(t):
         return np.zeros(x.shape, dtype=bool)
     lo, hi = _int_bounds(x.dtype)
-    k = math.floor(t) if op in (">", "<=") else math.ceil(t) if math.isfinite(t) else t
+    k = t if not math.isfinite(t) else math.floor(t) if op in (">", "<=") else math.ceil(t)
     if op in (">", ">="):
         if k > hi or (op == ">" and k == hi):
             return np.zeros(x.shape, dtype=bool)
@@ -474,7 +474,7 @@ def _clip_grad(c: Call) -> np.ndarray:
     x, g = _native_or_float(c, "InputTensor", "InputGradientTensor")
     lo, hi = c.num("Min", -math.inf), c.num("Max", math.inf)
     if _is_int(x) and not isinstance(lo, (float, str)) and not isinstance(hi, (float, str)):
-        lo32, hi32 = float(lo), float(hi)  # a DML_SCALAR_UNION in the integer type
+        lo32, hi32 = int(lo), int(hi)  # a DML_SCALAR_UNION in the integer type: exact, even 2^63 - 1
     else:
         lo32, hi32 = float(float32_of(lo)), float(float32_of(hi))
     zero = g.dtype.type(0)
@@ -538,20 +538,22 @@ def _mean(c: Call) -> np.ndarray:
 
 
 def _mod_floor(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # a - b * floor(a / b): Python's modulo.  Integer b == 0: a (the formula
+    # a - b * floor(a / b): Python's modulo.  An infinite b gives the
+    # formula's own NaN (inf * floor(+-0)), as for truncate.  Integer b == 0: a (the formula
     # with the undefined a / 0 taken as 0, as for divide).
     if _is_int(a):
         zero = b == 0
         return np.where(zero, a, np.remainder(a, np.where(zero, b.dtype.type(1), b)))
-    return np.remainder(a, b)
+    return np.where(np.isinf(b), np.nan, np.remainder(a, b))
 
 
 def _mod_trunc(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    # a - b * trunc(a / b): C's fmod (exact); integer b == 0 gives a.
+    # a - b * trunc(a / b): C's fmod (exact); an infinite b gives the formula's
+    # NaN (inf * trunc(+-0)), not fmod's a; integer b == 0 gives a.
     if _is_int(a):
         zero = b == 0
         return np.where(zero, a, np.fmod(a, np.where(zero, b.dtype.type(1), b)))
-    return np.fmod(a, b)
+    return np.where(np.isinf(b), np.nan, np.fmod(a, b))
 
 
 def _difference_square(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -344,3 +344,19 @@ def test_every_evaluable_spec_has_an_implementation() -> None:
     evaluable = sorted(p.stem for p in SPECS.glob("*.yaml") if "evaluable: true" in p.read_text())
     missing = [name for name in evaluable if name not in OPS]
     assert not missing, f"no cpu implementation for {missing}"
+
+
+def test_clip_grad_integer_bounds_are_exact_at_64_bits() -> None:
+    top = 2 ** 63 - 1
+    out = run("ELEMENT_WISE_CLIP_GRAD1", DataType.INT64, {"InputTensor": [top, 5, 0],
+                                                          "InputGradientTensor": [9, 9, 9]},
+              {"MinMaxDataType": "DML_TENSOR_DATA_TYPE_INT64", "Min": 0, "Max": top}, out="OutputGradientTensor")
+    same(out, [0, 9, 0], DataType.INT64)
+    out = run("ELEMENT_WISE_CLIP_GRAD", DataType.INT8, {"InputTensor": [-128, 127], "InputGradientTensor": [3, 3]},
+              {"Min": -math.inf, "Max": math.inf}, out="OutputGradientTensor")
+    same(out, [3, 3], DataType.INT8)
+
+
+def test_modulus_by_infinity_is_the_formula_nan() -> None:
+    for op in ("ELEMENT_WISE_MODULUS_FLOOR", "ELEMENT_WISE_MODULUS_TRUNCATE"):
+        same(run(op, F32, {"ATensor": [-0.25, 1.0], "BTensor": [INF, -INF]}), [NAN, NAN], F32)
