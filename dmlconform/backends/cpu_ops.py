@@ -473,6 +473,8 @@ def _clip(c: Call) -> np.ndarray:
 def _clip_grad(c: Call) -> np.ndarray:
     x, g = _native_or_float(c, "InputTensor", "InputGradientTensor")
     lo, hi = c.num("Min", -math.inf), c.num("Max", math.inf)
+    lo32: float
+    hi32: float
     if _is_int(x) and not isinstance(lo, (float, str)) and not isinstance(hi, (float, str)):
         lo32, hi32 = int(lo), int(hi)  # a DML_SCALAR_UNION in the integer type: exact, even 2^63 - 1
     else:
