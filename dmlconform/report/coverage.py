@@ -33,6 +33,16 @@ BASE_OUTCOMES: tuple[Outcome, ...] = tuple(o for o in OUTCOME_ORDER if o not in 
 SKIP_OUTCOMES = frozenset({Outcome.NOT_SUPPORTED, Outcome.XFAIL})
 
 
+def fmt_ulp(ulp: int) -> str:
+    """A ULP distance; -1 means not comparable (NaN against a number)."""
+    return "NaN≠num" if ulp < 0 else str(ulp)
+
+
+def plot_ulp(ulp: int, ceiling: int = 2 ** 32) -> int:
+    """The distance drawn in plots: not comparable (-1) is drawn at the top."""
+    return ceiling if ulp < 0 else min(ulp, ceiling)
+
+
 def fmt_float(x: float) -> str:
     """A float as a person reads it: 9 significant digits (enough for float32),
     ``nan``, ``inf``, ``-inf`` and ``-0`` spelled out."""

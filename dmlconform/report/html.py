@@ -23,6 +23,8 @@ from dmlconform.report.coverage import (
     dtype_key,
     failed_cases,
     fmt_float,
+    fmt_ulp,
+    plot_ulp,
     group_rows,
     summarise,
     totals_line,
@@ -116,7 +118,7 @@ def coverage_table(coverage: Coverage) -> str:
 def diff_rows(worst: Iterable[ElementDiff]) -> list[str]:
     return [_row([esc(d.output), esc(list(d.index)), esc(inputs_text(d)),
                   *(f'<td class="num">{esc(v)}</td>' for v in (fmt_float(d.expected), fmt_float(d.actual),
-                                                               d.ulp, fmt_float(d.bound))),
+                                                               fmt_ulp(d.ulp), fmt_float(d.bound))),
                   f'<td class="o-{esc(d.verdict)}">{esc(d.verdict)}</td>'])
             for d in worst]
 
@@ -171,7 +173,7 @@ def scatter_svg(case: CaseResult) -> str:
     """ULP error (log10(1 + ULP), up) against the first input's value, one dot per element."""
     points = case.worst
     values = [d.inputs[0][1] if d.inputs else float(i) for i, d in enumerate(points)]
-    top = max((math.log10(1 + d.ulp) for d in points), default=1.0) or 1.0
+    top = max((math.log10(1 + plot_ulp(d.ulp)) for d in points), default=1.0) or 1.0
     name = points[0].inputs[0][0] if points and points[0].inputs else "element"
     base = H - BOTTOM
     parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
@@ -184,11 +186,11 @@ def scatter_svg(case: CaseResult) -> str:
              _label(LEFT - 4, base, "0", anchor="end"),
              *_x_labels(values)]
     for x, d in zip(_x_positions(values), points):
-        y = base - (base - TOP) * (math.log10(1 + d.ulp) / top)
+        y = base - (base - TOP) * (math.log10(1 + plot_ulp(d.ulp)) / top)
         colour = COLOURS[Outcome.FAIL if d.verdict == "FAIL" else Outcome.QUALITY_WARNING]
         parts.append(f'<circle cx="{x:.2f}" cy="{y:.2f}" r="4" fill="{colour}" stroke="#424242">'
                      f'<title>{esc(inputs_text(d))}: expected {esc(fmt_float(d.expected))}, actual '
-                     f'{esc(fmt_float(d.actual))}, {d.ulp} ULP</title></circle>')
+                     f'{esc(fmt_float(d.actual))}, {esc(fmt_ulp(d.ulp))} ULP</title></circle>')
     return "".join(parts) + "</svg>"
 
 

@@ -19,6 +19,7 @@ from rich.text import Text
 from dmlconform.report.coverage import (
     failed_cases,
     fmt_float,
+    fmt_ulp,
     group_rows,
     outcome_columns,
     totals_line,
@@ -79,7 +80,7 @@ def diff_table(case: CaseResult, *, worst: int) -> Table:
         table.add_column(name, justify="right" if name in _NUMERIC else "left", overflow="fold")
     for d in shown:
         table.add_row(data(d.output), "[" + ", ".join(map(str, d.index)) + "]", data(inputs_text(d)),
-                      fmt_float(d.expected), fmt_float(d.actual), str(d.ulp), fmt_float(d.bound),
+                      fmt_float(d.expected), fmt_float(d.actual), fmt_ulp(d.ulp), fmt_float(d.bound),
                       data(d.verdict, STYLES.get(Outcome.FAIL if d.verdict == "FAIL" else Outcome.QUALITY_WARNING, "")))
     return table
 
