@@ -104,20 +104,30 @@ def _result(case: Case, outcome: Outcome, message: str, info: BackendInfo, start
     )
 
 
+def _execute(spec: m.Spec, case: Case, backend: Backend, info: BackendInfo,
+             started: float) -> tuple[CaseResult | None, dict[str, np.ndarray]]:
+    """Support query, binding and the backend's run: a final result when the
+    case ends there (rejected, raised), else the bound buffers to compare."""
+    support = backend.supports(spec, case)
+    if not support.supported:
+        return _rejected(case, info, started, support.reason or "not supported"), {}
+    buffers = bind(case)
+    try:
+        backend.run(spec, case, buffers)
+    except NotSupportedError as exc:
+        return _rejected(case, info, started, str(exc) or "not supported"), {}
+    except Exception as exc:  # noqa: BLE001 - a backend bug is a FAIL, not a harness error
+        return _result(case, Outcome.FAIL, f"the backend raised {type(exc).__name__}: {exc}", info, started), {}
+    return None, buffers
+
+
 def run_case(spec: m.Spec, case: Case, backend: Backend, info: BackendInfo, oracles: Oracles) -> CaseResult:
     """The outcome of one case.  Never raises: a harness failure is ERROR."""
     started = time.perf_counter()
     try:
-        support = backend.supports(spec, case)
-        if not support.supported:
-            return _rejected(case, info, started, support.reason or "not supported")
-        buffers = bind(case)
-        try:
-            backend.run(spec, case, buffers)
-        except NotSupportedError as exc:
-            return _rejected(case, info, started, str(exc) or "not supported")
-        except Exception as exc:  # noqa: BLE001 - a backend bug is a FAIL, not a harness error
-            return _result(case, Outcome.FAIL, f"the backend raised {type(exc).__name__}: {exc}", info, started)
+        early, buffers = _execute(spec, case, backend, info, started)
+        if early is not None:
+            return early
         with np.errstate(all="ignore"):
             return _compare(spec, case, buffers, info, oracles, started)
     except Exception as exc:  # noqa: BLE001 - the harness itself
@@ -190,15 +200,101 @@ def _diff(output: str, w: object, case: Case, views: Mapping[str, np.ndarray], f
                        verdict=w.verdict.name)  # type: ignore[attr-defined]
 
 
+_Pending = tuple[int, m.Spec, Case, dict[str, np.ndarray], float]
+
+
+def _batch_key(spec: m.Spec, case: Case) -> tuple[object, ...]:
+    """Cases with the same key share one oracle evaluation and one comparison."""
+    return (spec.operator, tuple((t.name, t.dtype) for t in case.inputs),
+            tuple((t.name, t.dtype) for t in case.outputs), case.attributes)
+
+
+def _one(item: _Pending, info: BackendInfo, oracles: Oracles) -> CaseResult:
+    _, spec, case, buffers, started = item
+    try:
+        with np.errstate(all="ignore"):
+            return _compare(spec, case, buffers, info, oracles, started)
+    except Exception as exc:  # noqa: BLE001 - the harness itself
+        return _result(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", info, started)
+
+
+def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[tuple[int, CaseResult]]:
+    """Evaluate and compare a batch at once; cases that are not a clean PASS
+    (or touch an alternative value) are compared again one by one, so every
+    result is exactly what `run_case` gives."""
+    spec, case0 = items[0][1], items[0][2]
+    sizes = [int(np.prod(it[2].outputs[0].sizes)) if it[2].outputs else 0 for it in items]
+    if len(items) == 1 or len(case0.outputs) != 1 or min(sizes) == 0:
+        return [(it[0], _one(it, info, oracles)) for it in items]
+    try:
+        with np.errstate(all="ignore"):
+            clean = _clean_cases(items, sizes, info, oracles)
+    except Exception:  # noqa: BLE001 - fall back to the per-case path, which reports the error
+        clean = [False] * len(items)
+    out = []
+    for it, size, ok in zip(items, sizes, clean):
+        if ok:
+            _, _, case, _, started = it
+            out.append((it[0], _result(case, Outcome.PASS, "" if case.expect_supported else
+                                       "computed correctly a configuration outside the table (allowed)",
+                                       info, started, elements=size, counts=(size, 0, 0))))
+        else:
+            out.append((it[0], _one(it, info, oracles)))
+    return out
+
+
+def _clean_cases(items: list[_Pending], sizes: list[int], info: BackendInfo, oracles: Oracles) -> list[bool]:
+    from dmlconform.compare import Policy, Verdict, compare
+    from dmlconform.formula.oracle import evaluate
+
+    spec, case0 = items[0][1], items[0][2]
+    formula = oracles.get(spec)
+    out = case0.outputs[0]
+    views = {formula.inputs.get(t.name, t.name): np.concatenate(
+        [np.broadcast_to(it[2].input(t.name).view(), it[2].outputs[0].sizes).ravel() for it in items])
+        for t in case0.inputs}
+    actual = np.concatenate([np.ascontiguousarray(it[2].outputs[0].view(it[3][out.name])).ravel() for it in items])
+    result = evaluate(formula.tree, views, case0.attribute_map(), dtype=out.dtype,
+                      nan_policy=spec.formula.nan_policy, overflow=spec.formula.integer_overflow,
+                      flush_subnormals=info.flush_subnormals, output=formula.outputs.get(out.name))
+    signed_zero = result.signed_zero if spec.formula.signed_zero is None else spec.formula.signed_zero
+    policy = Policy(ulp=formula.tolerance.get(out.dtype, result.ulp), relaxed_factor=result.relaxed_factor,
+                    signed_zero=signed_zero, flush_subnormals=info.flush_subnormals)
+    cmp = compare(result.expected, actual, policy=policy, bound_strict=result.bound_strict,
+                  bound_relaxed=result.bound_relaxed, alternatives=result.alternatives, worst=0)
+    offsets = np.cumsum([0] + sizes)
+    worst = np.maximum.reduceat(np.asarray(cmp.status).ravel(), offsets[:-1])
+    clean = worst == Verdict.PASS
+    for alt in result.alternatives:
+        touched = np.searchsorted(offsets, np.asarray(alt.index).ravel(), side="right") - 1
+        clean[np.unique(touched)] = False
+    return clean.tolist()
+
+
 def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
               progress: Callable[[CaseResult], None] | None = None) -> tuple[CaseResult, ...]:
-    """Every case in order; ``progress`` is called after each."""
+    """Every case, results in input order; ``progress`` is called after each.
+
+    Backends run one case at a time; the oracle and the comparison run once
+    per batch of cases that share operator, types and attributes."""
     info = backend.info()
     oracles = Oracles()
-    results = []
-    for spec, case in pairs:
-        result = run_case(spec, case, backend, info, oracles)
-        results.append(result)
-        if progress is not None:
-            progress(result)
-    return tuple(results)
+    results: list[CaseResult | None] = []
+    batches: dict[tuple[object, ...], list[_Pending]] = {}
+    for i, (spec, case) in enumerate(pairs):
+        started = time.perf_counter()
+        try:
+            early, buffers = _execute(spec, case, backend, info, started)
+        except Exception as exc:  # noqa: BLE001 - the harness itself
+            early = _result(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", info, started)
+        results.append(early)
+        if early is None:
+            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, buffers, started))
+        elif progress is not None:
+            progress(early)
+    for items in batches.values():
+        for i, result in _compare_batch(items, info, oracles):
+            results[i] = result
+            if progress is not None:
+                progress(result)
+    return tuple(r for r in results if r is not None)
