@@ -1,0 +1,143 @@
+"""The runner and the `run` command: batching gives per-case results, binding
+poisons outputs and honours aliases, exit codes and reports."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from dmlconform.backends.base import BackendInfo
+from dmlconform.backends.cpu import CpuBackend
+from dmlconform.cases.generate import generate
+from dmlconform.cli import main
+from dmlconform.results import Outcome
+from dmlconform.runner import Oracles, bind, run_case, run_cases
+from dmlconform.spec import model as m
+from dmlconform.spec.load import load_spec
+from tests.conftest import REPO
+
+OPS = ("ACTIVATION_SHRINK", "ELEMENT_WISE_SIGN", "ACTIVATION_HARD_SIGMOID", "ELEMENT_WISE_ADD")
+
+
+def _pairs(op: str):  # type: ignore[no-untyped-def]
+    spec = load_spec(REPO / "specs" / f"{op}.yaml")
+    return [(spec, c) for c in generate(spec, m.FeatureLevel.FL_6_4, seed=3)]
+
+
+def _strip(result):  # type: ignore[no-untyped-def]
+    return dataclasses.replace(result, seconds=0.0)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_batched_results_equal_per_case_results(op: str) -> None:
+    pairs = _pairs(op)
+    backend = CpuBackend()
+    batched = run_cases(pairs, backend)
+    single = [run_case(s, c, backend, backend.info(), Oracles()) for s, c in pairs]
+    assert [_strip(r) for r in batched] == [_strip(r) for r in single]
+    assert [r.case_id for r in batched] == [c.id for _, c in pairs]
+
+
+def test_bind_poisons_outputs_and_shares_aliased_buffers() -> None:
+    pairs = _pairs("ACTIVATION_SOFTSIGN")
+    packed = next(c for _, c in pairs if not c.aliases and c.expect_supported)
+    buffers = bind(packed)
+    assert np.all(buffers["OutputTensor"] != 0)
+    assert buffers["InputTensor"] is not packed.inputs[0].buffer  # a copy: the case stays read-only
+    aliased = next(c for _, c in pairs if c.aliases)
+    shared = bind(aliased)
+    out, inp = aliased.aliases[0]
+    assert shared[out] is shared[inp]
+
+
+class _Lazy(CpuBackend):
+    """Claims to run but never writes the output."""
+
+    def run(self, spec, case, buffers) -> None:  # type: ignore[no-untyped-def]
+        return None
+
+
+def test_unwritten_outputs_fail() -> None:
+    spec, case = next((s, c) for s, c in _pairs("ELEMENT_WISE_IDENTITY") if c.expect_supported)
+    result = run_cases([(spec, case)], _Lazy())[0]
+    assert result.outcome is Outcome.FAIL and result.worst
+
+
+class _Raises(CpuBackend):
+    def run(self, spec, case, buffers) -> None:  # type: ignore[no-untyped-def]
+        raise RuntimeError("device lost")
+
+
+def test_a_raising_backend_fails_the_case_with_the_reason() -> None:
+    spec, case = _pairs("ACTIVATION_SOFTSIGN")[0]
+    result = run_cases([(spec, case)], _Raises())[0]
+    assert result.outcome is Outcome.FAIL
+    assert result.message == "the backend raised RuntimeError: device lost"
+
+
+def test_negative_cases_are_not_supported_on_the_reference() -> None:
+    results = run_cases(_pairs("ACTIVATION_SOFTSIGN"), CpuBackend())
+    negative = [r for r in results if not r.expect_supported]
+    assert negative and all(r.outcome is Outcome.NOT_SUPPORTED for r in negative)
+
+
+def test_run_command_passes_and_writes_reports(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "r"
+    result = CliRunner().invoke(main, ["run", "--op", "ACTIVATION_SOFTSIGN", "--op", "ELEMENT_WISE_SIGN",
+                                       "--no-progress", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in out.iterdir()) == ["junit.xml", "report.html", "report.json"]
+    report = json.loads((out / "report.json").read_text())
+    ids = [c["case_id"] for c in report["cases"]]
+    assert ids and all(i.startswith(("ACTIVATION_SOFTSIGN/", "ELEMENT_WISE_SIGN/")) for i in ids)
+    again = tmp_path / "s"
+    CliRunner().invoke(main, ["run", "--op", "ACTIVATION_SOFTSIGN", "--op", "ELEMENT_WISE_SIGN", "--no-progress",
+                              "-o", str(again)])
+    second = json.loads((again / "report.json").read_text())
+    for r in (report, second):
+        r["run"].pop("started"), r["run"].pop("finished"), r["run"].pop("run_id")
+        for c in r["cases"] + r["groups"]:
+            c.pop("seconds")
+    assert report == second  # same seed, same report apart from timestamps
+
+
+def test_run_one_case_by_id(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    case_id = _pairs("ACTIVATION_SHRINK")[5][1].id
+    result = CliRunner().invoke(main, ["run", "--case", case_id, "--seed", "3", "--no-progress", "-o", str(tmp_path)])
+    assert result.exit_code == 0
+    cases = json.loads((tmp_path / "report.json").read_text())["cases"]
+    assert [c["case_id"] for c in cases] == [case_id]
+
+
+def test_run_usage_errors(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    bad_op = CliRunner().invoke(main, ["run", "--op", "NOPE", "-o", str(tmp_path)])
+    assert bad_op.exit_code == 2 and "--op NOPE: no such operator" in bad_op.output
+    no_case = CliRunner().invoke(main, ["run", "--op", "ACTIVATION_SOFTSIGN", "-k", "zzz", "-o", str(tmp_path)])
+    assert no_case.exit_code == 2 and "no case matches" in no_case.output
+    level = CliRunner().invoke(main, ["run", "--feature-level", "9_9", "-o", str(tmp_path)])
+    assert level.exit_code == 2 and "unknown feature level" in level.output
+
+
+def test_unknown_backend_exits_3(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = CliRunner().invoke(main, ["run", "--backend", "nosuch", "-o", str(tmp_path)])
+    assert result.exit_code == 3
+
+
+class _Unavailable(CpuBackend):
+    def info(self) -> BackendInfo:
+        return dataclasses.replace(super().info(), available=False, reason="no GPU adapter")
+
+
+def test_unavailable_backend_exits_3_or_skips(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import dmlconform.backends.registry as registry
+
+    monkeypatch.setattr(registry, "load_backend", lambda name, options, **kw: _Unavailable())
+    result = CliRunner().invoke(main, ["run", "-o", str(tmp_path)])
+    assert result.exit_code == 3 and "backend cpu is unavailable: no GPU adapter" in result.output
+    assert CliRunner().invoke(main, ["run", "--skip-unavailable", "-o", str(tmp_path)]).exit_code == 0
+
+
