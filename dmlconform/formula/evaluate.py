@@ -59,6 +59,7 @@ class Settings:
     work: Any = np.float64     # the float type computed in (the target type for a literal evaluation)
     range_limit: float | None = None  # flag elements where a transcendental result exceeds this
     constants: dict[Any, Any] | None = None  # cache of literal values, shared between evaluations
+    bits: int | None = None    # integer mode: width of the element encoding (shifts)
 
 
 _COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
@@ -114,6 +115,12 @@ class Evaluator:
             c = self.truth(self.expr(e.cond))
             return self.select([c, None], [self.expr(e.then), self.expr(e.otherwise)])
         if isinstance(e, Call):
+            if self.s.integer and _rounded_quotient(e):
+                q = e.args[0]
+                assert isinstance(q, Binary)
+                a, b = self.expr(q.left), self.expr(q.right)
+                name = _ALIASES.get(e.func.lower(), e.func.lower())
+                return Val(integers.rounded_division(name, self.num(a.v), self.num(b.v)))
             return self.call(e, [self.expr(a) for a in e.args])
         assert isinstance(e, Integral)
         raise FormulaError(f"cannot evaluate {expr_text(e)}: no closed form", path="<formula>")
@@ -223,7 +230,7 @@ class Evaluator:
             fn = np.logical_and if op == "&&" else np.logical_or
             return Val(fn(self.truth(a), self.truth(b)), exact=a.exact & b.exact)
         if self.s.integer:
-            return Val(integers.binary(op, self.num(a.v), self.num(b.v)))
+            return Val(integers.binary(op, self.num(a.v), self.num(b.v), self.s.bits))
         if op in integers.BITWISE:
             raise FormulaError(f"operator {op!r} needs integer tensors", path="<formula>")
         return self.arith(op, a, b)
@@ -394,6 +401,13 @@ class Evaluator:
             near = np.minimum(np.abs(x - jump), np.abs(jump + 1 - x))
             self.mark_uncertain(near <= self.bound(a) * self.s.unit)
         return Val(v, EXACT, a.sign if name != "round" else 0, True, a.exact)
+
+
+def _rounded_quotient(e: Call) -> bool:
+    """``floor(a / b)`` and the like: on integers the exact quotient is
+    rounded, not the truncated one (`formula.integers`)."""
+    return (e.func.lower() in integers.ROUNDING and len(e.args) == 1 and isinstance(e.args[0], Binary)
+            and e.args[0].op == "/")
 
 
 def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array) -> Array:

@@ -232,7 +232,10 @@ def _integer_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dic
                     dtype: np.dtype, overflow: Overflow, relaxed_factor: float, output: str | None) -> OracleResult:
     env: dict[str, Any] = {n: Val(np.frompyfunc(int, 1, 1)(a)) for n, a in arrays.items()}
     env.update(attrs)
-    ev = Evaluator(env, Settings(integer=True, track=False))
+    bits = dtype.itemsize * 8 if dtype.kind in "iu" else None
+    if bits is not None and dtype.name in ("int4", "uint4"):
+        bits = 4
+    ev = Evaluator(env, Settings(integer=True, track=False, bits=bits))
     val = ev.run(tree, output)
     raw = np.broadcast_to(np.asarray(ev.num(val.v), dtype=object), shape)
     if is_float(dtype):

@@ -225,6 +225,46 @@ def test_bit_operators_need_integers() -> None:
         evaluate(shift, {"a": np.float32([1]), "b": np.float32([1])}, dtype=np.float32)
 
 
+def test_shift_counts_beyond_the_width_give_zero_without_big_integers() -> None:
+    """Shifts are logical on the native encoding: a count of the width or more
+    (or a negative count, huge in its unsigned encoding) gives 0, at once."""
+    left, right = parse("f(a, b) = (a << b)"), parse("f(a, b) = (a >> b)")
+    a = np.uint64([1, 3, 2 ** 63, 5])
+    b = np.uint64([63, 64, 1, 2 ** 64 - 1])
+    assert evaluate(left, {"a": a, "b": b}, dtype=np.uint64).expected.tolist() == [2 ** 63, 0, 0, 0]
+    assert evaluate(right, {"a": a, "b": b}, dtype=np.uint64).expected.tolist() == [0, 0, 2 ** 62, 0]
+    signed = {"a": np.int8([-8, -1, 5, -128]), "b": np.int8([1, 7, -1, 0])}
+    assert evaluate(right, signed, dtype=np.int8).expected.tolist() == [124, 1, 0, -128]  # zeros shift in
+    assert evaluate(left, signed, dtype=np.int8).expected.tolist() == [-16, -128, 0, -128]
+
+
+def test_integer_pow_with_huge_exponents_wraps_without_big_integers() -> None:
+    pow_ = parse("f(input, exponent) = pow(input, exponent)")
+    x = np.int64([3, -3, 2, -1, 5, 0, 1, -1, 2])
+    e = np.int64([2 ** 62 + 1, 2 ** 62 + 1, 64, 2 ** 63 - 1, -2, -5, -7, -(2 ** 63), 63])
+    want = [3, -3, 0, -1, 0, 0, 1, 1, -(2 ** 63)]  # pow(3, 2**62 + 1, 2**64) == 3
+    assert evaluate(pow_, {"input": x, "exponent": e}, dtype=np.int64).expected.tolist() == want
+    big = {"input": np.uint64([3, 2 ** 64 - 1]), "exponent": np.uint64([2 ** 64 - 1, 2 ** 64 - 1])}
+    assert evaluate(pow_, big, dtype=np.uint64).expected.tolist() == [pow(3, 2 ** 64 - 1, 2 ** 64), 2 ** 64 - 1]
+    small = {"input": np.int8([3, -3, 2]), "exponent": np.int8([127, 127, 100])}
+    assert evaluate(pow_, small, dtype=np.int8, overflow=Overflow.SATURATE).expected.tolist() == [127, -128, 127]
+    assert evaluate(pow_, small, dtype=np.int8).expected.tolist() == [pow(3, 127, 256) - 256, 256 - pow(3, 127, 256), 0]
+
+
+def test_integer_floor_of_a_quotient_is_floor_division() -> None:
+    """MODULUS_FLOOR on integers is floor modulo (Python's %), not the
+    truncated remainder; trunc(a / b) keeps C's."""
+    a, b = np.int32([49, -49, 7, -7, 5, 6]), np.int32([-200, 200, 2, 2, 0, -4])
+    floor = parse("f(a, b) = a - (b * floor(a / b))")
+    trunc = parse("f(a, b) = a - (b * trunc(a / b))")
+    assert evaluate(floor, {"a": a, "b": b}, dtype=np.int32).expected.tolist() == [-151, 151, 1, 1, 5, -2]
+    assert evaluate(trunc, {"a": a, "b": b}, dtype=np.int32).expected.tolist() == [49, -49, 1, -1, 5, 2]
+    ceil = parse("f(a, b) = ceil(a / b)")
+    rnd = parse("f(a, b) = round(a / b)")
+    assert evaluate(ceil, {"a": a, "b": b}, dtype=np.int32).expected.tolist() == [0, 0, 4, -3, 0, -1]
+    assert evaluate(rnd, {"a": a, "b": b}, dtype=np.int32).expected.tolist() == [0, 0, 4, -4, 0, -2]
+
+
 # -- error bound -------------------------------------------------------------------
 def honest_hard_sigmoid(x: np.ndarray, alpha: float, beta: float) -> np.ndarray:
     a, b = np.float32(alpha), np.float32(beta)
