@@ -199,18 +199,24 @@ def compare(
     QUALITY_WARNING within the relaxed budget, ``bound_relaxed`` or a RELAXED
     alternative; otherwise it FAILs."""
     expected, actual = _check(expected, actual)
-    dist = ulp_distance(expected, actual, signed_zero=policy.signed_zero)
     relaxed_ulp = math.ceil(policy.ulp * policy.relaxed_factor)
+    # Fast path: most elements of an honest result equal the expected value;
+    # distances and errors are computed only where they differ.
+    differ = np.flatnonzero(~_same(expected, actual, signed_zero=policy.signed_zero))
+    flat_e, flat_a = expected.reshape(-1)[differ], actual.reshape(-1)[differ]
+    dist = np.zeros(expected.shape, np.uint64)
+    dist.reshape(-1)[differ] = ulp_distance(flat_e, flat_a, signed_zero=policy.signed_zero)
     strict, relaxed = dist <= policy.ulp, dist <= relaxed_ulp
     error = None
     if bound_relaxed is None and bound_strict is not None:
         bound_relaxed = bound_strict * policy.relaxed_factor
     if bound_strict is not None or bound_relaxed is not None:
-        error = _abs_error(expected, actual)
+        error = np.zeros(expected.shape, np.float64)
+        error.reshape(-1)[differ] = _abs_error(flat_e, flat_a)
         if bound_strict is not None:
-            strict |= error <= bound_strict
+            strict.reshape(-1)[differ] |= error.reshape(-1)[differ] <= _at(bound_strict, expected.shape, differ)
         if bound_relaxed is not None:
-            relaxed |= error <= bound_relaxed
+            relaxed.reshape(-1)[differ] |= error.reshape(-1)[differ] <= _at(bound_relaxed, expected.shape, differ)
     if policy.flush_subnormals and is_float(expected.dtype):
         strict |= _flushed_output(expected, actual)
     uses = tuple(_apply(alt, actual, strict, relaxed, policy) for alt in alternatives)
@@ -218,6 +224,22 @@ def compare(
     codes = np.uint8(Verdict.PASS), np.uint8(Verdict.QUALITY_WARNING), np.uint8(Verdict.FAIL)
     status = np.where(strict, codes[0], np.where(relaxed, codes[1], codes[2]))
     return _result(expected, actual, status, dist, error, bound_strict, uses, worst)
+
+
+def _same(expected: np.ndarray, actual: np.ndarray, *, signed_zero: bool) -> np.ndarray:
+    """Elements at ULP distance 0: equal values (with equal signs of zero where
+    that counts), or NaN on both sides."""
+    same = expected == actual
+    if expected.dtype.kind not in "iub":
+        if signed_zero:
+            same &= np.signbit(expected) == np.signbit(actual)
+        same |= np.isnan(expected) & np.isnan(actual)
+    return same
+
+
+def _at(bound: np.ndarray, shape: tuple[int, ...], flat: np.ndarray) -> np.ndarray:
+    """``bound`` (broadcastable to ``shape``) at the flat indices ``flat``."""
+    return np.broadcast_to(bound, shape).reshape(-1)[flat] if np.ndim(bound) else np.full(flat.shape, bound)
 
 
 def _check(expected: np.ndarray, actual: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,90 @@
+"""Benchmarks of `run` (issue 5), each figure measured in this one process.
+
+(a) small-case throughput of the whole pipeline: generate, run on `cpu`,
+    compare, JSON report (target >= 5,000 cases/s on one core);
+(b) one 2^24-element FLOAT32 softsign case end to end against the bare numpy
+    ``x / (1 + abs(x))`` plus ``np.array_equal`` on the same array
+    (target <= 4x);
+(c) peak memory of that case above the baseline, in multiples of the
+    tensor's bytes (target <= 5x), by tracemalloc (numpy reports its buffers).
+
+Run: python bench/bench_run.py [OP ...]   (default ops: the five seed operators)
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+
+from dmlconform.backends.cpu import CpuBackend
+from dmlconform.cases.generate import generate
+from dmlconform.cases.model import Case, Layout, TensorData, packed_strides
+from dmlconform.report.json_report import dumps
+from dmlconform.results import RunResult
+from dmlconform.runner import run_cases
+from dmlconform.spec.load import load_spec
+from dmlconform.spec.model import DataType, FeatureLevel
+
+SPECS = Path(__file__).resolve().parents[1] / "specs"
+SEEDS = ("ACTIVATION_SOFTSIGN", "ACTIVATION_SHRINK", "ELEMENT_WISE_SIGN", "ACTIVATION_SWISH", "ACTIVATION_HARD_SIGMOID")
+
+
+def throughput(ops: tuple[str, ...]) -> None:
+    t0 = time.perf_counter()
+    specs = [load_spec(SPECS / f"{op}.yaml") for op in ops]
+    pairs = [(s, c) for s in specs for c in generate(s, FeatureLevel.FL_6_4, seed=0)]
+    t1 = time.perf_counter()
+    results = run_cases(pairs, CpuBackend())
+    t2 = time.perf_counter()
+    text = dumps(RunResult("bench", "cpu", "cpu", "0", "6_4", False, 0, "bench", "", "", results))
+    t3 = time.perf_counter()
+    n = len(pairs)
+    print(f"(a) {n} cases of {len(ops)} operators: generate {t1 - t0:.2f} s, run+compare {t2 - t1:.2f} s, "
+          f"JSON {t3 - t2:.2f} s ({len(text) // 1024} KiB)")
+    print(f"    pipeline {n / (t3 - t0):,.0f} cases/s (target >= 5,000); run+compare alone {n / (t2 - t1):,.0f} cases/s")
+
+
+def large_case(n: int) -> tuple[object, Case]:
+    spec = load_spec(SPECS / "ACTIVATION_SOFTSIGN.yaml")
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal(n) * 100).astype(np.float32)
+    sizes = (n,)
+    def tensor(name: str, buf: np.ndarray) -> TensorData:
+        return TensorData(name, DataType.FLOAT32, sizes, packed_strides(sizes), buf)
+    case = Case(id="ACTIVATION_SOFTSIGN/FLOAT32/1d/large", operator="ACTIVATION_SOFTSIGN", level=FeatureLevel.FL_6_4,
+                dtype=DataType.FLOAT32, inputs=(tensor("InputTensor", x),),
+                outputs=(tensor("OutputTensor", np.zeros(n, np.float32)),), layout=Layout.PACKED)
+    return spec, case
+
+
+def end_to_end(n: int = 2 ** 24) -> None:
+    spec, case = large_case(n)
+    x = case.inputs[0].buffer
+    best_bare = best_run = float("inf")
+    for _ in range(3):
+        t0 = time.perf_counter()
+        y = x / (1 + np.abs(x))
+        np.array_equal(y, y.copy())
+        best_bare = min(best_bare, time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        (result,) = run_cases([(spec, case)], CpuBackend())
+        best_run = min(best_run, time.perf_counter() - t0)
+    assert result.outcome.value == "PASS", result.message
+    print(f"(b) 2^24 float32 softsign: harness {best_run:.3f} s, bare numpy + array_equal {best_bare:.3f} s, "
+          f"ratio {best_run / best_bare:.2f}x (target <= 4x)")
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    run_cases([(spec, case)], CpuBackend())
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    print(f"(c) peak memory above baseline: {peak / 2 ** 20:.0f} MiB = {peak / x.nbytes:.1f}x the tensor's "
+          f"{x.nbytes / 2 ** 20:.0f} MiB (target <= 5x)")
+
+
+if __name__ == "__main__":
+    throughput(tuple(sys.argv[1:]) or SEEDS)
+    end_to_end()
