@@ -11,6 +11,7 @@ goes into the `CaseResult`.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
@@ -200,6 +201,7 @@ def _diff(output: str, w: object, case: Case, views: Mapping[str, np.ndarray], f
                        verdict=w.verdict.name)  # type: ignore[attr-defined]
 
 
+#: (position, spec, case, bound buffers, seconds spent running it)
 _Pending = tuple[int, m.Spec, Case, dict[str, np.ndarray], float]
 
 
@@ -210,12 +212,15 @@ def _batch_key(spec: m.Spec, case: Case) -> tuple[object, ...]:
 
 
 def _one(item: _Pending, info: BackendInfo, oracles: Oracles) -> CaseResult:
-    _, spec, case, buffers, started = item
+    """One pending case compared alone; ``seconds`` adds its run time."""
+    _, spec, case, buffers, spent = item
+    begin = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            return _compare(spec, case, buffers, info, oracles, started)
+            result = _compare(spec, case, buffers, info, oracles, begin)
     except Exception as exc:  # noqa: BLE001 - the harness itself
-        return _result(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", info, started)
+        result = _result(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", info, begin)
+    return dataclasses.replace(result, seconds=round(spent + result.seconds, 6))
 
 
 def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[tuple[int, CaseResult]]:
@@ -226,18 +231,21 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
     sizes = [int(np.prod(it[2].outputs[0].sizes)) if it[2].outputs else 0 for it in items]
     if len(items) == 1 or len(case0.outputs) != 1 or min(sizes) == 0:
         return [(it[0], _one(it, info, oracles)) for it in items]
+    t0 = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
             clean = _clean_cases(items, sizes, info, oracles)
     except Exception:  # noqa: BLE001 - fall back to the per-case path, which reports the error
         clean = [False] * len(items)
+    share = (time.perf_counter() - t0) / len(items)  # the batch's comparison, split evenly
     out = []
     for it, size, ok in zip(items, sizes, clean):
         if ok:
-            _, _, case, _, started = it
-            out.append((it[0], _result(case, Outcome.PASS, "" if case.expect_supported else
-                                       "computed correctly a configuration outside the table (allowed)",
-                                       info, started, elements=size, counts=(size, 0, 0))))
+            _, _, case, _, spent = it
+            result = _result(case, Outcome.PASS, "" if case.expect_supported else
+                             "computed correctly a configuration outside the table (allowed)",
+                             info, t0, elements=size, counts=(size, 0, 0))
+            out.append((it[0], dataclasses.replace(result, seconds=round(spent + share, 6))))
         else:
             out.append((it[0], _one(it, info, oracles)))
     return out
@@ -288,8 +296,9 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
         except Exception as exc:  # noqa: BLE001 - the harness itself
             early = _result(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", info, started)
         results.append(early)
-        if early is None:
-            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, buffers, started))
+        if early is None:  # its time so far, carried over to when the batch is compared
+            spent = time.perf_counter() - started
+            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, buffers, spent))
         elif progress is not None:
             progress(early)
     for items in batches.values():
