@@ -185,10 +185,27 @@ class Evaluator:
         """Note the elements where ``v`` is beyond ``range_limit``: an
         implementation in the target type overflows there."""
         limit = self.s.range_limit
-        if limit is None or not np.ndim(v) or not (np.max(v) > limit or np.min(v) < -limit):
+        if limit is None or not np.ndim(v) or not np.size(v):
             return
-        mask = np.abs(v) > limit
+        hi, lo = np.max(v), np.min(v)
+        if not (hi > limit or lo < -limit or np.isnan(hi) or np.isnan(lo)):
+            return
+        with np.errstate(invalid="ignore"):
+            mask = np.abs(v) > limit
+        if not mask.any():
+            return
         self.overflow = mask if self.overflow is None else (self.overflow | mask)
+
+    def check_divisor(self, y: Array, err_abs: Array) -> None:
+        """Note the elements where a divisor's absolute error reaches the
+        divisor itself: it cancels in the target type, which may divide by
+        0 (``1 - pow(Beta1, T)`` for a tiny T in Adam)."""
+        if not np.ndim(y) and not np.ndim(err_abs):
+            return
+        with np.errstate(invalid="ignore"):
+            mask = np.broadcast_to(err_abs, np.shape(y)) * self.s.unit >= np.abs(y)
+        if mask.any():
+            self.overflow = mask if self.overflow is None else (self.overflow | mask)
 
     def select(self, conds: list[Array | None], vals: list[Val]) -> Val:
         """First true condition wins; None is ``otherwise``.  Unmatched: NaN."""
@@ -249,6 +266,10 @@ class Evaluator:
         sign = B.sign_of(op, a.sign, b.sign)
         if self.s.track and op in "/^":
             err = self.div_error(a, b, v, sign) if op == "/" else self.pow_error(a, b, v)
+        if self.s.range_limit is not None and isinstance(v, np.ndarray):
+            self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
+            if op == "/" and b.err.abs is not None:
+                self.check_divisor(y, b.err.abs)
         return Val(v, err, sign, isinstance(v, np.ndarray))
 
     def arith_error(self, op: str, a: Val, b: Val) -> Err:

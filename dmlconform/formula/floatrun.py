@@ -33,6 +33,9 @@ WIDE_WINDOW = 4096.0
 #: an exp argument off by a few ULPs) push it over.
 OVERFLOW_MARGIN = 1 / 16
 _NONE = np.zeros(0, dtype=np.intp)
+#: At most this many elements of one evaluation whose float64 result is not
+#: finite are recomputed exactly (mpmath); the others keep long double.
+EXACT_LIMIT = 4096
 #: Probes standing in for an infinite input when looking for a limit.
 LIMIT_PROBES = (((2.0 ** 1000, 2.0 ** 1020), np.float64), ((2.0 ** 10, 2.0 ** 11), np.longdouble))
 
@@ -60,8 +63,11 @@ MINMAX = AltSpec("ieee_minmax", Tier.STRICT, "IEEE maxNum/minNum: a NaN operand 
 LIMIT = AltSpec("limit", Tier.RELAXED,
                 "the literal formula gives NaN for an infinite input; its limit is accepted as a quality warning")
 LITERAL = AltSpec("target_literal", Tier.RELAXED,
-                  "an intermediate overflows the target type; the formula computed step by step in that type "
-                  "is accepted as a quality warning")
+                  "an intermediate overflows, underflows or cancels in the target type (the exact result does "
+                  "not); the formula computed step by step in that type is accepted as a quality warning")
+LITERAL32 = AltSpec("float32_literal", Tier.RELAXED,
+                    "an intermediate overflows, underflows or cancels; the formula computed step by step in "
+                    "float32 and rounded to the narrower target type is accepted as a quality warning")
 FLUSH = AltSpec("flushed_inputs", Tier.FLUSH, "subnormal inputs flushed to zero (the backend declares flushing)")
 
 
@@ -80,6 +86,7 @@ class _Indices:
     risky: np.ndarray
     overflow: np.ndarray
     range: np.ndarray
+    wild: np.ndarray
 
 
 @dataclass(slots=True)
@@ -92,11 +99,12 @@ class _Found:
     risky: list = field(default_factory=list)
     overflow: list = field(default_factory=list)
     range: list = field(default_factory=list)
+    wild: list = field(default_factory=list)
 
     def done(self) -> _Indices:
         join = lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)  # noqa: E731
         return _Indices(join(self.nan), join(self.limit), join(self.uncertain), join(self.risky),
-                        join(self.overflow), join(self.range))
+                        join(self.overflow), join(self.range), join(self.wild))
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,6 +217,7 @@ class FloatRun:
         expected[lo:hi] = out
         small, loose = self.block_bound(values, val.err, out, bound[lo:hi], inf_in is not None)
         self.rel = max(self.rel, val.err.rel + 1)
+        self.note_wild(out, bound[lo:hi], small, loose, acc, lo)
         if refine:
             self.note_candidates(values, small, loose, bound[lo:hi], acc, lo)
 
@@ -246,6 +255,22 @@ class FloatRun:
                 if m is not None:
                     lost &= ~m
             acc.range.append(np.flatnonzero(lost) + lo)
+
+    def note_wild(self, out: np.ndarray, bound: np.ndarray, small: np.ndarray, loose: np.ndarray,
+                  acc: "_Found", lo: int) -> None:
+        """Collect the block's elements whose bound reaches the value itself:
+        an intermediate cancels (``1 - pow(Beta1, T)`` for a tiny T), so the
+        target type may not even get the sign, or get 0 and divide by it.
+        Only the elements the bound window cannot judge can be such."""
+        parts = [p for p in (small, loose) if p.size]
+        if not parts:
+            return
+        at = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        b, e = bound[at].astype(np.float64), np.abs(out[at].astype(np.float64))
+        with np.errstate(invalid="ignore"):
+            wild = ~(b < e) & ~(b == 0)
+        if wild.any():
+            acc.wild.append(at[wild] + lo)
 
     def note_candidates(self, values: np.ndarray, small: np.ndarray, loose: np.ndarray, bound: np.ndarray,
                         acc: "_Found", lo: int) -> None:
@@ -325,26 +350,40 @@ class FloatRun:
     def widen(self, index: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> int:
         """Finite inputs, yet a float64 result that is not finite: an
         intermediate left float64's range (tanh written with exp(-2x), for
-        x < -355).  Recompute in long double (wider range), and exactly where
-        that is not enough; returns how many changed."""
+        x < -355) or cancelled to 0 and was divided by.  Recompute in long
+        double (wider range, 11 more bits); where that is still not finite, or
+        where float64 gave NaN (an inf/inf, 0/0 or 0*inf: a cancellation long
+        double may only half resolve), exactly (mpmath), for up to
+        `EXACT_LIMIT` elements.  Returns how many changed."""
+        nan64 = np.isnan(expected[index].astype(np.float64))
         values, _, _ = self.run(self.subset(index), track=False, work=np.longdouble)
         values = np.broadcast_to(values, index.shape)
         finite = np.isfinite(values)
         wider = np.finfo(np.longdouble).maxexp > np.finfo(np.float64).maxexp
+        changed = 0
         if wider and finite.any():
             at = index[finite]
             expected[at] = to_float(values[finite], self.dtype)
             scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
             bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
-        rest = index if not wider else index[~finite]
-        return int(finite.sum()) * wider + (self.exactly(rest, expected) if rest.size and not wider else 0)
+            changed = int(finite.sum())
+        rest = index[~finite | nan64] if wider else index
+        rest = rest[:EXACT_LIMIT]
+        if rest.size:
+            fixed = self.exactly(rest, expected, zeros=True)
+            changed += fixed
+            at = rest[np.isfinite(expected[rest].astype(np.float64))]
+            scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
+            bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
+        return changed
 
-    def exactly(self, index: np.ndarray, expected: np.ndarray) -> int:
+    def exactly(self, index: np.ndarray, expected: np.ndarray, *, zeros: bool = False) -> int:
         from dmlconform.formula.refine import refine as exact
 
         env: dict[str, Any] = dict(self.arrays)
         env.update({n: v.v for n, v in self.attrs.items()})
-        fixed, done = exact(self.tree, env, index, self.shape, self.dtype, minmax="propagate", output=self.output)
+        fixed, done = exact(self.tree, env, index, self.shape, self.dtype, minmax="propagate", output=self.output,
+                            zeros=zeros)
         expected[index[done]] = fixed[done]
         return int(done.sum())
 
@@ -364,8 +403,18 @@ class FloatRun:
         if found.limit.size:
             ambiguous[found.limit] = True
             alts += self.limit(found.limit)
-        if found.overflow.size:
-            alts += self.variant(found.overflow, expected, ambiguous, LITERAL, literal=True)
+        literal = [i for i in (found.overflow, found.range, found.wild) if i.size]
+        if literal:
+            index = literal[0]
+            if len(literal) > 1:  # a mask joins them faster than np.unique
+                marks = np.zeros(self.size, dtype=bool)
+                for part in literal:
+                    marks[part] = True
+                index = np.flatnonzero(marks)
+            alts += self.variant(index, expected, ambiguous, LITERAL, literal=True)
+            if self.dtype.itemsize < 4 and self.literal_type is not np.float32:
+                # a half tensor computed in float32 (the attributes are float32 already)
+                alts += self.variant(index, expected, ambiguous, LITERAL32, literal=True, work=np.float32)
         if flush:
             alts += self.flushed(expected)
         return tuple(alts)
@@ -380,16 +429,17 @@ class FloatRun:
         return out
 
     def values_at(self, index: np.ndarray, transform: Any = None, minmax: str = "propagate",
-                  literal: bool = False) -> np.ndarray:
-        work = self.literal_type if literal else np.float64
+                  literal: bool = False, work: Any = None) -> np.ndarray:
+        work = work if work is not None else (self.literal_type if literal else np.float64)
         values, _, _ = self.run(self.subset(index, transform), track=False, minmax=minmax, work=work)
         return to_float(np.broadcast_to(values, index.shape).astype(np.float64), self.dtype)
 
     def variant(self, index: np.ndarray, expected: np.ndarray, ambiguous: np.ndarray, spec: AltSpec,
-                *, minmax: str = "propagate", transform: Any = None, literal: bool = False) -> list[Alternative]:
+                *, minmax: str = "propagate", transform: Any = None, literal: bool = False,
+                work: Any = None) -> list[Alternative]:
         if index.size == 0:
             return []
-        alt = self.values_at(index, transform, minmax, literal)
+        alt = self.values_at(index, transform, minmax, literal, work)
         differs = ulp_distance(alt, expected[index]) != 0
         if not differs.any():
             return []

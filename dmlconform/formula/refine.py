@@ -26,11 +26,14 @@ PRECISION = 256
 
 
 def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: tuple[int, ...],
-           dtype: np.dtype, *, minmax: str, output: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+           dtype: np.dtype, *, minmax: str, output: str | None = None,
+           zeros: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """Exactly rounded values of ``tree`` at the flat ``index`` positions.
     ``env`` maps names to float64 arrays (broadcastable to ``shape``) or
     scalars.  Returns (values in ``dtype``, mask of positions refined; a
-    position whose exact evaluation fails keeps its float64 value)."""
+    position whose exact evaluation fails keeps its float64 value).  An exact
+    zero keeps the float64 result's IEEE sign, unless ``zeros`` (the float64
+    result is not finite, so it has none): then it is +0."""
     import mpmath
 
     ctx = mpmath.mp.clone()
@@ -45,6 +48,8 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
         except (ZeroDivisionError, ValueError, OverflowError):
             continue
         if not isinstance(exact, str) and not ctx.isnan(exact) and exact == 0:
+            if zeros:
+                out[k], done[k] = 0, True
             continue  # an exact zero: the float64 result has the IEEE sign
         out[k] = _round(ctx, exact, dtype)
         done[k] = True
@@ -60,10 +65,15 @@ def _pick(value: Any, coords: tuple[np.ndarray, ...], k: int, shape: tuple[int, 
 
 def _round(ctx: Any, exact: Any, dtype: np.dtype) -> Any:
     """Nearest value of ``dtype`` to ``exact``; ties to even."""
-    if ctx.isnan(exact) or ctx.isinf(exact):
-        return np.asarray([float(exact)]).astype(dtype)[0]
+    from dmlconform.compare import finfo
     from dmlconform.formula.rounding import to_float
 
+    if ctx.isnan(exact) or ctx.isinf(exact):
+        return np.asarray([float(exact)]).astype(dtype)[0]
+    info = finfo(dtype)
+    largest = ctx.mpf(float(info.max))
+    if abs(exact) >= largest + ctx.ldexp(1, int(info.maxexp) - 2 - int(info.nmant)):  # max + half its ULP
+        return np.asarray([math.copysign(math.inf, float(ctx.sign(exact)))]).astype(dtype)[0]  # overflows
     guess = to_float(np.asarray([float(exact)]), dtype)
     candidates = np.concatenate([guess, neighbours(guess, -1), neighbours(guess, 1)])
     finite = [c for c in candidates if math.isfinite(float(c))]
@@ -153,7 +163,7 @@ class _Scalar:
         if op == "/":
             return a / b
         if op == "^":
-            return self.ctx.power(a, b)
+            return self.real(self.ctx.power(a, b))
         raise ValueError(f"operator {op} has no exact evaluation")
 
     def call(self, name: str, args: list[Any]) -> Any:
@@ -170,7 +180,12 @@ class _Scalar:
             "floor": c.floor, "ceil": c.ceil, "round": c.nint, "trunc": lambda x: c.floor(x) if x >= 0 else c.ceil(x),
             "sign": c.sign, "isinf": c.isinf, "isnan": c.isnan,
         }
-        return table[name](*args)
+        return self.real(table[name](*args))
+
+    def real(self, v: Any) -> Any:
+        """A complex result (sqrt or log of a negative number, a negative
+        base to a fractional power) is NaN, as in IEEE arithmetic."""
+        return self.ctx.nan if isinstance(v, self.ctx.mpc) else v
 
     def pick(self, name: str, args: list[Any]) -> Any:
         nans = [a for a in args if self.ctx.isnan(a)]

@@ -349,3 +349,84 @@ def test_float64_range_is_not_always_enough() -> None:
     assert result.expected[0] == -1 and np.isnan(result.expected[1]) and result.expected[2] == 1
     limit = next(a for a in result.alternatives if a.name == "limit")
     assert limit.index.tolist() == [1] and limit.values.tolist() == [-1.0]
+
+
+def test_beyond_long_double_range_is_computed_exactly() -> None:
+    """x = -1.1e6 overflows exp(-2x) even in long double; the exact value is
+    -1, and an honest float32 implementation (inf / inf = NaN) gets a quality
+    warning, not a FAIL."""
+    tanh = parse("f(x) = (1 - exp(-2 * x)) / (1 + exp(-2 * x)).")
+    x = np.float32([-1126257.62, -3.4028235e38, -400.0, 3.4028235e38])
+    result = evaluate(tanh, {"x": x}, dtype=np.float32)
+    assert result.expected.tolist() == [-1, -1, -1, 1]
+    honest = np.float32([np.nan, np.nan, np.nan, 1])
+    verdict = compare(result.expected, honest, policy=result.policy(), bound_strict=result.bound_strict,
+                      bound_relaxed=result.bound_relaxed, alternatives=result.alternatives)
+    assert verdict.status.tolist() == [Verdict.QUALITY_WARNING] * 3 + [Verdict.PASS]
+
+
+def test_exact_zero_where_float64_gives_nan() -> None:
+    """Alpha * ln(1 + exp(Beta * x)) with Alpha = 0 is 0 for every finite x;
+    float64 (and float32) compute 0 * inf = NaN, which is accepted as a
+    quality warning only."""
+    softplus = parse("f(x) = Alpha * ln(1 + exp(Beta * x))")
+    x = np.float32([1485238.75, 3.4028235e38, 1.0])
+    result = evaluate(softplus, {"x": x}, {"Alpha": 0.0, "Beta": 2.0}, dtype=np.float32)
+    assert result.expected.tolist() == [0, 0, 0]
+    verdict = compare(result.expected, np.float32([np.nan, np.nan, 0]), policy=result.policy(),
+                      bound_strict=result.bound_strict, alternatives=result.alternatives)
+    assert verdict.status.tolist() == [Verdict.QUALITY_WARNING, Verdict.QUALITY_WARNING, Verdict.PASS]
+    wrong = compare(result.expected, np.float32([1, 1, np.nan]), policy=result.policy(),
+                    bound_strict=result.bound_strict, alternatives=result.alternatives)
+    assert wrong.status.tolist() == [Verdict.FAIL] * 3
+
+
+ADAM = parse("""X = InputParametersTensor
+M = InputFirstMomentTensor
+V = InputSecondMomentTensor
+G = GradientTensor
+T = TrainingStepTensor
+M = Beta1 * M + (1.0 - Beta1) * G
+V = Beta2 * V + (1.0 - Beta2) * G * G
+Alpha = sqrt(1.0 - pow(Beta2, T)) / (1.0 - pow(Beta1, T))
+X -= LearningRate * Alpha * M / (sqrt(V) + Epsilon)
+OutputParametersTensor = X""")
+
+
+def honest_adam(x, m, v, g, t, lr, b1, b2, eps):  # type: ignore[no-untyped-def]
+    one = np.float32(1)
+    lr, b1, b2, eps = (np.float32(a) for a in (lr, b1, b2, eps))
+    with np.errstate(all="ignore"):
+        m = b1 * m + (one - b1) * g
+        v = b2 * v + (one - b2) * g * g
+        alpha = np.sqrt(one - np.power(b2, t)) / (one - np.power(b1, t))
+        return x - lr * alpha * m / (np.sqrt(v) + eps)
+
+
+def test_intermediate_overflow_and_cancellation_in_float32_are_quality_warnings() -> None:
+    """Adam in float32, step by step: G * G overflows (the exact update is
+    finite), 1 - pow(Beta1, T) rounds to 0 for a tiny T (0/0 = NaN), even
+    when LearningRate = 0 hides it from the bound.  Quality warnings, never
+    FAIL; a wrong value still FAILs."""
+    f32 = np.float32
+    x = f32([0.9022616, -0.45197755, -0.00023763880, 0.5])
+    m = f32([124928.31, -0.82744282, -0.53847176, 0.25])
+    v = f32([0.63833326, 1.3341803e-18, 0.13052924, 0.5])
+    g = f32([2.8835875e28, -3.9397718e-25, 0.56857997, 0.125])
+    t = f32([2.0935736, 4.7942779e-17, 4.4184358e-09, 3.0])
+    for lr in (0.5, 0.0):
+        attrs = {"LearningRate": lr, "Beta1": 2.0, "Beta2": 0.25, "Epsilon": 1.5}
+        inputs = {"InputParametersTensor": x, "InputFirstMomentTensor": m, "InputSecondMomentTensor": v,
+                  "GradientTensor": g, "TrainingStepTensor": t}
+        result = evaluate(ADAM, inputs, attrs, dtype=np.float32, output="OutputParametersTensor")
+        honest = honest_adam(x, m, v, g, t, lr, 2.0, 0.25, 1.5)
+        verdict = compare(result.expected, honest, policy=result.policy(), bound_strict=result.bound_strict,
+                          bound_relaxed=result.bound_relaxed, alternatives=result.alternatives)
+        assert Verdict.FAIL not in verdict.status.tolist(), (lr, result.expected, honest)
+        assert verdict.status.tolist()[3] == Verdict.PASS
+        if lr:
+            assert np.isfinite(result.expected).all() and abs(result.expected[1] + 1.351e8) < 1e6
+    wrong = result.expected.copy()
+    wrong[3] += 1
+    assert compare(result.expected, wrong, policy=result.policy(), bound_strict=result.bound_strict,
+                   alternatives=result.alternatives).status.tolist()[3] == Verdict.FAIL
