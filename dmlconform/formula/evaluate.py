@@ -60,6 +60,7 @@ class Settings:
     range_limit: float | None = None  # flag elements where a transcendental result exceeds this
     constants: dict[Any, Any] | None = None  # cache of literal values, shared between evaluations
     bits: int | None = None    # integer mode: width of the element encoding (shifts)
+    tiny: float = 0.0          # smallest normal of the target type: below it rounding is absolute
 
 
 _COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
@@ -266,9 +267,11 @@ class Evaluator:
         sign = B.sign_of(op, a.sign, b.sign)
         if self.s.track and op in "/^":
             err = self.div_error(a, b, v, sign) if op == "/" else self.pow_error(a, b, v)
+        if self.s.track and self.s.tiny and op in "*/" and isinstance(v, np.ndarray) and a.err.exact and b.err.exact:
+            err = self.underflow_error(v, err)
         if self.s.range_limit is not None and isinstance(v, np.ndarray):
             self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
-            if op == "/" and b.err.abs is not None:
+            if op == "/" and b.err.abs is not None and b.sign == 0:  # a known sign: no cancellation
                 self.check_divisor(y, b.err.abs)
         return Val(v, err, sign, isinstance(v, np.ndarray))
 
@@ -288,6 +291,22 @@ class Evaluator:
         for part in (B.scaled(a.v, a.sign, ea.rel), B.scaled(b.v, b.sign, eb.rel), ea.abs, eb.abs):
             total = B.add(total, part, owned=True)
         return Err(1.0, total)
+
+    def underflow_error(self, v: Array, err: Err) -> Err:
+        """A product or quotient below the target's smallest normal rounds to
+        the subnormal grid: an absolute error of half its spacing (``tiny``
+        in units of u), which a later factor may scale up (Alpha * tanh(Beta
+        * x) with Beta * x underflowing and Alpha near the largest float).
+        Checked on products of exact operands (attribute times input, the
+        case that matters), which keeps the check off computed values: there
+        the relative bound already dwarfs it but for a later huge factor."""
+        tiny = self.s.tiny
+        with np.errstate(invalid="ignore"):
+            small = np.abs(v) < tiny
+            if not small.any():
+                return err
+            small &= v != 0
+        return Err(err.rel, B.add(err.abs, np.where(small, tiny, 0.0)))
 
     def div_error(self, a: Val, b: Val, v: Array, sign: int) -> Err:
         exact_divisor = _power_of_two(b.v)

@@ -157,7 +157,8 @@ class FloatRun:
         env["pi"] = Val(work(np.pi), Err(1.0), 1)
         limit = float(self.info.max) * OVERFLOW_MARGIN if track and self.float_target else None
         settings = Settings(track=track, minmax=minmax, unit=self.unit, representable=self.representable,
-                            exact64=exact64, work=work, range_limit=limit, constants=self.constants)
+                            exact64=exact64, work=work, range_limit=limit, constants=self.constants,
+                            tiny=float(self.info.smallest_normal) if track and self.float_target else 0.0)
         ev = Evaluator(env, settings)
         with np.errstate(all="ignore"):
             val = ev.run(self.tree, self.output)

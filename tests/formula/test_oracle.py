@@ -430,3 +430,20 @@ def test_intermediate_overflow_and_cancellation_in_float32_are_quality_warnings(
     wrong[3] += 1
     assert compare(result.expected, wrong, policy=result.policy(), bound_strict=result.bound_strict,
                    alternatives=result.alternatives).status.tolist()[3] == Verdict.FAIL
+
+
+def test_underflowing_product_scaled_up_gets_absolute_slack() -> None:
+    """Alpha * tanh(Beta * x) with Alpha = FLT_MAX and x the smallest
+    subnormal: Beta * x underflows in float32 (to 0 or the smallest
+    subnormal), so an honest implementation is off by Alpha * 2**-150
+    (about 2.4e-7); elsewhere the bound stays tight."""
+    scaled_tanh = parse("f(x) = Alpha * tanh(Beta * x)")
+    tiny = np.float32(1.4e-45)
+    x = np.float32([tiny, -tiny, 0.0, 1e-30])
+    attrs = {"Alpha": 3.4028235e38, "Beta": 0.5}
+    result = evaluate(scaled_tanh, {"x": x}, attrs, dtype=np.float32)
+    with np.errstate(all="ignore"):
+        honest = (np.float32(3.4028235e38) * np.tanh(np.float32(0.5) * x)).astype(np.float32)
+    verdict = compare(result.expected, honest, policy=result.policy(), bound_strict=result.bound_strict)
+    assert verdict.verdict is Verdict.PASS, (result.expected, honest, result.bound_strict)
+    assert result.bound_strict[2] == 0 and result.bound_strict[3] < 1e-6 * abs(result.expected[3])
