@@ -3,8 +3,10 @@ formula alone.
 
 DESIGN.md, "The oracle and the CPU reference are two things": the tree is
 evaluated in float64 (exact integers for integer tensors), with extra precision
-only where float64 cannot decide the rounding (`formula.refine`), then rounded
-ONCE to the target type, round-to-nearest-even.  Alongside the values:
+only where float64 cannot decide the rounding (`formula.refine`) or leaves its
+range although the exact value is finite (long double, then mpmath: tanh
+written with exp(-2x) is -1 for x = -1e6, not inf/inf), then rounded ONCE to
+the target type, round-to-nearest-even.  Alongside the values:
 
 * ``bound_strict``: per element, the absolute error an honest implementation in
   the target type may make (`formula.evaluate`'s running bound), so that a
@@ -14,7 +16,12 @@ ONCE to the target type, round-to-nearest-even.  Alongside the values:
   is ambiguous: IEEE maxNum/minNum for NaN operands of min/max (accepted as
   PASS, and reported), the limit where the literal formula gives NaN for an
   infinite input (softsign(inf), swish(-inf): accepted as QUALITY_WARNING), the
-  value with subnormal inputs flushed (only from a backend that flushes);
+  formula computed step by step in the target type (and in float32 for half
+  types) where that differs from the exact value because an intermediate
+  overflows, a divisor cancels or the bound reaches the value itself (Adam's
+  ``G * G``, ``1 - pow(Beta1, T)`` for a tiny T, softplus's ``0 * inf``:
+  accepted as QUALITY_WARNING, never PASS), the value with subnormal inputs
+  flushed (only from a backend that flushes);
 * ``ambiguous``: the elements where any of that applies.
 
 Attributes of C type FLOAT are float32 in the struct: a Python float attribute
