@@ -567,9 +567,11 @@ def _shift(left: bool) -> Op:
     def op(c: Call) -> np.ndarray:
         a, b = c.x("ATensor"), c.x("BTensor")
         bits = a.dtype.itemsize * 8
-        big = b.astype(np.uint64) >= bits
-        n = np.where(big, 0, b).astype(a.dtype)
-        shifted = np.left_shift(a, n) if left else np.right_shift(a, n)
+        big = b.astype(np.uint64) >= bits  # a negative count reads as a huge unsigned one
+        unsigned = np.dtype(f"u{a.dtype.itemsize}")
+        u = np.ascontiguousarray(a).view(unsigned)  # logical shifts: the encoding, not the sign
+        n = np.where(big, 0, b).astype(unsigned)
+        shifted = (np.left_shift(u, n) if left else np.right_shift(u, n)).view(a.dtype)
         return np.where(big, a.dtype.type(0), shifted)
     return op
 

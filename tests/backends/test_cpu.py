@@ -360,3 +360,19 @@ def test_clip_grad_integer_bounds_are_exact_at_64_bits() -> None:
 def test_modulus_by_infinity_is_the_formula_nan() -> None:
     for op in ("ELEMENT_WISE_MODULUS_FLOOR", "ELEMENT_WISE_MODULUS_TRUNCATE"):
         same(run(op, F32, {"ATensor": [-0.25, 1.0], "BTensor": [INF, -INF]}), [NAN, NAN], F32)
+
+
+def test_shifts_are_logical_on_signed_types() -> None:
+    """The shift pages: the encoding is shifted, the type ignored except for its width."""
+    from dmlconform.backends.cpu_ops import _shift
+
+    class _Call:
+        def __init__(self, a: np.ndarray, b: np.ndarray) -> None:
+            self.values = {"ATensor": a, "BTensor": b}
+
+        def x(self, name: str) -> np.ndarray:
+            return self.values[name]
+
+    right = _shift(False)(_Call(np.array([-8, 8, 1], np.int8), np.array([1, 9, -1], np.int8)))
+    assert right.tolist() == [124, 0, 0]
+    assert _shift(True)(_Call(np.array([3], np.uint64), np.array([64], np.uint64))).tolist() == [0]
