@@ -208,15 +208,15 @@ def compare(
     dist.reshape(-1)[differ] = ulp_distance(flat_e, flat_a, signed_zero=policy.signed_zero)
     strict, relaxed = dist <= policy.ulp, dist <= relaxed_ulp
     error = None
-    if bound_relaxed is None and bound_strict is not None:
-        bound_relaxed = bound_strict * policy.relaxed_factor
     if bound_strict is not None or bound_relaxed is not None:
         error = np.zeros(expected.shape, np.float64)
         error.reshape(-1)[differ] = _abs_error(flat_e, flat_a)
         if bound_strict is not None:
-            strict.reshape(-1)[differ] |= error.reshape(-1)[differ] <= _at(bound_strict, expected.shape, differ)
-        if bound_relaxed is not None:
-            relaxed.reshape(-1)[differ] |= error.reshape(-1)[differ] <= _at(bound_relaxed, expected.shape, differ)
+            strict_at = _at(bound_strict, expected.shape, differ)
+            strict.reshape(-1)[differ] |= error.reshape(-1)[differ] <= strict_at
+        relaxed_at = (_at(bound_relaxed, expected.shape, differ) if bound_relaxed is not None
+                      else strict_at * policy.relaxed_factor)
+        relaxed.reshape(-1)[differ] |= error.reshape(-1)[differ] <= relaxed_at
     if policy.flush_subnormals and is_float(expected.dtype):
         strict |= _flushed_output(expected, actual)
     uses = tuple(_apply(alt, actual, strict, relaxed, policy) for alt in alternatives)
