@@ -230,10 +230,9 @@ def _combine(op: str, a: tuple[Fraction, Fraction], b: tuple[Fraction, Fraction]
 def _isolate(e: Expr, var: str, consts: Mapping[str, Any]) -> float | None:
     """Solve ``e == 0`` for ``var`` when it occurs once, inverting one step at
     a time at high precision; None when there is no real solution."""
-    import mpmath
+    from dmlconform.formula.functions import mp_context
 
-    ctx = mpmath.mp.clone()
-    ctx.prec = 128
+    ctx = mp_context(128)
     try:
         root = _peel(ctx, e, ctx.mpf(0), var, consts)
     except (ValueError, ZeroDivisionError, TypeError):

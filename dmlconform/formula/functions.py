@@ -20,7 +20,9 @@ then to its attributes in order.
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
+from typing import Any
 
 
 class Kind(enum.Enum):
@@ -105,3 +107,15 @@ def primitive(name: str) -> Primitive | None:
 def is_enum_constant(name: str) -> bool:
     """``DML_IS_INFINITY_MODE_POSITIVE`` and the like: compared by name."""
     return name.startswith("DML_") and name.upper() == name
+
+
+@functools.lru_cache(maxsize=None)
+def mp_context(prec: int) -> Any:
+    """An mpmath context at ``prec`` bits, made once per precision: building
+    one inspects every mpmath function (milliseconds), which dominated case
+    generation and refinement.  Callers must not change its precision."""
+    import mpmath
+
+    ctx = mpmath.mp.clone()
+    ctx.prec = prec
+    return ctx

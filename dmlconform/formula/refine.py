@@ -34,10 +34,9 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
     position whose exact evaluation fails keeps its float64 value).  An exact
     zero keeps the float64 result's IEEE sign, unless ``zeros`` (the float64
     result is not finite, so it has none): then it is +0."""
-    import mpmath
+    from dmlconform.formula.functions import mp_context
 
-    ctx = mpmath.mp.clone()
-    ctx.prec = PRECISION
+    ctx = mp_context(PRECISION)
     coords = np.unravel_index(index, shape)
     out = np.zeros(index.size, dtype=dtype)
     done = np.zeros(index.size, dtype=bool)
