@@ -14,12 +14,12 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from dmlconform.backends.base import Backend, BackendInfo, NotSupportedError
-from dmlconform.cases.model import Case, TensorData
+from dmlconform.cases.model import Case, TensorData, numpy_dtype
 from dmlconform.results import CaseResult, ElementDiff, Outcome
 from dmlconform.spec import model as m
 
@@ -66,12 +66,6 @@ class Oracles:
                 tolerance={t.dtype: t.ulp for t in spec.tolerance},
             )
         return self.cache[spec.operator]
-
-
-def numpy_dtype(dtype: m.DataType) -> np.dtype:
-    from dmlconform.formula.oracle import target_dtype
-
-    return target_dtype(dtype)
 
 
 def bind(case: Case) -> dict[str, np.ndarray]:
@@ -134,12 +128,15 @@ def run_case(spec: m.Spec, case: Case, backend: Backend, info: BackendInfo, orac
     started = time.perf_counter()
     try:
         early, buffers = _execute(spec, case, backend, info, started)
-        if early is not None:
-            return early
-        with np.errstate(all="ignore"):
-            return _compare(spec, case, buffers, info, oracles, started)
     except Exception as exc:  # noqa: BLE001 - the harness itself
-        return _result(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", info, started)
+        return _harness_error(case, exc, info, started)
+    if early is not None:
+        return early
+    return _one((0, spec, case, buffers, time.perf_counter() - started), info, oracles)
+
+
+def _harness_error(case: Case, exc: Exception, info: BackendInfo, started: float) -> CaseResult:
+    return _result(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", info, started)
 
 
 def _rejected(case: Case, info: BackendInfo, started: float, reason: str) -> CaseResult:
@@ -149,10 +146,27 @@ def _rejected(case: Case, info: BackendInfo, started: float, reason: str) -> Cas
     return _result(case, Outcome.NOT_SUPPORTED, reason, info, started)
 
 
+def _check_output(spec: m.Spec, formula: _Formula, views: Mapping[str, np.ndarray], actual: np.ndarray,
+                  out: TensorData, attributes: Mapping[str, object], info: BackendInfo, *,
+                  worst: int = 10) -> tuple[Any, Any]:
+    """The oracle's values for output ``out`` compared with ``actual``, under
+    the spec's tolerance and the backend's flush policy (a `Comparison`)."""
+    from dmlconform.compare import Policy, compare
+    from dmlconform.formula.oracle import evaluate
+
+    result = evaluate(formula.tree, views, attributes, dtype=out.dtype,
+                      nan_policy=spec.formula.nan_policy, overflow=spec.formula.integer_overflow,
+                      flush_subnormals=info.flush_subnormals, output=formula.outputs.get(out.name))
+    signed_zero = result.signed_zero if spec.formula.signed_zero is None else spec.formula.signed_zero
+    policy = Policy(ulp=formula.tolerance.get(out.dtype, result.ulp), relaxed_factor=result.relaxed_factor,
+                    signed_zero=signed_zero, flush_subnormals=info.flush_subnormals)
+    return result, compare(result.expected, actual, policy=policy, bound_strict=result.bound_strict,
+                           bound_relaxed=_relaxed(result), alternatives=result.alternatives, worst=worst)
+
+
 def _compare(spec: m.Spec, case: Case, buffers: Mapping[str, np.ndarray], info: BackendInfo,
              oracles: Oracles, started: float) -> CaseResult:
-    from dmlconform.compare import Policy, Verdict, compare
-    from dmlconform.formula.oracle import evaluate
+    from dmlconform.compare import Verdict
 
     formula = oracles.get(spec)
     views = {formula.inputs.get(t.name, t.name): np.ascontiguousarray(t.view()) for t in case.inputs}
@@ -160,16 +174,8 @@ def _compare(spec: m.Spec, case: Case, buffers: Mapping[str, np.ndarray], info: 
     worst: list[ElementDiff] = []
     alternatives: dict[str, int] = {}
     for out in case.outputs:
-        result = evaluate(formula.tree, views, case.attribute_map(), dtype=out.dtype,
-                          nan_policy=spec.formula.nan_policy, overflow=spec.formula.integer_overflow,
-                          flush_subnormals=info.flush_subnormals, output=formula.outputs.get(out.name))
-        budget = formula.tolerance.get(out.dtype, result.ulp)
-        signed_zero = result.signed_zero if spec.formula.signed_zero is None else spec.formula.signed_zero
-        policy = Policy(ulp=budget, relaxed_factor=result.relaxed_factor, signed_zero=signed_zero,
-                        flush_subnormals=info.flush_subnormals)
         actual = np.ascontiguousarray(out.view(buffers[out.name]))
-        cmp = compare(result.expected, actual, policy=policy, bound_strict=result.bound_strict,
-                      bound_relaxed=_relaxed(result), alternatives=result.alternatives)
+        _, cmp = _check_output(spec, formula, views, actual, out, case.attribute_map(), info)
         counts = [a + b for a, b in zip(counts, cmp.counts)]
         elements += int(cmp.status.size)
         bad = cmp.ulp[(cmp.status > Verdict.PASS) & (cmp.ulp < NOT_COMPARABLE_ULP)]
@@ -226,7 +232,7 @@ def _one(item: _Pending, info: BackendInfo, oracles: Oracles) -> CaseResult:
         with np.errstate(all="ignore"):
             result = _compare(spec, case, buffers, info, oracles, begin)
     except Exception as exc:  # noqa: BLE001 - the harness itself
-        result = _result(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", info, begin)
+        result = _harness_error(case, exc, info, begin)
     return dataclasses.replace(result, seconds=round(spent + result.seconds, 6))
 
 
@@ -234,7 +240,7 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
     """Evaluate and compare a batch at once; cases that are not a clean PASS
     (or touch an alternative value) are compared again one by one, so every
     result is exactly what `run_case` gives."""
-    spec, case0 = items[0][1], items[0][2]
+    case0 = items[0][2]
     sizes = [int(np.prod(it[2].outputs[0].sizes)) if it[2].outputs else 0 for it in items]
     if len(items) == 1 or len(case0.outputs) != 1 or min(sizes) == 0:
         return [(it[0], _one(it, info, oracles)) for it in items]
@@ -259,8 +265,7 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
 
 
 def _clean_cases(items: list[_Pending], sizes: list[int], info: BackendInfo, oracles: Oracles) -> list[bool]:
-    from dmlconform.compare import Policy, Verdict, compare
-    from dmlconform.formula.oracle import evaluate
+    from dmlconform.compare import Verdict
 
     spec, case0 = items[0][1], items[0][2]
     formula = oracles.get(spec)
@@ -269,14 +274,7 @@ def _clean_cases(items: list[_Pending], sizes: list[int], info: BackendInfo, ora
         [np.broadcast_to(it[2].input(t.name).view(), it[2].outputs[0].sizes).ravel() for it in items])
         for t in case0.inputs}
     actual = np.concatenate([np.ascontiguousarray(it[2].outputs[0].view(it[3][out.name])).ravel() for it in items])
-    result = evaluate(formula.tree, views, case0.attribute_map(), dtype=out.dtype,
-                      nan_policy=spec.formula.nan_policy, overflow=spec.formula.integer_overflow,
-                      flush_subnormals=info.flush_subnormals, output=formula.outputs.get(out.name))
-    signed_zero = result.signed_zero if spec.formula.signed_zero is None else spec.formula.signed_zero
-    policy = Policy(ulp=formula.tolerance.get(out.dtype, result.ulp), relaxed_factor=result.relaxed_factor,
-                    signed_zero=signed_zero, flush_subnormals=info.flush_subnormals)
-    cmp = compare(result.expected, actual, policy=policy, bound_strict=result.bound_strict,
-                  bound_relaxed=_relaxed(result), alternatives=result.alternatives, worst=0)
+    result, cmp = _check_output(spec, formula, views, actual, out, case0.attribute_map(), info, worst=0)
     offsets = np.cumsum([0] + sizes)
     worst = np.maximum.reduceat(np.asarray(cmp.status).ravel(), offsets[:-1])
     clean = worst == Verdict.PASS
@@ -301,7 +299,7 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
         try:
             early, buffers = _execute(spec, case, backend, info, started)
         except Exception as exc:  # noqa: BLE001 - the harness itself
-            early = _result(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", info, started)
+            early = _harness_error(case, exc, info, started)
         results.append(early)
         if early is None:  # its time so far, carried over to when the batch is compared
             spent = time.perf_counter() - started

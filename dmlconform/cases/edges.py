@@ -14,6 +14,7 @@ from math import ceil, floor
 
 import numpy as np
 
+from dmlconform.cases.model import numpy_dtype
 from dmlconform.compare import finfo
 from dmlconform.spec.model import DataType
 
@@ -31,7 +32,7 @@ def np_dtype(dtype: DataType) -> np.dtype:
     they have no ``.npy`` form that loads without pickle)."""
     if dtype in (DataType.INT4, DataType.UINT4):
         raise ValueError(f"dtype={dtype.name} has no plain numpy type; cases use 8-bit and wider types")
-    return np.dtype(dtype.name.lower())
+    return numpy_dtype(dtype)
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,15 @@ class Layout(enum.Enum):
     IN_PLACE = "in_place"    # the output is bound to an input's buffer
 
 
+def numpy_dtype(dtype: DataType) -> np.dtype:
+    """The numpy dtype a tensor of ``dtype`` is held in (ml_dtypes for 4-bit)."""
+    if dtype in (DataType.INT4, DataType.UINT4):
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.int4 if dtype is DataType.INT4 else ml_dtypes.uint4)
+    return np.dtype(dtype.name.lower())
+
+
 def packed_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
     """Element strides of a C-contiguous tensor of ``sizes``."""
     strides, step = [], 1

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Iterable
 import click
 
 from dmlconform.cli import EXIT_CODES_HELP, existing_paths, main
+from dmlconform.commands.options import operator_key, parse_level
 from dmlconform.errors import ExitCode, InputError, SpecError
 from dmlconform.spec.model import FeatureLevel, Spec
 
@@ -110,20 +111,11 @@ def load_tree(where: str) -> tuple[Spec, ...]:
 # --------------------------------------------------------------------------- arguments
 
 
-def parse_level(text: str | None, option: str) -> FeatureLevel | None:
-    if text is None:
-        return None
-    try:
-        return FeatureLevel.parse(text)
-    except ValueError as exc:
-        raise InputError(f"{option}: {exc}") from None
-
-
 def pick_operator(name: str, names: Iterable[str]) -> str:
     """The operator ``name`` means (``softsign``-style case and a ``DML_..._OPERATOR_DESC``
     struct name are accepted), or an input error with the closest names."""
     known = sorted(set(names))
-    key = name.strip().upper().removeprefix("DML_").removesuffix("_OPERATOR_DESC")
+    key = operator_key(name)
     if key in known:
         return key
     close = difflib.get_close_matches(key, known, n=3, cutoff=0.6) or [n for n in known if key and key in n][:3]

@@ -12,19 +12,10 @@ from pathlib import Path
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, existing_paths, main
+from dmlconform.cli import EXIT_CODES_HELP, main
+from dmlconform.commands.options import load_specs, parse_each, parse_level
 from dmlconform.errors import InputError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
-
-
-def _parse_all(values: tuple[str, ...], parse, what: str) -> list:  # type: ignore[no-untyped-def]
-    out = []
-    for v in values:
-        try:
-            out.append(parse(v))
-        except ValueError as exc:
-            raise InputError(f"{what}: {exc}") from None
-    return out
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -46,20 +37,10 @@ def gen(specs_dir: str, ops: tuple[str, ...], dtypes: tuple[str, ...], level_tex
     (manifest.json plus one .npy per tensor) to OUTPUT."""
     from dmlconform.cases.generate import generate, is_runnable
     from dmlconform.cases.store import write_cases
-    from dmlconform.spec.load import load_spec, spec_files
-
-    level = _parse_all((level_text,), FeatureLevel.parse, "--feature-level")[0]
-    wanted_types = set(_parse_all(dtypes, DataType.parse, "--dtype"))
-    paths = spec_files(existing_paths((specs_dir,), "--specs"))
-    specs = [(p, load_spec(p)) for p in paths]
-    known = {s.operator for _, s in specs}
-    unknown = sorted(set(ops) - known)
-    if unknown:
-        raise InputError(f"--op {', '.join(unknown)}: no such operator in {specs_dir}")
+    level = parse_level(level_text, "--feature-level")
+    wanted_types = set(parse_each(dtypes, DataType.parse, "--dtype"))
     chosen: list[tuple[Path, Spec]] = []
-    for path, spec in specs:
-        if ops and spec.operator not in ops:
-            continue
+    for path, spec in load_specs(specs_dir, ops):
         ok, reason = is_runnable(spec, level)
         if ok:
             chosen.append((path, spec))

@@ -10,18 +10,10 @@ from pathlib import Path
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, existing_paths, main
+from dmlconform.cli import EXIT_CODES_HELP, main
+from dmlconform.commands.options import load_specs, parse_level
 from dmlconform.errors import ExitCode, InputError
 from dmlconform.spec import model as m
-
-
-def _levels(value: str | None) -> m.FeatureLevel | None:
-    if value is None:
-        return None
-    try:
-        return m.FeatureLevel.parse(value)
-    except ValueError as exc:
-        raise InputError(f"--feature-level: {exc}") from None
 
 
 def _options(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -32,21 +24,6 @@ def _options(pairs: tuple[str, ...]) -> dict[str, str]:
             raise InputError(f"--backend-arg {pair!r}: write KEY=VALUE, e.g. device=cuda")
         out[key.strip()] = value
     return out
-
-
-def load_specs(folder: Path, ops: tuple[str, ...]) -> list[m.Spec]:
-    from dmlconform.spec.load import load_spec, spec_files
-
-    specs = [load_spec(p) for p in spec_files([folder])]
-    if not specs:
-        raise InputError(f"no spec files (*.yaml) under {folder}")
-    if ops:
-        wanted = {o.upper().removeprefix("DML_").removesuffix("_OPERATOR_DESC") for o in ops}
-        unknown = wanted - {s.operator for s in specs}
-        if unknown:
-            raise InputError(f"--op {', '.join(sorted(unknown))}: no such operator in {folder}")
-        specs = [s for s in specs if s.operator in wanted]
-    return specs
 
 
 def _select(case_id: str, dtype: str, patterns: tuple[str, ...], ids: tuple[str, ...], dtypes: tuple[str, ...]) -> bool:
@@ -126,8 +103,8 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     if not info.available:
         click.echo(f"backend {info.name} is unavailable: {info.reason}", err=True)
         sys.exit(ExitCode.OK if skip_unavailable else ExitCode.BACKEND_UNAVAILABLE)
-    level = _levels(level_text) or info.feature_level
-    specs = load_specs(Path(existing_paths((specs_dir,), "spec folder")[0]), ops)
+    level = parse_level(level_text, "--feature-level") or info.feature_level
+    specs = [spec for _, spec in load_specs(specs_dir, ops)]
     dtype_names = tuple(d.upper() for d in dtypes)
     keep = lambda c: _select(c.id, c.dtype.name, patterns, ids, dtype_names)  # noqa: E731
     pairs, skipped = _pairs(specs, level, seed=seed, large=large,

@@ -90,12 +90,10 @@ class OracleResult:
 
 def target_dtype(dtype: Any) -> np.dtype:
     """numpy dtype for a `DataType`, a dtype or a name (``bfloat16`` works)."""
-    name = getattr(dtype, "name", None)
-    if name is not None and not isinstance(dtype, np.dtype) and hasattr(dtype, "is_float"):
-        import ml_dtypes
+    if isinstance(dtype, m.DataType):
+        from dmlconform.cases.model import numpy_dtype
 
-        table = {"INT4": ml_dtypes.int4, "UINT4": ml_dtypes.uint4}
-        return np.dtype(table.get(name, name.lower()))
+        return numpy_dtype(dtype)
     if isinstance(dtype, str):
         import ml_dtypes
 

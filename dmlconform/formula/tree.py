@@ -206,3 +206,9 @@ def notes(tree: FormulaTree) -> tuple[str, ...]:
 @functools.lru_cache(maxsize=1024)
 def _fraction(text: str) -> Fraction:
     return Fraction(text.rstrip("."))
+
+
+def otherwise_branches(tree: FormulaTree) -> tuple[Branch, ...]:
+    """The ``otherwise`` branches (no condition) of every piecewise definition."""
+    return tuple(b for a in tree.assignments for n in walk(a.value) if isinstance(n, Piecewise)
+                 for b in n.branches if b.cond is None)

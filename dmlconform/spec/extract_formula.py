@@ -11,15 +11,10 @@ from dataclasses import replace
 from typing import Callable
 
 from dmlconform.formula import Parsed, classify, to_text
-from dmlconform.formula.tree import FormulaTree, Piecewise, walk
+from dmlconform.formula.tree import FormulaTree, otherwise_branches
 from dmlconform.spec import model as m
 
 Warn = Callable[[int, str], None]
-
-
-def _has_otherwise(tree: FormulaTree) -> bool:
-    return any(isinstance(n, Piecewise) and any(b.cond is None for b in n.branches)
-               for a in tree.assignments for n in walk(a.value))
 
 
 def _output_dtypes(fields: tuple[m.Field, ...], support: tuple[m.SupportTable, ...]) -> set[m.DataType]:
@@ -34,7 +29,7 @@ def nan_policy(category: str, tree: FormulaTree, out_types: set[m.DataType]) -> 
     comparison and lands in ``otherwise``."""
     if category == "activation":
         return m.NanPolicy.PROPAGATE
-    if _has_otherwise(tree) or (out_types and not any(t.is_float for t in out_types)):
+    if bool(otherwise_branches(tree)) or (out_types and not any(t.is_float for t in out_types)):
         return m.NanPolicy.FORMULA
     return m.NanPolicy.PROPAGATE
 

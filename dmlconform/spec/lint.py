@@ -13,6 +13,7 @@ Nothing here writes; `lint_paths` is the only function that reads files.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -407,13 +408,17 @@ def _formula_examples(spec: m.Spec, doc: Document) -> Iterator[Located]:
 
 def _parsed_tree(spec: m.Spec):  # type: ignore[no-untyped-def]
     """The spec's parsed formula as a tree, or None (unparsed or unparsable)."""
-    if not spec.formula.parsed:
-        return None
+    return _parse_once(spec.formula.parsed) if spec.formula.parsed else None
+
+
+@functools.lru_cache(maxsize=512)
+def _parse_once(text: str):  # type: ignore[no-untyped-def]
+    """Three rules read the same formula: parse each text once (trees are frozen)."""
     from dmlconform.errors import FormulaError
     from dmlconform.formula import parse
 
     try:
-        return parse(spec.formula.parsed)
+        return parse(text)
     except FormulaError:
         return None
 
@@ -441,14 +446,13 @@ def _formula_overlaps(spec: m.Spec, doc: Document) -> Iterator[Located]:
 
 
 def _nan_ambiguity(spec: m.Spec, doc: Document) -> Iterator[Located]:
-    from dmlconform.formula.tree import Piecewise, names, walk
+    from dmlconform.formula.tree import names, otherwise_branches
 
     tree = _parsed_tree(spec)
     if tree is None or spec.formula.nan_policy is not m.NanPolicy.PROPAGATE:
         return
     attributes = {f.name for f in spec.attributes}
-    constant_otherwise = [b for a in tree.assignments for n in walk(a.value) if isinstance(n, Piecewise)
-                          for b in n.branches if b.cond is None and not (names(b.value) - attributes)]
+    constant_otherwise = [b for b in otherwise_branches(tree) if not (names(b.value) - attributes)]
     if constant_otherwise:  # an `otherwise` value that does not carry the input's NaN along
         yield ("formula", "parsed"), (
             "on NaN input every comparison is false, so the formula taken literally gives its `otherwise` value, "

@@ -1,0 +1,53 @@
+"""Command-line values shared by several commands: feature levels, data
+types, the spec folder and ``--op`` selections.  Each turns a bad value into
+an `InputError` naming the option, so every command words it the same way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from dmlconform.cli import existing_paths
+from dmlconform.errors import InputError
+from dmlconform.spec.model import FeatureLevel, Spec
+
+T = TypeVar("T")
+
+
+def parse_each(values: tuple[str, ...], parse: Callable[[str], T], option: str) -> list[T]:
+    """``parse`` applied to each value; a ValueError becomes ``option: reason``."""
+    out = []
+    for value in values:
+        try:
+            out.append(parse(value))
+        except ValueError as exc:
+            raise InputError(f"{option}: {exc}") from None
+    return out
+
+
+def parse_level(text: str | None, option: str) -> FeatureLevel | None:
+    """The level ``text`` names, or None when the option was not given."""
+    return None if text is None else parse_each((text,), FeatureLevel.parse, option)[0]
+
+
+def operator_key(name: str) -> str:
+    """``activation_shrink`` and ``DML_ACTIVATION_SHRINK_OPERATOR_DESC`` both
+    name ``ACTIVATION_SHRINK``."""
+    return name.strip().upper().removeprefix("DML_").removesuffix("_OPERATOR_DESC")
+
+
+def load_specs(folder: str, ops: tuple[str, ...]) -> list[tuple[Path, Spec]]:
+    """(path, spec) of every spec under ``folder``, only those of ``ops`` when
+    given; an unknown operator or an empty folder is an input error."""
+    from dmlconform.spec.load import load_spec, spec_files
+
+    specs = [(p, load_spec(p)) for p in spec_files(existing_paths((folder,), "spec folder"))]
+    if not specs:
+        raise InputError(f"no spec files (*.yaml) under {folder}")
+    if ops:
+        wanted = {operator_key(o) for o in ops}
+        unknown = wanted - {s.operator for _, s in specs}
+        if unknown:
+            raise InputError(f"--op {', '.join(sorted(unknown))}: no such operator in {folder}")
+        specs = [(p, s) for p, s in specs if s.operator in wanted]
+    return specs
