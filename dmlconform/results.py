@@ -50,6 +50,19 @@ class ElementDiff:
 
 
 @dataclass(frozen=True, slots=True)
+class ToleranceOverride:
+    """A team's loosening of the comparison for one operator x data type
+    (``--tolerances FILE``): ``ulp`` replaces the ULP budget, ``bound_factor``
+    multiplies the oracle's error bound.  Shown in every report."""
+
+    operator: str
+    dtype: str
+    ulp: int | None = None
+    bound_factor: float | None = None
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class CaseResult:
     """The outcome of one case, with what a person needs to see and redo it."""
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from dmlconform.backends.base import BackendInfo
+from dmlconform.backends.base import BackendCrashError, BackendInfo
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.generate import generate
 from dmlconform.cli import main
-from dmlconform.results import Outcome
+from dmlconform.results import Outcome, ToleranceOverride
 from dmlconform.runner import Oracles, bind, run_case, run_cases
 from dmlconform.spec import model as m
 from dmlconform.spec.load import load_spec
@@ -77,6 +77,50 @@ def test_a_raising_backend_fails_the_case_with_the_reason() -> None:
     result = run_cases([(spec, case)], _Raises())[0]
     assert result.outcome is Outcome.FAIL
     assert result.message == "the backend raised RuntimeError: device lost"
+
+
+class _Crashes(CpuBackend):
+    def run(self, spec, case, buffers) -> None:  # type: ignore[no-untyped-def]
+        raise BackendCrashError("process exited with signal 11")
+
+
+def test_a_crashed_out_of_process_backend_is_crash() -> None:
+    spec, case = _pairs("ACTIVATION_SOFTSIGN")[0]
+    result = run_cases([(spec, case)], _Crashes())[0]
+    assert result.outcome is Outcome.CRASH
+    assert "signal 11" in result.message
+
+
+class _SixtyFourUlpOff(CpuBackend):
+    """Every finite non-zero FLOAT32 output 64 ULP further from zero (softsign
+    stays below 1, so nothing overflows)."""
+
+    def run(self, spec, case, buffers) -> None:  # type: ignore[no-untyped-def]
+        super().run(spec, case, buffers)
+        for out in case.outputs:
+            buf = buffers[out.name]
+            finite = np.isfinite(buf) & (buf != 0)
+            buf.view(np.int32)[finite] += 64
+
+
+def test_tolerance_override_loosens_only_its_operator_and_type() -> None:
+    pairs = [(s, c) for s, c in _pairs("ACTIVATION_SOFTSIGN")
+             if c.expect_supported and c.dtype.name == "FLOAT32" and not c.aliases]
+    strict = run_cases(pairs, _SixtyFourUlpOff())
+    assert any(r.outcome is Outcome.FAIL for r in strict)
+    loose = run_cases(pairs, _SixtyFourUlpOff(), overrides={
+        ("ACTIVATION_SOFTSIGN", "FLOAT32"): ToleranceOverride("ACTIVATION_SOFTSIGN", "FLOAT32", ulp=100)})
+    assert not any(r.outcome is Outcome.FAIL for r in loose)
+    other = run_cases(pairs, _SixtyFourUlpOff(), overrides={
+        ("ACTIVATION_SOFTSIGN", "FLOAT16"): ToleranceOverride("ACTIVATION_SOFTSIGN", "FLOAT16", ulp=100)})
+    assert [r.outcome for r in other] == [r.outcome for r in strict]
+
+
+def test_on_start_names_each_case_before_the_backend_runs_it() -> None:
+    pairs = _pairs("ACTIVATION_SOFTSIGN")[:5]
+    seen: list[int] = []
+    run_cases(pairs, CpuBackend(), on_start=seen.append)
+    assert seen == [0, 1, 2, 3, 4]
 
 
 def test_negative_cases_are_not_supported_on_the_reference() -> None:

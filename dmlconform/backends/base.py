@@ -47,6 +47,11 @@ class NotSupportedError(Exception):
     NOT_SUPPORTED): the runner records the reason and goes on."""
 
 
+class BackendCrashError(Exception):
+    """Raised by a backend that runs the implementation out of process (the
+    external backend) when that process died on a case: verdict CRASH."""
+
+
 @runtime_checkable
 class Backend(Protocol):
     """What the runner calls.  Options come from ``--backend-arg KEY=VALUE``
