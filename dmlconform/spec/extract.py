@@ -24,6 +24,7 @@ from dmlconform.errors import ExtractError
 from dmlconform.spec import markdown as md
 from dmlconform.spec import model as m
 from dmlconform.spec.extract_formula import analyse
+from dmlconform.spec.operator_types import operator_type
 from dmlconform.spec.extract_fields import (
     RawField, build_fields, owned_lines, parse_prototype, raw_fields,
 )
@@ -462,7 +463,7 @@ def extract_page(text: str, *, path: Path, display: str, meta: Meta | None = Non
                                  support=support, display=display, warn=notes.warn)
     spec = m.Spec(
         operator=operator, struct=struct, category=category(operator), introduced=introduced,
-        introduced_also=also, fields=fields, formula=formula, tolerance=tolerance,
+        introduced_also=also, operator_type=operator_type(operator), fields=fields, formula=formula, tolerance=tolerance,
         support=support, in_place=_in_place([(line, None) for line in desc] + member_lines + remark_lines, fields, notes),
         constraints=_constraints(secs, names, notes),
     )

@@ -460,6 +460,7 @@ def build_spec(data: dict[str, Any]) -> m.Spec:
         operator=data["operator"], struct=data["struct"], category=data["category"],
         introduced=m.FeatureLevel.parse(data["introduced"]),
         introduced_also=tuple(m.FeatureLevel.parse(x) for x in data.get("introduced_also", ())),
+        operator_type=data.get("operator_type"),
         fields=tuple(_field(f) for f in data["fields"]),
         formula=m.Formula(
             m.FormulaSource(formula["source"]), formula.get("text"), formula.get("parsed"),

@@ -329,6 +329,7 @@ class Spec:
     sources: tuple[SourcePage, ...] = ()
     disagreements: tuple[Disagreement, ...] = ()
     introduced_also: tuple[FeatureLevel, ...] = ()  # other levels the page also claims
+    operator_type: int | None = None  # DML_OPERATOR_TYPE number (header fact, filled by extract)
 
     def field(self, name: str) -> Field | None:
         return next((f for f in self.fields if f.name == name), None)

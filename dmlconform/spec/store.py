@@ -121,9 +121,12 @@ def _formula(f: m.Formula) -> dict[str, Any]:
 def to_data(spec: m.Spec) -> dict[str, Any]:
     """Spec -> plain data in the schema's layout (the inverse of load.build_spec)."""
     d: dict[str, Any] = {
-        "operator": spec.operator, "struct": spec.struct, "category": spec.category,
-        "introduced": spec.introduced.short,
+        "operator": spec.operator, "struct": spec.struct,
     }
+    if spec.operator_type is not None:
+        d["operator_type"] = spec.operator_type
+    d["category"] = spec.category
+    d["introduced"] = spec.introduced.short
     if spec.introduced_also:
         d["introduced_also"] = _FlowList(x.short for x in spec.introduced_also)
     if spec.sources:

@@ -1,0 +1,69 @@
+"""The ``DML_OPERATOR_TYPE`` number of each operator, shipped as package data.
+
+DESIGN.md, "The spec": a spec carries the operator type number so a binding
+can fill ``DML_OPERATOR_DESC.Type`` without a header.  The numbers are header
+facts, not doc content, so `extract` reads them from ``operator_types.json``
+beside this module (reproducible from the repository alone); that file is
+generated from the ABI facts (``abi-facts.json``, ``enums.DML_OPERATOR_TYPE``)
+by running this module::
+
+    python -m dmlconform.spec.operator_types ../shared/directml-abi/abi-facts.json
+
+and a test checks it still matches them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from importlib import resources
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+DATA_FILE = "operator_types.json"
+_PREFIX = "DML_OPERATOR_"
+
+
+def from_facts(facts: Mapping[str, Any]) -> dict[str, int]:
+    """Operator name (``ACTIVATION_SHRINK``) -> type number, from parsed
+    abi-facts.json; ``DML_OPERATOR_INVALID`` (0) is left out."""
+    enum = facts["enums"]["DML_OPERATOR_TYPE"]
+    return {name.removeprefix(_PREFIX): int(value) for name, value in sorted(enum.items())
+            if name.startswith(_PREFIX) and int(value) > 0}
+
+
+def dumps(types: Mapping[str, int]) -> str:
+    """The data file's text: sorted keys, one per line, a trailing newline."""
+    return json.dumps(dict(sorted(types.items())), indent=1) + "\n"
+
+
+@functools.cache
+def operator_types() -> Mapping[str, int]:
+    """The shipped table (read once; read-only)."""
+    text = resources.files("dmlconform.spec").joinpath(DATA_FILE).read_text(encoding="utf-8")
+    return MappingProxyType({str(k): int(v) for k, v in json.loads(text).items()})
+
+
+def operator_type(operator: str) -> int | None:
+    """The type number of ``operator``, None for a name the header lacks."""
+    return operator_types().get(operator)
+
+
+def main(argv: list[str]) -> int:
+    """Regenerate the data file from an abi-facts.json path."""
+    if len(argv) != 1:
+        print("usage: python -m dmlconform.spec.operator_types PATH/abi-facts.json", file=sys.stderr)
+        return 2
+    from dmlconform.atomic import write_atomic
+
+    facts = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    target = Path(__file__).with_name(DATA_FILE)
+    write_atomic(target, dumps(from_facts(facts)))
+    print(f"wrote {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
