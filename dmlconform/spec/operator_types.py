@@ -9,7 +9,10 @@ by running this module::
 
     python -m dmlconform.spec.operator_types ../shared/directml-abi/abi-facts.json
 
-and a test checks it still matches them.
+and a test checks it still matches them.  The same run writes
+``attribute_enums.json`` beside the directml backend: the value of every
+``DML_*`` enum constant an operator attribute can name (``DML_ROUNDING_MODE_*``,
+``DML_TENSOR_DATA_TYPE_*`` ...), which the binding needs to fill enum fields.
 """
 
 from __future__ import annotations
@@ -23,7 +26,13 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 DATA_FILE = "operator_types.json"
+#: Where the attribute enum values go, relative to the package root.
+ENUM_FILE = ("backends", "directml", "attribute_enums.json")
 _PREFIX = "DML_OPERATOR_"
+#: C enums that are not operator attributes (the binding's own, in backends/directml/abi.py).
+_NOT_ATTRIBUTES = frozenset({"DML_OPERATOR_TYPE", "DML_BINDING_TYPE", "DML_CREATE_DEVICE_FLAGS", "DML_EXECUTION_FLAGS",
+                             "DML_FEATURE", "DML_FEATURE_LEVEL", "DML_GRAPH_EDGE_TYPE", "DML_GRAPH_NODE_TYPE",
+                             "DML_TENSOR_FLAGS", "DML_TENSOR_TYPE"})
 
 
 def from_facts(facts: Mapping[str, Any]) -> dict[str, int]:
@@ -32,6 +41,13 @@ def from_facts(facts: Mapping[str, Any]) -> dict[str, int]:
     enum = facts["enums"]["DML_OPERATOR_TYPE"]
     return {name.removeprefix(_PREFIX): int(value) for name, value in sorted(enum.items())
             if name.startswith(_PREFIX) and int(value) > 0}
+
+
+def attribute_enums_from_facts(facts: Mapping[str, Any]) -> dict[str, int]:
+    """Constant name -> value of every DML enum an operator attribute can have."""
+    return {name: int(value) for enum_name, members in sorted(facts["enums"].items())
+            if enum_name.startswith("DML_") and enum_name not in _NOT_ATTRIBUTES
+            for name, value in sorted(members.items())}
 
 
 def dumps(types: Mapping[str, int]) -> str:
@@ -59,9 +75,11 @@ def main(argv: list[str]) -> int:
     from dmlconform.atomic import write_atomic
 
     facts = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
-    target = Path(__file__).with_name(DATA_FILE)
-    write_atomic(target, dumps(from_facts(facts)))
-    print(f"wrote {target}")
+    root = Path(__file__).resolve().parents[1]
+    for target, data in ((Path(__file__).with_name(DATA_FILE), from_facts(facts)),
+                         (root.joinpath(*ENUM_FILE), attribute_enums_from_facts(facts))):
+        write_atomic(target, dumps(data))
+        print(f"wrote {target}")
     return 0
 
 

@@ -7,17 +7,29 @@ import json
 import pytest
 
 from dmlconform.spec.load import load_spec, spec_files
-from dmlconform.spec.operator_types import DATA_FILE, dumps, from_facts, operator_type, operator_types
+from dmlconform.spec.operator_types import (
+    DATA_FILE,
+    ENUM_FILE,
+    attribute_enums_from_facts,
+    dumps,
+    from_facts,
+    operator_type,
+    operator_types,
+)
 from tests.conftest import REPO, SHARED
 
 FACTS = SHARED / "directml-abi" / "abi-facts.json"
 
 
-def test_data_file_matches_abi_facts() -> None:
+@pytest.mark.parametrize("path, derive", [
+    (("spec", DATA_FILE), from_facts),
+    (ENUM_FILE, attribute_enums_from_facts),
+], ids=["operator_types", "attribute_enums"])
+def test_data_files_match_abi_facts(path, derive) -> None:  # type: ignore[no-untyped-def]
     if not FACTS.is_file():
         pytest.skip(f"the ABI facts are not at {FACTS} (they sit beside the checkout in CI)")
-    expected = dumps(from_facts(json.loads(FACTS.read_text(encoding="utf-8"))))
-    shipped = (REPO / "dmlconform" / "spec" / DATA_FILE).read_text(encoding="utf-8")
+    expected = dumps(derive(json.loads(FACTS.read_text(encoding="utf-8"))))
+    shipped = REPO.joinpath("dmlconform", *path).read_text(encoding="utf-8")
     assert shipped == expected, "regenerate with: python -m dmlconform.spec.operator_types " + str(FACTS)
 
 

@@ -1,0 +1,109 @@
+"""Calling COM methods through vtable slots, with the platform's convention.
+
+DESIGN.md, "Backends".  An interface pointer points at an object whose first
+8 bytes are the address of its vtable; method *i* is ``vtbl[i]``, called with
+the interface pointer first.  Windows x64 and Linux/WSL (System V) agree on
+everything but methods that return a struct by value (com.md §1):
+
+- Windows (MSVC member functions): a hidden result pointer is the *second*
+  argument, and the method returns it;
+- Linux/WSL: an ordinary C struct return (ctypes handles it when ``restype``
+  is the Structure).
+
+`Convention` holds that one difference, so the whole binding (and the fake
+COM layer of the tests, which implements both forms) is written once.
+"""
+
+from __future__ import annotations
+
+import ctypes as C
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from dmlconform.backends.directml.abi import IUnknown, hresult_text
+
+
+class ComError(Exception):
+    """A COM call failed: ``step`` names the call (``IDMLDevice::CreateOperator``),
+    ``hresult`` is the signed HRESULT.  The backend turns it into a clear error
+    or, for CreateOperator's E_INVALIDARG, into a clean rejection."""
+
+    def __init__(self, step: str, hresult: int, detail: str = "") -> None:
+        self.step, self.hresult = step, hresult
+        extra = f" ({detail})" if detail else ""
+        super().__init__(f"{step} failed with {hresult_text(hresult)}{extra}")
+
+
+def check(hr: int, step: str, detail: str = "") -> None:
+    """Raise `ComError` for a failed (negative) HRESULT."""
+    if hr < 0:
+        raise ComError(step, hr, detail)
+
+
+@dataclass(frozen=True, slots=True)
+class Convention:
+    """How methods are called on this platform (``windows``: the Microsoft
+    x64 convention with hidden struct-return pointers)."""
+
+    windows: bool
+
+    @classmethod
+    def native(cls) -> "Convention":
+        return cls(windows=sys.platform == "win32")
+
+    @property
+    def functype(self) -> Callable[..., Any]:
+        """WINFUNCTYPE on Windows (the same as CFUNCTYPE on x64), else CFUNCTYPE."""
+        return getattr(C, "WINFUNCTYPE", C.CFUNCTYPE) if self.windows else C.CFUNCTYPE
+
+    def method(self, this: int, slot: int, restype: Any, *argtypes: Any) -> Callable[..., Any]:
+        """The function at ``vtbl[slot]`` of the object ``this``, typed."""
+        if not this:
+            raise ValueError(f"calling vtable slot {slot} on a NULL interface pointer")
+        vtbl = C.cast(C.c_void_p(this), C.POINTER(C.POINTER(C.c_void_p)))[0]
+        proto = self.functype(restype, C.c_void_p, *argtypes)
+        fn = proto(vtbl[slot])
+        return lambda *args: fn(this, *args)
+
+    def call(self, this: int, slot: int, restype: Any, argtypes: tuple[Any, ...], *args: Any) -> Any:
+        return self.method(this, slot, restype, *argtypes)(*args)
+
+    def hr(self, this: int, slot: int, step: str, argtypes: tuple[Any, ...], *args: Any) -> None:
+        """Call a method that returns an HRESULT; raise `ComError` on failure."""
+        check(self.call(this, slot, C.c_int32, argtypes, *args), step)
+
+    def struct(self, this: int, slot: int, struct: type[C.Structure], argtypes: tuple[Any, ...] = (),
+               *args: Any) -> Any:
+        """Call a method that returns ``struct`` by value, per the platform."""
+        if self.windows:
+            out = struct()
+            self.call(this, slot, C.c_void_p, (C.POINTER(struct), *argtypes), C.byref(out), *args)
+            return out
+        return self.call(this, slot, struct, argtypes, *args)
+
+    def release(self, this: int) -> None:
+        if this:
+            self.call(this, IUnknown.Release, C.c_uint32, ())
+
+
+class Owned:
+    """Interface pointers created during one piece of work, released together
+    in reverse order (``with Owned(conv) as owned: p = owned.add(ptr)``)."""
+
+    def __init__(self, conv: Convention) -> None:
+        self.conv = conv
+        self.pointers: list[int] = []
+
+    def add(self, pointer: C.c_void_p | int | None) -> int:
+        value = pointer.value if isinstance(pointer, C.c_void_p) else pointer
+        if value:
+            self.pointers.append(int(value))
+        return int(value or 0)
+
+    def __enter__(self) -> "Owned":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        while self.pointers:
+            self.conv.release(self.pointers.pop())

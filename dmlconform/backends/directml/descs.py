@@ -1,0 +1,252 @@
+"""Operator descs built generically from a spec's ``fields``.
+
+DESIGN.md, "Backends" (``directml``: the op desc structs are built from the
+spec's fields).  Each spec becomes a ctypes Structure whose members follow the
+fields in struct order, so natural C alignment gives the header's layout (the
+tests compare every desc against abi-facts.json).  Values are filled per field
+kind: tensor pointers (NULL for an absent optional tensor), tensor arrays,
+FLOAT/UINT/INT/BOOL scalars, enums by constant name, arrays with their count
+field, DML_SCALAR_UNION typed by its sibling data-type enum, DML_SIZE_2D,
+an optional DML_SCALE_BIAS and nested operator descs (fused activations).
+
+`build` returns a `BuiltDesc` that owns every ctypes object the pointers
+reach, so nothing is freed while the library reads the desc.
+"""
+
+from __future__ import annotations
+
+import ctypes as C
+import functools
+import json
+import math
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Mapping, Sequence
+
+from dmlconform.backends.directml import abi
+from dmlconform.spec.model import DataType, Field, FieldKind, Spec
+
+_SCALARS: dict[str, Any] = {"FLOAT": C.c_float, "float": C.c_float, "UINT": C.c_uint32, "INT": C.c_int32,
+                            "BOOL": C.c_int32}
+_ARRAY_ITEMS: dict[str, Any] = {"const FLOAT*": C.c_float, "const UINT*": C.c_uint32, "const INT*": C.c_int32}
+_STRUCTS: dict[str, Any] = {"DML_SCALAR_UNION": abi.DML_SCALAR_UNION, "DML_SIZE_2D": abi.DML_SIZE_2D}
+_DATA_TYPE_ENUM = "DML_TENSOR_DATA_TYPE"
+_UNION_MEMBER = {DataType.FLOAT32: "Float32", DataType.FLOAT64: "Float64", DataType.FLOAT16: "UInt16",
+                 DataType.INT8: "Int8", DataType.INT16: "Int16", DataType.INT32: "Int32", DataType.INT64: "Int64",
+                 DataType.UINT8: "UInt8", DataType.UINT16: "UInt16", DataType.UINT32: "UInt32",
+                 DataType.UINT64: "UInt64", DataType.INT4: "Int8", DataType.UINT4: "UInt8"}
+
+
+class DescError(ValueError):
+    """A desc cannot be built from the values given (names the field and value)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TensorLayout:
+    """One tensor as DML_BUFFER_TENSOR_DESC describes it: element strides, or
+    None for packed."""
+
+    dtype: DataType
+    sizes: tuple[int, ...]
+    strides: tuple[int, ...] | None = None
+
+    @property
+    def total_bytes(self) -> int:
+        """DMLCalcBufferTensorSize: the addressed extent in bits, rounded up to
+        bytes and then to a multiple of 4."""
+        if self.strides is None:
+            elements = math.prod(self.sizes)
+        else:
+            elements = 1 + sum((s - 1) * st for s, st in zip(self.sizes, self.strides))
+        nbytes = (elements * self.dtype.bits + 7) // 8
+        return (nbytes + 3) // 4 * 4
+
+
+@dataclass(frozen=True, slots=True)
+class NestedOp:
+    """A nested operator desc (``FusedActivation``, ``ActivationDescs``): an
+    activation whose tensor pointers stay NULL."""
+
+    spec: Spec
+    attributes: tuple[tuple[str, Any], ...] = ()
+
+
+@dataclass(slots=True)
+class BuiltDesc:
+    """A DML_OPERATOR_DESC and everything its pointers reach."""
+
+    desc: abi.DML_OPERATOR_DESC
+    body: C.Structure
+    keep: list[Any] = field(default_factory=list)
+
+    def pointer(self) -> Any:
+        return C.byref(self.desc)
+
+
+@functools.cache
+def attribute_enums() -> Mapping[str, int]:
+    """Every attribute enum constant's value (package data generated from the ABI facts)."""
+    text = resources.files("dmlconform.backends.directml").joinpath("attribute_enums.json").read_text("utf-8")
+    return {str(k): int(v) for k, v in json.loads(text).items()}
+
+
+def field_ctype(f: Field) -> Any:
+    """The ctypes type of one struct member."""
+    if f.kind in (FieldKind.TENSOR, FieldKind.TENSOR_ARRAY, FieldKind.ARRAY, FieldKind.STRUCT_PTR,
+                  FieldKind.STRUCT_ARRAY):
+        return C.c_void_p
+    if f.kind is FieldKind.ENUM:
+        return C.c_int32
+    table = _SCALARS if f.kind is FieldKind.SCALAR else _STRUCTS
+    try:
+        return table[f.c_type]
+    except KeyError:
+        raise DescError(f"field {f.name}: no ctypes type for {f.kind.value} {f.c_type!r}") from None
+
+
+@functools.cache
+def _struct_type(name: str, members: tuple[tuple[str, Any], ...]) -> type[C.Structure]:
+    return type(name, (C.Structure,), {"_fields_": list(members)})
+
+
+def desc_struct(spec: Spec) -> type[C.Structure]:
+    """The Structure of ``spec.struct``: its fields in struct order."""
+    return _struct_type(spec.struct, tuple((f.name, field_ctype(f)) for f in spec.fields))
+
+
+def enum_value(f: Field, value: Any) -> int:
+    """An enum field's value from an int, a full constant name or its suffix."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise DescError(f"field {f.name}: enum value {value!r} is neither a number nor a constant name")
+    if isinstance(value, int):
+        return value
+    table = attribute_enums()
+    for name in (value, f"{f.c_type}_{value}"):
+        if name in table:
+            return table[name]
+    raise DescError(f"field {f.name}: {value!r} is not a {f.c_type} constant")
+
+
+class _Builder:
+    """Fills one desc; ``keep`` collects what must outlive the call."""
+
+    def __init__(self, spec: Spec, tensors: Mapping[str, TensorLayout | Sequence[TensorLayout] | None],
+                 attributes: Mapping[str, Any], dtype: DataType | None, keep: list[Any]) -> None:
+        self.spec, self.tensors, self.attrs, self.keep = spec, tensors, dict(attributes), keep
+        self.dtype = dtype
+        self.counts = {f.count_field: 0 for f in spec.fields if f.count_field}
+
+    def tensor_desc(self, layout: TensorLayout) -> abi.DML_TENSOR_DESC:
+        n = len(layout.sizes)
+        sizes = (C.c_uint32 * n)(*layout.sizes)
+        strides = None if layout.strides is None else (C.c_uint32 * n)(*layout.strides)
+        buf = abi.DML_BUFFER_TENSOR_DESC(DataType=layout.dtype.value, Flags=abi.TensorFlags.NONE, DimensionCount=n,
+                                         Sizes=C.addressof(sizes), Strides=C.addressof(strides) if strides else None,
+                                         TotalTensorSizeInBytes=layout.total_bytes, GuaranteedBaseOffsetAlignment=0)
+        desc = abi.DML_TENSOR_DESC(Type=abi.TensorType.BUFFER, Desc=C.addressof(buf))
+        self.keep.extend((sizes, strides, buf, desc))
+        return desc
+
+    def value(self, f: Field) -> Any:
+        kind = f.kind
+        if kind is FieldKind.TENSOR:
+            layout = self.tensors.get(f.name)
+            if layout is None:
+                return None
+            return C.addressof(self.tensor_desc(layout))  # type: ignore[arg-type]
+        if kind is FieldKind.TENSOR_ARRAY:
+            layouts = tuple(self.tensors.get(f.name) or ())  # type: ignore[arg-type]
+            return self.array(f, abi.DML_TENSOR_DESC, [self.tensor_desc(t) for t in layouts])
+        if kind is FieldKind.STRUCT_PTR:
+            return self.struct_ptr(f)
+        if kind is FieldKind.STRUCT_ARRAY:
+            nested = tuple(self.attrs.get(f.name) or ())
+            return self.array(f, abi.DML_OPERATOR_DESC, [self.nested(n) for n in nested])
+        if kind is FieldKind.ARRAY:
+            items = tuple(self.attrs.get(f.name) or ())
+            return self.array(f, _ARRAY_ITEMS.get(f.c_type, C.c_uint32), list(items))
+        if kind is FieldKind.ENUM:
+            raw = self.attrs.get(f.name, f.default)
+            if raw is None and f.c_type == _DATA_TYPE_ENUM and self.dtype is not None:
+                return self.dtype.value
+            return 0 if raw is None else enum_value(f, raw)
+        if kind is FieldKind.STRUCT:
+            return self.struct(f)
+        raw = self.attrs.get(f.name, f.default)
+        if f.count_field is None and f.name in self.counts and raw is None:
+            return None  # a count: filled after its array
+        return 0 if raw is None else (float(raw) if f.c_type.upper() == "FLOAT" else int(raw))
+
+    def array(self, f: Field, item: Any, values: list[Any]) -> int | None:
+        if f.count_field:
+            self.counts[f.count_field] = max(self.counts[f.count_field], len(values))
+        if not values:
+            return None
+        arr = (item * len(values))(*values)
+        self.keep.append(arr)
+        return C.addressof(arr)
+
+    def struct_ptr(self, f: Field) -> int | None:
+        if f.c_type == "const DML_SCALE_BIAS*":
+            scale, bias = self.attrs.get(f"{f.name}.Scale"), self.attrs.get(f"{f.name}.Bias")
+            if scale is None and bias is None:
+                return None
+            sb = abi.DML_SCALE_BIAS(1.0 if scale is None else float(scale), 0.0 if bias is None else float(bias))
+            self.keep.append(sb)
+            return C.addressof(sb)
+        nested = self.attrs.get(f.name)
+        if nested is None:
+            return None
+        desc = self.nested(nested)
+        return C.addressof(desc)
+
+    def nested(self, op: NestedOp) -> abi.DML_OPERATOR_DESC:
+        if not isinstance(op, NestedOp):
+            raise DescError(f"field of {self.spec.operator}: nested desc {op!r} is not a NestedOp")
+        built = build(op.spec, {}, dict(op.attributes), dtype=self.dtype)
+        self.keep.append(built)
+        return built.desc
+
+    def struct(self, f: Field) -> Any:
+        raw = self.attrs.get(f.name, f.default)
+        if f.c_type == "DML_SIZE_2D":
+            w, h = (1, 1) if raw is None else tuple(raw)
+            return abi.DML_SIZE_2D(int(w), int(h))
+        union = abi.DML_SCALAR_UNION()
+        dtype = self.sibling_dtype(f)
+        member = _UNION_MEMBER[dtype]
+        value = 0 if raw is None else raw
+        if dtype is DataType.FLOAT16:
+            import numpy as np
+
+            union.UInt16 = int(np.array(value, dtype=np.float16).view(np.uint16))
+        else:
+            setattr(union, member, float(value) if dtype.is_float else int(value))
+        return union
+
+    def sibling_dtype(self, f: Field) -> DataType:
+        """The data type of a scalar union: the nearest earlier DML_TENSOR_DATA_TYPE field."""
+        index = self.spec.fields.index(f)
+        for g in reversed(self.spec.fields[:index]):
+            if g.kind is FieldKind.ENUM and g.c_type == _DATA_TYPE_ENUM:
+                return DataType(self.value(g))
+        return self.dtype or DataType.FLOAT32
+
+
+def build(spec: Spec, tensors: Mapping[str, TensorLayout | Sequence[TensorLayout] | None],
+          attributes: Mapping[str, Any], *, dtype: DataType | None = None, type_number: int | None = None) -> BuiltDesc:
+    """The DML_OPERATOR_DESC of ``spec`` with ``tensors`` (None or absent:
+    a NULL pointer) and ``attributes`` (absent: the doc's default, else 0).
+    ``type_number`` overrides the spec's ``operator_type`` (tests send wrong ones)."""
+    number = spec.operator_type if type_number is None else type_number
+    if number is None:
+        raise DescError(f"{spec.operator}: the spec has no operator_type (re-extract the specs)")
+    keep: list[Any] = []
+    builder = _Builder(spec, tensors, attributes, dtype, keep)
+    values = {f.name: builder.value(f) for f in spec.fields}
+    for name, count in builder.counts.items():
+        if values.get(name) is None:
+            values[name] = count
+    body = desc_struct(spec)(**{k: v for k, v in values.items() if v is not None})
+    desc = abi.DML_OPERATOR_DESC(Type=number, Desc=C.addressof(body))
+    return BuiltDesc(desc, body, keep)
