@@ -1,0 +1,475 @@
+"""ONNX Runtime as a backend: a real implementation nobody here wrote.
+
+DESIGN.md, "Backends" (``onnxruntime``; issue 8).  Each spec that ONNX has an
+operator for maps to a one-node ONNX model built in memory with
+``onnx.helper``.  Every mapped operator is element-wise, so the model takes
+1-D tensors of any length: a case's inputs are read through their sizes and
+strides (stride 0 broadcasts), flattened, run, and the result is written back
+through the output's strided view.  Because rank and length do not reach the
+model, one session serves every case with the same (operator, data types,
+ONNX attributes, scalar operands); `OnnxRuntimeBackend.run_batch` concatenates
+the cases of one such key into a single ``session.run``.
+
+Where ONNX semantics differ from the DirectML doc, the `Mapping` says so in
+its ``note`` (``docs/backends.md`` lists them all), and a case the mapping
+cannot express exactly raises `NotSupportedError` with the reason: never a
+silent approximation.  Options (``--backend-arg``): ``provider`` (default
+``CPUExecutionProvider``), ``feature_level`` (default 6_4).
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support
+from dmlconform.backends.cpu import writable_view
+from dmlconform.backends.cpu_ops import float32_of
+from dmlconform.cases.model import Case, numpy_dtype
+from dmlconform.spec.model import FeatureLevel, Spec
+
+INSTALL_HINT = "pip install -e '.[onnxruntime]'"
+#: The opset every model uses unless its `Mapping` needs a newer one; old
+#: enough for the onnxruntime builds of the last few years.
+BASE_OPSET = 18
+
+Value = float | int | bool | str
+Item = tuple[Spec, Case, Mapping[str, np.ndarray]]
+
+
+class Attrs:
+    """A case's attributes as a mapping function reads them: FLOAT members
+    rounded to float32 as the C struct holds them, the doc's default where
+    the case gives none, and a record of which names were read (an
+    attribute the mapping ignores makes the case NOT_SUPPORTED)."""
+
+    def __init__(self, spec: Spec, case: Case) -> None:
+        self.values = dict(case.attributes)
+        self.defaults = {f.name: f.default for f in spec.fields if f.default is not None}
+        self.dtype = numpy_dtype(case.dtype)
+        self.read: set[str] = set()
+
+    def raw(self, name: str) -> Value | None:
+        self.read.add(name)
+        return self.values.get(name, self.defaults.get(name))
+
+    def f32(self, name: str) -> float:
+        value = self.raw(name)
+        if value is None:
+            raise NotSupportedError(f"attribute {name} has no value and the doc gives no default")
+        return float(float32_of(value))
+
+    def unread(self) -> list[str]:
+        return sorted(set(self.values) - self.read)
+
+
+def _exact(value: Value) -> Fraction | float:
+    return Fraction(value) if isinstance(value, str) else value  # type: ignore[return-value]
+
+
+@dataclass(frozen=True, slots=True)
+class OnnxMapping:
+    """How one spec operator becomes one ONNX node.
+
+    ``inputs``: the spec's input tensors in the node's input order;
+    ``attrs``: case attributes -> (ONNX attributes, scalar operands appended
+    as extra 0-d inputs in the tensor's type), raising NotSupportedError
+    where ONNX cannot express the case; ``bool_inputs``: ONNX takes bool
+    where the doc takes numbers (``x != 0``, exact); ``note``: how ONNX
+    differs from the doc (shown in docs/backends.md)."""
+
+    op_type: str
+    inputs: tuple[str, ...] = ("InputTensor",)
+    attrs: Callable[[Attrs], tuple[dict[str, Any], tuple[float | int, ...]]] | None = None
+    opset: int = BASE_OPSET
+    bool_inputs: tuple[str, ...] = ()
+    integer: bool = True          # False: integer tensors are NOT_SUPPORTED (ONNX semantics differ)
+    divisor: str | None = None    # integer input whose zeros ONNX leaves undefined (a crash)
+    note: str = ""
+
+
+def _named(**pairs: str) -> Callable[[Attrs], tuple[dict[str, Any], tuple[float | int, ...]]]:
+    """ONNX float attribute <- doc FLOAT member, by name."""
+    return lambda a: ({onnx: a.f32(doc) for onnx, doc in pairs.items()}, ())
+
+
+def _shrink(a: Attrs) -> tuple[dict[str, Any], tuple[float | int, ...]]:
+    threshold = a.f32("Threshold")
+    if threshold < 0:
+        raise NotSupportedError(f"Threshold={threshold} < 0: the doc's branches overlap and its first one "
+                                "(x > Threshold) wins; ONNX Shrink tests x < -lambd first")
+    return {"lambd": threshold, "bias": a.f32("Bias")}, ()
+
+
+def _only(name: str, want: Fraction | float, onnx_form: str) -> Callable[[Attrs], tuple[dict[str, Any], tuple]]:
+    """A doc member that ONNX fixes: the case must hold exactly that value."""
+    def attrs(a: Attrs) -> tuple[dict[str, Any], tuple]:
+        got = a.f32(name)
+        if got != float(float32_of(str(want) if isinstance(want, Fraction) else want)):
+            raise NotSupportedError(f"{name}={got!r}: ONNX {onnx_form} fixes it at {want}")
+        return {}, ()
+    return attrs
+
+
+def _hard_swish(a: Attrs) -> tuple[dict[str, Any], tuple]:
+    _only("Alpha", Fraction(1, 6), "HardSwish")(a)
+    return _only("Beta", 0.5, "HardSwish")(a)
+
+
+def _int_bound(value: Value | None, dtype: np.dtype, *, lower: bool) -> int | None:
+    """A Clip bound for an integer tensor: the doc truncates it toward zero;
+    a bound beyond the type on its harmless side becomes the type's limit,
+    one beyond it on the other side cannot be expressed (None)."""
+    info = np.iinfo(dtype)
+    if value is None:
+        return int(info.min if lower else info.max)
+    v = _exact(value)
+    if not math.isfinite(v):
+        return int(info.min if lower else info.max) if (v < 0) == lower else None
+    k = math.trunc(v)
+    if (lower and k <= info.min) or (not lower and k >= info.max):
+        return int(info.min if lower else info.max)
+    return k if info.min <= k <= info.max else None
+
+
+def _float_bound(a: Attrs, name: str, default: float) -> float:
+    value = a.raw(name)
+    kind = a.raw("MinMaxDataType")
+    if value is None:
+        return default
+    if isinstance(kind, str) and kind.upper().endswith("FLOAT16"):  # the scalar union holds a half
+        return float(np.float16(float(_exact(value))))
+    return float(float32_of(value))
+
+
+def _clip(a: Attrs) -> tuple[dict[str, Any], tuple[float | int, ...]]:
+    """Clip's bounds are inputs since opset 11: two scalars in the tensor type."""
+    if a.dtype.kind in "iu":
+        lo, hi = _int_bound(a.raw("Min"), a.dtype, lower=True), _int_bound(a.raw("Max"), a.dtype, lower=False)
+        a.raw("MinMaxDataType")
+        if lo is None or hi is None:
+            raise NotSupportedError(f"Min={a.raw('Min')!r}, Max={a.raw('Max')!r} lie outside {a.dtype}: the doc "
+                                    "then gives the bound fitted to the type, which ONNX Clip cannot express")
+    else:
+        lo, hi = _float_bound(a, "Min", -math.inf), _float_bound(a, "Max", math.inf)
+        lo, hi = float(a.dtype.type(lo)), float(a.dtype.type(hi))
+    if lo > hi:
+        raise NotSupportedError(f"Min={lo!r} > Max={hi!r}: the doc gives Min (max(Min, min(x, Max))), "
+                                "ONNX Clip gives Max")
+    return {}, (lo, hi)
+
+
+def _threshold(a: Attrs) -> tuple[dict[str, Any], tuple[float | int, ...]]:
+    if a.dtype.kind in "iu":
+        lo = _int_bound(a.raw("Min"), a.dtype, lower=True)
+        if lo is None:
+            raise NotSupportedError(f"Min={a.raw('Min')!r} lies above {a.dtype}'s range")
+        return {}, (lo,)
+    return {}, (float(a.dtype.type(a.f32("Min"))),)
+
+
+def _is_infinity(a: Attrs) -> tuple[dict[str, Any], tuple]:
+    mode = str(a.raw("InfinityMode") or "EITHER").upper()
+    mode = {"0": "EITHER", "1": "POSITIVE", "2": "NEGATIVE"}.get(mode, mode)
+    return {"detect_positive": int(not mode.endswith("NEGATIVE")),
+            "detect_negative": int(not mode.endswith("POSITIVE"))}, ()
+
+
+def _softplus(a: Attrs) -> tuple[dict[str, Any], tuple]:
+    return _only("Steepness", 1.0, "Softplus (no steepness)")(a)
+
+
+def _mod(fmod: int) -> Callable[[Attrs], tuple[dict[str, Any], tuple]]:
+    def attrs(a: Attrs) -> tuple[dict[str, Any], tuple]:
+        if fmod == 0 and a.dtype.kind == "f":
+            raise NotSupportedError("ONNX Mod with fmod=0 (floor modulus) is defined for integers only")
+        return {"fmod": fmod}, ()
+    return attrs
+
+
+def _constant(attrs: dict[str, Any]) -> Callable[[Attrs], tuple[dict[str, Any], tuple]]:
+    return lambda a: (dict(attrs), ())
+
+
+_AB = ("ATensor", "BTensor")
+_CLIP_NOTE = ("Min/Max become the min/max inputs in the tensor type (integer tensors: truncated toward zero); "
+              "Min > Max is NOT_SUPPORTED (ONNX gives Max, the doc Min)")
+_UNARY = {
+    "ELEMENT_WISE_ABS": "Abs", "ELEMENT_WISE_ACOS": "Acos", "ELEMENT_WISE_ACOSH": "Acosh",
+    "ELEMENT_WISE_ASIN": "Asin", "ELEMENT_WISE_ASINH": "Asinh", "ELEMENT_WISE_ATAN": "Atan",
+    "ELEMENT_WISE_ATANH": "Atanh", "ELEMENT_WISE_CEIL": "Ceil", "ELEMENT_WISE_COS": "Cos",
+    "ELEMENT_WISE_COSH": "Cosh", "ELEMENT_WISE_ERF": "Erf", "ELEMENT_WISE_EXP": "Exp",
+    "ELEMENT_WISE_FLOOR": "Floor", "ELEMENT_WISE_IDENTITY": "Identity", "ELEMENT_WISE_LOG": "Log",
+    "ELEMENT_WISE_NEGATE": "Neg", "ELEMENT_WISE_RECIP": "Reciprocal", "ELEMENT_WISE_SIGN": "Sign",
+    "ELEMENT_WISE_SIN": "Sin", "ELEMENT_WISE_SINH": "Sinh", "ELEMENT_WISE_SQRT": "Sqrt",
+    "ELEMENT_WISE_TAN": "Tan", "ELEMENT_WISE_TANH": "Tanh", "ACTIVATION_IDENTITY": "Identity",
+    "ACTIVATION_RELU": "Relu", "ACTIVATION_SIGMOID": "Sigmoid", "ACTIVATION_SOFTSIGN": "Softsign",
+    "ACTIVATION_TANH": "Tanh",
+}
+_BINARY = {
+    "ELEMENT_WISE_ADD": "Add", "ELEMENT_WISE_ADD1": "Add", "ELEMENT_WISE_SUBTRACT": "Sub",
+    "ELEMENT_WISE_MULTIPLY": "Mul", "ELEMENT_WISE_MAX": "Max", "ELEMENT_WISE_MIN": "Min",
+    "ELEMENT_WISE_POW": "Pow", "ELEMENT_WISE_LOGICAL_EQUALS": "Equal",
+    "ELEMENT_WISE_LOGICAL_GREATER_THAN": "Greater", "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL": "GreaterOrEqual",
+    "ELEMENT_WISE_LOGICAL_LESS_THAN": "Less", "ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL": "LessOrEqual",
+}
+_LOGICAL = {"ELEMENT_WISE_LOGICAL_AND": "And", "ELEMENT_WISE_LOGICAL_OR": "Or", "ELEMENT_WISE_LOGICAL_XOR": "Xor"}
+
+#: Every spec operator this backend maps, with how ONNX differs from the doc.
+MAPPINGS: Mapping[str, OnnxMapping] = {
+    **{op: OnnxMapping(onnx) for op, onnx in _UNARY.items()},
+    **{op: OnnxMapping(onnx, _AB) for op, onnx in _BINARY.items()},
+    **{op: OnnxMapping(onnx, _AB, bool_inputs=_AB, note="ONNX takes bool; the doc's nonzero is true (x != 0)")
+       for op, onnx in _LOGICAL.items()},
+    "ELEMENT_WISE_LOGICAL_NOT": OnnxMapping("Not", bool_inputs=("InputTensor",),
+                                         note="ONNX takes bool; the doc's nonzero is true (x != 0)"),
+    "ELEMENT_WISE_DIVIDE": OnnxMapping("Div", _AB, divisor="BTensor",
+                                    note="integer division by zero is undefined in ONNX (a crash): such cases are "
+                                         "NOT_SUPPORTED"),
+    "ELEMENT_WISE_MODULUS_FLOOR": OnnxMapping("Mod", _AB, _mod(0), divisor="BTensor",
+                                           note="Mod fmod=0 is integer-only in ONNX: float cases are NOT_SUPPORTED"),
+    "ELEMENT_WISE_MODULUS_TRUNCATE": OnnxMapping("Mod", _AB, _mod(1), divisor="BTensor", note="Mod with fmod=1"),
+    "ELEMENT_WISE_MEAN": OnnxMapping("Mean", _AB),
+    "ELEMENT_WISE_BIT_SHIFT_LEFT": OnnxMapping("BitShift", _AB, _constant({"direction": "LEFT"}),
+                                            note="ONNX leaves shifts by >= the bit width undefined"),
+    "ELEMENT_WISE_BIT_SHIFT_RIGHT": OnnxMapping("BitShift", _AB, _constant({"direction": "RIGHT"}),
+                                             note="ONNX leaves shifts by >= the bit width undefined"),
+    "ELEMENT_WISE_IF": OnnxMapping("Where", ("ConditionTensor", *_AB), bool_inputs=("ConditionTensor",),
+                                note="Where takes a bool condition; the doc's nonzero is true"),
+    "ELEMENT_WISE_IS_INFINITY": OnnxMapping("IsInf", attrs=_is_infinity,
+                                         note="InfinityMode -> detect_positive/detect_negative; bool output"),
+    "ELEMENT_WISE_CLIP": OnnxMapping("Clip", attrs=_clip, note=_CLIP_NOTE),
+    "ELEMENT_WISE_CLIP1": OnnxMapping("Clip", attrs=_clip, note=_CLIP_NOTE),
+    "ELEMENT_WISE_THRESHOLD": OnnxMapping("Max", attrs=_threshold, note="max(x, Min) as Max with a scalar Min input"),
+    "ELEMENT_WISE_CONSTANT_POW": OnnxMapping(
+        "Pow", attrs=lambda a: ({}, (float(a.dtype.type(a.f32("Exponent"))),)), integer=False,
+        note="Exponent becomes a scalar input in the tensor type"),
+    "ACTIVATION_CELU": OnnxMapping("Celu", attrs=_named(alpha="Alpha")),
+    "ACTIVATION_ELU": OnnxMapping("Elu", attrs=_named(alpha="Alpha")),
+    "ACTIVATION_GELU": OnnxMapping("Gelu", attrs=_constant({"approximate": "none"}), opset=20),
+    "ACTIVATION_HARD_SIGMOID": OnnxMapping("HardSigmoid", attrs=_named(alpha="Alpha", beta="Beta"),
+                                        note="alpha/beta always passed (ONNX defaults 0.2/0.5 equal the doc's)"),
+    "ACTIVATION_HARD_SWISH": OnnxMapping("HardSwish", attrs=_hard_swish, opset=18,
+                                      note="ONNX fixes alpha=1/6, beta=0.5: other Alpha/Beta are NOT_SUPPORTED"),
+    "ACTIVATION_LEAKY_RELU": OnnxMapping("LeakyRelu", attrs=_named(alpha="Alpha")),
+    "ACTIVATION_PARAMETERIZED_RELU": OnnxMapping("PRelu", ("InputTensor", "SlopeTensor")),
+    "ACTIVATION_SCALED_ELU": OnnxMapping("Selu", attrs=_named(alpha="Alpha", gamma="Gamma"),
+                                      note="ONNX Selu: gamma * (alpha * exp(x) - alpha) for x <= 0 (the doc: x > 0 "
+                                           "branch first; same at 0)"),
+    "ACTIVATION_SHRINK": OnnxMapping("Shrink", attrs=_shrink,
+                                  note="Threshold -> lambd, Bias -> bias; Threshold < 0 is NOT_SUPPORTED (branch order)"),
+    "ACTIVATION_SOFTPLUS": OnnxMapping("Softplus", attrs=_softplus,
+                                    note="ONNX Softplus has no steepness: only Steepness = 1 maps"),
+    "ACTIVATION_SWISH": OnnxMapping("Swish", attrs=_named(alpha="SigmoidInputScale"), opset=24,
+                                 note="x * sigmoid(alpha * x), alpha = SigmoidInputScale (opset 24)"),
+    "ACTIVATION_THRESHOLDED_RELU": OnnxMapping("ThresholdedRelu", attrs=_named(alpha="Alpha")),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """One case resolved against its mapping: the session key and what to feed."""
+
+    key: tuple[Any, ...]
+    mapping: OnnxMapping
+    attrs: dict[str, Any]
+    scalars: tuple[float | int, ...]
+
+
+def plan(spec: Spec, case: Case) -> Plan:
+    """The mapping of ``case``, or NotSupportedError saying why there is none."""
+    mapping = MAPPINGS.get(spec.operator)
+    if mapping is None:
+        raise NotSupportedError(f"ONNX has no one-node equivalent of {spec.operator} (not mapped)")
+    if len(case.outputs) != 1:
+        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has one")
+    a = Attrs(spec, case)
+    if a.dtype.kind in "iu" and not mapping.integer:
+        raise NotSupportedError(f"ONNX {mapping.op_type} on {case.dtype.name} differs from the doc's integer rule")
+    attrs, scalars = mapping.attrs(a) if mapping.attrs else ({}, ())
+    unread = a.unread()
+    if unread:
+        raise NotSupportedError(f"{spec.operator}: the mapping has no place for {', '.join(unread)}")
+    types = tuple((t.name, t.dtype.name) for t in (*case.inputs, *case.outputs))
+    key = (spec.operator, mapping.op_type, types, tuple(sorted(attrs.items())), scalars)
+    return Plan(key, mapping, attrs, scalars)
+
+
+class OnnxRuntimeBackend:
+    """onnxruntime through one-node models; ``provider`` picks the execution
+    provider (any name onnxruntime knows, default ``CPUExecutionProvider``)."""
+
+    def __init__(self, provider: str = "CPUExecutionProvider", feature_level: str | None = None,
+                 threads: str | int = 1, **options: str) -> None:
+        if options:
+            raise TypeError(f"onnxruntime backend: unknown option(s) {', '.join(sorted(options))}; "
+                            "it knows provider, feature_level, threads")
+        self.provider = provider
+        self.level = max(FeatureLevel) if not feature_level else FeatureLevel.parse(str(feature_level))
+        self.threads = int(threads)
+        self.sessions: dict[tuple[Any, ...], Any] = {}   # key -> InferenceSession or the error it gave
+        self.hits = 0
+        self.misses = 0
+        self._ort, self._reason = _import()
+        if self._ort is not None and provider not in self._ort.get_available_providers():
+            self._reason = (f"execution provider {provider!r} is not available in this onnxruntime build "
+                            f"(available: {', '.join(self._ort.get_available_providers())})")
+
+    def info(self) -> BackendInfo:
+        version = getattr(self._ort, "__version__", "not installed")
+        return BackendInfo(name="onnxruntime", device=f"onnxruntime {version} {self.provider} on {platform.machine()}",
+                           version=version, feature_level=self.level,
+                           flush_subnormals=False, available=self._reason is None, reason=self._reason)
+
+    def supports(self, spec: Spec, case: Case) -> Support:
+        try:
+            plan(spec, case)
+        except NotSupportedError as exc:
+            return Support(False, str(exc))
+        return SUPPORTED
+
+    def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
+        error = self.run_batch([(spec, case, buffers)])[0]
+        if error is not None:
+            raise error
+
+    def run_batch(self, items: Sequence[Item]) -> list[Exception | None]:
+        """Run many cases: those with one session key go through one
+        ``session.run`` on their concatenated inputs.  Returns, per item,
+        None or the exception that item raised (NotSupportedError to reject);
+        one bad case does not cost the others."""
+        errors: list[Exception | None] = [None] * len(items)
+        groups: dict[tuple[Any, ...], list[tuple[int, Plan]]] = {}
+        for i, (spec, case, buffers) in enumerate(items):
+            try:
+                p = plan(spec, case)
+                _check_divisor(p.mapping, case, buffers)
+            except Exception as exc:  # noqa: BLE001 - returned per item
+                errors[i] = exc
+                continue
+            groups.setdefault(p.key, []).append((i, p))
+        for members in groups.values():
+            try:
+                self._run_group([items[i] for i, _ in members], members[0][1])
+            except Exception as exc:  # noqa: BLE001 - every member gets the group's error
+                for i, _ in members:
+                    errors[i] = exc
+        return errors
+
+    def _run_group(self, items: list[Item], p: Plan) -> None:
+        session = self.session(p, items[0][1])
+        case0 = items[0][1]
+        feeds: dict[str, np.ndarray] = {}
+        for k, t in enumerate(case0.inputs):
+            parts = [np.broadcast_to(c.input(t.name).view(b[t.name]), c.outputs[0].sizes).ravel() for _, c, b in items]
+            x = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
+            feeds[f"x{k}"] = (x != 0) if t.name in p.mapping.bool_inputs else x
+        for k, value in enumerate(p.scalars):
+            feeds[f"s{k}"] = np.asarray(value, dtype=numpy_dtype(case0.dtype))
+        (y,) = session.run(None, feeds)
+        offset = 0
+        for _, case, buffers in items:  # every input was copied above, so in-place outputs are safe to write
+            out = case.outputs[0]
+            n = int(np.prod(out.sizes))
+            writable_view(out, buffers[out.name])[...] = y[offset:offset + n].reshape(out.sizes).astype(
+                numpy_dtype(out.dtype), copy=False)
+            offset += n
+
+    def session(self, p: Plan, case: Case) -> Any:
+        """The cached session of ``p.key``; a kernel onnxruntime lacks is
+        cached as its error, so it is asked for once."""
+        found = self.sessions.get(p.key)
+        if found is None:
+            self.misses += 1
+            found = self.sessions[p.key] = self._build(p, case)
+        else:
+            self.hits += 1
+        if isinstance(found, Exception):
+            raise found
+        return found
+
+    def _build(self, p: Plan, case: Case) -> Any:
+        model = build_model(p, case)
+        options = self._ort.SessionOptions()
+        options.log_severity_level = 3
+        options.intra_op_num_threads = self.threads
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = self._ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        if self.provider != "CPUExecutionProvider":  # never let a node fall back to the CPU silently
+            options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        try:
+            return self._ort.InferenceSession(model.SerializeToString(), options, providers=[self.provider])
+        except Exception as exc:  # noqa: BLE001 - a missing kernel or type is a clean rejection
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return NotSupportedError(f"onnxruntime {self._ort.__version__} ({self.provider}) cannot run "
+                                     f"{p.mapping.op_type} on {case.dtype.name}: {first}")
+
+
+def build_model(p: Plan, case: Case) -> Any:
+    """The one-node model of a plan: 1-D inputs ``x0..`` of any length,
+    scalar operands ``s0..``, output ``y``."""
+    from onnx import helper
+
+    def onnx_type(dtype: np.dtype) -> int:
+        return helper.np_dtype_to_tensor_dtype(dtype)
+
+    bool_type = onnx_type(np.dtype(bool))
+    inputs = [helper.make_tensor_value_info(
+        f"x{k}", bool_type if t.name in p.mapping.bool_inputs else onnx_type(numpy_dtype(t.dtype)), ["n"])
+        for k, t in enumerate(case.inputs)]
+    inputs += [helper.make_tensor_value_info(f"s{k}", onnx_type(numpy_dtype(case.dtype)), [])
+               for k in range(len(p.scalars))]
+    node = helper.make_node(p.mapping.op_type, [i.name for i in inputs], ["y"], **p.attrs)
+    out_type = _output_type(p.mapping, case)
+    graph = helper.make_graph([node], case.operator.lower(), inputs,
+                              [helper.make_tensor_value_info("y", onnx_type(out_type), ["n"])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", p.mapping.opset)], ir_version=9)
+
+
+_BOOL_RESULTS = frozenset({"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor",
+                           "Not", "IsInf"})
+
+
+def _output_type(mapping: OnnxMapping, case: Case) -> np.dtype:
+    """ONNX's output type: bool for predicates (written as 0/1 into the
+    doc's integer output, exact), else the input type."""
+    if mapping.op_type in _BOOL_RESULTS:
+        return np.dtype(bool)
+    source = next(t for t in case.inputs if t.name not in mapping.bool_inputs)
+    return numpy_dtype(source.dtype)
+
+
+def _check_divisor(mapping: OnnxMapping, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
+    """Integer division by zero (and MIN / -1) is undefined in ONNX and kills
+    the process in onnxruntime: such a case is NOT_SUPPORTED."""
+    if mapping.divisor is None or numpy_dtype(case.dtype).kind not in "iu":
+        return
+    b = case.input(mapping.divisor).view(buffers[mapping.divisor])
+    if np.any(b == 0):
+        raise NotSupportedError(f"{mapping.divisor} holds 0: integer {mapping.op_type} by zero is undefined in ONNX")
+    dtype = numpy_dtype(case.dtype)
+    if dtype.kind == "i":
+        a = np.broadcast_to(case.input("ATensor").view(buffers["ATensor"]), case.outputs[0].sizes)
+        if np.any((np.broadcast_to(b, a.shape) == -1) & (a == np.iinfo(dtype).min)):
+            raise NotSupportedError(f"ATensor holds {np.iinfo(dtype).min} over -1: integer overflow, undefined in ONNX")
+
+
+def _import() -> tuple[Any, str | None]:
+    """onnxruntime and onnx, or the reason they cannot be used."""
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime
+    except ImportError as exc:
+        return None, f"{exc.name or 'onnxruntime'} is not installed ({INSTALL_HINT})"
+    return onnxruntime, None
+
+
+def mapped_operators() -> Iterable[str]:
+    """The spec operators this backend maps, sorted."""
+    return sorted(MAPPINGS)
