@@ -61,6 +61,43 @@ class ToleranceOverride:
     bound_factor: float | None = None
     reason: str = ""
 
+    def describe(self) -> str:
+        """``ulp=4, bound_factor=2``: what the override changes."""
+        parts = ([f"ulp={self.ulp}"] if self.ulp is not None else []) + \
+            ([f"bound_factor={self.bound_factor:g}"] if self.bound_factor is not None else [])
+        return ", ".join(parts)
+
+
+#: Outcomes a baseline entry can turn into XFAIL (a harness ERROR never is: fix it).
+BASELINE_OUTCOMES: tuple[Outcome, ...] = (Outcome.FAIL, Outcome.CRASH, Outcome.TIMEOUT)
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineEntry:
+    """One known failure (``--baseline FILE``, docs/baseline.md): a case id,
+    or with ``pattern`` True a glob over case ids; ``outcomes`` are the
+    verdicts it covers (empty: all of `BASELINE_OUTCOMES`)."""
+
+    key: str
+    reason: str
+    pattern: bool = False
+    issue: str = ""
+    outcomes: tuple[Outcome, ...] = ()
+
+    def covers(self, outcome: Outcome) -> bool:
+        return outcome in (self.outcomes or BASELINE_OUTCOMES)
+
+
+@dataclass(frozen=True, slots=True)
+class Baseline:
+    """The baseline a run was checked against: its file, its entries (in file
+    order: cases first, then patterns) and those that matched no case of the
+    run (``stale``, as keys)."""
+
+    path: str
+    entries: tuple[BaselineEntry, ...]
+    stale: tuple[str, ...] = ()
+
 
 @dataclass(frozen=True, slots=True)
 class CaseResult:
@@ -105,10 +142,29 @@ class RunResult:
     started: str
     finished: str
     cases: tuple[CaseResult, ...]
+    #: ``--strict``: QUALITY_WARNING and XPASS fail the run too.
+    strict: bool = False
+    #: ``--shard K/N`` as ``"K/N"``; empty for a whole run.
+    shard: str = ""
+    #: run ids of the shard reports a `merge` made this report from.
+    merged_from: tuple[str, ...] = ()
+    #: ``--tolerances FILE`` and the overrides it held, sorted by (operator, dtype).
+    tolerances: str = ""
+    overrides: tuple[ToleranceOverride, ...] = ()
+    #: ``--baseline FILE`` as applied, or None.
+    baseline: Baseline | None = None
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for c in self.cases if c.outcome is outcome)
 
+    def fails(self, case: CaseResult) -> bool:
+        """Whether ``case`` makes this run fail (exit 1)."""
+        return case.outcome.failed or (self.strict and case.outcome in STRICT_OUTCOMES)
+
     @property
     def failed(self) -> bool:
-        return any(c.outcome.failed for c in self.cases)
+        return any(self.fails(c) for c in self.cases)
+
+
+#: Outcomes that fail a run only with ``--strict``.
+STRICT_OUTCOMES = frozenset({Outcome.QUALITY_WARNING, Outcome.XPASS})

@@ -137,8 +137,45 @@ def group_rows(run: RunResult) -> tuple[GroupRow, ...]:
 
 
 def failed_cases(run: RunResult) -> tuple[CaseResult, ...]:
-    """Cases that make the run fail, in group order, then run order."""
-    return tuple(c for row in group_rows(run) for c in row.failed)
+    """Cases that make the run fail (`RunResult.fails`: with ``--strict``
+    QUALITY_WARNING and XPASS too), in group order, then run order."""
+    return tuple(c for row in group_rows(run) for c in row.cases if run.fails(c))
+
+
+def unexpected_passes(run: RunResult) -> tuple[CaseResult, ...]:
+    """XPASS cases that do not fail the run (no ``--strict``): warnings every report shows."""
+    return tuple(c for row in group_rows(run) for c in row.cases
+                 if c.outcome is Outcome.XPASS and not run.fails(c))
+
+
+def gating_facts(run: RunResult) -> tuple[tuple[str, str], ...]:
+    """(name, value) of the CI gating settings of ``run`` that are in use:
+    shard, merged shards, strictness, tolerance file, baseline.  Every report
+    shows these, in this order."""
+    facts: list[tuple[str, str]] = []
+    if run.shard:
+        facts.append(("shard", run.shard))
+    if run.merged_from:
+        facts.append(("merged from", f"{len(run.merged_from)} shards: {', '.join(run.merged_from)}"))
+    if run.strict:
+        facts.append(("strict", "QUALITY_WARNING and XPASS fail the run"))
+    if run.tolerances or run.overrides:
+        n = len(run.overrides)
+        facts.append(("tolerances", f"{run.tolerances or '-'} ({n} override{'' if n == 1 else 's'})"))
+    if run.baseline is not None:
+        b = run.baseline
+        facts.append(("baseline", f"{b.path} ({len(b.entries)} entr{'y' if len(b.entries) == 1 else 'ies'}: "
+                                  f"{run.count(Outcome.XFAIL)} XFAIL, {run.count(Outcome.XPASS)} XPASS, "
+                                  f"{len(b.stale)} stale)"))
+    return tuple(facts)
+
+
+def stale_entries(run: RunResult) -> tuple[tuple[str, str], ...]:
+    """(key, reason) of each baseline entry that matched no case of the run, in file order."""
+    if run.baseline is None:
+        return ()
+    reasons = {e.key: e.reason for e in run.baseline.entries}
+    return tuple((key, reasons.get(key, "")) for key in run.baseline.stale)
 
 
 def totals_line(run: RunResult) -> str:

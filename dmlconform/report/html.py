@@ -24,10 +24,13 @@ from dmlconform.report.coverage import (
     failed_cases,
     fmt_float,
     fmt_ulp,
+    gating_facts,
     plot_ulp,
     group_rows,
+    stale_entries,
     summarise,
     totals_line,
+    unexpected_passes,
     visible,
     worst_outcome,
 )
@@ -75,11 +78,34 @@ def header(run: RunResult) -> str:
     facts = (("backend", f"{run.backend} {run.backend_version}"), ("device", run.device),
              ("feature level", run.feature_level), ("seed", run.seed),
              ("flush subnormals", "yes" if run.flush_subnormals else "no"), ("run", run.run_id),
-             ("command", run.command), ("started", run.started), ("finished", run.finished))
+             ("command", run.command), ("started", run.started), ("finished", run.finished),
+             *gating_facts(run))
     verdict = "FAILED" if run.failed else "OK"
     items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
     return (f"<h1>dmlconform report: {esc(run.backend)}</h1><dl>{items}</dl>"
             f'<p id="totals"><strong>{verdict}</strong> {esc(totals_line(run))}</p>')
+
+
+def gating_sections(run: RunResult) -> str:
+    """Tolerance overrides, stale baseline entries and unexpected passes
+    (XPASS that do not fail the run), each only when there are any."""
+    parts = []
+    if run.overrides:
+        body = [_row([esc(o.operator), esc(o.dtype), esc("" if o.ulp is None else o.ulp),
+                      esc("" if o.bound_factor is None else f"{o.bound_factor:g}"), esc(o.reason)])
+                for o in run.overrides]
+        parts.append("<h2>Tolerance overrides</h2>" + _table(["operator", "data type", "ULP budget", "bound factor",
+                                                               "reason"], body, ident="overrides"))
+    stale = stale_entries(run)
+    if stale:
+        body = [_row([esc(key), esc(reason)]) for key, reason in stale]
+        parts.append(f"<h2>Stale baseline entries ({len(stale)})</h2><p>They match no case of this run.</p>"
+                     + _table(["entry", "reason"], body, ident="stale"))
+    xpass = unexpected_passes(run)
+    if xpass:
+        body = [_row([esc(c.case_id), esc(c.message)]) for c in xpass]
+        parts.append(f"<h2>Unexpected passes ({len(xpass)})</h2>" + _table(["case", "message"], body, ident="xpass"))
+    return "".join(f"{part}\n" for part in parts)
 
 
 def _cell(rows: list[GroupRow]) -> str:
@@ -231,6 +257,6 @@ def dumps(run: RunResult) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>dmlconform report: {esc(run.backend)} {esc(run.run_id)}</title>"
         f"<style>\n{CSS}\n</style></head><body>\n"
-        f"{header(run)}\n{summary_matrix(run)}\n{coverage_table(summarise(run))}\n"
+        f"{header(run)}\n{gating_sections(run)}{summary_matrix(run)}\n{coverage_table(summarise(run))}\n"
         f"<h2>Failing cases ({len(failing)})</h2>\n{sections or '<p>None.</p>'}\n</body></html>\n"
     )

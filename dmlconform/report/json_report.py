@@ -23,10 +23,13 @@ from dmlconform.errors import InputError
 from dmlconform.report.coverage import count_outcomes, group_rows, summarise
 from dmlconform.results import (
     OUTCOME_ORDER,
+    Baseline,
+    BaselineEntry,
     CaseResult,
     ElementDiff,
     Outcome,
     RunResult,
+    ToleranceOverride,
 )
 
 FORMAT = "dmlconform-report"
@@ -76,7 +79,21 @@ def _run_json(run: RunResult) -> dict[str, Any]:
         "backend_version": run.backend_version, "feature_level": run.feature_level,
         "flush_subnormals": run.flush_subnormals, "seed": run.seed, "command": run.command,
         "started": run.started, "finished": run.finished,
+        "strict": run.strict, "shard": run.shard, "merged_from": list(run.merged_from),
+        "tolerances": run.tolerances, "overrides": [_override_json(o) for o in run.overrides],
+        "baseline": None if run.baseline is None else _baseline_json(run.baseline),
     }
+
+
+def _override_json(o: ToleranceOverride) -> dict[str, Any]:
+    return {"operator": o.operator, "dtype": o.dtype, "ulp": o.ulp,
+            "bound_factor": None if o.bound_factor is None else encode_float(o.bound_factor), "reason": o.reason}
+
+
+def _baseline_json(b: Baseline) -> dict[str, Any]:
+    return {"path": b.path, "stale": list(b.stale), "entries": [
+        {"key": e.key, "pattern": e.pattern, "reason": e.reason, "issue": e.issue,
+         "outcomes": [o.value for o in e.outcomes]} for e in b.entries]}
 
 
 def _outcomes_json(counts: tuple[tuple[Outcome, int], ...]) -> dict[str, int]:
@@ -213,6 +230,38 @@ def _counts(value: Any, where: str) -> tuple[int, int, int]:
     return counts[0], counts[1], counts[2]
 
 
+def _opt(obj: dict[str, Any], key: str, where: str, check: Callable[[Any, str], T], default: T) -> T:
+    """A member added after version 1 was first written: absent in older reports."""
+    return _get(obj, key, where, check) if key in obj else default
+
+
+def _nullable(check: Callable[[Any, str], T]) -> Callable[[Any, str], T | None]:
+    return lambda v, w: None if v is None else check(v, w)
+
+
+def _override(value: Any, where: str) -> ToleranceOverride:
+    o = _obj(value, where)
+    return ToleranceOverride(
+        operator=_get(o, "operator", where, _str), dtype=_get(o, "dtype", where, _str),
+        ulp=_get(o, "ulp", where, _nullable(_int)), bound_factor=_get(o, "bound_factor", where, _nullable(decode_float)),
+        reason=_get(o, "reason", where, _str))
+
+
+def _entry(value: Any, where: str) -> BaselineEntry:
+    o = _obj(value, where)
+    return BaselineEntry(
+        key=_get(o, "key", where, _str), reason=_get(o, "reason", where, _str),
+        pattern=_get(o, "pattern", where, _bool), issue=_get(o, "issue", where, _str),
+        outcomes=_get(o, "outcomes", where, lambda v, w: _items(v, w, _outcome)))
+
+
+def _baseline(value: Any, where: str) -> Baseline:
+    o = _obj(value, where)
+    return Baseline(path=_get(o, "path", where, _str),
+                    entries=_get(o, "entries", where, lambda v, w: _items(v, w, _entry)),
+                    stale=_get(o, "stale", where, lambda v, w: _items(v, w, _str)))
+
+
 def _case(value: Any, where: str) -> CaseResult:
     o = _obj(value, where)
     return CaseResult(
@@ -247,6 +296,11 @@ def from_json(data: Any) -> RunResult:
         command=_get(run, "command", "run", _str), started=_get(run, "started", "run", _str),
         finished=_get(run, "finished", "run", _str),
         cases=_get(top, "cases", "", lambda v, w: _items(v, w, _case)),
+        strict=_opt(run, "strict", "run", _bool, False), shard=_opt(run, "shard", "run", _str, ""),
+        merged_from=_opt(run, "merged_from", "run", lambda v, w: _items(v, w, _str), ()),
+        tolerances=_opt(run, "tolerances", "run", _str, ""),
+        overrides=_opt(run, "overrides", "run", lambda v, w: _items(v, w, _override), ()),
+        baseline=_opt(run, "baseline", "run", _nullable(_baseline), None),
     )
 
 

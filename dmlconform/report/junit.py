@@ -1,7 +1,8 @@
 """junit.xml for CI: one <testsuite> per operator, one <testcase> per data
 type x feature level (``FLOAT16 @ 6_4``, classname the operator).
 
-A group with any FAIL/CRASH/TIMEOUT/ERROR case has a <failure> whose message
+A group with any FAIL/CRASH/TIMEOUT/ERROR case (with ``--strict`` also
+QUALITY_WARNING/XPASS) has a <failure> whose message
 gives the counts and whose text lists each failing case id, its message and
 the command that reproduces it; a group with only NOT_SUPPORTED/XFAIL cases is
 <skipped>.  ElementTree escapes the text; characters XML 1.0 cannot hold at
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from dmlconform.report.coverage import GroupRow, group_rows
+from dmlconform.report.coverage import GroupRow, gating_facts, group_rows, stale_entries
 from dmlconform.results import CaseResult, Outcome, RunResult
 
 #: Characters XML 1.0 forbids in a document, even escaped.
@@ -50,25 +51,39 @@ def _case_text(case: CaseResult) -> str:
     return "\n".join(lines)
 
 
-def _testcase(suite: ET.Element, row: GroupRow) -> tuple[bool, bool]:
-    """Adds the <testcase> of ``row``; returns (failed, skipped)."""
+def _testcase(suite: ET.Element, run: RunResult, row: GroupRow) -> tuple[bool, bool]:
+    """Adds the <testcase> of ``row``; returns (failed, skipped).  With
+    ``--strict`` QUALITY_WARNING and XPASS cases fail it too; otherwise an
+    XPASS case is listed in <system-out>."""
     case = _el(suite, "testcase", {"classname": row.operator, "name": row.name, "time": f"{row.seconds:.3f}"})
-    if row.failed:
+    failing = [c for c in row.cases if run.fails(c)]
+    warned = [c for c in row.cases if c.outcome is Outcome.XPASS and not run.fails(c)]
+    if failing:
         _el(case, "failure", {"message": counts_text(row.counts), "type": row.worst.value},
-            "\n".join(_case_text(c) for c in row.failed) + "\n")
-        return True, False
-    if row.skipped:
+            "\n".join(_case_text(c) for c in failing) + "\n")
+    elif row.skipped:
         _el(case, "skipped", {"message": counts_text(row.counts)})
-        return False, True
-    return False, False
+    if warned:  # after <failure>/<skipped>, as the JUnit schema orders them
+        _el(case, "system-out", {}, "\n".join(_case_text(c) for c in warned) + "\n")
+    return bool(failing), not failing and row.skipped
+
+
+def properties(run: RunResult) -> list[tuple[str, str]]:
+    """(name, value) of the run's facts: who ran, and the gating settings
+    (``tolerance_override`` and ``stale_baseline_entry`` once per item)."""
+    props = [("backend", run.backend), ("backend_version", run.backend_version),
+             ("device", run.device), ("feature_level", run.feature_level),
+             ("flush_subnormals", str(run.flush_subnormals).lower()),
+             ("seed", str(run.seed)), ("run_id", run.run_id), ("command", run.command)]
+    props += [(name.replace(" ", "_"), value) for name, value in gating_facts(run)]
+    props += [("tolerance_override", f"{o.operator} {o.dtype} {o.describe()}: {o.reason}") for o in run.overrides]
+    props += [("stale_baseline_entry", f"{key}: {reason}") for key, reason in stale_entries(run)]
+    return props
 
 
 def _properties(suite: ET.Element, run: RunResult) -> None:
     props = _el(suite, "properties", {})
-    for name, value in (("backend", run.backend), ("backend_version", run.backend_version),
-                        ("device", run.device), ("feature_level", run.feature_level),
-                        ("flush_subnormals", str(run.flush_subnormals).lower()),
-                        ("seed", str(run.seed)), ("run_id", run.run_id), ("command", run.command)):
+    for name, value in properties(run):
         _el(props, "property", {"name": name, "value": value})
 
 
@@ -77,7 +92,7 @@ def _suite(root: ET.Element, run: RunResult, operator: str, rows: list[GroupRow]
                                     "skipped": "0", "time": f"{sum(r.seconds for r in rows):.3f}",
                                     "timestamp": run.started})
     _properties(suite, run)
-    results = [_testcase(suite, row) for row in rows]
+    results = [_testcase(suite, run, row) for row in rows]
     failures, skipped = sum(f for f, _ in results), sum(s for _, s in results)
     suite.set("failures", str(failures))
     suite.set("skipped", str(skipped))

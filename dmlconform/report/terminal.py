@@ -20,9 +20,12 @@ from dmlconform.report.coverage import (
     failed_cases,
     fmt_float,
     fmt_ulp,
+    gating_facts,
     group_rows,
     outcome_columns,
+    stale_entries,
     totals_line,
+    unexpected_passes,
     visible,
 )
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
@@ -109,6 +112,8 @@ def render(run: RunResult, console: Console, *, worst: int = 10) -> None:
         raise ValueError(f"worst={worst!r} must be 0 or more")
     console.print(data(f"{run.backend} {run.backend_version} on {run.device}, feature level "
                        f"{run.feature_level}, seed {run.seed}"), soft_wrap=True)
+    for line in gating_lines(run):
+        console.print(line, soft_wrap=True)
     console.print(summary_table(run))
     for case in failed_cases(run):
         console.print()
@@ -117,5 +122,26 @@ def render(run: RunResult, console: Console, *, worst: int = 10) -> None:
             console.print(diff_table(case, worst=worst))
         if case.repro:
             console.print(Text.assemble(("repro: ", "dim"), visible(case.repro)), soft_wrap=True)
+    warnings = warning_lines(run)
+    if warnings:
+        console.print()
+    for line in warnings:
+        console.print(line, soft_wrap=True)
     console.print()
     console.print(totals(run), soft_wrap=True)
+
+
+def gating_lines(run: RunResult) -> list[Text]:
+    """``shard: 3/8``, ``baseline: …``, then one line per tolerance override."""
+    lines = [Text.assemble((f"{name}: ", "bold"), visible(value)) for name, value in gating_facts(run)]
+    lines += [data(f"  override {o.operator} {o.dtype} {o.describe()}: {o.reason}") for o in run.overrides]
+    return lines
+
+
+def warning_lines(run: RunResult) -> list[Text]:
+    """Unexpected passes that do not fail the run, and stale baseline entries."""
+    lines = [case_heading(c) for c in unexpected_passes(run)]
+    lines += [Text.assemble(("stale", STYLES[Outcome.XPASS]), visible(f"  baseline entry {key!r} matches no case "
+                                                                       f"of this run ({reason})"))
+              for key, reason in stale_entries(run)]
+    return lines

@@ -5,7 +5,16 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
+from dmlconform.results import (
+    BASELINE_OUTCOMES,
+    Baseline,
+    BaselineEntry,
+    CaseResult,
+    ElementDiff,
+    Outcome,
+    RunResult,
+    ToleranceOverride,
+)
 
 texts = st.text(max_size=12)
 floats = st.floats(allow_nan=True, allow_infinity=True)
@@ -53,4 +62,27 @@ def run_results(draw: st.DrawFn) -> RunResult:
         seed=draw(st.integers(-(2**70), 2**70), label="seed"), command=draw(st.text(), label="command"),
         started=draw(texts, label="started"), finished=draw(texts, label="finished"),
         cases=tuple(draw(st.lists(case_results(), max_size=5), label="cases")),
+        strict=draw(st.booleans(), label="strict"), shard=draw(texts, label="shard"),
+        merged_from=tuple(draw(st.lists(texts, max_size=3), label="merged_from")),
+        tolerances=draw(texts, label="tolerances"),
+        overrides=tuple(draw(st.lists(overrides(), max_size=3), label="overrides")),
+        baseline=draw(st.none() | baselines(), label="baseline"),
     )
+
+
+@st.composite
+def overrides(draw: st.DrawFn) -> ToleranceOverride:
+    return ToleranceOverride(
+        operator=draw(texts, label="operator"), dtype=draw(texts, label="dtype"),
+        ulp=draw(st.none() | ints, label="ulp"),
+        bound_factor=draw(st.none() | st.floats(allow_nan=False), label="bound_factor"),
+        reason=draw(st.text(), label="reason"))
+
+
+@st.composite
+def baselines(draw: st.DrawFn) -> Baseline:
+    entries = draw(st.lists(st.builds(
+        BaselineEntry, key=texts, reason=st.text(), pattern=st.booleans(), issue=texts,
+        outcomes=st.lists(st.sampled_from(BASELINE_OUTCOMES), unique=True).map(tuple)), max_size=3), label="entries")
+    return Baseline(path=draw(texts, label="path"), entries=tuple(entries),
+                    stale=tuple(draw(st.lists(texts, max_size=2), label="stale")))

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from dmlconform.report import junit
 from dmlconform.results import RunResult
 from tests.golden_plugin import Golden, golden_for
-from tests.report.fixtures import HOSTILE, passing_run, sample_run
+from tests.report.fixtures import HOSTILE, REPRO, passing_run, sample_run
 from tests.report.strategies import run_results
 
 
@@ -51,7 +51,9 @@ def test_testcases(root: ET.Element) -> None:
     skipped = cases["ELEMENT_WISE_ABS", "INT8 @ 6_4"].find("skipped")
     assert skipped is not None and skipped.get("message") == "1 NOT_SUPPORTED of 1 case"
     assert cases["ELEMENT_WISE_EXP", "FLOAT64 @ 5_0"].find("skipped") is not None   # XFAIL only
-    assert list(cases["ELEMENT_WISE_EXP", "FLOAT64 @ 6_4"]) == []                     # XPASS passes
+    xpass = cases["ELEMENT_WISE_EXP", "FLOAT64 @ 6_4"]                                # XPASS passes, listed
+    assert [child.tag for child in xpass] == ["system-out"]
+    assert xpass[0].text == "exp-f64-0002: XPASS: baseline expected FAIL\n  repro: " + REPRO.format("exp-f64-0002") + "\n"
     assert list(cases["ELEMENT_WISE_ABS", "FLOAT32 @ 6_4"]) == []
 
 

@@ -74,7 +74,7 @@ def test_totals_line() -> None:
 
 
 def test_worst_zero_hides_diff_tables() -> None:
-    assert "expected" not in render(sample_run(), worst=0)
+    assert "verdict" not in render(sample_run(), worst=0)
 
 
 def test_negative_worst_is_refused() -> None:
