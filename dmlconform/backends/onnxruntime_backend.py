@@ -107,12 +107,21 @@ def _shrink(a: Attrs) -> tuple[dict[str, Any], tuple[float | int, ...]]:
     return {"lambd": threshold, "bias": a.f32("Bias")}, ()
 
 
+def require(a: Attrs, name: str, want: Fraction | float, function: str) -> None:
+    """A doc member that the implementation's function fixes: the case must
+    hold exactly that value (compared as the float32 the struct holds)."""
+    got = a.f32(name)
+    if a.dtype == np.float64:  # the function's constant is a double there, the struct's member a float32
+        exact = float(want)
+    else:
+        exact = float(float32_of(str(want) if isinstance(want, Fraction) else want))
+    if got != exact:
+        raise NotSupportedError(f"{name}={got!r}: {function} fixes it at {want} (in {a.dtype})")
+
+
 def _only(name: str, want: Fraction | float, onnx_form: str) -> Callable[[Attrs], tuple[dict[str, Any], tuple]]:
-    """A doc member that ONNX fixes: the case must hold exactly that value."""
     def attrs(a: Attrs) -> tuple[dict[str, Any], tuple]:
-        got = a.f32(name)
-        if got != float(float32_of(str(want) if isinstance(want, Fraction) else want)):
-            raise NotSupportedError(f"{name}={got!r}: ONNX {onnx_form} fixes it at {want}")
+        require(a, name, want, f"ONNX {onnx_form}")
         return {}, ()
     return attrs
 
@@ -148,7 +157,7 @@ def _float_bound(a: Attrs, name: str, default: float) -> float:
     return float(float32_of(value))
 
 
-def _clip(a: Attrs) -> tuple[dict[str, Any], tuple[float | int, ...]]:
+def clip_bounds(a: Attrs) -> tuple[dict[str, Any], tuple[float | int, ...]]:
     """Clip's bounds are inputs since opset 11: two scalars in the tensor type."""
     if a.dtype.kind in "iu":
         lo, hi = _int_bound(a.raw("Min"), a.dtype, lower=True), _int_bound(a.raw("Max"), a.dtype, lower=False)
@@ -161,7 +170,7 @@ def _clip(a: Attrs) -> tuple[dict[str, Any], tuple[float | int, ...]]:
         lo, hi = float(a.dtype.type(lo)), float(a.dtype.type(hi))
     if lo > hi:
         raise NotSupportedError(f"Min={lo!r} > Max={hi!r}: the doc gives Min (max(Min, min(x, Max))), "
-                                "ONNX Clip gives Max")
+                                "ONNX Clip and torch.clamp give Max")
     return {}, (lo, hi)
 
 
@@ -244,8 +253,8 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
                                 note="Where takes a bool condition; the doc's nonzero is true"),
     "ELEMENT_WISE_IS_INFINITY": OnnxMapping("IsInf", attrs=_is_infinity,
                                          note="InfinityMode -> detect_positive/detect_negative; bool output"),
-    "ELEMENT_WISE_CLIP": OnnxMapping("Clip", attrs=_clip, note=_CLIP_NOTE),
-    "ELEMENT_WISE_CLIP1": OnnxMapping("Clip", attrs=_clip, note=_CLIP_NOTE),
+    "ELEMENT_WISE_CLIP": OnnxMapping("Clip", attrs=clip_bounds, note=_CLIP_NOTE),
+    "ELEMENT_WISE_CLIP1": OnnxMapping("Clip", attrs=clip_bounds, note=_CLIP_NOTE),
     "ELEMENT_WISE_THRESHOLD": OnnxMapping("Max", attrs=_threshold, note="max(x, Min) as Max with a scalar Min input"),
     "ELEMENT_WISE_CONSTANT_POW": OnnxMapping(
         "Pow", attrs=lambda a: ({}, (float(a.dtype.type(a.f32("Exponent"))),)), integer=False,
@@ -301,6 +310,16 @@ def plan(spec: Spec, case: Case) -> Plan:
     return Plan(key, mapping, attrs, scalars)
 
 
+def support_of(resolve: Callable[[Spec, Case], object], spec: Spec, case: Case) -> Support:
+    """`Backend.supports` from a mapping's resolver: its NotSupportedError
+    is the reason."""
+    try:
+        resolve(spec, case)
+    except NotSupportedError as exc:
+        return Support(False, str(exc))
+    return SUPPORTED
+
+
 class OnnxRuntimeBackend:
     """onnxruntime through one-node models; ``provider`` picks the execution
     provider (any name onnxruntime knows, default ``CPUExecutionProvider``)."""
@@ -328,11 +347,7 @@ class OnnxRuntimeBackend:
                            flush_subnormals=False, available=self._reason is None, reason=self._reason)
 
     def supports(self, spec: Spec, case: Case) -> Support:
-        try:
-            plan(spec, case)
-        except NotSupportedError as exc:
-            return Support(False, str(exc))
-        return SUPPORTED
+        return support_of(plan, spec, case)
 
     def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
         error = self.run_batch([(spec, case, buffers)])[0]
@@ -446,18 +461,23 @@ def _output_type(mapping: OnnxMapping, case: Case) -> np.dtype:
 
 
 def _check_divisor(mapping: OnnxMapping, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
-    """Integer division by zero (and MIN / -1) is undefined in ONNX and kills
-    the process in onnxruntime: such a case is NOT_SUPPORTED."""
-    if mapping.divisor is None or numpy_dtype(case.dtype).kind not in "iu":
+    if mapping.divisor is not None:
+        check_divisor(case, buffers, mapping.divisor, mapping.op_type)
+
+
+def check_divisor(case: Case, buffers: Mapping[str, np.ndarray], divisor: str, op: str) -> None:
+    """Integer division by zero (and MIN / -1) is undefined in ONNX and in
+    C++ (it kills the process): such a case is NOT_SUPPORTED."""
+    if numpy_dtype(case.dtype).kind not in "iu":
         return
-    b = case.input(mapping.divisor).view(buffers[mapping.divisor])
+    b = case.input(divisor).view(buffers[divisor])
     if np.any(b == 0):
-        raise NotSupportedError(f"{mapping.divisor} holds 0: integer {mapping.op_type} by zero is undefined in ONNX")
+        raise NotSupportedError(f"{divisor} holds 0: integer {op} by zero is undefined")
     dtype = numpy_dtype(case.dtype)
     if dtype.kind == "i":
         a = np.broadcast_to(case.input("ATensor").view(buffers["ATensor"]), case.outputs[0].sizes)
         if np.any((np.broadcast_to(b, a.shape) == -1) & (a == np.iinfo(dtype).min)):
-            raise NotSupportedError(f"ATensor holds {np.iinfo(dtype).min} over -1: integer overflow, undefined in ONNX")
+            raise NotSupportedError(f"ATensor holds {np.iinfo(dtype).min} over -1: integer overflow, undefined")
 
 
 def _import() -> tuple[Any, str | None]:
