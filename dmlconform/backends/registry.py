@@ -20,7 +20,7 @@ from importlib import metadata
 from typing import Any
 
 from dmlconform.backends.base import Backend, BackendInfo
-from dmlconform.errors import BackendLoadError
+from dmlconform.errors import BackendLoadError, ExitCode, InputError
 
 GROUP = "dmlconform.backends"
 _METHODS = ("info", "supports", "run")
@@ -129,4 +129,7 @@ def _build(entry: BackendEntry, obj: Any, options: dict[str, str]) -> Any:
         return obj(**options)
     except Exception as exc:
         given = ", ".join(f"{k}={v}" for k, v in sorted(options.items())) or "no options"
-        raise BackendLoadError(f"{entry.label}: building it with {given} failed: {type(exc).__name__}: {exc}") from exc
+        error = BackendLoadError(f"{entry.label}: building it with {given} failed: {type(exc).__name__}: {exc}")
+        if isinstance(exc, InputError):   # the user's options are wrong (a missing cmd=): usage, exit 2
+            error.exit_code = ExitCode.USAGE
+        raise error from exc
