@@ -1,0 +1,186 @@
+"""The ``directml`` backend: cases run by the real DirectML on a GPU.
+
+DESIGN.md, "Backends".  Options (``--backend-arg``): ``dml_path`` (DirectML.dll
+/ libdirectml.so; default ``DML_PATH``, else the copy onnxruntime-directml or
+torch-directml ships) and ``feature_level`` (the minimum passed to
+DMLCreateDevice1; default 1_0, and the backend then claims the library's
+highest level).  Where the library, D3D12 or a GPU adapter is missing,
+``info()`` says ``available=False`` with the reason; it never raises for it.
+``supports`` answers from the spec; the library itself judges each desc, and a
+desc it rejects (CreateOperator E_INVALIDARG) becomes NotSupportedError.
+"""
+
+from __future__ import annotations
+
+import ctypes as C
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+import dmlconform
+from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support
+from dmlconform.backends.directml import abi
+from dmlconform.backends.directml.com import ComError, Convention
+from dmlconform.backends.directml.descs import DescError, TensorLayout, build
+from dmlconform.backends.directml.execute import Entry, Session, TensorIO
+from dmlconform.backends.directml.library import Located, Unavailable, locate
+from dmlconform.cases.model import Case, TensorData
+from dmlconform.spec.model import DataType, FeatureLevel, Spec
+
+_NEWEST = max(FeatureLevel)
+
+
+def load_entry(located: Located, conv: Convention) -> Entry:
+    """Load D3D12 and DirectML (on WSL, DXCore and D3D12 first with
+    RTLD_GLOBAL, so libdirectml.so's NEEDED entries resolve to them)."""
+    mode = getattr(C, "RTLD_GLOBAL", 0)
+    if not located.windows:
+        for dep in (located.dxcore, located.d3d12):
+            C.CDLL(str(dep), mode=mode)
+    loader = getattr(C, "WinDLL", C.CDLL) if located.windows else C.CDLL
+    d3d12, dml = loader(str(located.d3d12)), loader(str(located.dml))
+    create, create1 = d3d12.D3D12CreateDevice, dml.DMLCreateDevice1
+    create.restype = create1.restype = C.c_int32
+    create.argtypes = [C.c_void_p, C.c_int32, C.POINTER(abi.Guid), C.POINTER(C.c_void_p)]
+    create1.argtypes = [C.c_void_p, C.c_int32, C.c_int32, C.POINTER(abi.Guid), C.POINTER(C.c_void_p)]
+    return Entry(create, create1)
+
+
+def max_feature_level(session: Session) -> FeatureLevel:
+    """IDMLDevice::CheckFeatureSupport(DML_FEATURE_FEATURE_LEVELS) over every level we know."""
+    levels = (C.c_int32 * len(FeatureLevel))(*[lv.value for lv in FeatureLevel])
+    query = abi.DML_FEATURE_QUERY_FEATURE_LEVELS(len(FeatureLevel), C.addressof(levels))
+    data = abi.DML_FEATURE_DATA_FEATURE_LEVELS()
+    session.conv.hr(session.dml, abi.IDMLDevice.CheckFeatureSupport, "IDMLDevice::CheckFeatureSupport",
+                    (C.c_int32, C.c_uint32, C.c_void_p, C.c_uint32, C.c_void_p), abi.DmlFeature.FEATURE_LEVELS,
+                    C.sizeof(query), C.addressof(query), C.sizeof(data), C.addressof(data))
+    return FeatureLevel(data.MaxSupportedFeatureLevel)
+
+
+def _pack(data: np.ndarray, dtype: DataType) -> bytes:
+    """Tensor bytes as DirectML reads them: 4-bit types two to a byte, low nibble first."""
+    if dtype.bits != 4:
+        return data.tobytes()
+    nibbles = data.view(np.uint8) & 0x0F
+    if nibbles.size % 2:
+        nibbles = np.append(nibbles, np.uint8(0))
+    return (nibbles[0::2] | (nibbles[1::2] << 4)).astype(np.uint8).tobytes()
+
+
+def _unpack(raw: bytes, buffer: np.ndarray, dtype: DataType) -> np.ndarray:
+    if dtype.bits != 4:
+        return np.frombuffer(raw[: buffer.nbytes], dtype=buffer.dtype)
+    packed = np.frombuffer(raw, dtype=np.uint8)
+    nibbles = np.stack([packed & 0x0F, packed >> 4], axis=1).reshape(-1)[: buffer.size]
+    if dtype is DataType.INT4:
+        nibbles = np.where(nibbles > 7, nibbles.astype(np.int16) - 16, nibbles)
+    return nibbles.astype(buffer.dtype)
+
+
+class DirectMLBackend:
+    """The Backend protocol over DirectML; see the module docstring."""
+
+    def __init__(self, dml_path: str | None = None, feature_level: str | None = None, **options: str) -> None:
+        if options:
+            raise TypeError(f"directml backend: unknown option(s) {', '.join(sorted(options))}; "
+                            "it knows dml_path, feature_level")
+        self.dml_path = dml_path or None
+        self.requested = FeatureLevel.parse(feature_level) if feature_level else None
+        self.conv = Convention.native()
+        self._session: Session | None = None
+        self._level: FeatureLevel | None = None
+        self._reason: str | None = None
+        self._entry: Entry | None = None
+        self._device = "DirectML"
+
+    @classmethod
+    def with_entry(cls, entry: Entry, conv: Convention, *, feature_level: str | None = None) -> "DirectMLBackend":
+        """A backend over given exported functions (the tests' fake COM layer)."""
+        backend = cls(feature_level=feature_level)
+        backend.conv, backend._entry = conv, entry
+        return backend
+
+    def _open(self) -> Session | None:
+        if self._session is not None or self._reason is not None:
+            return self._session
+        try:
+            entry = self._entry
+            if entry is None:
+                located = locate(self.dml_path)
+                self._device = f"DirectML ({located.dml})"
+                entry = load_entry(located, self.conv)
+            minimum = self.requested or FeatureLevel.FL_1_0
+            session = Session(entry, self.conv, minimum.value)
+            self._level = self.requested or max_feature_level(session)
+            self._session = session
+        except Unavailable as exc:
+            self._reason = str(exc)
+        except ComError as exc:
+            self._reason = f"{exc} (no D3D12 GPU adapter, or the library cannot reach the requested feature level)"
+        except OSError as exc:
+            self._reason = f"cannot load the DirectML/D3D12 libraries: {exc}"
+        return self._session
+
+    def info(self) -> BackendInfo:
+        session = self._open()
+        level = self._level or self.requested or _NEWEST
+        return BackendInfo(name="directml", device=self._device, version=dmlconform.__version__, feature_level=level,
+                           flush_subnormals=False, available=session is not None, reason=self._reason)
+
+    def supports(self, spec: Spec, case: Case) -> Support:
+        if spec.operator_type is None:
+            return Support(False, f"{spec.operator} has no operator_type in its spec")
+        level = self._level or self.requested or _NEWEST
+        if spec.introduced > level:
+            return Support(False, f"{spec.operator} is introduced at {spec.introduced}, above {level}")
+        return SUPPORTED
+
+    def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
+        session = self._open()
+        if session is None:
+            raise NotSupportedError(f"directml is unavailable: {self._reason}")
+        verdict = self.supports(spec, case)
+        if not verdict.supported:
+            raise NotSupportedError(verdict.reason)
+        layouts = {t.name: TensorLayout(t.dtype, t.sizes, t.strides) for t in (*case.inputs, *case.outputs)}
+        try:
+            built = build(spec, layouts, dict(case.attributes), dtype=case.dtype)
+        except DescError as exc:
+            raise NotSupportedError(f"cannot build the desc: {exc}") from None
+        inputs, outputs = self._io(spec, case, buffers, layouts)
+        try:
+            results = session.run(built.pointer(), inputs, outputs)
+        except ComError as exc:
+            if exc.step == "IDMLDevice::CreateOperator" and exc.hresult == abi.E_INVALIDARG:
+                raise NotSupportedError(f"DirectML rejected the desc: {exc}") from None
+            raise
+        for t, raw in zip(self._output_tensors(spec, case), results):
+            buffers[t.name][...] = _unpack(raw, buffers[t.name], t.dtype)
+
+    def _output_tensors(self, spec: Spec, case: Case) -> list[TensorData]:
+        by_name = {t.name: t for t in case.outputs}
+        return [by_name[f.name] for f in spec.tensors if f.name in by_name]
+
+    def _io(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray],
+            layouts: Mapping[str, TensorLayout]) -> tuple[list[TensorIO], list[TensorIO]]:
+        """Inputs and outputs in desc order; an in-place output names its input."""
+        ins = {t.name: t for t in case.inputs}
+        in_fields = [f for f in spec.tensors if f.role is not None and f.role.value == "input"]
+        index = {f.name: i for i, f in enumerate(in_fields)}
+        aliases = dict(case.aliases)
+        inputs = []
+        for f in in_fields:
+            t = ins.get(f.name)
+            if t is None:
+                inputs.append(TensorIO(None, 0))
+                continue
+            data = _pack(np.ascontiguousarray(buffers.get(f.name, t.buffer)), t.dtype)
+            inputs.append(TensorIO(data, max(layouts[f.name].total_bytes, (len(data) + 3) // 4 * 4)))
+        outputs = []
+        for t in self._output_tensors(spec, case):
+            alias = aliases.get(t.name)
+            size = max(layouts[t.name].total_bytes, (len(_pack(buffers[t.name], t.dtype)) + 3) // 4 * 4)
+            outputs.append(TensorIO(None, size, index[alias] if alias in index else None))
+        return inputs, outputs
+
