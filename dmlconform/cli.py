@@ -16,12 +16,15 @@ from dmlconform.errors import DmlconformError, ExitCode, InputError
 
 EXIT_CODES_HELP = """\b
 Exit codes:
-  0    success: no findings, specs up to date, all cases passed
-  1    findings (lint), out-of-date specs (extract --check), removals (diff),
-       failures
-  2    usage or input error (bad option, unreadable or invalid file)
-  3    backend unavailable
-  130  interrupted (Ctrl-C)"""
+  0    success: no findings, specs up to date, no case failed
+       (QUALITY_WARNING, XPASS, NOT_SUPPORTED and XFAIL allowed unless
+       --strict, which fails QUALITY_WARNING and XPASS)
+  1    a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR (run, merge);
+       lint findings; out-of-date specs (extract --check); diff removals
+  2    usage or input error: bad option, missing or invalid file (spec,
+       baseline, tolerance file, report), shards that overlap or are missing
+  3    backend unavailable (run --skip-unavailable exits 0 instead)
+  130  interrupted (Ctrl-C); run writes the partial report first"""
 
 
 class _Group(click.Group):
@@ -92,4 +95,5 @@ from dmlconform.commands import diff_commands  # noqa: E402,F401
 from dmlconform.commands import gen_commands  # noqa: E402,F401
 from dmlconform.commands import backend_commands  # noqa: E402,F401
 from dmlconform.commands import run_commands  # noqa: E402,F401
+from dmlconform.commands import gating_commands  # noqa: E402,F401
 from dmlconform.commands import validate_commands  # noqa: E402,F401

@@ -119,8 +119,13 @@ class Comparison:
 
     def summary(self) -> str:
         """``Mismatched elements: n / N (w quality warnings)``, as numpy writes it."""
-        total = int(self.status.size)
-        return f"Mismatched elements: {self.counts[2]} / {total} ({self.counts[1]} quality warnings)"
+        return summary(self.counts, int(self.status.size))
+
+
+def summary(counts: tuple[int, int, int], total: int) -> str:
+    """``Mismatched elements: n / N (w quality warnings)`` from PASS,
+    QUALITY_WARNING and FAIL ``counts`` of ``total`` elements."""
+    return f"Mismatched elements: {counts[2]} / {total} ({counts[1]} quality warnings)"
 
 
 def finfo(dtype: np.dtype | type) -> ml_dtypes.finfo:
@@ -197,33 +202,156 @@ def compare(
     ULPs, or within ``bound_strict`` (absolute), or matches a STRICT
     alternative (FLUSH ones too, when ``policy.flush_subnormals``).  It is a
     QUALITY_WARNING within the relaxed budget, ``bound_relaxed`` or a RELAXED
-    alternative; otherwise it FAILs."""
+    alternative; otherwise it FAILs.  The full-size arrays of the result are
+    built from `compare_sparse`, which judges only the elements that differ."""
+    expected, actual = _check(expected, actual)
+    sparse = compare_sparse(expected, actual, policy=policy, bound_strict=bound_strict,
+                            bound_relaxed=bound_relaxed, alternatives=alternatives)
+    status = np.zeros(expected.shape, np.uint8)
+    dist = np.zeros(expected.shape, np.uint64)
+    status.reshape(-1)[sparse.index] = sparse.status
+    dist.reshape(-1)[sparse.index] = sparse.ulp
+    status.flags.writeable = False
+    dist.flags.writeable = False
+    worst_of = tuple(sparse.mismatch(k, expected.shape) for k in sparse.worst(0, sparse.index.size, worst))
+    uses = tuple(t.use() for t in sparse.traces)
+    verdict = Verdict(int(sparse.status.max())) if sparse.status.size else Verdict.PASS
+    return Comparison(status, dist, verdict, sparse.counts(), worst_of, uses)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class AlternativeTrace:
+    """How one alternative fared, per element of its index: ``before``, the
+    element already passed strictly; ``gained``, it passes only through the
+    alternative.  `AlternativeUse` is its total."""
+
+    name: str
+    tier: Tier
+    index: np.ndarray
+    before: np.ndarray
+    gained: np.ndarray
+
+    def use(self) -> AlternativeUse:
+        return AlternativeUse(self.name, self.tier, int(self.index.size), int(np.count_nonzero(self.before)),
+                              int(np.count_nonzero(self.gained)))
+
+    def shifted(self, offset: int) -> "AlternativeTrace":
+        return AlternativeTrace(self.name, self.tier, self.index + offset, self.before, self.gained)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class SparseComparison:
+    """`compare`'s verdicts where they can be other than a clean PASS: at the
+    flat, sorted ``index`` of the elements whose value differs from the
+    expected one (every other element is at distance 0: PASS).  Per such
+    element: ``status`` (a `Verdict` code), ``ulp`` distance, absolute
+    ``error``, the strict ``bound`` there (None without one), and the
+    ``expected`` and ``actual`` values; ``traces`` say how each alternative
+    fared.  No array of the output's size: what the runner keeps of a large
+    case."""
+
+    size: int
+    index: np.ndarray
+    status: np.ndarray
+    ulp: np.ndarray
+    error: np.ndarray
+    bound: np.ndarray | None
+    expected: np.ndarray
+    actual: np.ndarray
+    traces: tuple[AlternativeTrace, ...] = ()
+
+    def counts(self, lo: int = 0, hi: int | None = None, size: int | None = None) -> tuple[int, int, int]:
+        """PASS, QUALITY_WARNING and FAIL counts of the positions [lo, hi) of
+        ``index`` (default all), out of ``size`` elements (default all)."""
+        status = self.status[lo:hi]
+        warned = int(np.count_nonzero(status == Verdict.QUALITY_WARNING))
+        failed = int(np.count_nonzero(status == Verdict.FAIL))
+        return (self.size if size is None else size) - warned - failed, warned, failed
+
+    def worst(self, lo: int, hi: int, limit: int) -> np.ndarray:
+        """Positions in [lo, hi) of the at most ``limit`` non-PASS elements
+        with the largest ULP distance, first index first among equals."""
+        bad = lo + np.flatnonzero(self.status[lo:hi] != Verdict.PASS)
+        return bad[np.argsort(-self.ulp[bad].astype(np.float64), kind="stable")][:limit]
+
+    def mismatch(self, k: int, shape: tuple[int, ...], offset: int = 0) -> Mismatch:
+        """The element at position ``k``, its index taken in ``shape`` after
+        subtracting ``offset`` from the flat index."""
+        index = tuple(int(i) for i in np.unravel_index(int(self.index[k]) - offset, shape))
+        return Mismatch(index, float(self.expected[k]), float(self.actual[k]), int(self.ulp[k]),
+                        float(self.error[k]), float(self.bound[k]) if self.bound is not None else 0.0,
+                        Verdict(int(self.status[k])))
+
+    def shifted(self, offset: int) -> "SparseComparison":
+        """The same comparison for a block that starts at flat ``offset``."""
+        if not offset:
+            return self
+        return SparseComparison(self.size, self.index + offset, self.status, self.ulp, self.error, self.bound,
+                                self.expected, self.actual, tuple(t.shifted(offset) for t in self.traces))
+
+    @staticmethod
+    def join(parts: "list[SparseComparison]") -> "SparseComparison":
+        """Comparisons of consecutive blocks (already shifted) as one."""
+        if len(parts) == 1:
+            return parts[0]
+        cat = lambda xs: np.concatenate(xs) if xs else np.zeros(0)  # noqa: E731
+        bounds = [p.bound for p in parts]
+        bound = None if all(b is None for b in bounds) else cat(
+            [np.zeros(p.index.size) if b is None else b for p, b in zip(parts, bounds)])
+        return SparseComparison(sum(p.size for p in parts), cat([p.index for p in parts]),
+                                cat([p.status for p in parts]), cat([p.ulp for p in parts]),
+                                cat([p.error for p in parts]), bound, cat([p.expected for p in parts]),
+                                cat([p.actual for p in parts]), tuple(t for p in parts for t in p.traces))
+
+
+def compare_sparse(
+    expected: np.ndarray,
+    actual: np.ndarray,
+    *,
+    policy: Policy = Policy(),
+    bound_strict: np.ndarray | None = None,
+    bound_relaxed: np.ndarray | None = None,
+    alternatives: tuple[Alternative, ...] = (),
+) -> SparseComparison:
+    """`compare`'s judgement at the elements that differ only (see
+    `SparseComparison`): distances, errors and bounds are computed there and
+    nowhere else, so a result equal to the expected one costs about one
+    pass of equality over the arrays."""
     expected, actual = _check(expected, actual)
     relaxed_ulp = math.ceil(policy.ulp * policy.relaxed_factor)
-    # Fast path: most elements of an honest result equal the expected value;
-    # distances and errors are computed only where they differ.
-    differ = np.flatnonzero(~_same(expected, actual, signed_zero=policy.signed_zero))
+    differ = _differing(expected, actual, signed_zero=policy.signed_zero)
     flat_e, flat_a = expected.reshape(-1)[differ], actual.reshape(-1)[differ]
-    dist = np.zeros(expected.shape, np.uint64)
-    dist.reshape(-1)[differ] = ulp_distance(flat_e, flat_a, signed_zero=policy.signed_zero)
+    dist = ulp_distance(flat_e, flat_a, signed_zero=policy.signed_zero)
     strict, relaxed = dist <= policy.ulp, dist <= relaxed_ulp
-    error = None
+    error = _abs_error(flat_e, flat_a)
+    strict_at = None
+    if bound_strict is not None:
+        strict_at = _at(bound_strict, expected.shape, differ)
+        strict |= error <= strict_at
     if bound_strict is not None or bound_relaxed is not None:
-        error = np.zeros(expected.shape, np.float64)
-        error.reshape(-1)[differ] = _abs_error(flat_e, flat_a)
-        if bound_strict is not None:
-            strict_at = _at(bound_strict, expected.shape, differ)
-            strict.reshape(-1)[differ] |= error.reshape(-1)[differ] <= strict_at
         relaxed_at = (_at(bound_relaxed, expected.shape, differ) if bound_relaxed is not None
                       else strict_at * policy.relaxed_factor)
-        relaxed.reshape(-1)[differ] |= error.reshape(-1)[differ] <= relaxed_at
+        relaxed |= error <= relaxed_at
     if policy.flush_subnormals and is_float(expected.dtype):
-        strict |= _flushed_output(expected, actual)
-    uses = tuple(_apply(alt, actual, strict, relaxed, policy) for alt in alternatives)
+        strict |= _flushed_output(flat_e, flat_a)
+    traces = tuple(_apply(alt, actual, differ, strict, relaxed, policy) for alt in alternatives)
     relaxed |= strict
     codes = np.uint8(Verdict.PASS), np.uint8(Verdict.QUALITY_WARNING), np.uint8(Verdict.FAIL)
     status = np.where(strict, codes[0], np.where(relaxed, codes[1], codes[2]))
-    return _result(expected, actual, status, dist, error, bound_strict, uses, worst)
+    bound = None if bound_strict is None else np.asarray(strict_at, dtype=np.float64)
+    return SparseComparison(int(expected.size), differ, status, dist, error, bound, flat_e, flat_a, traces)
+
+
+def _differing(expected: np.ndarray, actual: np.ndarray, *, signed_zero: bool) -> np.ndarray:
+    """Flat indices of the elements not at ULP distance 0.  Equal bit
+    patterns are the same value, so the value test (`_same`) runs only where
+    the bits differ: on an honest result, one pass over the arrays."""
+    flat_e, flat_a = expected.reshape(-1), actual.reshape(-1)
+    view = _BITS.get(expected.dtype.itemsize) if expected.dtype.kind != "b" else None
+    if view is None:
+        return np.flatnonzero(~_same(flat_e, flat_a, signed_zero=signed_zero))
+    maybe = np.flatnonzero(flat_e.view(view) != flat_a.view(view))
+    return maybe[~_same(flat_e[maybe], flat_a[maybe], signed_zero=signed_zero)]
 
 
 def _same(expected: np.ndarray, actual: np.ndarray, *, signed_zero: bool) -> np.ndarray:
@@ -264,40 +392,20 @@ def _flushed_output(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     return (e < tiny) & (actual.astype(np.float64) == 0)
 
 
-def _apply(
-    alt: Alternative, actual: np.ndarray, strict: np.ndarray, relaxed: np.ndarray, policy: Policy
-) -> AlternativeUse:
-    flat_strict, flat_relaxed = strict.reshape(-1), relaxed.reshape(-1)
-    before = flat_strict[alt.index].copy()
+def _apply(alt: Alternative, actual: np.ndarray, differ: np.ndarray, strict: np.ndarray, relaxed: np.ndarray,
+           policy: Policy) -> AlternativeTrace:
+    """Accept ``alt`` where the backend matched it: ``strict`` and ``relaxed``
+    are the verdicts at the flat indices ``differ`` (every other element
+    passes already)."""
+    pos = np.minimum(np.searchsorted(differ, alt.index), max(differ.size - 1, 0))
+    inside = (differ[pos] == alt.index) if differ.size else np.zeros(alt.index.shape, bool)
+    at = pos[inside]
+    before = np.ones(alt.index.shape, bool)
+    before[inside] = strict[at]
     got = actual.reshape(-1)[alt.index]
     ok = ulp_distance(alt.values.astype(actual.dtype), got, signed_zero=policy.signed_zero) <= policy.ulp
     if alt.tier is Tier.STRICT or (alt.tier is Tier.FLUSH and policy.flush_subnormals):
-        flat_strict[alt.index] |= ok
+        strict[at] |= ok[inside]
     elif alt.tier is Tier.RELAXED:
-        flat_relaxed[alt.index] |= ok
-    return AlternativeUse(alt.name, alt.tier, int(alt.index.size), int(before.sum()), int((ok & ~before).sum()))
-
-
-def _result(
-    expected: np.ndarray, actual: np.ndarray, status: np.ndarray, dist: np.ndarray,
-    error: np.ndarray | None, bound: np.ndarray | None, uses: tuple[AlternativeUse, ...], limit: int,
-) -> Comparison:
-    tally = np.bincount(status.reshape(-1), minlength=3)
-    counts = (int(tally[0]), int(tally[1]), int(tally[2]))
-    bad = np.flatnonzero(status.reshape(-1) != Verdict.PASS)
-    order = bad[np.argsort(-dist.reshape(-1)[bad].astype(np.float64), kind="stable")][:limit]
-    if error is None:
-        error = _abs_error(expected, actual) if order.size else np.zeros(0)
-    worst = tuple(
-        Mismatch(
-            tuple(int(i) for i in np.unravel_index(i, expected.shape)),
-            float(expected.reshape(-1)[i]), float(actual.reshape(-1)[i]), int(dist.reshape(-1)[i]),
-            float(error.reshape(-1)[i]), float(bound.reshape(-1)[i]) if bound is not None else 0.0,
-            Verdict(int(status.reshape(-1)[i])),
-        )
-        for i in order
-    )
-    status.flags.writeable = False
-    dist.flags.writeable = False
-    verdict = Verdict(int(status.max())) if status.size else Verdict.PASS
-    return Comparison(status, dist, verdict, counts, worst, uses)
+        relaxed[at] |= ok[inside]
+    return AlternativeTrace(alt.name, alt.tier, alt.index, before, ok & ~before)

@@ -159,10 +159,11 @@ def _rejected(case: Case, info: BackendInfo, started: float, reason: str) -> Cas
 
 def _check_output(spec: m.Spec, formula: _Formula, views: Mapping[str, np.ndarray], actual: np.ndarray,
                   out: TensorData, attributes: Mapping[str, object], info: BackendInfo, *,
-                  worst: int = 10) -> tuple[Any, Any]:
+                  worst: int | None = 10) -> tuple[Any, Any]:
     """The oracle's values for output ``out`` compared with ``actual``, under
-    the spec's tolerance and the backend's flush policy (a `Comparison`)."""
-    from dmlconform.compare import Policy, compare
+    the spec's tolerance and the backend's flush policy: a `Comparison`, or
+    with ``worst`` None a `SparseComparison`."""
+    from dmlconform.compare import Policy, compare, compare_sparse
     from dmlconform.formula.oracle import evaluate
 
     result = evaluate(formula.tree, views, attributes, dtype=out.dtype,
@@ -179,6 +180,9 @@ def _check_output(spec: m.Spec, formula: _Formula, views: Mapping[str, np.ndarra
             bound_relaxed = None if bound_relaxed is None else bound_relaxed * override.bound_factor
     policy = Policy(ulp=ulp, relaxed_factor=result.relaxed_factor,
                     signed_zero=signed_zero, flush_subnormals=info.flush_subnormals)
+    if worst is None:
+        return result, compare_sparse(result.expected, actual, policy=policy, bound_strict=bound_strict,
+                                      bound_relaxed=bound_relaxed, alternatives=result.alternatives)
     return result, compare(result.expected, actual, policy=policy, bound_strict=bound_strict,
                            bound_relaxed=bound_relaxed, alternatives=result.alternatives, worst=worst)
 
@@ -255,52 +259,97 @@ def _one(item: _Pending, info: BackendInfo, oracles: Oracles) -> CaseResult:
     return dataclasses.replace(result, seconds=round(spent + result.seconds, 6))
 
 
+#: Elements of a batch evaluated and compared at a time: the oracle's
+#: temporaries and the comparison of a large case stay this small (a multiple
+#: of the oracle's own block, so its blocks are the same as unchunked).
+CHUNK = 1 << 19
+
+
 def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[tuple[int, CaseResult]]:
-    """Evaluate and compare a batch at once; cases that are not a clean PASS
-    (or touch an alternative value) are compared again one by one, so every
-    result is exactly what `run_case` gives."""
+    """Evaluate and compare a batch at once, block by block, and split the
+    comparison per case: every result is what `run_case` gives (the oracle is
+    element-wise; the tests hold the two paths equal)."""
     case0 = items[0][2]
     sizes = [int(np.prod(it[2].outputs[0].sizes)) if it[2].outputs else 0 for it in items]
-    if len(items) == 1 or len(case0.outputs) != 1 or min(sizes) == 0:
+    if len(case0.outputs) != 1 or min(sizes) == 0:
         return [(it[0], _one(it, info, oracles)) for it in items]
     t0 = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            clean = _clean_cases(items, sizes, info, oracles)
-    except Exception:  # noqa: BLE001 - fall back to the per-case path, which reports the error
-        clean = [False] * len(items)
+            sparse = _batch_comparison(items, sizes, info, oracles)
+    except Exception:  # noqa: BLE001 - the per-case path reports the error
+        return [(it[0], _one(it, info, oracles)) for it in items]
     share = (time.perf_counter() - t0) / len(items)  # the batch's comparison, split evenly
-    out = []
-    for it, size, ok in zip(items, sizes, clean):
-        if ok:
-            _, _, case, _, spent = it
-            result = _result(case, Outcome.PASS, "" if case.expect_supported else
-                             "computed correctly a configuration outside the table (allowed)",
-                             info, t0, elements=size, counts=(size, 0, 0))
-            out.append((it[0], dataclasses.replace(result, seconds=round(spent + share, 6))))
-        else:
-            out.append((it[0], _one(it, info, oracles)))
+    formula = oracles.get(items[0][1])
+    out, offsets = [], np.cumsum([0] + sizes)
+    cuts = np.searchsorted(sparse.index, offsets)
+    for k, (it, size) in enumerate(zip(items, sizes)):
+        result = _case_result(it[2], sparse, int(cuts[k]), int(cuts[k + 1]), int(offsets[k]), size, formula,
+                              info, t0)
+        out.append((it[0], dataclasses.replace(result, seconds=round(it[4] + share, 6))))
     return out
 
 
-def _clean_cases(items: list[_Pending], sizes: list[int], info: BackendInfo, oracles: Oracles) -> list[bool]:
-    from dmlconform.compare import Verdict
+def _flat(view: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+    """``view`` broadcast to ``sizes``, flat (a copy only when it must be)."""
+    return np.broadcast_to(view, sizes).reshape(-1)
+
+
+def _batch_comparison(items: list[_Pending], sizes: list[int], info: BackendInfo, oracles: Oracles) -> Any:
+    """The batch's cases end to end as one flat output, compared `CHUNK`
+    elements at a time (a `SparseComparison` over the whole)."""
+    from dmlconform.compare import SparseComparison
 
     spec, case0 = items[0][1], items[0][2]
     formula = oracles.get(spec)
     out = case0.outputs[0]
-    views = {formula.inputs.get(t.name, t.name): np.concatenate(
-        [np.broadcast_to(it[2].input(t.name).view(), it[2].outputs[0].sizes).ravel() for it in items])
-        for t in case0.inputs}
-    actual = np.concatenate([np.ascontiguousarray(it[2].outputs[0].view(it[3][out.name])).ravel() for it in items])
-    result, cmp = _check_output(spec, formula, views, actual, out, case0.attribute_map(), info, worst=0)
-    offsets = np.cumsum([0] + sizes)
-    worst = np.maximum.reduceat(np.asarray(cmp.status).ravel(), offsets[:-1])
-    clean = worst == Verdict.PASS
-    for alt in result.alternatives:
-        touched = np.searchsorted(offsets, np.asarray(alt.index).ravel(), side="right") - 1
-        clean[np.unique(touched)] = False
-    return clean.tolist()
+
+    def joined(parts: list[np.ndarray]) -> np.ndarray:
+        return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+    views = {formula.inputs.get(t.name, t.name): joined(
+        [_flat(it[2].input(t.name).view(), it[2].outputs[0].sizes) for it in items]) for t in case0.inputs}
+    actual = joined([_flat(it[2].outputs[0].view(it[3][out.name]), it[2].outputs[0].sizes) for it in items])
+    attributes = case0.attribute_map()
+    parts = []
+    for lo in range(0, actual.size, CHUNK):
+        hi = min(lo + CHUNK, actual.size)
+        _, cmp = _check_output(spec, formula, {n: v[lo:hi] for n, v in views.items()}, actual[lo:hi], out,
+                               attributes, info, worst=None)
+        parts.append(cmp.shifted(lo))
+    return SparseComparison.join(parts)
+
+
+def _case_result(case: Case, sparse: Any, lo: int, hi: int, offset: int, size: int, formula: _Formula,
+                 info: BackendInfo, started: float) -> CaseResult:
+    """One case's result from the batch comparison: positions [lo, hi) of
+    ``sparse`` are its differing elements, flat indices from ``offset``."""
+    from dmlconform.compare import Verdict, summary
+
+    out = case.outputs[0]
+    counts = sparse.counts(lo, hi, size)
+    status, dist = sparse.status[lo:hi], sparse.ulp[lo:hi]
+    bad = dist[(status > Verdict.PASS) & (dist < NOT_COMPARABLE_ULP)]
+    max_ulp = int(bad.max()) if bad.size else 0
+    worst: tuple[ElementDiff, ...] = ()
+    if counts[0] != size:
+        views = {formula.inputs.get(t.name, t.name): np.ascontiguousarray(t.view()) for t in case.inputs}
+        worst = tuple(_diff(out.name, sparse.mismatch(k, out.sizes, offset), case, views, formula)
+                      for k in sparse.worst(lo, hi, 10))
+    alternatives: dict[str, int] = {}
+    for trace in sparse.traces:
+        mine = (trace.index >= offset) & (trace.index < offset + size)
+        if mine.any():
+            alternatives[trace.name] = alternatives.get(trace.name, 0) + int(np.count_nonzero(trace.gained[mine]))
+    outcome, message = Outcome.PASS, ""
+    if counts[2]:
+        outcome, message = Outcome.FAIL, f"{out.name}: {summary(counts, size)}"
+    elif counts[1]:
+        outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {summary(counts, size)}"
+    elif not case.expect_supported:
+        message = "computed correctly a configuration outside the table (allowed)"
+    return _result(case, outcome, message, info, started, elements=size, counts=counts, max_ulp=max_ulp,
+                   worst=worst, alternatives=tuple(sorted(alternatives.items())))
 
 
 def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
