@@ -95,5 +95,6 @@ from dmlconform.commands import diff_commands  # noqa: E402,F401
 from dmlconform.commands import gen_commands  # noqa: E402,F401
 from dmlconform.commands import backend_commands  # noqa: E402,F401
 from dmlconform.commands import run_commands  # noqa: E402,F401
+from dmlconform.commands import results_commands  # noqa: E402,F401
 from dmlconform.commands import gating_commands  # noqa: E402,F401
 from dmlconform.commands import validate_commands  # noqa: E402,F401
