@@ -1,0 +1,86 @@
+"""The torch backend: exact-only mappings, strides and in-place through
+as_strided views, the CUDA path (skipped without CUDA), missing packages."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from dmlconform.backends.torch_backend import TorchBackend
+from dmlconform.cases.generate import generate
+from dmlconform.cases.model import Layout
+from dmlconform.results import Outcome
+from dmlconform.runner import run_cases
+from dmlconform.spec import model as m
+from dmlconform.spec.load import load_spec
+from tests.backends.test_onnxruntime_backend import _case, _spec
+from tests.conftest import REPO
+
+torch = pytest.importorskip("torch", reason="the torch extra is not installed (pip install -e '.[torch]')")
+
+
+def _cases(op: str, dtype: m.DataType = m.DataType.FLOAT32) -> list:  # type: ignore[type-arg]
+    spec = load_spec(REPO / "specs" / f"{op}.yaml")
+    return [(spec, c) for c in generate(spec, m.FeatureLevel.FL_6_4, seed=0) if c.dtype is dtype]
+
+
+def test_hardsigmoid_maps_only_the_one_sixth_slope() -> None:
+    backend = TorchBackend()
+    spec = _spec("ACTIVATION_HARD_SIGMOID")
+    doc_default = backend.supports(spec, _case("ACTIVATION_HARD_SIGMOID", [0.0], Alpha=0.2, Beta=0.5))
+    assert not doc_default.supported and "fixes it at 1/6" in (doc_default.reason or "")
+    assert backend.supports(spec, _case("ACTIVATION_HARD_SIGMOID", [0.0], Alpha=1 / 6, Beta=0.5)).supported
+
+
+@pytest.mark.parametrize(("bias", "function"), [(0.0, "hardshrink"), (0.5, "softshrink"), (0.25, None)])
+def test_shrink_is_hardshrink_or_softshrink_or_rejected(bias: float, function: str | None) -> None:
+    case = _case("ACTIVATION_SHRINK", [1.0, -1.0, 0.25], Threshold=0.5, Bias=bias)
+    support = TorchBackend().supports(_spec("ACTIVATION_SHRINK"), case)
+    assert support.supported is (function is not None)
+    if function is None:
+        assert "hardshrink (Bias = 0) and softshrink (Bias = Threshold)" in (support.reason or "")
+
+
+def test_strided_broadcast_and_in_place_layouts_pass() -> None:
+    pairs = _cases("ACTIVATION_SOFTSIGN") + _cases("ELEMENT_WISE_ADD") + _cases("ACTIVATION_RELU")
+    layouts = {c.layout for _, c in pairs}
+    assert {Layout.PADDED, Layout.BROADCAST, Layout.IN_PLACE} <= layouts
+    results = run_cases(pairs, TorchBackend())
+    assert [r.case_id for r in results if r.outcome is not Outcome.PASS] == []
+
+
+def test_a_known_disagreement_is_a_fail_gelu_of_inf() -> None:
+    # torch's vectorised float32 gelu gives NaN for +inf (docs/results/notes.yaml).
+    results = run_cases(_cases("ACTIVATION_GELU")[:1], TorchBackend())
+    assert results[0].outcome is Outcome.FAIL
+    assert any(w.inputs[0][1] == np.inf and np.isnan(w.actual) for w in results[0].worst)
+
+
+def test_cuda_without_a_device_is_unavailable_with_the_reason() -> None:
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is present: the unavailable path cannot be shown here")
+    info = TorchBackend(device="cuda").info()
+    assert not info.available and "sees no CUDA device" in (info.reason or "")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (torch.cuda.is_available() is False)")
+def test_cuda_path_copies_in_and_out_of_device_memory() -> None:
+    pairs = _cases("ACTIVATION_SOFTSIGN") + _cases("ELEMENT_WISE_ADD")
+    results = run_cases(pairs, TorchBackend(device="cuda"))
+    assert {r.outcome for r in results} <= {Outcome.PASS, Outcome.QUALITY_WARNING}
+
+
+def test_missing_torch_is_unavailable_naming_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
+    info = TorchBackend().info()
+    assert not info.available and "pip install -e '.[torch]'" in (info.reason or "")
+
+
+def test_missing_onnxruntime_is_unavailable_naming_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dmlconform.backends.onnxruntime_backend import OnnxRuntimeBackend
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    info = OnnxRuntimeBackend().info()
+    assert not info.available and "pip install -e '.[onnxruntime]'" in (info.reason or "")

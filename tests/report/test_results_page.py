@@ -1,0 +1,72 @@
+"""The results page: rows per operator x type x backend, every FAIL with
+its minimal repro and analysis, rejected configurations apart, byte-stable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from dmlconform.cli import main
+from dmlconform.report.json_report import dumps
+from dmlconform.report.results_page import load_notes, read_input, render, summarise, summary_json
+from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
+
+
+def _case(case_id: str, outcome: Outcome, *, elements: int = 4, message: str = "", ulp: int = 0) -> CaseResult:
+    op, dtype = case_id.split("/")[:2]
+    worst = (ElementDiff("OutputTensor", (0,), (("InputTensor", float("nan")),), float("nan"), 0.0, -1, 0.0,
+                         "FAIL"),) if outcome is Outcome.FAIL and not message else ()
+    return CaseResult(case_id=case_id, operator=op, dtype=dtype, level="6_4", dims=1, layout="packed",
+                      outcome=outcome, message=message, elements=elements, max_ulp=ulp, worst=worst,
+                      repro=f"dmlconform run --case '{case_id}'")
+
+
+def _run() -> RunResult:
+    cases = (_case("ACTIVATION_SHRINK/FLOAT32/1d/edges", Outcome.FAIL, elements=67),
+             _case("ACTIVATION_SHRINK/FLOAT32/4d/edges", Outcome.FAIL, elements=66),
+             _case("ACTIVATION_SHRINK/FLOAT32/4d/x", Outcome.PASS),
+             _case("ACTIVATION_SHRINK/FLOAT32/4d/q", Outcome.QUALITY_WARNING, ulp=3),
+             _case("ACTIVATION_SHRINK/INT8/4d/y", Outcome.FAIL,
+                   message="rejected a configuration that the 6_4 table supports: no kernel"))
+    return RunResult(run_id="r", backend="onnxruntime", device="onnxruntime 1.31.1 CPUExecutionProvider",
+                     backend_version="1.31.1", feature_level="6_4", flush_subnormals=False, seed=0,
+                     command="dmlconform run", started="s", finished="f", cases=cases)
+
+
+NOTES = load_notes([{"match": "ACTIVATION_SHRINK/FLOAT*", "class": "doc", "note": "NaN gives 0."}], path="n")
+
+
+def test_rows_findings_and_gaps() -> None:
+    page = render([summarise(_run())], NOTES)
+    assert "| ACTIVATION_SHRINK | FLOAT32 | onnxruntime-cpu | 1 | 1 | 2 | 0 | 0 | 3 |" in page
+    assert ("| onnxruntime-cpu | ACTIVATION_SHRINK | FLOAT32 | 2 | `dmlconform run --case "
+            "'ACTIVATION_SHRINK/FLOAT32/4d/edges'` | InputTensor=nan -> nan vs 0.0 (-1 ULP) | "
+            "doc ambiguity or semantic difference | NaN gives 0. |") in page
+    assert "| onnxruntime-cpu | ACTIVATION_SHRINK | INT8 | 1 | no kernel |" in page
+
+
+def test_an_unexplained_fail_is_listed_not_dropped() -> None:
+    page = render([summarise(_run())], ())
+    assert "| 2 | `dmlconform run --case 'ACTIVATION_SHRINK/FLOAT32/4d/edges'`" in page
+    assert "not analysed" in page
+
+
+def test_summary_round_trip_gives_the_same_page() -> None:
+    summary, rows = summarise(_run())
+    again = read_input(summary_json(summary, rows), path="x.summary.json")
+    assert render([again], NOTES) == render([(summary, rows)], NOTES)
+
+
+def test_command_writes_the_page_and_summaries(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text(dumps(_run()), encoding="utf-8")
+    (tmp_path / "notes.yaml").write_text("- match: 'ACTIVATION_SHRINK/FLOAT*'\n  class: doc\n  note: NaN gives 0.\n")
+    out = tmp_path / "README.md"
+    result = CliRunner().invoke(main, ["results", str(report), "-o", str(out), "--summaries", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert "NaN gives 0." in out.read_text(encoding="utf-8")
+    assert (tmp_path / "onnxruntime-cpu.summary.json").is_file()
+    first = out.read_bytes()
+    CliRunner().invoke(main, ["results", str(report), "-o", str(out)])
+    assert out.read_bytes() == first
