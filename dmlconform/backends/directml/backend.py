@@ -117,7 +117,9 @@ class DirectMLBackend:
         except Unavailable as exc:
             self._reason = str(exc)
         except ComError as exc:
-            self._reason = f"{exc} (no D3D12 GPU adapter, or the library cannot reach the requested feature level)"
+            hint = {"D3D12CreateDevice": " (no D3D12 GPU adapter)",
+                    "DMLCreateDevice1": " (the library or the device cannot reach the requested feature level)"}
+            self._reason = f"{exc}{hint.get(exc.step, '')}"
         except OSError as exc:
             self._reason = f"cannot load the DirectML/D3D12 libraries: {exc}"
         return self._session

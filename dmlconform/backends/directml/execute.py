@@ -263,7 +263,8 @@ class Session:
     def record_initializer(self, init: int, table: int, heap: int, temp: int, temp_size: int, persistent: int,
                            persistent_size: int, uploads: Sequence[int], defaults: Sequence[int],
                            inputs: Sequence[TensorIO]) -> None:
-        """Upload the inputs and initialize the operator (persistent buffer as the initializer's output)."""
+        """Upload the inputs, put every other buffer in UNORDERED_ACCESS and
+        initialize the operator (persistent buffer as the initializer's output)."""
         keep = self.bind_one(table, abi.IDMLBindingTable.BindTemporaryResource, temp, temp_size)
         if persistent:
             binding = abi.DML_BUFFER_BINDING(persistent, 0, persistent_size)
@@ -273,10 +274,13 @@ class Session:
             keep.extend((binding, desc))
         self.begin(heap)
         pairs = [(u, d, t.size) for u, d, t in zip(uploads, defaults, inputs) if u]
+        uploaded = {d for _, d, _ in pairs}
+        others = dict.fromkeys(r for r in (*defaults[len(inputs):], temp, persistent) if r and r not in uploaded)
         self.barriers([(d, abi.ResourceState.COMMON, abi.ResourceState.COPY_DEST) for _, d, _ in pairs])
         for u, d, size in pairs:
             self.copy(d, u, _align(size, 4))
-        self.barriers([(d, abi.ResourceState.COPY_DEST, abi.ResourceState.UNORDERED_ACCESS) for _, d, _ in pairs])
+        self.barriers([(d, abi.ResourceState.COPY_DEST, abi.ResourceState.UNORDERED_ACCESS) for _, d, _ in pairs]
+                      + [(r, abi.ResourceState.COMMON, abi.ResourceState.UNORDERED_ACCESS) for r in others])
         self.dispatch(init, table)
         self.submit()
 
@@ -313,7 +317,8 @@ class Session:
         self.dispatch(compiled, table)
         self.barriers([(0, 0, 0)])
         outs = defaults[n_inputs:]
-        self.barriers([(d, abi.ResourceState.UNORDERED_ACCESS, abi.ResourceState.COPY_SOURCE) for d in outs])
+        self.barriers([(d, abi.ResourceState.UNORDERED_ACCESS, abi.ResourceState.COPY_SOURCE)
+                       for d in dict.fromkeys(outs)])
         for d, rb, t in zip(outs, readbacks, outputs):
             self.copy(rb, d, _align(t.size, 4))
         self.submit()
