@@ -96,15 +96,22 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
 
 
 def _nan_inputs(inputs: Mapping[str, np.ndarray], shape: tuple[int, ...]) -> np.ndarray | None:
-    """Elements with a NaN in any float input (``nan_policy: propagate``)."""
-    masks = [np.isnan(a) for a in inputs.values() if a.dtype.kind == "f"]
+    """Elements with a NaN in any float input (``nan_policy: propagate``);
+    None when there is none (a reduction tells without a mask)."""
+    masks = [np.isnan(a) for a in inputs.values() if a.dtype.kind == "f" and a.size and np.isnan(np.min(a))]
     return np.logical_or.reduce([np.broadcast_to(m, shape) for m in masks]) if masks else None
 
 
 def _finish(values: np.ndarray, dtype: np.dtype, shape: tuple[int, ...], nan: np.ndarray | None) -> np.ndarray:
-    """Round once to the output type, NaN where a NaN input propagates."""
-    out = np.array(np.broadcast_to(values, shape).astype(dtype), copy=True)
-    if nan is not None and dtype.kind == "f" and nan.any():
+    """Round once to the output type, NaN where a NaN input propagates.  A
+    fresh array of the right type and shape is kept as it is (an op's own
+    result; an input view is never one: it does not own its data)."""
+    fresh = isinstance(values, np.ndarray) and values.flags.owndata and values.flags.writeable
+    if fresh and values.dtype == dtype and values.shape == shape:
+        out = values
+    else:
+        out = np.array(np.broadcast_to(values, shape), dtype=dtype, copy=True)
+    if nan is not None and dtype.kind == "f":
         out[nan] = np.nan
     return out
 

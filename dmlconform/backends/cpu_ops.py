@@ -60,9 +60,10 @@ class Call:
 
     def f(self, name: str = "InputTensor") -> np.ndarray:
         """A float input in its work type: float32 for float16/float32,
-        float64 for float64."""
+        float64 for float64.  Read-only: the input's own view when it is
+        stored in the work type already (no copy)."""
         a = self.inputs[name]
-        return a.astype(np.float64 if a.dtype == np.float64 else np.float32)
+        return a.astype(np.float64 if a.dtype == np.float64 else np.float32, copy=False)
 
     def a(self, name: str, default: float | str | None = None) -> np.float32:
         """A FLOAT attribute: float32, as the C struct holds it."""
