@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from dmlconform.cli import EXIT_CODES_HELP, main
+from dmlconform.commands.gating_commands import Gate, gating_options
 from dmlconform.commands.options import load_specs, parse_level
 from dmlconform.errors import ExitCode, InputError
 from dmlconform.spec import model as m
@@ -78,17 +79,19 @@ def _pairs(specs: list[m.Spec], level: m.FeatureLevel, *, seed: int, large: bool
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--skip-unavailable", is_flag=True, help="Exit 0 instead of 3 when the backend is unavailable.")
 @click.option("--show-skipped", is_flag=True, help="List each spec left out of the suite, with the reason.")
+@gating_options
 def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_text: str | None, seed: int,
         ops: tuple[str, ...], dtypes: tuple[str, ...], patterns: tuple[str, ...], ids: tuple[str, ...],
         cases_dir: str | None, large: bool, output: str | None, worst: int, no_progress: bool,
-        skip_unavailable: bool, show_skipped: bool) -> None:
+        skip_unavailable: bool, show_skipped: bool, gate: Gate) -> None:
     """Run the conformance suite on a backend and report.
 
     Cases come from the specs (every spec whose formula the oracle can
     evaluate) at the chosen feature level, deterministic for --seed.  Writes
     report.json, junit.xml and report.html, prints a summary with the worst
     elements of each failing case and a command that reproduces it.  Exits 0
-    only when nothing failed.
+    when nothing failed (QUALITY_WARNING and XPASS too with --strict); with
+    --baseline, known failures (XFAIL) do not fail the run, new ones do.
     """
     from rich.console import Console
 
@@ -106,22 +109,23 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     level = parse_level(level_text, "--feature-level") or info.feature_level
     specs = [spec for _, spec in load_specs(specs_dir, ops)]
     dtype_names = tuple(d.upper() for d in dtypes)
-    keep = lambda c: _select(c.id, c.dtype.name, patterns, ids, dtype_names)  # noqa: E731
+    keep = lambda c: _select(c.id, c.dtype.name, patterns, ids, dtype_names) and gate.keep(c.id)  # noqa: E731
     pairs, skipped = _pairs(specs, level, seed=seed, large=large,
                             cases_dir=Path(cases_dir) if cases_dir else None, keep=keep)
     if not pairs:
-        raise InputError("no case matches the selection (--op, --dtype, -k, --case)")
+        raise InputError("no case matches the selection (--op, --dtype, -k, --case, --shard)")
     started = dt.datetime.now(dt.timezone.utc)
-    results = _run_with_progress(pairs, backend, console, enabled=not no_progress and console.is_terminal)
+    results = _run_with_progress(pairs, backend, console, enabled=not no_progress and console.is_terminal,
+                                 overrides=gate.override_map)
     finished = dt.datetime.now(dt.timezone.utc)
-    run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{info.name}-{level.short}-s{seed}"
-    report = RunResult(
+    run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{info.name}-{level.short}-s{seed}" + gate.run_id_suffix
+    report = gate.finish(RunResult(
         run_id=run_id, backend=info.name, device=info.device, backend_version=info.version,
         feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
         command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         started=started.isoformat(timespec="seconds"), finished=finished.isoformat(timespec="seconds"),
         cases=results,
-    )
+    ))
     folder = Path(output) if output else Path("reports") / run_id
     written = write_reports(report, folder)
     render(report, console, worst=worst)
@@ -135,15 +139,16 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     sys.exit(ExitCode.FINDINGS if report.failed else ExitCode.OK)
 
 
-def _run_with_progress(pairs, backend, console, *, enabled: bool):  # type: ignore[no-untyped-def]
+def _run_with_progress(pairs, backend, console, *, enabled: bool, overrides=None):  # type: ignore[no-untyped-def]
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from dmlconform.runner import run_cases
 
     if not enabled:
-        return run_cases(pairs, backend)
+        return run_cases(pairs, backend, overrides=overrides)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         task = progress.add_task("running", total=len(pairs))
-        return run_cases(pairs, backend, progress=lambda r: progress.update(task, advance=1, description=r.operator))
+        return run_cases(pairs, backend, overrides=overrides,
+                         progress=lambda r: progress.update(task, advance=1, description=r.operator))
 

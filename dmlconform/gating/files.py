@@ -7,6 +7,7 @@ problem of a file reported at once (`SpecError` with one line per problem).
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Collection, Iterable
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,9 @@ from typing import Any
 import yaml
 
 from dmlconform.errors import SpecError
-from dmlconform.spec.load import Document, JsonPath, Problem, parse_document, problems_error, read_text, \
-    with_core_resolvers, yaml_type
+from dmlconform.spec.load import Document, JsonPath, Problem, parse_document, problems_error, read_text, yaml_type
+from dmlconform.spec.store import _Dumper as SpecDumper  # quotes what YAML 1.1 or 1.2 could misread
+from dmlconform.spec.store import _FlowList as FlowList
 
 
 def read_document(path: Path, *, what: str) -> Document:
@@ -35,11 +37,17 @@ def read_document(path: Path, *, what: str) -> Document:
     return doc
 
 
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
 def dotted(at: JsonPath) -> str:
-    """``overrides[2].ulp``: a JSON path as a message shows it."""
+    """``overrides[2].ulp``, ``cases['A/FLOAT32/1d'].reason``: a JSON path as a message shows it."""
     out = ""
     for part in at:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int) or not _NAME.match(part):
+            out += f"[{part!r}]"
+        else:
+            out += f".{part}" if out else part
     return out or "top level"
 
 
@@ -88,7 +96,8 @@ class Problems:
         if value in known:
             return value
         near = difflib.get_close_matches(value, sorted(known), n=1)
-        self.add(at, f"unknown {what} {value!r}" + (f"; did you mean {near[0]!r}?" if near else ""))
+        hint = f"did you mean {near[0]!r}?" if near else f"expected one of {', '.join(known)}"
+        self.add(at, f"unknown {what} {value!r}; {hint}")
         return None
 
     def raise_if_any(self) -> None:
@@ -104,26 +113,19 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 def check_version(problems: Problems, data: dict[str, Any], supported: int = 1) -> None:
     """``version`` is optional; when given it must be ``supported``."""
     if "version" in data and data["version"] != supported:
-        problems.add(("version",), f"version {data['version']!r} is not supported; this dmlconform reads "
+        problems.add(("version",), f"{data['version']!r} is not supported; this dmlconform reads "
                                    f"version {supported}")
 
 
-@with_core_resolvers
-class _Dumper(yaml.SafeDumper):
-    """Quotes every string YAML 1.1 or 1.2 could read as something else, so
-    the written file reads the same here and in any other YAML tool."""
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-_Dumper.add_representer(
-    tuple, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True))
+def _flow_tuples(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _flow_tuples(v) for k, v in value.items()}
+    return FlowList(value) if isinstance(value, tuple) else value
 
 
 def dump_yaml(data: dict[str, Any], *, header: str) -> str:
     """Deterministic block YAML (keys in the order given; tuples in flow
     style, ``[FAIL, CRASH]``) after ``header`` as comment lines."""
-    body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=4096,
+    body = yaml.dump(_flow_tuples(data), Dumper=SpecDumper, sort_keys=False, allow_unicode=True, width=4096,
                      default_flow_style=False)
     return "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines()) + body

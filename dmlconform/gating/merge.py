@@ -56,9 +56,9 @@ def _entries(baseline: Baseline | None) -> object:
 def _check_shards(reports: Sequence[tuple[str, RunResult]]) -> int:
     """N; every shard 1..N exactly once."""
     seen: dict[int, str] = {}
-    counts = {path: _shard_of(path, run) for path, run in reports}
-    n = counts[reports[0][0]][1]
-    for path, (k, count) in counts.items():
+    shards = [(path, _shard_of(path, run)) for path, run in reports]
+    n = shards[0][1][1]
+    for path, (k, count) in shards:
         if count != n:
             raise InputError(f"mismatched runs: {reports[0][0]} is one of {n} shards but {path} one of {count}")
         if k in seen:

@@ -23,7 +23,7 @@ class Shard:
 
     def __post_init__(self) -> None:
         if not 1 <= self.index <= self.count:
-            raise ValueError(f"shard {self.index}/{self.count}: K must be between 1 and N")
+            raise ValueError(f"{self.index}/{self.count}: K must be between 1 and N")
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"

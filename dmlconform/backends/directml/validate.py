@@ -309,7 +309,7 @@ def markdown(report: Mapping[str, Any], *, command: str, max_rows: int = 400) ->
         "",
         "Fake device advertised: " + ", ".join(f"{k}={v}" for k, v in sorted(adv.items())) + ". "
         "Library's DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT: "
-        + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in dev["tensor_data_type_support"].items()) + ".",
+        + ", ".join(f"{k} {'yes' if v else 'no'}" for k, v in sorted(dev["tensor_data_type_support"].items())) + ".",
         "",
         "| specs | checked | unverified | newer than library | skipped | configurations | in checked specs | disagreements |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",

@@ -1,0 +1,43 @@
+"""Sharding: disjoint, covering, stable across processes and Python versions."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dmlconform.gating.shard import Shard, parse_shard, shard_of
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_shards_are_disjoint_and_cover(data) -> None:  # type: ignore[no-untyped-def]
+    ids = data.draw(st.lists(st.text(max_size=40), unique=True, max_size=60), label="ids")
+    n = data.draw(st.integers(1, 16), label="n")
+    holders = {i: [k for k in range(1, n + 1) if Shard(k, n).holds(i)] for i in ids}
+    assert all(len(ks) == 1 for ks in holders.values())              # each case in exactly one shard
+    assert all(1 <= shard_of(i, n) <= n for i in ids)
+
+
+def test_stable_values() -> None:
+    """Pinned (blake2b, 8 bytes, big-endian, mod N): another hash, or Python's
+    per-process salted hash(), would move cases between the shards of a CI matrix."""
+    ids = ["ACTIVATION_SOFTSIGN/FLOAT32/8d/edges", "ELEMENT_WISE_SIGN/FLOAT16/1d/edges", ""]
+    assert [shard_of(i, 8) for i in ids] == [7, 7, 5]
+    assert [shard_of(i, 3) for i in ids] == [2, 2, 1]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("3", "'3' is not K/N; write e.g. 3/8 for the third of eight shards"),
+    ("0/4", "0/4: K must be between 1 and N"),
+    ("5/4", "5/4: K must be between 1 and N"),
+    ("1/0", "'1/0': N must be 1 or more"),
+    ("a/b", "'a/b' is not K/N"),
+])
+def test_parse_errors(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_shard(text)
+
+
+def test_parse() -> None:
+    assert parse_shard(" 3 / 8 ") == Shard(3, 8) and str(Shard(3, 8)) == "3/8"
