@@ -153,6 +153,8 @@ class RunResult:
     overrides: tuple[ToleranceOverride, ...] = ()
     #: ``--baseline FILE`` as applied, or None.
     baseline: Baseline | None = None
+    #: Ctrl-C stopped the run: ``cases`` holds only the cases that finished.
+    interrupted: bool = False
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for c in self.cases if c.outcome is outcome)

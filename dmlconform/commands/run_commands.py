@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ from dmlconform.cli import EXIT_CODES_HELP, main
 from dmlconform.commands.gating_commands import Gate, gating_options
 from dmlconform.commands.options import load_specs, parse_level
 from dmlconform.errors import ExitCode, InputError
+from dmlconform.parallel import DEFAULT_TIMEOUT
 from dmlconform.spec import model as m
 
 
@@ -79,17 +81,28 @@ def _pairs(specs: list[m.Spec], level: m.FeatureLevel, *, seed: int, large: bool
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--skip-unavailable", is_flag=True, help="Exit 0 instead of 3 when the backend is unavailable.")
 @click.option("--show-skipped", is_flag=True, help="List each spec left out of the suite, with the reason.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
+              help="Worker processes that run the backend (default: the number of cores).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
+              metavar="SECONDS", help="A case running longer is TIMEOUT and its worker is replaced (a case over "
+                                      "2^22 elements gets proportionally longer).")
+@click.option("--no-isolate", is_flag=True, help="Run the backend in this process, one case after another, for "
+                                                 "debugging: a crash ends the run, nothing times out, -j is ignored.")
 @gating_options
 def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_text: str | None, seed: int,
         ops: tuple[str, ...], dtypes: tuple[str, ...], patterns: tuple[str, ...], ids: tuple[str, ...],
         cases_dir: str | None, large: bool, output: str | None, worst: int, no_progress: bool,
-        skip_unavailable: bool, show_skipped: bool, gate: Gate) -> None:
+        skip_unavailable: bool, show_skipped: bool, jobs: int | None, timeout: float, no_isolate: bool,
+        gate: Gate) -> None:
     """Run the conformance suite on a backend and report.
 
     Cases come from the specs (every spec whose formula the oracle can
     evaluate) at the chosen feature level, deterministic for --seed.  Writes
     report.json, junit.xml and report.html, prints a summary with the worst
-    elements of each failing case and a command that reproduces it.  Exits 0
+    elements of each failing case and a command that reproduces it.  The
+    backend runs in worker processes: a case that crashes one is CRASH, one
+    over --timeout is TIMEOUT, and the run goes on; Ctrl-C writes the
+    reports of the cases that finished and exits 130.  Exits 0
     when nothing failed (QUALITY_WARNING and XPASS too with --strict); with
     --baseline, known failures (XFAIL) do not fail the run, new ones do.
     """
@@ -115,8 +128,10 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     if not pairs:
         raise InputError("no case matches the selection (--op, --dtype, -k, --case, --shard)")
     started = dt.datetime.now(dt.timezone.utc)
-    results = _run_with_progress(pairs, backend, console, enabled=not no_progress and console.is_terminal,
-                                 overrides=gate.override_map)
+    execute = _executor(pairs, backend, backend_name, _options(backend_args), jobs=jobs, timeout=timeout,
+                        isolate=not no_isolate, overrides=gate.override_map)
+    outcome = _run_with_progress(len(pairs), console, enabled=not no_progress and console.is_terminal,
+                                 execute=execute)
     finished = dt.datetime.now(dt.timezone.utc)
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{info.name}-{level.short}-s{seed}" + gate.run_id_suffix
     report = gate.finish(RunResult(
@@ -124,7 +139,7 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
         command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         started=started.isoformat(timespec="seconds"), finished=finished.isoformat(timespec="seconds"),
-        cases=results,
+        cases=outcome.results, interrupted=outcome.interrupted,
     ))
     folder = Path(output) if output else Path("reports") / run_id
     written = write_reports(report, folder)
@@ -136,19 +151,30 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         click.echo(f"skipped {len(skipped)} specs whose formula the oracle cannot evaluate or whose cases "
                    f"cannot be generated (--show-skipped lists them)", err=True)
     click.echo(f"reports: {', '.join(str(p) for p in sorted(written.values()))}", err=True)
+    if outcome.interrupted:
+        click.echo(f"interrupted: {len(outcome.results)} of {len(pairs)} cases ran; the reports hold those", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
     sys.exit(ExitCode.FINDINGS if report.failed else ExitCode.OK)
 
 
-def _run_with_progress(pairs, backend, console, *, enabled: bool, overrides=None):  # type: ignore[no-untyped-def]
+def _executor(pairs, backend, backend_name: str, options: dict[str, str], *, jobs: int | None, timeout: float,
+              isolate: bool, overrides):  # type: ignore[no-untyped-def]
+    """A function of the progress callback that runs the cases: in worker
+    processes (dmlconform/parallel.py), or here with --no-isolate."""
+    from dmlconform.parallel import run_in_process, run_isolated
+
+    if not isolate:
+        return lambda progress: run_in_process(pairs, backend, overrides=overrides, progress=progress)
+    return lambda progress: run_isolated(pairs, backend_name, options, jobs=jobs or os.cpu_count() or 1,
+                                         timeout=timeout, overrides=overrides, progress=progress)
+
+
+def _run_with_progress(total: int, console, *, enabled: bool, execute):  # type: ignore[no-untyped-def]
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from dmlconform.runner import run_cases
-
     if not enabled:
-        return run_cases(pairs, backend, overrides=overrides)
+        return execute(None)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
-        task = progress.add_task("running", total=len(pairs))
-        return run_cases(pairs, backend, overrides=overrides,
-                         progress=lambda r: progress.update(task, advance=1, description=r.operator))
-
+        task = progress.add_task("running", total=total)
+        return execute(lambda r: progress.update(task, advance=1, description=r.operator))

@@ -1,0 +1,544 @@
+"""Running cases in worker processes: in parallel, and isolated from a
+backend that crashes or hangs.
+
+DESIGN.md "Backends" and issue 7 (CI gating, parts 3 and 4).  The backend
+under test is native code in the end (DirectML, a vendor driver): a
+segfault, an abort or an endless loop in it must cost the case that caused
+it, not the run.  So by default the backend runs in worker processes, even
+at ``-j 1``, and the parent only schedules, watches and collects:
+
+* **Workers** are started with the ``spawn`` method on every platform, so
+  Linux behaves like Windows (no fork-only state).  Each builds its own
+  backend with `load_backend(name, options)` and runs *chunks* through
+  `runner.run_cases`; ``on_start(i)`` tells the parent which case is in
+  flight, ``progress`` sends each result as soon as it is known.
+* **Chunks** are contiguous runs of the input order (the runner still batches
+  the oracle over like cases), at most `CHUNK_CASES` cases, about a quarter
+  of a worker's share so the workers finish together, and at most
+  `CHUNK_ELEMENTS` tensor elements (a large case runs alone).  Results come
+  back in input order and are identical to ``-j 1`` and to in-process runs
+  apart from ``seconds`` (the runner's batched results equal its per-case
+  results).
+* **Crash**: when a worker dies, the case it last started and has no result
+  for is the suspect.  It is run again alone, in a fresh worker.  If that
+  worker dies too, the verdict is CRASH, with the exit code or signal.  If
+  it passes alone, the other cases that were in flight with it (run by the
+  backend but not yet compared) are run again one by one in a worker, and a
+  case that kills that worker is confirmed alone the same way.  If no case
+  kills a worker on its own, the first suspect is still CRASH, with a
+  message saying the crash needs what ran before it (``--no-isolate``
+  reproduces the original order in one process).  Cases of the chunk that
+  had not started go on in a replacement worker at once.
+* **Hang**: a worker that sends nothing for `case_timeout` seconds after
+  starting a case is stopped (terminate, then kill) and replaced; that case
+  is TIMEOUT and the rest of its chunk runs again in the new worker.
+* **Ctrl-C**: workers ignore SIGINT (where the platform has it), so only the
+  parent sees it; it stops the workers and returns the results it has,
+  marked ``interrupted``.
+
+Only the parent builds `CaseResult`s for CRASH and TIMEOUT; everything else
+comes from the runner in the worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import pickle
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dmlconform.errors import BackendLoadError
+from dmlconform.results import CaseResult, Outcome, ToleranceOverride
+
+if TYPE_CHECKING:   # the command line imports this module for DEFAULT_TIMEOUT: nothing heavy yet
+    from multiprocessing.connection import Connection
+
+    from dmlconform.backends.base import Backend, BackendInfo
+    from dmlconform.cases.model import Case
+    from dmlconform.spec.model import Spec
+
+#: Seconds a case may run before it is TIMEOUT (``--timeout``).
+DEFAULT_TIMEOUT = 60.0
+#: Cases with more tensor elements than this get proportionally more time
+#: (the ``--large`` cases start at 2^22 elements).
+LARGE_ELEMENTS = 2 ** 22
+#: Most cases in one chunk.
+CHUNK_CASES = 256
+#: Most tensor elements in one chunk (one case larger than this runs alone).
+CHUNK_ELEMENTS = 2 ** 22
+#: Seconds a stopped worker gets to exit after terminate() before kill().
+_GRACE = 2.0
+
+Pair = tuple["Spec", "Case"]
+Progress = Callable[[CaseResult], None]
+Overrides = Mapping[tuple[str, str], ToleranceOverride]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    """What running the cases gave: ``results`` in input order (when
+    ``interrupted``, only the cases that finished, still in input order)."""
+
+    results: tuple[CaseResult, ...]
+    interrupted: bool = False
+
+
+def case_elements(case: Case) -> int:
+    """Elements in all of a case's buffers: its size for chunking and timing."""
+    return sum(int(t.buffer.size) for t in (*case.inputs, *case.outputs))
+
+
+def case_timeout(case: Case, timeout: float) -> float:
+    """``timeout`` seconds, times elements / `LARGE_ELEMENTS` for a case
+    larger than that."""
+    return timeout * max(1.0, case_elements(case) / LARGE_ELEMENTS)
+
+
+def plan_chunks(sizes: Sequence[int], jobs: int) -> list[range]:
+    """Contiguous ranges over ``len(sizes)`` cases (``sizes`` in elements)
+    covering them all in order: each at most `CHUNK_CASES` cases and about
+    ``n / (4 jobs)`` of them, and at most `CHUNK_ELEMENTS` elements unless a
+    single case is larger."""
+    n = len(sizes)
+    target = max(1, min(CHUNK_CASES, math.ceil(n / (4 * max(1, jobs)))))
+    out: list[range] = []
+    start, elements = 0, 0
+    for i, size in enumerate(sizes):
+        if i > start and (i - start >= target or elements + size > CHUNK_ELEMENTS):
+            out.append(range(start, i))
+            start, elements = i, 0
+        elements += size
+    if n:
+        out.append(range(start, n))
+    return out
+
+
+class _Placer:
+    """The position of each result within a list of cases, found by case id:
+    the runner reports batched results out of order (ids are unique in a
+    suite; a repeated id takes the positions in order)."""
+
+    def __init__(self, cases: Sequence[Case]) -> None:
+        self._slots: dict[str, deque[int]] = {}
+        for i, case in enumerate(cases):
+            self._slots.setdefault(case.id, deque()).append(i)
+
+    def __call__(self, result: CaseResult) -> int:
+        return self._slots[result.case_id].popleft()
+
+
+def run_in_process(pairs: Sequence[Pair], backend: Backend, *, overrides: Overrides | None = None,
+                   progress: Progress | None = None) -> RunOutcome:
+    """``--no-isolate``: the runner in this process, as one batch (a crash
+    ends the run, nothing times out).  Ctrl-C keeps the results known so
+    far."""
+    from dmlconform.runner import run_cases
+
+    results: list[CaseResult | None] = [None] * len(pairs)
+    place = _Placer([case for _, case in pairs])
+
+    def done(result: CaseResult) -> None:
+        results[place(result)] = result
+        if progress is not None:
+            progress(result)
+
+    try:
+        run_cases(pairs, backend, overrides=overrides, progress=done)
+    except KeyboardInterrupt:
+        return RunOutcome(tuple(r for r in results if r is not None), interrupted=True)
+    return RunOutcome(tuple(r for r in results if r is not None))
+
+
+def run_isolated(pairs: Sequence[Pair], backend: str, options: Mapping[str, str] | None = None, *,
+                 jobs: int, timeout: float = DEFAULT_TIMEOUT, overrides: Overrides | None = None,
+                 progress: Progress | None = None) -> RunOutcome:
+    """Run ``pairs`` on backend ``backend`` (a registry name, built in each
+    worker with ``options``) in ``jobs`` worker processes; see the module
+    docstring for crashes, hangs and Ctrl-C.  Raises `BackendLoadError` when
+    a worker cannot build the backend."""
+    if jobs < 1 or timeout <= 0:
+        raise ValueError(f"jobs={jobs} must be >= 1 and timeout={timeout} > 0")
+    pool = _Pool(pairs, _WorkerArgs(backend, dict(options or {}), dict(overrides or {})),
+                 jobs=jobs, timeout=timeout, progress=progress)
+    return pool.run()
+
+
+# --------------------------------------------------------------------------- worker side
+
+
+@dataclass(frozen=True, slots=True)
+class _WorkerArgs:
+    """What a worker needs to build its backend (pickled to the child)."""
+
+    backend: str
+    options: dict[str, str]
+    overrides: dict[tuple[str, str], ToleranceOverride]
+
+
+def _ignore_sigint() -> None:
+    """Leave Ctrl-C to the parent (only where the platform has SIGINT)."""
+    if hasattr(signal, "SIGINT"):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
+    """A worker's life: build the backend, say ``ready``, then run each job
+    sent (``(pairs, alone)``) until told to stop (None) or the pipe closes.
+    Messages: ``("ready", info)``, ``("fatal", text)``, ``("start", i)``,
+    ``("result", i, CaseResult)``, ``("done",)``; ``i`` counts in the job."""
+    _ignore_sigint()
+    from dmlconform.backends.registry import load_backend
+
+    try:
+        backend = load_backend(args.backend, args.options)
+        info = backend.info()
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises
+        conn.send(("fatal", getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"))
+        return
+    conn.send(("ready", info))
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        pairs, alone = job
+        _run_job(conn, backend, pairs, alone=alone, overrides=args.overrides)
+        conn.send(("done",))
+
+
+def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bool,
+             overrides: Overrides) -> None:
+    """``pairs`` through the runner (one call, or one call per case when
+    ``alone``), each start and each result sent to the parent."""
+    from dmlconform.runner import run_cases
+
+    place = _Placer([case for _, case in pairs])
+    parts = [range(i, i + 1) for i in range(len(pairs))] if alone else [range(len(pairs))]
+    for part in parts:
+        run_cases([pairs[i] for i in part], backend, overrides=overrides,
+                  on_start=lambda i, base=part.start: conn.send(("start", base + i)),
+                  progress=lambda r: conn.send(("result", place(r), r)))
+
+
+# --------------------------------------------------------------------------- parent side
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """Cases (global indices, in order) for one worker.  ``kind``: "chunk"
+    (one runner call), "confirm" (one suspect alone in a fresh worker;
+    ``rest`` are the cases in flight with it), "probe" (one runner call per
+    case).  ``origin`` is the first suspect of the crash being traced and
+    ``death`` how that worker died."""
+
+    kind: str
+    indices: tuple[int, ...]
+    rest: tuple[int, ...] = ()
+    origin: int = -1
+    death: str = ""
+
+    @property
+    def fresh(self) -> bool:
+        return self.kind == "confirm"
+
+
+@dataclass(eq=False)
+class _Worker:
+    """One worker process as the parent sees it."""
+
+    process: Any                      # multiprocessing.process.BaseProcess
+    conn: Connection
+    deadline: float                   # time.monotonic() by which it must say something
+    ready: bool = False
+    used: bool = False                # has taken a job (a fresh one has not)
+    job: _Job | None = None
+    sent: bool = False                # the job has been sent
+    started: list[int] = field(default_factory=list)   # global indices, in start order
+
+
+def describe_exit(code: int | None) -> str:
+    """A worker's exit status in words: ``signal 11 (SIGSEGV)``,
+    ``exit code 0xC0000005`` (a Windows status), ``exit code 3``."""
+    if code is None:
+        return "no exit status"
+    if code < 0:
+        try:
+            return f"signal {-code} ({signal.Signals(-code).name})"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code:#010X}".replace("0X", "0x") if code > 0xFFFF else f"exit code {code}"
+
+
+@contextlib.contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """SIGINT ignored while a worker starts: on POSIX the child inherits the
+    disposition across exec, so a Ctrl-C during its start-up cannot reach
+    it before it ignores SIGINT itself."""
+    if not hasattr(signal, "SIGINT") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _spawn_context() -> Any:
+    """Workers start as fresh interpreters on every platform (as on Windows)."""
+    import multiprocessing
+
+    return multiprocessing.get_context("spawn")
+
+
+class _Pool:
+    """The parent's bookkeeping: a queue of jobs, up to ``jobs`` workers, a
+    result slot per case."""
+
+    def __init__(self, pairs: Sequence[Pair], args: _WorkerArgs, *, jobs: int, timeout: float,
+                 progress: Progress | None) -> None:
+        self.pairs = list(pairs)
+        self.args = args
+        self.timeout = timeout
+        self.progress = progress
+        self.results: list[CaseResult | None] = [None] * len(self.pairs)
+        self.missing = len(self.pairs)
+        chunks = plan_chunks([case_elements(c) for _, c in self.pairs], jobs)
+        self.queue: deque[_Job] = deque(_Job("chunk", tuple(r)) for r in chunks)
+        self.slots = min(jobs, len(chunks))
+        self.workers: list[_Worker] = []
+        self.info: BackendInfo | None = None
+        self.ctx = _spawn_context()
+
+    def run(self) -> RunOutcome:
+        interrupted = False
+        try:
+            while self.missing:
+                self._dispatch()
+                self._step()
+        except KeyboardInterrupt:
+            interrupted = True
+        finally:
+            for worker in list(self.workers):
+                self._stop(worker)
+        return RunOutcome(tuple(r for r in self.results if r is not None), interrupted=interrupted)
+
+    # -- scheduling
+
+    def _dispatch(self) -> None:
+        """Give queued jobs to idle workers, starting workers as needed; a
+        job that needs a fresh worker retires a used one."""
+        while self.queue:
+            idle = [w for w in self.workers if w.job is None]
+            job = self.queue[0]
+            worker = next((w for w in idle if not (job.fresh and w.used)), None)
+            if worker is None and idle and len(self.workers) >= self.slots:
+                self._stop(idle[0])
+            if worker is None and len(self.workers) < self.slots:
+                worker = self._spawn()
+            if worker is None:
+                return
+            self.queue.popleft()
+            worker.job, worker.used, worker.sent, worker.started = job, True, False, []
+            self._send(worker)
+
+    def _spawn(self) -> _Worker:
+        parent, child = self.ctx.Pipe(duplex=True)
+        process = self.ctx.Process(target=_worker_main, args=(child, self.args), daemon=True,
+                                   name="dmlconform-worker")
+        with _sigint_ignored():
+            process.start()
+        child.close()
+        worker = _Worker(process, parent, deadline=time.monotonic() + max(self.timeout, 60.0))
+        self.workers.append(worker)
+        return worker
+
+    def _send(self, worker: _Worker) -> None:
+        if worker.ready and worker.job is not None and not worker.sent:
+            job = worker.job
+            worker.conn.send(([self.pairs[i] for i in job.indices], job.kind == "probe"))
+            worker.sent = True
+            worker.deadline = time.monotonic() + self.timeout
+
+    def _stop(self, worker: _Worker) -> None:
+        """Ask an idle worker to exit; else (or if it does not) terminate,
+        wait, kill: the worker is gone when this returns."""
+        self.workers.remove(worker)
+        if worker.ready and worker.job is None and worker.process.is_alive():
+            with contextlib.suppress(OSError):
+                worker.conn.send(None)
+                worker.process.join(_GRACE)
+        if worker.process.is_alive():
+            worker.process.terminate()
+            worker.process.join(_GRACE)
+            if worker.process.is_alive():
+                worker.process.kill()
+        worker.process.join()
+        worker.conn.close()
+
+    # -- watching
+
+    def _step(self) -> None:
+        """Wait for a message, a death or the nearest deadline, and act."""
+        busy = [w for w in self.workers if w.job is not None or not w.ready]
+        if not busy:
+            return
+        now = time.monotonic()
+        waiting = min(w.deadline for w in busy) - now
+        from multiprocessing.connection import wait
+
+        ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy], max(0.0, waiting)))
+        for worker in busy:
+            alive = worker.conn not in ready or self._drain(worker)
+            if alive and worker.process.sentinel in ready:
+                alive = self._drain(worker)   # what it said before it died comes first
+            if worker not in self.workers:
+                continue
+            if not alive or worker.process.sentinel in ready:
+                self._died(worker)
+            elif (worker.job is not None or not worker.ready) and time.monotonic() > worker.deadline:
+                self._hung(worker)
+
+    def _drain(self, worker: _Worker) -> bool:
+        """Handle every message waiting; False when the pipe is closed."""
+        try:
+            while worker in self.workers and worker.conn.poll():
+                self._handle(worker, worker.conn.recv())
+        except (EOFError, OSError, pickle.UnpicklingError):
+            return False
+        return True
+
+    def _handle(self, worker: _Worker, message: tuple[Any, ...]) -> None:
+        kind = message[0]
+        job = worker.job
+        if kind == "ready":
+            worker.ready, self.info = True, self.info or message[1]
+            self._send(worker)
+            return
+        if kind == "fatal":
+            raise BackendLoadError(f"a worker process cannot build backend {self.args.backend!r}: {message[1]} "
+                                   "(--no-isolate runs the backend in this process)")
+        assert job is not None, f"worker message {kind!r} without a job"
+        if kind == "start":
+            index = job.indices[message[1]]
+            worker.started.append(index)
+            worker.deadline = time.monotonic() + case_timeout(self.pairs[index][1], self.timeout)
+        elif kind == "result":
+            self._record(job.indices[message[1]], message[2])
+            worker.deadline = max(worker.deadline, time.monotonic() + self.timeout)
+        elif kind == "done":
+            worker.job = None
+            self._finished(job)
+
+    def _record(self, index: int, result: CaseResult) -> None:
+        fresh = self.results[index] is None
+        self.results[index] = result
+        if fresh:
+            self.missing -= 1
+            if self.progress is not None:
+                self.progress(result)
+
+    def _verdict(self, index: int, outcome: Outcome, message: str, seconds: float = 0.0) -> CaseResult:
+        from dmlconform.runner import repro
+
+        case = self.pairs[index][1]
+        info = self.info
+        return CaseResult(
+            case_id=case.id, operator=case.operator, dtype=case.dtype.name, level=case.level.short,
+            dims=case.dimension_count, layout=case.layout.value, outcome=outcome, message=message,
+            expect_supported=case.expect_supported, edges=case.edges, seconds=round(seconds, 6),
+            repro=repro(case, info) if info is not None else "")
+
+    # -- what happened to a job
+
+    def _suspect(self, worker: _Worker) -> tuple[int, tuple[int, ...], tuple[int, ...]]:
+        """(the suspect, the other cases in flight, the cases not started):
+        the suspect is the last case started without a result, else the
+        first case without one."""
+        job = worker.job
+        assert job is not None
+        started = set(worker.started)
+        pending = [i for i in job.indices if self.results[i] is None]
+        in_flight = [i for i in worker.started if self.results[i] is None]
+        suspect = in_flight[-1] if in_flight else pending[0]
+        others = tuple(i for i in in_flight if i != suspect)
+        unstarted = tuple(i for i in pending if i not in started and i != suspect)
+        return suspect, others, unstarted
+
+    def _died(self, worker: _Worker) -> None:
+        worker.process.join(_GRACE)
+        death = describe_exit(worker.process.exitcode)
+        self._stop(worker)
+        if not worker.ready:
+            raise BackendLoadError(f"a worker process died while building backend {self.args.backend!r} "
+                                   f"({death}); --no-isolate runs the backend in this process")
+        job = worker.job
+        if job is None:
+            return
+        if all(self.results[i] is not None for i in job.indices):
+            self._finished(job)   # it died after its last result: nothing is lost
+            return
+        suspect, others, unstarted = self._suspect(worker)
+        if job.kind == "confirm":
+            self._record(suspect, self._verdict(suspect, Outcome.CRASH, f"the backend crashed the worker process "
+                                                f"({death}); run alone in a fresh worker, it crashed again"))
+            self._queue("chunk", tuple(i for i in job.rest if self.results[i] is None))
+        elif job.kind == "probe":
+            self.queue.appendleft(_Job("confirm", (suspect,), rest=tuple(sorted(others + unstarted)),
+                                       origin=job.origin, death=job.death))
+        else:
+            self._queue("chunk", unstarted)
+            self.queue.appendleft(_Job("confirm", (suspect,), rest=others, origin=suspect, death=death))
+
+    def _queue(self, kind: str, indices: tuple[int, ...], origin: int = -1, death: str = "") -> None:
+        """Queue ``indices`` next, unless there are none."""
+        if indices:
+            self.queue.appendleft(_Job(kind, indices, origin=origin, death=death))
+
+    def _finished(self, job: _Job) -> None:
+        """A job ran to its end: fill any hole, and go on tracing a crash."""
+        for i in job.indices:
+            if self.results[i] is None:
+                self._record(i, self._verdict(i, Outcome.ERROR, "harness error: the worker returned no result"))
+        if job.kind == "confirm" and job.rest:
+            self.queue.appendleft(_Job("probe", job.rest, origin=job.origin, death=job.death))
+        elif job.kind in ("confirm", "probe"):
+            self._unexplained(job.origin, job.death)
+
+    def _unexplained(self, origin: int, death: str) -> None:
+        """No case crashes on its own: the first suspect is CRASH anyway."""
+        before = self.results[origin]
+        self.results[origin] = self._verdict(
+            origin, Outcome.CRASH,
+            f"the backend crashed the worker process ({death}) while it ran this case after others; alone it "
+            f"passes, and so does each case that was in flight with it: the crash depends on what ran before "
+            f"(--no-isolate -j 1 runs the original order in one process)",
+            before.seconds if before is not None else 0.0)
+
+    def _hung(self, worker: _Worker) -> None:
+        """No word from the worker by its deadline: TIMEOUT for its case in
+        flight, the worker replaced, the rest of its job queued again."""
+        job = worker.job
+        self._stop(worker)
+        if not worker.ready or job is None:
+            raise BackendLoadError(f"a worker process did not build backend {self.args.backend!r} within "
+                                   f"{max(self.timeout, 60.0):g} s; --no-isolate runs the backend in this process")
+        suspect, others, unstarted = self._suspect(worker)
+        limit = case_timeout(self.pairs[suspect][1], self.timeout)
+        self._record(suspect, self._verdict(suspect, Outcome.TIMEOUT,
+                                            f"no answer within {limit:g} s (--timeout); the worker was stopped",
+                                            limit))
+        if job.kind == "confirm":
+            self._queue("chunk", tuple(i for i in job.rest if self.results[i] is None))
+        elif job.kind == "probe" and not (others or unstarted):
+            self._unexplained(job.origin, job.death)
+        else:
+            self._queue(job.kind, tuple(sorted(others + unstarted)), job.origin, job.death)

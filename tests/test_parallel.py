@@ -1,0 +1,279 @@
+"""Worker processes: the same results as one process, and a crash, an exit or
+a hang costs only the culprit case (issue 7, parts 3 and 4).
+
+The misbehaving backend (tests/backends/misbehaving_backend_pkg) computes
+like ``cpu`` except on the cases its options name; it is installed in a
+temporary folder on ``sys.path``, which spawned workers inherit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dmlconform.backends.cpu import CpuBackend
+from dmlconform.cases.generate import generate
+from dmlconform.cli import main
+from dmlconform.errors import BackendLoadError
+from dmlconform.parallel import (
+    CHUNK_CASES,
+    CHUNK_ELEMENTS,
+    LARGE_ELEMENTS,
+    case_timeout,
+    describe_exit,
+    plan_chunks,
+    run_in_process,
+    run_isolated,
+)
+from dmlconform.report.json_report import dumps, loads
+from dmlconform.results import CaseResult, Outcome
+from dmlconform.spec import model as m
+from dmlconform.spec.load import load_spec
+from tests.backends.install import install
+from tests.conftest import REPO
+
+OPS = ("ACTIVATION_RELU", "ACTIVATION_SOFTSIGN", "ELEMENT_WISE_ABS")   # the order `run` uses
+PACKAGE = REPO / "tests" / "backends" / "misbehaving_backend_pkg"
+POSIX_SIGNALS = hasattr(signal, "SIGSEGV") and sys.platform != "win32"
+
+
+@pytest.fixture(scope="module")
+def pairs():  # type: ignore[no-untyped-def]
+    specs = [load_spec(REPO / "specs" / f"{op}.yaml") for op in OPS]
+    return [(s, c) for s in specs for c in generate(s, m.FeatureLevel.FL_6_4, seed=0)]
+
+
+@pytest.fixture(scope="module")
+def reference(pairs):  # type: ignore[no-untyped-def]
+    return run_in_process(pairs, CpuBackend()).results
+
+
+@pytest.fixture
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The misbehaving backend installed, first on sys.path."""
+    install(PACKAGE, tmp_path / "site")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    return tmp_path / "site"
+
+
+def _same(result: CaseResult) -> str:
+    """A result without its timing; repr, so NaN equals NaN."""
+    return repr(dataclasses.replace(result, seconds=0.0))
+
+
+def _pick(pairs, at: int) -> str:  # type: ignore[no-untyped-def]
+    """The id of the first case from position ``at`` that the backend runs
+    (a configuration outside the table is rejected before ``run``)."""
+    return next(c.id for _, c in pairs[at:] if c.expect_supported)
+
+
+def _by_id(results):  # type: ignore[no-untyped-def]
+    return {r.case_id: r for r in results}
+
+
+def _no_workers_left() -> bool:
+    return not [p for p in multiprocessing.active_children() if p.name == "dmlconform-worker"]
+
+
+# --------------------------------------------------------------------------- planning
+
+
+@given(st.data())
+def test_chunks_are_contiguous_bounded_and_cover_everything(data: st.DataObject) -> None:
+    sizes = data.draw(st.lists(st.integers(min_value=1, max_value=2 * CHUNK_ELEMENTS), max_size=600), label="sizes")
+    jobs = data.draw(st.integers(min_value=1, max_value=16), label="jobs")
+    chunks = plan_chunks(sizes, jobs)
+    assert [i for r in chunks for i in r] == list(range(len(sizes)))
+    for r in chunks:
+        assert len(r) <= CHUNK_CASES
+        assert len(r) == 1 or sum(sizes[i] for i in r) <= CHUNK_ELEMENTS
+    if len(sizes) >= 4 * jobs and max(sizes, default=0) * CHUNK_CASES <= CHUNK_ELEMENTS:
+        assert len(chunks) >= 4 * jobs - 1   # every worker gets several
+
+
+def test_large_cases_get_proportionally_more_time(pairs) -> None:  # type: ignore[no-untyped-def]
+    small = pairs[0][1]
+    assert case_timeout(small, 60.0) == 60.0
+    big = dataclasses.replace(small, inputs=tuple(dataclasses.replace(t, buffer=t.buffer.repeat(
+        2 * LARGE_ELEMENTS // t.buffer.size + 1)) for t in small.inputs))
+    assert case_timeout(big, 60.0) > 120.0
+
+
+def test_exit_statuses_in_words() -> None:
+    assert describe_exit(3) == "exit code 3"
+    assert describe_exit(0xC0000005) == "exit code 0xC0000005"
+    if POSIX_SIGNALS:
+        assert describe_exit(-11) == "signal 11 (SIGSEGV)"
+
+
+# --------------------------------------------------------------------------- same results
+
+
+def test_two_workers_give_the_results_of_one_and_of_in_process(pairs, reference) -> None:  # type: ignore[no-untyped-def]
+    one = run_isolated(pairs, "cpu", jobs=1)
+    two = run_isolated(pairs, "cpu", jobs=2)
+    assert not one.interrupted and not two.interrupted
+    assert [r.case_id for r in two.results] == [c.id for _, c in pairs]
+    assert [_same(r) for r in one.results] == [_same(r) for r in reference]
+    assert [_same(r) for r in two.results] == [_same(r) for r in reference]
+    assert _no_workers_left()
+
+
+def test_a_worker_that_cannot_build_the_backend_is_a_load_error(pairs) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(BackendLoadError) as err:
+        run_isolated(pairs[:3], "no-such-backend", jobs=1)
+    assert err.value.message.startswith("a worker process cannot build backend 'no-such-backend': no backend named")
+    assert _no_workers_left()
+
+
+# --------------------------------------------------------------------------- isolation
+
+
+def _misbehave(pairs, jobs: int = 2, timeout: float = 60.0, **options: str):  # type: ignore[no-untyped-def]
+    return run_isolated(pairs, "misbehaving", options, jobs=jobs, timeout=timeout).results
+
+
+def _only_culprits_differ(results, reference, culprits: dict[str, Outcome]) -> None:  # type: ignore[no-untyped-def]
+    assert [r.case_id for r in results] == [r.case_id for r in reference]
+    for got, want in zip(results, reference):
+        if got.case_id in culprits:
+            assert got.outcome is culprits[got.case_id], got
+        else:
+            assert _same(got) == _same(dataclasses.replace(want, repro=want.repro.replace("cpu", "misbehaving")))
+
+
+def test_a_segfault_is_crash_for_its_case_only(site, pairs, reference) -> None:  # type: ignore[no-untyped-def]
+    culprit = _pick(pairs, 40)
+    results = _misbehave(pairs, crash=culprit)
+    _only_culprits_differ(results, reference, {culprit: Outcome.CRASH})
+    crash = _by_id(results)[culprit]
+    assert crash.message.startswith("the backend crashed the worker process (")
+    assert crash.message.endswith("); run alone in a fresh worker, it crashed again")
+    if POSIX_SIGNALS:
+        assert "(signal 11 (SIGSEGV))" in crash.message
+    assert crash.repro == f"dmlconform run --backend misbehaving --feature-level 6_4 --case '{culprit}' --seed 0"
+    assert _no_workers_left()
+
+
+def test_an_exit_is_crash_with_its_status_and_two_culprits_are_both_found(site, pairs, reference) -> None:  # type: ignore[no-untyped-def]
+    first, second = _pick(pairs, 5), _pick(pairs, 120)
+    results = _misbehave(pairs, jobs=1, exit=first, crash=second)
+    _only_culprits_differ(results, reference, {first: Outcome.CRASH, second: Outcome.CRASH})
+    assert "(exit code 3)" in _by_id(results)[first].message
+
+
+def test_a_crash_that_needs_an_earlier_case_is_still_named(site, pairs, reference) -> None:  # type: ignore[no-untyped-def]
+    """The earlier case ran but was not compared yet when the later one
+    crashed: alone, neither crashes; the one in flight is CRASH anyway."""
+    earlier, later = _pick(pairs, 1), _pick(pairs, 4)
+    assert _by_id(reference)[earlier].outcome is Outcome.PASS   # compared in a batch, after the crash
+    results = _misbehave(pairs, jobs=1, crash=later, after=earlier)
+    _only_culprits_differ(results, reference, {later: Outcome.CRASH})
+    assert "alone it passes, and so does each case that was in flight with it" in _by_id(results)[later].message
+
+
+def test_a_hang_is_timeout_and_the_rest_still_runs(site, pairs, reference) -> None:  # type: ignore[no-untyped-def]
+    culprit = _pick(pairs, 70)
+    started = time.monotonic()
+    results = _misbehave(pairs, timeout=1.0, hang=culprit)
+    assert time.monotonic() - started < 30
+    _only_culprits_differ(results, reference, {culprit: Outcome.TIMEOUT})
+    timeout = _by_id(results)[culprit]
+    assert timeout.message == "no answer within 1 s (--timeout); the worker was stopped" and timeout.seconds == 1.0
+    assert _no_workers_left()
+
+
+def test_interrupted_runs_keep_the_results_so_far(pairs) -> None:  # type: ignore[no-untyped-def]
+    order = [c.id for _, c in pairs]
+    runs = (lambda progress: run_isolated(pairs, "cpu", jobs=2, progress=progress),
+            lambda progress: run_in_process(pairs, CpuBackend(), progress=progress))
+    for execute in runs:
+        seen: list[str] = []
+
+        def stop_at_20(result: CaseResult) -> None:
+            seen.append(result.case_id)
+            if len(seen) == 20:
+                raise KeyboardInterrupt
+
+        outcome = execute(stop_at_20)
+        assert outcome.interrupted and len(outcome.results) == 20
+        assert sorted(seen) == sorted(r.case_id for r in outcome.results)
+        assert [order.index(r.case_id) for r in outcome.results] == sorted(order.index(i) for i in seen)
+    assert _no_workers_left()
+
+
+# --------------------------------------------------------------------------- the run command
+
+
+def test_run_reports_the_culprits_and_goes_on(site, tmp_path, pairs) -> None:  # type: ignore[no-untyped-def]
+    crash, hang = _pick(pairs, 10), _pick(pairs, 100)
+    args = ["run", "--backend", "misbehaving", "--backend-arg", f"crash={crash}", "--backend-arg", f"hang={hang}",
+            "--timeout", "1", "-j", "2", "--no-progress", "-o", str(tmp_path / "r"), *[a for op in OPS
+                                                                                     for a in ("--op", op)]]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 1, result.output
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    outcomes = {c["case_id"]: c["outcome"] for c in report["cases"]}
+    assert len(outcomes) == len(pairs) and report["run"]["interrupted"] is False
+    assert {i: o for i, o in outcomes.items() if o in ("CRASH", "TIMEOUT")} == {crash: "CRASH", hang: "TIMEOUT"}
+    assert not {o for o in outcomes.values()} - {"PASS", "NOT_SUPPORTED", "CRASH", "TIMEOUT"}
+
+
+def test_run_no_isolate_gives_the_same_report(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    reports = []
+    for flags in (["--no-isolate"], ["-j", "2"]):
+        out = tmp_path / flags[0].strip("-")
+        result = CliRunner().invoke(main, ["run", "--op", "ELEMENT_WISE_ABS", "--no-progress", "-o", str(out), *flags])
+        assert result.exit_code == 0, result.output
+        report = json.loads((out / "report.json").read_text())
+        for key in ("started", "finished", "run_id", "command"):
+            report["run"].pop(key)
+        for c in report["cases"] + report["groups"]:
+            c.pop("seconds")
+        reports.append(report)
+    assert reports[0] == reports[1]
+
+
+def test_interrupted_flag_round_trips_through_report_json() -> None:
+    from tests.report.fixtures import sample_run
+
+    run = dataclasses.replace(sample_run(), interrupted=True)
+    assert loads(dumps(run), path="report.json").interrupted is True
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGINT") or sys.platform == "win32",
+                    reason="sends SIGINT to a child process (POSIX)")
+def test_ctrl_c_writes_the_partial_report_and_exits_130(site, tmp_path, pairs) -> None:  # type: ignore[no-untyped-def]
+    hang, marker, out = _pick(pairs, 60), tmp_path / "hanging", tmp_path / "r"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-c", "from dmlconform.cli import main; main()", "run", "--backend", "misbehaving",
+               "--backend-arg", f"hang={hang}", "--backend-arg", f"marker={marker}", "-j", "2", "--timeout", "600",
+               "--no-progress", "-o", str(out), *[a for op in OPS for a in ("--op", op)]]
+    child = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert marker.exists(), child.communicate(timeout=10)
+        child.send_signal(signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=30)
+    finally:
+        child.kill()
+    assert child.returncode == 130, stderr
+    assert f"cases ran; the reports hold those" in stderr and "Traceback" not in stderr
+    report = json.loads((out / "report.json").read_text())
+    ids = [c["case_id"] for c in report["cases"]]
+    assert report["run"]["interrupted"] is True and 0 < len(ids) < len(pairs) and hang not in ids
+    assert ids == [c.id for _, c in pairs if c.id in set(ids)]   # input order
