@@ -98,3 +98,4 @@ from dmlconform.commands import run_commands  # noqa: E402,F401
 from dmlconform.commands import results_commands  # noqa: E402,F401
 from dmlconform.commands import gating_commands  # noqa: E402,F401
 from dmlconform.commands import validate_commands  # noqa: E402,F401
+from dmlconform.commands import import_commands  # noqa: E402,F401

@@ -42,6 +42,17 @@ Each TENSOR::
     {"dtype": "FLOAT32", "file": "00000.InputTensor.npy", "name": "InputTensor",
      "sizes": [2, 3, 1, 11], "strides": [33, 11, 11, 1]}
 
+Optional keys of a CASE (external vectors, ``dmlconform import onnx``; absent
+in generated cases, ignored by `read_cases`)::
+
+     "origin": "onnx 1.23.2 node test test_softsign (Softsign, opset 1)",  // where it came from
+     "notes": ["ONNX's expected output agrees with the oracle ..."],      // mapping and findings
+     "references": [{"name": "OutputTensor", "file": "00003.reference_OutputTensor.npy"}]
+                                        // the source's own expected output (packed), for reference
+
+`read_notes` returns origin and notes by case id; `run --cases` shows them in
+each such case's message.
+
 ``file`` is a plain name in the folder: a 1-D ``.npy`` array (no pickled
 objects; loaded with ``allow_pickle=False``) of the tensor's data type holding
 at least ``1 + sum((size - 1) * stride)`` elements.  Element ``[i0, i1, ...]``
@@ -59,6 +70,7 @@ import io
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,10 +89,21 @@ _FILE_RE = re.compile(r"^\d{5,}\.[A-Za-z0-9_]+\.npy$")
 
 
 # -- writing ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class CaseExtra:
+    """The optional keys of an external vector's case: where it came from,
+    notes (mapping, findings) and the source's expected outputs by tensor name."""
+
+    origin: str = ""
+    notes: tuple[str, ...] = ()
+    references: tuple[tuple[str, np.ndarray], ...] = ()
+
+
 def write_cases(cases: Iterable[Case], folder: str | Path, *,
-                spec_paths: Mapping[str, str] | None = None) -> int:
+                spec_paths: Mapping[str, str] | None = None, extras: Mapping[str, CaseExtra] | None = None) -> int:
     """Write ``cases`` to ``folder`` (created if missing); returns how many.
-    ``spec_paths`` maps an operator to the spec file its cases came from."""
+    ``spec_paths`` maps an operator to the spec file its cases came from;
+    ``extras`` gives some cases (by id) an origin, notes and references."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     entries, files = [], set()
@@ -89,6 +112,9 @@ def write_cases(cases: Iterable[Case], folder: str | Path, *,
         for tensor, record in zip(case.inputs + case.outputs, entry["inputs"] + entry["outputs"], strict=True):
             write_atomic(folder / record["file"], _npy(tensor.buffer))
             files.add(record["file"])
+        extra = (extras or {}).get(case.id)
+        if extra is not None:
+            _add_extra(entry, extra, index, folder, files)
         entries.append(entry)
     manifest = {"format": FORMAT, "version": VERSION, "specs": dict(sorted((spec_paths or {}).items())),
                 "cases": entries}
@@ -97,6 +123,33 @@ def write_cases(cases: Iterable[Case], folder: str | Path, *,
         if _FILE_RE.match(stale.name) and stale.name not in files:
             stale.unlink()
     return len(entries)
+
+
+def _add_extra(entry: dict[str, Any], extra: CaseExtra, index: int, folder: Path, files: set[str]) -> None:
+    if extra.origin:
+        entry["origin"] = extra.origin
+    if extra.notes:
+        entry["notes"] = list(extra.notes)
+    if extra.references:
+        entry["references"] = []
+        for name, array in extra.references:
+            file = f"{index:05d}.reference_{name}.npy"
+            write_atomic(folder / file, _npy(np.asarray(array).reshape(-1)))
+            files.add(file)
+            entry["references"].append({"name": name, "file": file})
+
+
+def read_notes(folder: str | Path) -> dict[str, tuple[str, ...]]:
+    """Origin and notes of the cases of ``folder`` that have them, by case id
+    (empty for generated cases).  The manifest must be readable (`read_cases`
+    checks the rest)."""
+    cases = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8")).get("cases", [])
+    out: dict[str, tuple[str, ...]] = {}
+    for entry in cases if isinstance(cases, list) else []:
+        if isinstance(entry, dict) and (entry.get("origin") or entry.get("notes")):
+            text = tuple(str(n) for n in entry.get("notes", []) if isinstance(n, str))
+            out[str(entry.get("id"))] = ((str(entry["origin"]),) if entry.get("origin") else ()) + text
+    return out
 
 
 def _manifest_text(manifest: dict[str, Any]) -> str:

@@ -1,0 +1,117 @@
+"""`import onnx`: mapping, skips with reasons, the oracle check, determinism,
+the committed cases/onnx replayed on cpu."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from dmlconform.cases.store import read_cases, read_notes
+from dmlconform.cli import main
+from dmlconform.spec.load import load_spec
+from tests.conftest import REPO
+
+CASES = REPO / "cases" / "onnx"
+
+
+def _spec(op: str):  # type: ignore[no-untyped-def]
+    return load_spec(REPO / "specs" / f"{op}.yaml")
+
+
+def test_committed_cases_replay_green_on_cpu_with_their_notes(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["run", "--cases", str(CASES), "--no-progress", "-o", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output[-2000:]
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert len(report["cases"]) >= 130 and {c["outcome"] for c in report["cases"]} == {"PASS"}
+    softsign = next(c for c in report["cases"] if c["case_id"].endswith("onnx:test_softsign"))
+    assert softsign["message"].startswith("onnx ") and "node test test_softsign (Softsign" in softsign["message"]
+    assert "the oracle's is nearer the exact value" in softsign["message"]
+
+
+def test_committed_cases_cover_the_named_operators_with_mapped_attributes() -> None:
+    cases = {c.id: c for c in read_cases(CASES)}
+    ops = {c.operator for c in cases.values()}
+    assert {"ACTIVATION_SOFTSIGN", "ACTIVATION_SHRINK", "ELEMENT_WISE_SIGN", "ACTIVATION_HARD_SIGMOID",
+            "ELEMENT_WISE_ABS", "ACTIVATION_RELU", "ACTIVATION_LEAKY_RELU", "ACTIVATION_ELU",
+            "ACTIVATION_SCALED_ELU", "ACTIVATION_SIGMOID", "ACTIVATION_TANH", "ACTIVATION_SOFTPLUS",
+            "ACTIVATION_THRESHOLDED_RELU", "ELEMENT_WISE_CLIP", "ELEMENT_WISE_ADD", "ELEMENT_WISE_MULTIPLY",
+            "ELEMENT_WISE_EXP", "ELEMENT_WISE_LOG", "ELEMENT_WISE_SQRT"} <= ops
+    soft = cases["ACTIVATION_SHRINK/FLOAT32/1d/onnx:test_shrink_soft"].attribute_map()
+    assert soft == {"Bias": 1.5, "Threshold": 1.5}           # ONNX lambd=1.5, bias=1.5
+    hard = cases["ACTIVATION_SHRINK/FLOAT32/1d/onnx:test_shrink_hard"].attribute_map()
+    assert hard == {"Bias": 0.0, "Threshold": 1.5}           # bias defaults to 0
+    hs = cases["ACTIVATION_HARD_SIGMOID/FLOAT32/3d/onnx:test_hardsigmoid_default"].attribute_map()
+    assert hs == {"Alpha": float(np.float32(0.2)), "Beta": 0.5}
+    selu = cases["ACTIVATION_SCALED_ELU/FLOAT32/3d/onnx:test_selu_default"].attribute_map()
+    assert selu == {"Alpha": 1.67326319217681884765625, "Gamma": 1.05070102214813232421875}
+    assert cases["ACTIVATION_SOFTPLUS/FLOAT32/3d/onnx:test_softplus"].attribute_map() == {"Steepness": 1.0}
+
+
+def test_numpy_broadcasting_becomes_stride_0() -> None:
+    case = next(c for c in read_cases(CASES) if c.id.endswith("onnx:test_add_bcast"))
+    a, b = case.inputs
+    assert a.sizes == b.sizes == (3, 4, 5)
+    assert b.strides == (0, 0, 1) and case.layout.value == "broadcast"
+
+
+def test_every_case_records_origin_notes_and_onnx_expected_output() -> None:
+    manifest = json.loads((CASES / "manifest.json").read_text())
+    for entry in manifest["cases"]:
+        assert entry["origin"].startswith("onnx ") and entry["notes"], entry["id"]
+        reference = np.load(CASES / entry["references"][0]["file"], allow_pickle=False)
+        assert reference.size == int(np.prod(entry["outputs"][0]["sizes"]))
+    assert len(read_notes(CASES)) == len(manifest["cases"])
+
+
+onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed (pip install -e '.[onnx]')")
+
+
+def test_import_is_byte_identical_to_the_committed_cases_and_lists_skips(tmp_path: Path) -> None:
+    out = tmp_path / "onnx"
+    result = CliRunner().invoke(main, ["import", "onnx", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "skipped test_gelu_tanh_1: Gelu -> ACTIVATION_GELU: ONNX Gelu approximate='tanh'" in result.output
+    assert "skipped test_max_example: Max -> ELEMENT_WISE_MAX: 3 inputs where ELEMENT_WISE_MAX takes 2" in result.output
+    assert "0 beyond it" in result.output
+    if json.loads((CASES / "manifest.json").read_text())["cases"][0]["origin"].split()[1] != onnx.__version__:
+        pytest.skip(f"cases/onnx was made with another onnx version than {onnx.__version__}")
+    assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in CASES.iterdir())
+    for path in CASES.iterdir():
+        assert (out / path.name).read_bytes() == path.read_bytes(), path.name
+
+
+def test_a_wrong_golden_is_judged_against_the_exact_value() -> None:
+    from dmlconform.importers.onnx_node import MAPPINGS, OnnxTest, judge, to_case
+
+    x = np.array([0.3, -2.0, 7.5], dtype=np.float32)
+    exact = x / (1 + np.abs(x))
+    wrong = exact.copy()
+    wrong.view(np.uint32)[0] += 40                            # 40 ULP off at index 0
+    test = OnnxTest("test_fake", "Softsign", 1, (), (x,), (wrong,))
+    spec = _spec("ACTIVATION_SOFTSIGN")
+    case = to_case(test, spec, MAPPINGS["Softsign"])
+    skip, notes = judge(spec, case, wrong)
+    assert skip is None
+    assert "differs from the oracle beyond the tolerance at 1 of 3 elements" in notes[0]
+    assert "the oracle is right" in notes[0] and "index [0]" in notes[0]
+
+
+def test_integer_disagreement_means_onnx_defines_it_differently() -> None:
+    from dmlconform.importers.onnx_node import MAPPINGS, OnnxTest, judge, to_case
+
+    a = np.array([7, -7], dtype=np.int32)
+    b = np.array([2, 2], dtype=np.int32)
+    floor = np.array([3, -4], dtype=np.int32)                 # not the doc's a / b
+    test = OnnxTest("test_fake_div", "Div", 14, (), (a, b), (floor,))
+    spec = _spec("ELEMENT_WISE_DIVIDE")
+    skip, _ = judge(spec, to_case(test, spec, MAPPINGS["Div"]), floor)
+    assert skip is not None and skip.startswith("ONNX defines it differently from the doc: at index [1]")
+
+
+def test_missing_onnx_data_folder_is_a_usage_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["import", "onnx", "--data", str(tmp_path / "nope"), "-o", str(tmp_path)])
+    assert result.exit_code == 2 and "is not a folder" in result.output
