@@ -139,7 +139,7 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
         command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         started=started.isoformat(timespec="seconds"), finished=finished.isoformat(timespec="seconds"),
-        cases=outcome.results, interrupted=outcome.interrupted,
+        cases=_with_notes(outcome.results, cases_dir), interrupted=outcome.interrupted,
     ))
     folder = Path(output) if output else Path("reports") / run_id
     written = write_reports(report, folder)
@@ -155,6 +155,21 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         click.echo(f"interrupted: {len(outcome.results)} of {len(pairs)} cases ran; the reports hold those", err=True)
         sys.exit(ExitCode.INTERRUPTED)
     sys.exit(ExitCode.FINDINGS if report.failed else ExitCode.OK)
+
+
+def _with_notes(results, cases_dir: str | None):  # type: ignore[no-untyped-def]
+    """External vectors (`import onnx`) carry their origin and findings in the
+    manifest: each such case's message shows them (docs/import-onnx.md)."""
+    import dataclasses
+
+    from dmlconform.cases.store import read_notes
+
+    notes = read_notes(cases_dir) if cases_dir else {}
+    if not notes:
+        return results
+    return tuple(dataclasses.replace(r, message="; ".join((r.message, *notes[r.case_id]) if r.message
+                                                          else notes[r.case_id]))
+                 if r.case_id in notes else r for r in results)
 
 
 def _executor(pairs, backend, backend_name: str, options: dict[str, str], *, jobs: int | None, timeout: float,
