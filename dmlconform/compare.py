@@ -15,6 +15,7 @@ elements.
 from __future__ import annotations
 
 import enum
+import functools
 import math
 from dataclasses import dataclass, field
 
@@ -129,8 +130,14 @@ def summary(counts: tuple[int, int, int], total: int) -> str:
 
 
 def finfo(dtype: np.dtype | type) -> ml_dtypes.finfo:
-    """Facts of a float type, numpy's and ml_dtypes' alike."""
-    return ml_dtypes.finfo(np.dtype(dtype))
+    """Facts of a float type, numpy's and ml_dtypes' alike (computed once
+    per type: ml_dtypes builds them afresh on every call)."""
+    return _finfo(np.dtype(dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def _finfo(dtype: np.dtype) -> ml_dtypes.finfo:
+    return ml_dtypes.finfo(dtype)
 
 
 def ordered_bits(x: np.ndarray, *, signed_zero: bool = False) -> np.ndarray:
@@ -179,6 +186,14 @@ def _integer_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def is_float(dtype: np.dtype) -> bool:
     """Whether ``dtype`` is a floating type numpy or ml_dtypes knows."""
+    try:
+        return _is_float(np.dtype(dtype))
+    except TypeError:
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def _is_float(dtype: np.dtype) -> bool:
     try:
         finfo(dtype)
     except (TypeError, ValueError):

@@ -8,6 +8,7 @@ the name of its edge class, which `Case.edges` reports for coverage.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from math import ceil, floor
@@ -43,8 +44,10 @@ class EdgeValue:
     value: np.generic
 
 
+@functools.lru_cache(maxsize=None)
 def edge_values(dtype: DataType) -> tuple[EdgeValue, ...]:
-    """The named edge values of ``dtype`` (DESIGN.md, "Cases")."""
+    """The named edge values of ``dtype`` (DESIGN.md, "Cases"); computed once
+    per type (immutable)."""
     nt = np_dtype(dtype)
     if dtype.is_float:
         return _float_edges(nt)

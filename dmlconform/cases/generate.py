@@ -486,8 +486,13 @@ def _alias(ctx: _Ctx, dtypes: dict[str, DataType]) -> tuple[str, str] | None:
 
 def _edges_fill(ctx: _Ctx, found: tuple[Any, ...]) -> Filler:
     """Every input read by the formula holds its pool; others random values."""
+    known: dict[tuple[tuple[str, DataType], ...], dict[str, _Pool]] = {}  # pools per data types: read-only
+
     def fill(dtypes: dict[str, DataType], rng: np.random.Generator, count: int) -> tuple[Values, list[str]]:
-        pools = _pools(ctx.bound, dtypes, found)
+        key = tuple(sorted(dtypes.items()))
+        if key not in known:
+            known[key] = _pools(ctx.bound, dtypes, found)
+        pools = known[key]
         values = {t: _fill(pools[t].values if t in pools else None, count, dtypes[t], rng) for t in ctx.bound.inputs}
         edges = [e for t, p in pools.items() for e in p.edges if _covered(p, e, count)] + ["random"]
         return values, edges

@@ -38,10 +38,13 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
 
     ctx = mp_context(PRECISION)
     coords = np.unravel_index(index, shape)
+    picked = {n: np.broadcast_to(v, shape)[coords] if isinstance(v, np.ndarray) and v.ndim else v
+              for n, v in env.items()}  # every element's operands at once
     out = np.zeros(index.size, dtype=dtype)
     done = np.zeros(index.size, dtype=bool)
+    exacts: list[tuple[int, Any]] = []
     for k in range(index.size):  # rare elements only (module docstring)
-        scalars = {n: _pick(v, coords, k, shape) for n, v in env.items()}
+        scalars = {n: v[k] if isinstance(v, np.ndarray) and v.ndim else v for n, v in picked.items()}
         try:
             exact = _Scalar(ctx, scalars, minmax).run(tree, output)
         except (ZeroDivisionError, ValueError, OverflowError):
@@ -50,40 +53,38 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
             if zeros:
                 out[k], done[k] = 0, True
             continue  # an exact zero: the float64 result has the IEEE sign
-        out[k] = _round(ctx, exact, dtype)
-        done[k] = True
+        exacts.append((k, exact))
+    if exacts:
+        at = np.asarray([k for k, _ in exacts])
+        out[at] = _round(ctx, [e for _, e in exacts], dtype)
+        done[at] = True
     return out, done
 
 
-def _pick(value: Any, coords: tuple[np.ndarray, ...], k: int, shape: tuple[int, ...]) -> Any:
-    if isinstance(value, np.ndarray) and value.ndim:
-        full = np.broadcast_to(value, shape)
-        return full[tuple(c[k] for c in coords)]
-    return value
-
-
-def _round(ctx: Any, exact: Any, dtype: np.dtype) -> Any:
-    """Nearest value of ``dtype`` to ``exact``; ties to even."""
-    from dmlconform.compare import finfo
+def _round(ctx: Any, exacts: list[Any], dtype: np.dtype) -> np.ndarray:
+    """Nearest values of ``dtype`` to each of ``exacts``; ties to even.  The
+    float64 guess and its two neighbours are found for all at once; mpmath
+    picks the nearest of the three per value."""
+    from dmlconform.compare import finfo, ordered_bits
     from dmlconform.formula.rounding import to_float
 
-    if ctx.isnan(exact) or ctx.isinf(exact):
-        return np.asarray([float(exact)]).astype(dtype)[0]
     info = finfo(dtype)
     largest = ctx.mpf(float(info.max))
-    if abs(exact) >= largest + ctx.ldexp(1, int(info.maxexp) - 2 - int(info.nmant)):  # max + half its ULP
-        return np.asarray([math.copysign(math.inf, float(ctx.sign(exact)))]).astype(dtype)[0]  # overflows
-    guess = to_float(np.asarray([float(exact)]), dtype)
-    candidates = np.concatenate([guess, neighbours(guess, -1), neighbours(guess, 1)])
-    finite = [c for c in candidates if math.isfinite(float(c))]
-    best = min(finite, key=lambda c: (abs(ctx.mpf(float(c)) - exact), _odd(c)))
-    return best
-
-
-def _odd(c: Any) -> bool:
-    from dmlconform.compare import ordered_bits
-
-    return bool(int(ordered_bits(np.asarray([c]))[0]) & 1)
+    half_top = ctx.ldexp(1, int(info.maxexp) - 2 - int(info.nmant))  # max + half its ULP overflows
+    guess = to_float(np.asarray([float(e) for e in exacts], dtype=np.float64), dtype)
+    candidates = (guess, neighbours(guess, -1), neighbours(guess, 1))
+    odd = [(ordered_bits(c) & 1).astype(bool) for c in candidates]
+    out = guess.copy()
+    for k, exact in enumerate(exacts):
+        if ctx.isnan(exact) or ctx.isinf(exact):
+            out[k] = np.asarray([float(exact)]).astype(dtype)[0]
+        elif abs(exact) >= largest + half_top:
+            out[k] = np.asarray([math.copysign(math.inf, float(ctx.sign(exact)))]).astype(dtype)[0]
+        else:
+            finite = [j for j, c in enumerate(candidates) if math.isfinite(float(c[k]))]
+            best = min(finite, key=lambda j: (abs(ctx.mpf(float(candidates[j][k])) - exact), bool(odd[j][k])))
+            out[k] = candidates[best][k]
+    return out
 
 
 class _Scalar:
