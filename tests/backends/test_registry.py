@@ -89,8 +89,10 @@ def test_bad_option_names_the_options(site: Path) -> None:
 def test_unknown_name_lists_installed_and_suggests(site: Path) -> None:
     with pytest.raises(BackendLoadError) as err:
         load_backend("cpuu", {})
-    assert err.value.message == ("no backend named 'cpuu' (installed: cpu, fake, fake-broken, fake-not-a-backend, "
-                                 "fake-offline); did you mean 'cpu'?")
+    # the package's own entry points (external, onnxruntime, ...) are listed too, between these
+    assert err.value.message.startswith("no backend named 'cpuu' (installed: cpu, ")
+    assert "fake, fake-broken, fake-not-a-backend, fake-offline" in err.value.message
+    assert err.value.message.endswith("); did you mean 'cpu'?")
 
 
 def test_unavailable_backend_loads_and_says_why(site: Path) -> None:
@@ -103,7 +105,7 @@ def test_backends_json_lists_every_backend(site: Path) -> None:
     result = CliRunner().invoke(main, ["backends", "--format", "json"])
     assert result.exit_code == 0, result.output
     rows = {r["name"]: r for r in json.loads(result.output)}
-    assert sorted(rows) == ["cpu", "fake", "fake-broken", "fake-not-a-backend", "fake-offline"]
+    assert {"cpu", "fake", "fake-broken", "fake-not-a-backend", "fake-offline"} <= set(rows)
     assert rows["cpu"]["available"] is True and rows["cpu"]["feature_level"] == "6_4"
     assert rows["fake-offline"] == {"available": False, "device": "none", "distribution": "fake-dml-backend 1.2.3",
                                     "feature_level": "6_4", "name": "fake-offline", "reason": "libfake.so not found",
