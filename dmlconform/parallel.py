@@ -29,9 +29,12 @@ at ``-j 1``, and the parent only schedules, watches and collects:
   message saying the crash needs what ran before it (``--no-isolate``
   reproduces the original order in one process).  Cases of the chunk that
   had not started go on in a replacement worker at once.
-* **Hang**: a worker that sends nothing for `case_timeout` seconds after
-  starting a case is stopped (terminate, then kill) and replaced; that case
-  is TIMEOUT and the rest of its chunk runs again in the new worker.
+* **Hang**: a backend that has not returned `case_timeout` seconds after
+  starting a case (the worker reports each return) gets its worker stopped
+  (terminate, then kill) and replaced; that case is TIMEOUT and the rest of
+  its chunk runs again in the new worker.  A worker whose harness compares
+  for far longer than that without a result (`_HARNESS_SECONDS`) is
+  stopped the same way, the case ERROR.
 * **Ctrl-C**: workers ignore SIGINT (where the platform has it), so only the
   parent sees it; it stops the workers and returns the results it has,
   marked ``interrupted``.
@@ -72,6 +75,10 @@ LARGE_ELEMENTS = 2 ** 22
 CHUNK_CASES = 256
 #: Most tensor elements in one chunk (one case larger than this runs alone).
 CHUNK_ELEMENTS = 2 ** 22
+#: Least seconds the harness may spend comparing a chunk's results without a
+#: word (times elements / `LARGE_ELEMENTS` for a large chunk) before the
+#: worker is taken for hung.
+_HARNESS_SECONDS = 300.0
 #: Seconds a stopped worker gets to exit after terminate() before kill().
 _GRACE = 2.0
 
@@ -202,6 +209,7 @@ def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
         conn.send(("fatal", getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"))
         return
     conn.send(("ready", info))
+    backend = _Watched(backend, conn)
     while True:
         try:
             job = conn.recv()
@@ -212,6 +220,25 @@ def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
         pairs, alone = job
         _run_job(conn, backend, pairs, alone=alone, overrides=args.overrides)
         conn.send(("done",))
+
+
+class _Watched:
+    """The backend, telling the parent each time its ``run`` returns: from
+    then until the next case starts, the time is the harness's (the oracle
+    and the comparison), not the backend's."""
+
+    def __init__(self, backend: Backend, conn: Connection) -> None:
+        self.backend, self.conn = backend, conn
+
+    def info(self) -> BackendInfo:
+        return self.backend.info()
+
+    def supports(self, spec: Spec, case: Case) -> Any:
+        return self.backend.supports(spec, case)
+
+    def run(self, spec: Spec, case: Case, buffers: Mapping[str, Any]) -> None:
+        self.backend.run(spec, case, buffers)
+        self.conn.send(("ran",))
 
 
 def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bool,
@@ -258,6 +285,8 @@ class _Worker:
     conn: Connection
     deadline: float                   # time.monotonic() by which it must say something
     ready: bool = False
+    running: bool = False             # the backend is running its last started case
+    harness: float = 0.0              # seconds the harness may compare without a word
     used: bool = False                # has taken a job (a fresh one has not)
     job: _Job | None = None
     sent: bool = False                # the job has been sent
@@ -365,7 +394,9 @@ class _Pool:
         if worker.ready and worker.job is not None and not worker.sent:
             job = worker.job
             worker.conn.send(([self.pairs[i] for i in job.indices], job.kind == "probe"))
-            worker.sent = True
+            worker.sent, worker.running = True, False
+            elements = sum(case_elements(self.pairs[i][1]) for i in job.indices)
+            worker.harness = max(self.timeout, _HARNESS_SECONDS) * max(1.0, elements / LARGE_ELEMENTS)
             worker.deadline = time.monotonic() + self.timeout
 
     def _stop(self, worker: _Worker) -> None:
@@ -430,10 +461,17 @@ class _Pool:
         if kind == "start":
             index = job.indices[message[1]]
             worker.started.append(index)
+            worker.running = True
             worker.deadline = time.monotonic() + case_timeout(self.pairs[index][1], self.timeout)
-        elif kind == "result":
-            self._record(job.indices[message[1]], message[2])
-            worker.deadline = max(worker.deadline, time.monotonic() + self.timeout)
+        elif kind in ("ran", "result"):
+            if kind == "result":
+                index = job.indices[message[1]]
+                self._record(index, message[2])
+                worker.running = worker.running and index != worker.started[-1]
+            else:
+                worker.running = False
+            if not worker.running:
+                worker.deadline = time.monotonic() + worker.harness
         elif kind == "done":
             worker.job = None
             self._finished(job)
@@ -525,17 +563,23 @@ class _Pool:
 
     def _hung(self, worker: _Worker) -> None:
         """No word from the worker by its deadline: TIMEOUT for its case in
-        flight, the worker replaced, the rest of its job queued again."""
+        flight (ERROR when the backend had returned and the harness was
+        comparing), the worker replaced, the rest of its job queued again."""
         job = worker.job
         self._stop(worker)
         if not worker.ready or job is None:
             raise BackendLoadError(f"a worker process did not build backend {self.args.backend!r} within "
                                    f"{max(self.timeout, 60.0):g} s; --no-isolate runs the backend in this process")
         suspect, others, unstarted = self._suspect(worker)
-        limit = case_timeout(self.pairs[suspect][1], self.timeout)
-        self._record(suspect, self._verdict(suspect, Outcome.TIMEOUT,
-                                            f"no answer within {limit:g} s (--timeout); the worker was stopped",
-                                            limit))
+        if worker.running:
+            limit = case_timeout(self.pairs[suspect][1], self.timeout)
+            verdict = self._verdict(suspect, Outcome.TIMEOUT,
+                                    f"no answer within {limit:g} s (--timeout); the worker was stopped", limit)
+        else:
+            verdict = self._verdict(suspect, Outcome.ERROR, f"harness error: the comparison of this case's chunk "
+                                    f"gave no result within {worker.harness:g} s; the worker was stopped",
+                                    worker.harness)
+        self._record(suspect, verdict)
         if job.kind == "confirm":
             self._queue("chunk", tuple(i for i in job.rest if self.results[i] is None))
         elif job.kind == "probe" and not (others or unstarted):
