@@ -384,7 +384,7 @@ def test_an_invalid_spec_is_reported_at_its_line(tmp_path):
     folder = copy_specs(tmp_path / "specs", ("ACTIVATION_SOFTSIGN",))
     edit(folder / "ACTIVATION_SOFTSIGN.yaml", "introduced: '1_0'", "introduced: '9_9'")
     result = run("diff", "--specs", str(folder))
-    assert result.exit_code == 2 and f"{folder / 'ACTIVATION_SOFTSIGN.yaml'}:5:" in result.stderr
+    assert result.exit_code == 2 and f"{folder / 'ACTIVATION_SOFTSIGN.yaml'}:6:" in result.stderr
 
 
 def test_op_accepts_the_struct_name(subset):
