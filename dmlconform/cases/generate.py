@@ -43,6 +43,7 @@ default whose constants the formula does not name.  Pointer attributes
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import zlib
 from collections.abc import Iterator
@@ -389,6 +390,8 @@ def _tensor(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[i
     count = buffer_elements(sizes, strides)
     if logical is None:
         buf = np.zeros(count, dtype=nt)
+    elif logical.shape == sizes and count == logical.size and strides == packed_strides(sizes):
+        buf = np.array(logical, dtype=nt).reshape(-1)  # packed: the values in order, no gap to fill
     else:
         buf = np.full(count, _canary(dtype), dtype=nt)
         view = np.lib.stride_tricks.as_strided(buf, shape=sizes, strides=tuple(s * nt.itemsize for s in strides),
@@ -445,7 +448,7 @@ def _build(ctx: _Ctx, shape: _Shape, fill: Filler) -> Case:
     parts += [shape.tag or shape.layout.value] if shape.tag or shape.layout is not Layout.PACKED else []
     case_id = "/".join(parts)
     rng = _rng(ctx.seed, case_id)
-    count = int(np.prod(shape.sizes))
+    count = math.prod(shape.sizes)
     values, edges = fill(dtypes, rng, count)
     inputs = tuple(_input(ctx, name, dtypes[name], shape, values[name]) for name in ctx.bound.inputs)
     pair = _alias(ctx, dtypes) if shape.layout is Layout.IN_PLACE else None

@@ -228,6 +228,8 @@ class FloatRun:
         nan = inf = None
         for n in self.floats:
             a = part[n]
+            if np.isfinite(np.sum(a, dtype=np.float64)):  # one reduction: usually neither (float64: no overflow)
+                continue
             low, high = np.min(a), np.max(a)
             if np.isnan(low) or np.isnan(high):
                 nan = np.isnan(a) if nan is None else (nan | np.isnan(a))
