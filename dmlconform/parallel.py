@@ -46,6 +46,7 @@ comes from the runner in the worker.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import pickle
 import signal
@@ -264,13 +265,15 @@ class _Job:
     (one runner call), "confirm" (one suspect alone in a fresh worker;
     ``rest`` are the cases in flight with it), "probe" (one runner call per
     case).  ``origin`` is the first suspect of the crash being traced and
-    ``death`` how that worker died."""
+    ``death`` how that worker died; ``retried``: a worker died before
+    starting any of these cases once already."""
 
     kind: str
     indices: tuple[int, ...]
     rest: tuple[int, ...] = ()
     origin: int = -1
     death: str = ""
+    retried: bool = False
 
     @property
     def fresh(self) -> bool:
@@ -393,7 +396,8 @@ class _Pool:
     def _send(self, worker: _Worker) -> None:
         if worker.ready and worker.job is not None and not worker.sent:
             job = worker.job
-            worker.conn.send(([self.pairs[i] for i in job.indices], job.kind == "probe"))
+            with contextlib.suppress(OSError):   # it died: the next step sees its sentinel
+                worker.conn.send(([self.pairs[i] for i in job.indices], job.kind == "probe"))
             worker.sent, worker.running = True, False
             elements = sum(case_elements(self.pairs[i][1]) for i in job.indices)
             worker.harness = max(self.timeout, _HARNESS_SECONDS) * max(1.0, elements / LARGE_ELEMENTS)
@@ -523,6 +527,9 @@ class _Pool:
             return
         if all(self.results[i] is not None for i in job.indices):
             self._finished(job)   # it died after its last result: nothing is lost
+            return
+        if not worker.started and not job.retried:   # died before its first case: once is no evidence
+            self.queue.appendleft(dataclasses.replace(job, retried=True))
             return
         suspect, others, unstarted = self._suspect(worker)
         if job.kind == "confirm":

@@ -167,11 +167,13 @@ def test_a_segfault_is_crash_for_its_case_only(site, pairs, reference) -> None: 
     assert _no_workers_left()
 
 
-def test_an_exit_is_crash_with_its_status_and_two_culprits_are_both_found(site, pairs, reference) -> None:  # type: ignore[no-untyped-def]
-    first, second = _pick(pairs, 5), _pick(pairs, 120)
-    results = _misbehave(pairs, jobs=1, exit=first, crash=second)
-    _only_culprits_differ(results, reference, {first: Outcome.CRASH, second: Outcome.CRASH})
+def test_exit_and_abort_are_crash_with_their_status_and_every_culprit_is_found(site, pairs, reference) -> None:  # type: ignore[no-untyped-def]
+    first, second, third = _pick(pairs, 5), _pick(pairs, 80), _pick(pairs, 120)
+    results = _misbehave(pairs, jobs=1, exit=first, abort=second, crash=third)
+    _only_culprits_differ(results, reference, {first: Outcome.CRASH, second: Outcome.CRASH, third: Outcome.CRASH})
     assert "(exit code 3)" in _by_id(results)[first].message
+    if POSIX_SIGNALS:
+        assert "(signal 6 (SIGABRT))" in _by_id(results)[second].message
 
 
 def test_a_crash_that_needs_an_earlier_case_is_still_named(site, pairs, reference) -> None:  # type: ignore[no-untyped-def]

@@ -5,7 +5,8 @@ case (issue 7, part 4).  Installed like tests/backends/fake_backend_pkg.
 
 Options (``--backend-arg KEY=PATTERN``, a case id or an fnmatch pattern):
 ``crash`` reads address 0 (SIGSEGV; an access violation on Windows),
-``exit`` ends the process with status 3 (``os._exit``), ``hang`` sleeps
+``exit`` ends the process with status 3 (``os._exit``), ``abort`` calls
+``os.abort`` (SIGABRT), ``hang`` sleeps
 forever (first touching the file ``marker`` when given), and with ``after``
 a ``crash`` case crashes only once an ``after`` case has run in the same
 process (a crash that needs what ran before it).
@@ -31,10 +32,11 @@ from dmlconform.spec.model import Spec
 class MisbehavingBackend:
     """``cpu``, except on the cases its options name."""
 
-    def __init__(self, *, crash: str = "", exit: str = "", hang: str = "", after: str = "",
+    def __init__(self, *, crash: str = "", exit: str = "", abort: str = "", hang: str = "", after: str = "",
                  marker: str = "", feature_level: str | None = None) -> None:
         self.cpu = CpuBackend(feature_level)
-        self.crash, self.exit, self.hang, self.after, self.marker = crash, exit, hang, after, marker
+        self.crash, self.exit, self.abort, self.hang = crash, exit, abort, hang
+        self.after, self.marker = after, marker
         self.armed = not after
 
     def info(self) -> BackendInfo:
@@ -49,6 +51,8 @@ class MisbehavingBackend:
             ctypes.string_at(0)
         if self._hits(self.exit, case):
             os._exit(3)
+        if self._hits(self.abort, case):
+            os.abort()
         if self._hits(self.hang, case):
             if self.marker:
                 Path(self.marker).write_text(case.id)
