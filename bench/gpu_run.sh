@@ -12,7 +12,10 @@ cd "$(dirname "$0")/.."
 OUT="${OUT:?set OUT to a folder for the reports}"
 PY="${PYTHON:-python}"
 mkdir -p "$OUT"
-"$PY" -m pip install --no-deps -e . >"$OUT/pip.log" 2>&1 || { tail -20 "$OUT/pip.log"; exit 2; }
+# --no-build-isolation first: the GPU machine has no network, and an isolated build would
+# try to download setuptools; fall back to the plain command where setuptools is missing.
+"$PY" -m pip install --no-deps --no-build-isolation -e . >"$OUT/pip.log" 2>&1 \
+  || "$PY" -m pip install --no-deps -e . >>"$OUT/pip.log" 2>&1 || { tail -20 "$OUT/pip.log"; exit 2; }
 "$PY" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, torch.cuda.is_available())"
 "$PY" -m dmlconform backends | tee "$OUT/backends.txt"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee "$OUT/gpu.txt" || true
