@@ -19,6 +19,7 @@ import numpy as np
 from dmlconform.compare import Alternative, Tier, finfo, is_float, ulp_distance
 from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
+from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import midpoints, to_float
 from dmlconform.formula.tree import Call, FormulaTree, walk
 
@@ -142,6 +143,7 @@ class FloatRun:
         self.constants: dict[Any, Any] = {}  # literal values, shared by every block
         native = self.dtype if self.dtype in (np.float16, np.float32, np.float64) else np.dtype(np.float32)
         self.literal_type = native.type
+        self.integer_rounding = rounds_to_integer(tree)
 
     # -- evaluation ------------------------------------------------------
     def run(self, arrays: Mapping[str, np.ndarray], *, track: bool, minmax: str = "propagate",
@@ -362,7 +364,8 @@ class FloatRun:
         values, _, _ = self.run(self.subset(index), track=False, work=np.longdouble)
         values = np.broadcast_to(values, index.shape)
         finite = np.isfinite(values)
-        wider = np.finfo(np.longdouble).maxexp > np.finfo(np.float64).maxexp
+        # long double's 64 bits cannot hold trunc(a / b) of a huge quotient
+        wider = np.finfo(np.longdouble).maxexp > np.finfo(np.float64).maxexp and not self.integer_rounding
         changed = 0
         if wider and finite.any():
             at = index[finite]

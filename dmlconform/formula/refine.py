@@ -19,10 +19,28 @@ import numpy as np
 from dmlconform.formula.printer import expr_text
 from dmlconform.formula.rounding import neighbours
 from dmlconform.formula.tree import (
-    Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, Value,
+    Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, Value, walk,
 )
 
 PRECISION = 256
+#: Functions that round to an integer: ``trunc(a / b)`` of float64 operands
+#: has up to 1024 + 1074 bits before the point (1.8e308 / 5e-324), and the
+#: remainder ``a - b * trunc(a / b)`` needs every one of them.
+INTEGER_ROUNDING = frozenset({"floor", "ceil", "round", "trunc"})
+#: Enough bits for the integer part of any quotient of float64 values, plus
+#: `PRECISION` after the point.
+WIDE_PRECISION = PRECISION + 1024 + 1074 + 64
+
+
+def rounds_to_integer(tree: FormulaTree) -> bool:
+    """Whether ``tree`` calls floor, ceil, round or trunc."""
+    return any(isinstance(n, Call) and n.func.lower() in INTEGER_ROUNDING
+               for s in tree.assignments for n in walk(s.value))
+
+
+def precision(tree: FormulaTree) -> int:
+    """The working precision of the exact evaluation of ``tree``."""
+    return WIDE_PRECISION if rounds_to_integer(tree) else PRECISION
 
 
 def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: tuple[int, ...],
@@ -36,29 +54,94 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
     result is not finite, so it has none): then it is +0."""
     from dmlconform.formula.functions import mp_context
 
-    ctx = mp_context(PRECISION)
+    ctx = mp_context(precision(tree))
     coords = np.unravel_index(index, shape)
     picked = {n: np.broadcast_to(v, shape)[coords] if isinstance(v, np.ndarray) and v.ndim else v
               for n, v in env.items()}  # every element's operands at once
     out = np.zeros(index.size, dtype=dtype)
     done = np.zeros(index.size, dtype=bool)
-    exacts: list[tuple[int, Any]] = []
-    for k in range(index.size):  # rare elements only (module docstring)
-        scalars = {n: v[k] if isinstance(v, np.ndarray) and v.ndim else v for n, v in picked.items()}
-        try:
-            exact = _Scalar(ctx, scalars, minmax).run(tree, output)
-        except (ZeroDivisionError, ValueError, OverflowError):
+    rows, inverse = _distinct(picked, index.size)
+    exacts = _exact_values(ctx, tree, picked, rows, minmax, output)
+    kept: list[int] = []
+    for r, exact in enumerate(exacts):  # distinct rare elements only (module docstring)
+        if exact is _FAILED:
             continue
         if not isinstance(exact, str) and not ctx.isnan(exact) and exact == 0:
             if zeros:
-                out[k], done[k] = 0, True
+                at = inverse == r
+                out[at], done[at] = 0, True
             continue  # an exact zero: the float64 result has the IEEE sign
-        exacts.append((k, exact))
-    if exacts:
-        at = np.asarray([k for k, _ in exacts])
-        out[at] = _round(ctx, [e for _, e in exacts], dtype)
+        kept.append(r)
+    if kept:
+        rounded = np.zeros(len(exacts), dtype=dtype)
+        rounded[kept] = _round(ctx, [exacts[r] for r in kept], dtype)
+        hit = np.zeros(len(exacts), dtype=bool)
+        hit[kept] = True
+        at = hit[inverse]
+        out[at] = rounded[inverse[at]]
         done[at] = True
     return out, done
+
+
+#: A failed exact evaluation (division by zero, a domain error).
+_FAILED = object()
+_MISSING = object()
+#: Exact values already computed, per formula tree (held, so its id stays
+#: unique): identical operands recur across the cases of a group (edge values
+#: such as +-max, +-inf and subnormals are in every case).  Bounded.
+_MEMO: dict[int, tuple[FormulaTree, dict[tuple[Any, ...], Any]]] = {}
+MEMO_LIMIT = 1 << 16
+
+
+def _distinct(picked: Mapping[str, Any], size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first position of each distinct row of operands (by bit pattern,
+    as `_Scalar.lift` sees them) and, per position, the index of its row."""
+    columns = [np.asarray(v).astype(np.float64).view(np.uint64)
+               for v in picked.values() if isinstance(v, np.ndarray) and v.ndim]
+    if not columns or size <= 1:
+        return np.arange(size), np.arange(size)
+    matrix = np.stack(columns, axis=1)
+    _, first, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
+
+
+def _exact_values(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: np.ndarray, minmax: str,
+                  output: str | None) -> list[Any]:
+    """The exact value (or `_FAILED`) at each of ``rows``, memoised."""
+    arrays = {n for n, v in picked.items() if isinstance(v, np.ndarray) and v.ndim}
+    fixed = tuple(sorted((n, _key(v)) for n, v in picked.items() if n not in arrays))
+    entry = _MEMO.get(id(tree))
+    if entry is None or entry[0] is not tree:
+        if len(_MEMO) > 64:
+            _MEMO.clear()
+        entry = _MEMO[id(tree)] = (tree, {})
+    memo = entry[1]
+    names = sorted(arrays)
+    values = []
+    for k in rows.tolist():
+        scalars = {n: picked[n][k] for n in names}
+        key = (minmax, fixed, tuple(_key(scalars[n]) for n in names))
+        results = memo.get(key)
+        if results is None:  # every output of the tree at once: a case with several asks for each
+            scalars.update((n, v) for n, v in picked.items() if n not in arrays)
+            try:
+                results = _Scalar(ctx, scalars, minmax).run_all(tree)
+            except (ZeroDivisionError, ValueError, OverflowError):
+                results = {}
+            if len(memo) >= MEMO_LIMIT:
+                memo.clear()
+            memo[key] = results
+        values.append(results.get(output, _FAILED) if results else _FAILED)
+    return values
+
+
+def _key(v: Any) -> Any:
+    """A hashable key telling apart every value `_Scalar.lift` tells apart."""
+    if isinstance(v, (str, Fraction)):
+        return (type(v).__name__, v)
+    if isinstance(v, (bool, np.bool_)):
+        return ("bool", bool(v))
+    return ("float", np.float64(v).view(np.uint64).item())
 
 
 def _round(ctx: Any, exacts: list[Any], dtype: np.dtype) -> np.ndarray:
@@ -103,16 +186,22 @@ class _Scalar:
         return self.ctx.mpf(float(v)) if not isinstance(v, (bool, np.bool_)) else bool(v)
 
     def run(self, tree: FormulaTree, output: str | None) -> Any:
-        result = None
+        return self.run_all(tree).get(output)
+
+    def run_all(self, tree: FormulaTree) -> dict[str | None, Any]:
+        """The last value assigned to each target, and under None the main
+        assignment's value."""
+        results: dict[str | None, Any] = {}
         for s in tree.assignments:
             val = self.value(s.value)
             if s.op != "=":
                 val = self.binary(s.op[0], self.env[s.target], val)
             if s.params is None:
                 self.env[s.target] = val
-            if (s.target == output) if output is not None else (s is tree.main):
-                result = val
-        return result
+            results[s.target] = val
+            if s is tree.main:
+                results[None] = val
+        return results
 
     def value(self, node: Value) -> Any:
         if isinstance(node, Piecewise):
