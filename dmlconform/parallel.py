@@ -353,7 +353,7 @@ class _Pool:
     def run(self) -> RunOutcome:
         interrupted = False
         try:
-            while self.missing:
+            while self.missing or any(w.job is not None and w.job.kind != "chunk" for w in self.workers):
                 self._dispatch()
                 self._step()
         except KeyboardInterrupt:

@@ -176,10 +176,15 @@ def test_exit_and_abort_are_crash_with_their_status_and_every_culprit_is_found(s
         assert "(signal 6 (SIGABRT))" in _by_id(results)[second].message
 
 
-def test_a_crash_that_needs_an_earlier_case_is_still_named(site, pairs, reference) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("last", [False, True], ids=["early", "last case"])
+def test_a_crash_that_needs_an_earlier_case_is_still_named(site, pairs, reference, last: bool) -> None:  # type: ignore[no-untyped-def]
     """The earlier case ran but was not compared yet when the later one
-    crashed: alone, neither crashes; the one in flight is CRASH anyway."""
-    earlier, later = _pick(pairs, 1), _pick(pairs, 4)
+    crashed: alone, neither crashes; the one in flight is CRASH anyway (also
+    when nothing else is left to run)."""
+    supported = [i for i, (_, c) in enumerate(pairs) if c.expect_supported]
+    first, second = (supported[-4], supported[-1]) if last else (supported[1], supported[4])
+    pairs, reference = pairs[:second + 1], reference[:second + 1]
+    earlier, later = pairs[first][1].id, pairs[second][1].id
     assert _by_id(reference)[earlier].outcome is Outcome.PASS   # compared in a batch, after the crash
     results = _misbehave(pairs, jobs=1, crash=later, after=earlier)
     _only_culprits_differ(results, reference, {later: Outcome.CRASH})
