@@ -142,7 +142,7 @@ class _Placer:
 
 
 def run_in_process(pairs: Sequence[Pair], backend: Backend, *, overrides: Overrides | None = None,
-                   progress: Progress | None = None) -> RunOutcome:
+                   progress: Progress | None = None, options: Mapping[str, str] | None = None) -> RunOutcome:
     """``--no-isolate``: the runner in this process, as one batch (a crash
     ends the run, nothing times out).  Ctrl-C keeps the results known so
     far."""
@@ -157,7 +157,7 @@ def run_in_process(pairs: Sequence[Pair], backend: Backend, *, overrides: Overri
             progress(result)
 
     try:
-        run_cases(pairs, backend, overrides=overrides, progress=done)
+        run_cases(pairs, backend, overrides=overrides, progress=done, options=options)
     except KeyboardInterrupt:
         return RunOutcome(tuple(r for r in results if r is not None), interrupted=True)
     return RunOutcome(tuple(r for r in results if r is not None))
@@ -219,7 +219,7 @@ def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
         if job is None:
             return
         pairs, alone = job
-        _run_job(conn, backend, pairs, alone=alone, overrides=args.overrides)
+        _run_job(conn, backend, pairs, alone=alone, overrides=args.overrides, options=args.options)
         conn.send(("done",))
 
 
@@ -243,7 +243,7 @@ class _Watched:
 
 
 def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bool,
-             overrides: Overrides) -> None:
+             overrides: Overrides, options: Mapping[str, str] | None = None) -> None:
     """``pairs`` through the runner (one call, or one call per case when
     ``alone``), each start and each result sent to the parent."""
     from dmlconform.runner import run_cases
@@ -253,7 +253,7 @@ def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bo
     for part in parts:
         run_cases([pairs[i] for i in part], backend, overrides=overrides,
                   on_start=lambda i, base=part.start: conn.send(("start", base + i)),
-                  progress=lambda r: conn.send(("result", place(r), r)))
+                  progress=lambda r: conn.send(("result", place(r), r)), options=options)
 
 
 # --------------------------------------------------------------------------- parent side
@@ -497,7 +497,7 @@ class _Pool:
             case_id=case.id, operator=case.operator, dtype=case.dtype.name, level=case.level.short,
             dims=case.dimension_count, layout=case.layout.value, outcome=outcome, message=message,
             expect_supported=case.expect_supported, edges=case.edges, seconds=round(seconds, 6),
-            repro=repro(case, info) if info is not None else "")
+            repro=repro(case, info, self.args.options) if info is not None else "")
 
     # -- what happened to a job
 

@@ -12,6 +12,7 @@ goes into the `CaseResult`.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
@@ -99,10 +100,24 @@ def _relaxed(result: object) -> np.ndarray | None:
     return result.bound_relaxed if getattr(result, "uncertain", None) is not None else None  # type: ignore[attr-defined]
 
 
-def repro(case: Case, info: BackendInfo) -> str:
-    """The one-line command that runs this case again."""
-    return (f"dmlconform run --backend {info.name} --feature-level {case.level.short} "
+def repro(case: Case, info: BackendInfo, options: Mapping[str, str] | None = None) -> str:
+    """The one-line command that runs this case again; ``options`` are the
+    backend's ``--backend-arg KEY=VALUE``, sorted by key and shell-quoted."""
+    return (f"dmlconform run --backend {info.name}{_backend_args(options)} --feature-level {case.level.short} "
             f"--case '{case.id}' --seed {case.seed}")
+
+
+def _with_options(result: CaseResult, options: Mapping[str, str]) -> CaseResult:
+    """``result`` with the backend's options in its repro line."""
+    if not result.repro.startswith("dmlconform run --backend ") or "--backend-arg" in result.repro:
+        return result
+    name, _, rest = result.repro[len("dmlconform run --backend "):].partition(" ")
+    return dataclasses.replace(result, repro=f"dmlconform run --backend {name}{_backend_args(options)} {rest}")
+
+
+def _backend_args(options: Mapping[str, str] | None) -> str:
+    """`` --backend-arg KEY=VALUE`` per option, sorted by key, shell-quoted."""
+    return "".join(f" --backend-arg {shlex.quote(f'{k}={v}')}" for k, v in sorted((options or {}).items()))
 
 
 def _result(case: Case, outcome: Outcome, message: str, info: BackendInfo, started: float,
@@ -355,15 +370,23 @@ def _case_result(case: Case, sparse: Any, lo: int, hi: int, offset: int, size: i
 def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
               progress: Callable[[CaseResult], None] | None = None,
               overrides: Overrides | None = None,
-              on_start: Callable[[int], None] | None = None) -> tuple[CaseResult, ...]:
+              on_start: Callable[[int], None] | None = None,
+              options: Mapping[str, str] | None = None) -> tuple[CaseResult, ...]:
     """Every case, results in input order; ``progress`` is called after each.
 
     Backends run one case at a time; the oracle and the comparison run once
     per batch of cases that share operator, types and attributes.
     ``overrides`` loosens the comparison per (operator, data type);
     ``on_start(i)`` is called just before the backend runs the i-th case (a
-    worker reports it to its parent, which then knows the case in flight)."""
+    worker reports it to its parent, which then knows the case in flight).
+    ``options`` are the backend's construction options (``--backend-arg``):
+    every result's repro line carries them."""
     info = backend.info()
+    if options:
+        plain, progress = progress, None
+        results = run_cases(pairs, backend, progress=plain and (lambda r: plain(_with_options(r, options))),
+                            overrides=overrides, on_start=on_start)
+        return tuple(_with_options(r, options) for r in results)
     oracles = Oracles(overrides=dict(overrides or {}))
     results: list[CaseResult | None] = []
     batches: dict[tuple[object, ...], list[_Pending]] = {}

@@ -123,6 +123,39 @@ def test_on_start_names_each_case_before_the_backend_runs_it() -> None:
     assert seen == [0, 1, 2, 3, 4]
 
 
+def test_repro_carries_the_backend_options_sorted_and_quoted() -> None:
+    pairs = _pairs("ACTIVATION_SOFTSIGN")[:3]
+    seen: list[str] = []
+    options = {"weird": "a b'c", "device": "cuda"}
+    results = run_cases(pairs, CpuBackend(), options=options, progress=lambda r: seen.append(r.repro))
+    want = [f"dmlconform run --backend cpu --backend-arg device=cuda --backend-arg 'weird=a b'\"'\"'c' "
+            f"--feature-level 6_4 --case '{c.id}' --seed 3" for _, c in pairs]
+    assert [r.repro for r in results] == want and sorted(seen) == sorted(want)
+    assert [r.repro for r in run_cases(pairs, CpuBackend())] == [w.replace(
+        " --backend-arg device=cuda --backend-arg 'weird=a b'\"'\"'c'", "") for w in want]
+
+
+@pytest.mark.parametrize("isolate", [(), ("--no-isolate",)], ids=["workers", "no-isolate"])
+def test_a_failing_cases_repro_line_reproduces_it(tmp_path, isolate) -> None:  # type: ignore[no-untyped-def]
+    """--backend faulty --backend-arg faults=...: the repro line has the
+    faults, and running it fails the same case again."""
+    import shlex
+
+    out = tmp_path / "first"
+    first = CliRunner().invoke(main, ["run", "--op", "ACTIVATION_SOFTSIGN", "--dtype", "FLOAT32", "--no-progress",
+                                      "--backend", "faulty", "--backend-arg", "faults=wrong-in-8d", "-j", "1",
+                                      *isolate, "-o", str(out)])
+    assert first.exit_code == 1, first.output
+    failed = [c for c in json.loads((out / "report.json").read_text())["cases"] if c["outcome"] == "FAIL"]
+    assert failed and all("--backend-arg faults=wrong-in-8d " in c["repro"] for c in failed)
+    argv = shlex.split(failed[0]["repro"])
+    assert argv[:2] == ["dmlconform", "run"]
+    again = CliRunner().invoke(main, [*argv[1:], "--no-progress", "-o", str(tmp_path / "again")])
+    assert again.exit_code == 1, again.output
+    cases = json.loads((tmp_path / "again" / "report.json").read_text())["cases"]
+    assert [(c["case_id"], c["outcome"]) for c in cases] == [(failed[0]["case_id"], "FAIL")]
+
+
 def test_negative_cases_are_not_supported_on_the_reference() -> None:
     results = run_cases(_pairs("ACTIVATION_SOFTSIGN"), CpuBackend())
     negative = [r for r in results if not r.expect_supported]

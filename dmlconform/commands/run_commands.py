@@ -179,7 +179,8 @@ def _executor(pairs, backend, backend_name: str, options: dict[str, str], *, job
     from dmlconform.parallel import run_in_process, run_isolated
 
     if not isolate:
-        return lambda progress: run_in_process(pairs, backend, overrides=overrides, progress=progress)
+        return lambda progress: run_in_process(pairs, backend, overrides=overrides, progress=progress,
+                                               options=options)
     return lambda progress: run_isolated(pairs, backend_name, options, jobs=jobs or os.cpu_count() or 1,
                                          timeout=timeout, overrides=overrides, progress=progress)
 
