@@ -230,6 +230,8 @@ class _Watched:
 
     def __init__(self, backend: Backend, conn: Connection) -> None:
         self.backend, self.conn = backend, conn
+        if hasattr(backend, "run_batch"):  # the runner then starts a whole batch before one call
+            self.run_batch = self._run_batch
 
     def info(self) -> BackendInfo:
         return self.backend.info()
@@ -240,6 +242,11 @@ class _Watched:
     def run(self, spec: Spec, case: Case, buffers: Mapping[str, Any]) -> None:
         self.backend.run(spec, case, buffers)
         self.conn.send(("ran",))
+
+    def _run_batch(self, items: Sequence[Any]) -> list[Exception | None]:
+        errors = self.backend.run_batch(items)  # type: ignore[attr-defined]
+        self.conn.send(("ran",))
+        return errors
 
 
 def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bool,

@@ -140,12 +140,8 @@ def _execute(spec: m.Spec, case: Case, backend: Backend, info: BackendInfo,
     buffers = bind(case)
     try:
         backend.run(spec, case, buffers)
-    except NotSupportedError as exc:
-        return _rejected(case, info, started, str(exc) or "not supported"), {}
-    except BackendCrashError as exc:
-        return _result(case, Outcome.CRASH, f"the backend crashed: {exc}", info, started), {}
     except Exception as exc:  # noqa: BLE001 - a backend bug is a FAIL, not a harness error
-        return _result(case, Outcome.FAIL, f"the backend raised {type(exc).__name__}: {exc}", info, started), {}
+        return _failed(case, exc, info, started), {}
     return None, buffers
 
 
@@ -374,8 +370,12 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
               options: Mapping[str, str] | None = None) -> tuple[CaseResult, ...]:
     """Every case, results in input order; ``progress`` is called after each.
 
-    Backends run one case at a time; the oracle and the comparison run once
-    per batch of cases that share operator, types and attributes.
+    Backends run one case at a time, or, when they have ``run_batch``
+    (`backends.base.Backend`), the small cases of one batch key per call; the
+    oracle and the comparison run once per batch of cases that share
+    operator, types and attributes.  With ``run_batch`` every case of the
+    call is started before it (the whole batch is in flight) and its time is
+    split evenly among them.
     ``overrides`` loosens the comparison per (operator, data type);
     ``on_start(i)`` is called just before the backend runs the i-th case (a
     worker reports it to its parent, which then knows the case in flight).
@@ -390,23 +390,114 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     oracles = Oracles(overrides=dict(overrides or {}))
     results: list[CaseResult | None] = []
     batches: dict[tuple[object, ...], list[_Pending]] = {}
+    run_batch = getattr(backend, "run_batch", None)
+    queued: dict[tuple[object, ...], list[tuple[int, m.Spec, Case]]] = {}
+
+    def pending(i: int, spec: m.Spec, case: Case, early: CaseResult | None, buffers: dict[str, np.ndarray],
+                spent: float) -> None:
+        results[i] = early
+        if early is None:  # its time so far, carried over to when the batch is compared
+            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, buffers, spent))
+        elif progress is not None:
+            progress(early)
+
     for i, (spec, case) in enumerate(pairs):
+        results.append(None)
+        if run_batch is not None and _batchable(case):
+            queued.setdefault(_batch_key(spec, case), []).append((i, spec, case))
+            continue
         if on_start is not None:
             on_start(i)
         started = time.perf_counter()
         try:
             early, buffers = _execute(spec, case, backend, info, started)
         except Exception as exc:  # noqa: BLE001 - the harness itself
-            early = _harness_error(case, exc, info, started)
-        results.append(early)
-        if early is None:  # its time so far, carried over to when the batch is compared
-            spent = time.perf_counter() - started
-            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, buffers, spent))
-        elif progress is not None:
-            progress(early)
+            early, buffers = _harness_error(case, exc, info, started), {}
+        pending(i, spec, case, early, buffers, time.perf_counter() - started)
+    for group in queued.values():
+        for part in _parts(group):
+            for item in _execute_batch(part, backend, run_batch, info, on_start):
+                pending(*item)
     for items in batches.values():
         for i, result in _compare_batch(items, info, oracles):
             results[i] = result
             if progress is not None:
                 progress(result)
     return tuple(r for r in results if r is not None)
+
+
+#: A case goes to a backend's ``run_batch`` when it has at most this many
+#: output elements; one call gets cases of at most `BATCH_ELEMENTS` in all
+#: (a large case runs alone through ``run``: no concatenated copy of it).
+BATCH_CASE_ELEMENTS = 1 << 16
+BATCH_ELEMENTS = 1 << 19
+
+
+def _size(case: Case) -> int:
+    return int(np.prod(case.outputs[0].sizes)) if case.outputs else 0
+
+
+def _batchable(case: Case) -> bool:
+    return 0 < _size(case) <= BATCH_CASE_ELEMENTS
+
+
+def _parts(group: list[tuple[int, m.Spec, Case]]) -> Iterable[list[tuple[int, m.Spec, Case]]]:
+    """``group`` in input order, cut into runs of at most `BATCH_ELEMENTS`."""
+    part: list[tuple[int, m.Spec, Case]] = []
+    total = 0
+    for item in group:
+        if part and total + _size(item[2]) > BATCH_ELEMENTS:
+            yield part
+            part, total = [], 0
+        part.append(item)
+        total += _size(item[2])
+    if part:
+        yield part
+
+
+def _execute_batch(part: list[tuple[int, m.Spec, Case]], backend: Backend, run_batch: Callable[..., Any],
+                   info: BackendInfo, on_start: Callable[[int], None] | None
+                   ) -> list[tuple[int, m.Spec, Case, CaseResult | None, dict[str, np.ndarray], float]]:
+    """Support queries and binding per case, then one ``run_batch`` call for
+    the supported ones: each is started (``on_start``) before the call, the
+    whole batch is in flight during it, and its time is split evenly.  Items:
+    (position, spec, case, final result or None, buffers, seconds)."""
+    out: list[tuple[int, m.Spec, Case, CaseResult | None, dict[str, np.ndarray], float]] = []
+    bound: list[tuple[int, m.Spec, Case, dict[str, np.ndarray], float]] = []
+    for i, spec, case in part:
+        started = time.perf_counter()
+        try:
+            support = backend.supports(spec, case)
+            if not support.supported:
+                early = _rejected(case, info, started, support.reason or "not supported")
+                out.append((i, spec, case, early, {}, 0.0))
+                continue
+            bound.append((i, spec, case, bind(case), time.perf_counter() - started))
+        except Exception as exc:  # noqa: BLE001 - the harness itself
+            out.append((i, spec, case, _harness_error(case, exc, info, started), {}, 0.0))
+    if not bound:
+        return out
+    if on_start is not None:
+        for i, *_ in bound:
+            on_start(i)
+    started = time.perf_counter()
+    try:
+        errors: list[Exception | None] = list(run_batch([(spec, case, buffers) for _, spec, case, buffers, _ in bound]))
+        if len(errors) != len(bound):
+            raise ValueError(f"run_batch returned {len(errors)} outcomes for {len(bound)} cases")
+    except Exception as exc:  # noqa: BLE001 - the call failed as a whole: every case gets its error
+        errors = [exc] * len(bound)
+    share = (time.perf_counter() - started) / len(bound)
+    for (i, spec, case, buffers, spent), error in zip(bound, errors):
+        early = None if error is None else _failed(case, error, info, time.perf_counter() - spent - share)
+        out.append((i, spec, case, early, buffers if early is None else {}, spent + share))
+    return out
+
+
+def _failed(case: Case, exc: Exception, info: BackendInfo, started: float) -> CaseResult:
+    """The result of a case whose backend run raised ``exc``."""
+    if isinstance(exc, NotSupportedError):
+        return _rejected(case, info, started, str(exc) or "not supported")
+    if isinstance(exc, BackendCrashError):
+        return _result(case, Outcome.CRASH, f"the backend crashed: {exc}", info, started)
+    return _result(case, Outcome.FAIL, f"the backend raised {type(exc).__name__}: {exc}", info, started)

@@ -156,6 +156,71 @@ def test_a_failing_cases_repro_line_reproduces_it(tmp_path, isolate) -> None:  #
     assert [(c["case_id"], c["outcome"]) for c in cases] == [(failed[0]["case_id"], "FAIL")]
 
 
+class _OneByOne(CpuBackend):
+    """The cpu reference without ``run_batch``: the runner's per-case path."""
+
+    run_batch = None  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize("op", (*OPS, "ADAM_OPTIMIZER", "BATCH_NORMALIZATION", "ELEMENT_WISE_CLIP"))
+def test_run_batch_results_equal_run_results(op: str) -> None:
+    """The cpu reference joins like cases into one array: the same results as
+    one ``run`` per case (in-place, broadcast and padded cases included)."""
+    pairs = _pairs(op)
+    assert hasattr(CpuBackend(), "run_batch")
+    batched, single = run_cases(pairs, CpuBackend()), run_cases(pairs, _OneByOne())
+    assert [repr(_strip(r)) for r in batched] == [repr(_strip(r)) for r in single]  # repr: NaN == NaN
+
+
+class _Batcher(CpuBackend):
+    """A batch backend that records the order of events and fails on demand:
+    case k of a call gets ``verdicts[case id]`` instead of being computed."""
+
+    def __init__(self, events: list[object], verdicts: dict[str, Exception]) -> None:
+        super().__init__()
+        self.events, self.verdicts = events, verdicts
+
+    def run_batch(self, items):  # type: ignore[no-untyped-def]
+        self.events.append(("call", len(items)))
+        out = super().run_batch([it for it in items if it[1].id not in self.verdicts])
+        got = iter(out)
+        return [self.verdicts[c.id] if c.id in self.verdicts else next(got) for _, c, _ in items]
+
+
+def test_a_batch_is_started_whole_before_the_call_and_errors_are_per_case() -> None:
+    from dmlconform.backends.base import NotSupportedError
+
+    pairs = [(s, c) for s, c in _pairs("ACTIVATION_SOFTSIGN") if c.expect_supported][:6]
+    assert len({(c.dtype, c.attributes) for _, c in pairs}) == 1  # one batch key
+    ids = [c.id for _, c in pairs]
+    events: list[object] = []
+    verdicts: dict[str, Exception] = {ids[1]: NotSupportedError("no fp16 today"),
+                                      ids[2]: BackendCrashError("exit code 3"), ids[3]: RuntimeError("device lost")}
+    results = run_cases(pairs, _Batcher(events, verdicts), on_start=events.append)
+    assert events == [0, 1, 2, 3, 4, 5, ("call", 6)]
+    assert [r.outcome for r in results] == [Outcome.PASS, Outcome.FAIL, Outcome.CRASH, Outcome.FAIL, Outcome.PASS,
+                                            Outcome.PASS]
+    assert results[1].message.startswith("rejected a configuration that the 6_4 table supports: no fp16 today")
+    assert results[2].message == "the backend crashed: exit code 3"
+    assert results[3].message == "the backend raised RuntimeError: device lost"
+
+
+class _BatchRaises(CpuBackend):
+    def run_batch(self, items):  # type: ignore[no-untyped-def]
+        raise BackendCrashError("the process died")
+
+
+def test_a_batch_call_that_raises_gives_its_error_to_every_case_and_large_cases_use_run() -> None:
+    pairs = [(s, c) for s, c in _pairs("ACTIVATION_SOFTSIGN") if c.expect_supported][:4]
+    results = run_cases(pairs, _BatchRaises())
+    assert [r.outcome for r in results] == [Outcome.CRASH] * 4
+    assert all(r.message == "the backend crashed: the process died" for r in results)
+    from bench.bench_run import large_case
+
+    spec, case = large_case(1 << 17)  # above BATCH_CASE_ELEMENTS: run, not run_batch
+    assert run_cases([(spec, case)], _BatchRaises())[0].outcome is Outcome.PASS
+
+
 def test_negative_cases_are_not_supported_on_the_reference() -> None:
     results = run_cases(_pairs("ACTIVATION_SOFTSIGN"), CpuBackend())
     negative = [r for r in results if not r.expect_supported]

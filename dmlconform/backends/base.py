@@ -9,7 +9,7 @@ hands the same array for the output and the input it aliases).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Protocol, runtime_checkable
+from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -55,7 +55,11 @@ class BackendCrashError(Exception):
 @runtime_checkable
 class Backend(Protocol):
     """What the runner calls.  Options come from ``--backend-arg KEY=VALUE``
-    as keyword arguments of the backend's factory."""
+    as keyword arguments of the backend's factory.
+
+    Optionally a backend also has ``run_batch`` (`BatchBackend`): the runner
+    then hands it the small cases of one batch key (operator, tensor data
+    types, attributes) in one call instead of one ``run`` each."""
 
     def info(self) -> BackendInfo:
         """Name, device, version, claimed feature level, flush policy."""
@@ -70,4 +74,32 @@ class Backend(Protocol):
         """Compute ``case``: read the inputs from ``buffers`` (1-D arrays viewed
         through each TensorData's sizes and strides) and write the outputs into
         the output buffers, in place.  Raise NotSupportedError to reject."""
+        ...
+
+
+#: One case of a batch: its spec, the case, and its bound buffers.
+BatchItem = tuple[Spec, Case, Mapping[str, np.ndarray]]
+
+
+@runtime_checkable
+class BatchBackend(Backend, Protocol):
+    """A backend that can also run many cases in one call (optional).
+
+    The runner (`runner.run_cases`) asks ``supports`` and binds the buffers of
+    every case first, calls ``on_start(i)`` for every case of the batch just
+    before the call (so the whole batch is in flight: a worker process that
+    dies or hangs during the call has all of them as suspects, and the
+    parallel engine re-runs them one by one to find the culprit), and splits
+    the call's time evenly among its cases.  Cases too large to copy cheaply
+    still go through ``run``, which a batch backend keeps for one case."""
+
+    def run_batch(self, items: Sequence[BatchItem]) -> list[Exception | None]:
+        """Run every item as ``run`` would, writing its outputs into its
+        buffers.  Returns one entry per item, in order: None when it was
+        computed; `NotSupportedError` when it is rejected (NOT_SUPPORTED, or
+        FAIL for a configuration the table supports); `BackendCrashError`
+        when the out-of-process implementation died on it (CRASH); any other
+        exception makes that case FAIL with "the backend raised ...".  One
+        bad case must not cost the others; an exception raised by the call
+        itself is given to every item."""
         ...

@@ -13,12 +13,12 @@ claimed feature level, as a DirectML device at that level would.
 from __future__ import annotations
 
 import platform
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
 import dmlconform
-from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support
+from dmlconform.backends.base import SUPPORTED, BackendInfo, BatchItem, NotSupportedError, Support
 from dmlconform.backends.cpu_ops import OPS, SCALE_BIAS_OPS, Call
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
 from dmlconform.spec.model import (
@@ -34,6 +34,9 @@ NEWEST = max(FeatureLevel)
 
 
 storage_dtype = numpy_dtype  # the name tests and callers of this module use
+#: Operators whose result depends on the tensor's shape (a bias per channel):
+#: never joined into one flat array by `CpuBackend.run_batch`.
+SHAPED_OPS = frozenset({"VALUE_SCALE_2D"})
 
 
 class CpuBackend:
@@ -48,14 +51,19 @@ class CpuBackend:
             self.level = feature_level
         else:
             self.level = NEWEST if feature_level in (None, "") else FeatureLevel.parse(str(feature_level))
+        self._last: tuple[Spec, Case, Support] | None = None
 
     def info(self) -> BackendInfo:
         return BackendInfo(name="cpu", device=f"numpy {np.__version__} on {platform.machine()}",
                            version=dmlconform.__version__, feature_level=self.level, flush_subnormals=False)
 
     def supports(self, spec: Spec, case: Case) -> Support:
+        if self._last is not None and self._last[0] is spec and self._last[1] is case:
+            return self._last[2]  # the runner asks, then `run` asks again
         reason = next(_problems(spec, case, self.level), None)
-        return SUPPORTED if reason is None else Support(False, reason)
+        verdict = SUPPORTED if reason is None else Support(False, reason)
+        self._last = (spec, case, verdict)
+        return verdict
 
     def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
         verdict = self.supports(spec, case)
@@ -64,6 +72,61 @@ class CpuBackend:
         results = compute(spec, case, buffers)
         for out in case.outputs:  # every result is computed before any output is written (in-place)
             writable_view(out, buffers[out.name])[...] = results[out.name]
+
+    def run_batch(self, items: Sequence[BatchItem]) -> list[Exception | None]:
+        """Many cases (`backends.base.BatchBackend`): the supported cases of
+        an element-wise operator that share operator, data types and
+        attributes are computed as one flat array (their inputs broadcast to
+        each case's output shape and concatenated), then split into their
+        outputs; anything else goes through ``run`` one by one (as does
+        everything for a subclass that overrides ``run``: its own run is the
+        backend under test)."""
+        if type(self).run is not CpuBackend.run:
+            return [self._one(*item) for item in items]
+        errors: list[Exception | None] = [None] * len(items)
+        groups: dict[tuple[object, ...], list[int]] = {}
+        for i, (spec, case, _) in enumerate(items):
+            verdict = self.supports(spec, case)
+            if not verdict.supported:
+                errors[i] = NotSupportedError(verdict.reason)
+            elif spec.operator in SHAPED_OPS or not case.outputs:
+                errors[i] = self._one(*items[i])
+            else:
+                key = (spec.operator, case.dtype, case.attributes, tuple((t.name, t.dtype) for t in case.inputs),
+                       tuple((t.name, t.dtype) for t in case.outputs))
+                groups.setdefault(key, []).append(i)
+        for members in groups.values():
+            try:
+                _run_joined([items[i] for i in members])
+            except Exception:  # noqa: BLE001 - each case alone tells whose error it is
+                for i in members:
+                    errors[i] = self._one(*items[i])
+        return errors
+
+    def _one(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Exception | None:
+        try:
+            self.run(spec, case, buffers)
+        except Exception as exc:  # noqa: BLE001 - returned per item
+            return exc
+        return None
+
+
+def _run_joined(items: Sequence[BatchItem]) -> None:
+    """Compute like cases of an element-wise operator as one flat array."""
+    spec, case0, _ = items[0]
+    sizes = [int(np.prod(case.outputs[0].sizes)) for _, case, _ in items]
+    total = sum(sizes)
+    inputs = {}
+    for t in case0.inputs:
+        parts = [np.broadcast_to(case.input(t.name).view(buffers[t.name]), case.outputs[0].sizes).reshape(-1)
+                 for _, case, buffers in items]
+        inputs[t.name] = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    results = evaluate(spec, case0, inputs, (total,))
+    offset = 0
+    for (_, case, buffers), size in zip(items, sizes):  # every input was copied above: in-place is safe
+        for out in case.outputs:
+            writable_view(out, buffers[out.name])[...] = results[out.name][offset:offset + size].reshape(out.sizes)
+        offset += size
 
 
 def writable_view(tensor: TensorData, buffer: np.ndarray) -> np.ndarray:
@@ -78,6 +141,12 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     arrays (none aliases a buffer)."""
     shape = case.outputs[0].sizes
     inputs = {t.name: np.broadcast_to(t.view(buffers.get(t.name, t.buffer)), shape) for t in case.inputs}
+    return evaluate(spec, case, inputs, shape)
+
+
+def evaluate(spec: Spec, case: Case, inputs: dict[str, np.ndarray], shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """Every output of ``case``'s operator on ``inputs`` (read-only, already
+    broadcast to ``shape``), with the case's attributes and data types."""
     attrs = dict(case.attributes)
     if spec.operator in SCALE_BIAS_OPS and ("ScaleBias.Scale" in attrs or "ScaleBias.Bias" in attrs):
         x = inputs["InputTensor"]
