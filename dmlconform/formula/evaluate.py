@@ -389,7 +389,9 @@ class Evaluator:
 
     def exact_call(self, name: str, args: list[Val]) -> Val:
         """Value and float64 exactness of a function call: abs and sqrt can
-        be exact, the transcendental functions are taken as never exact."""
+        be exact, the transcendental functions are taken as never exact but
+        where they give NaN for exact finite arguments (outside their real
+        domain: the exact value is NaN too)."""
         from dmlconform.formula import exact64 as E
 
         xs = [self.num(a.v) for a in args]
@@ -397,9 +399,12 @@ class Evaluator:
             v = _call(name, xs, None)
             if name == "abs":
                 return Val(v, exact=args[0].exact)
+            domain = np.isnan(v)
+            for a, x in zip(args, xs):
+                domain = domain & a.exact & np.isfinite(x)
             if name == "sqrt":
-                return Val(v, exact=args[0].exact & E.root_exact(xs[0], v))
-        return Val(v, exact=False)
+                return Val(v, exact=(args[0].exact & E.root_exact(xs[0], v)) | domain)
+        return Val(v, exact=domain)
 
     def minmax(self, name: str, args: list[Val]) -> Val:
         if name == "clamp":
@@ -458,13 +463,14 @@ def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array) -> Array:
     if not np.any(both):
         return False
     v = _ARITH[op](x, y)
+    nan = both & (np.isnan(x) | np.isnan(y))  # an exact NaN operand: the exact value is NaN too
     if op in "+-":
-        return both & E.sum_exact(x, y if op == "+" else -y, v)
+        return (both & E.sum_exact(x, y if op == "+" else -y, v)) | nan
     if op == "*":
-        return both & E.product_exact(x, y, v)
+        return (both & E.product_exact(x, y, v)) | nan
     if op == "/":
-        return both & E.quotient_exact(x, y, v)
-    return False
+        return (both & E.quotient_exact(x, y, v)) | nan
+    return nan
 
 
 def _power_of_two(v: Array) -> bool:

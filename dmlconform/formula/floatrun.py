@@ -21,7 +21,7 @@ from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
 from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import midpoints, to_float
-from dmlconform.formula.tree import Call, FormulaTree, walk
+from dmlconform.formula.tree import Call, FormulaTree, per_tree, walk
 
 #: Safety factor on the float64 error bound when deciding where float64 is not
 #: enough (the bound is first order).
@@ -132,8 +132,7 @@ class FloatRun:
         self.info = finfo(dtype if self.float_target else np.float32)
         self.unit = float(self.info.eps) / 2
         self.floats = {n: a for n, a in arrays.items() if is_float(a.dtype)}
-        self.has_minmax = any(isinstance(n, Call) and n.func.lower() in ("min", "max", "clamp")
-                              for s in tree.assignments for n in walk(s.value))
+        self.has_minmax = _has_minmax(tree)
         info_dtype = self.dtype if self.float_target else np.dtype(np.float32)
         self.representable: Callable[[float], bool] = (
             lambda x: float(to_float(np.asarray([x]), info_dtype)[0]) == x)  # noqa: E731
@@ -374,7 +373,7 @@ class FloatRun:
             bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
             changed = int(finite.sum())
         rest = index[~finite | nan64] if wider else index
-        rest = rest[:EXACT_LIMIT]
+        rest = rest[~self.exact_nan(rest)][:EXACT_LIMIT]
         if rest.size:
             fixed = self.exactly(rest, expected, zeros=True)
             changed += fixed
@@ -382,6 +381,16 @@ class FloatRun:
             scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
             bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
         return changed
+
+    def exact_nan(self, index: np.ndarray) -> np.ndarray:
+        """Where float64 gives NaN because a function's exact finite argument
+        is outside its real domain (acosh(0.5), log(-1)), or an operation
+        meets such a NaN: the exact value is NaN, and mpmath has nothing to
+        add."""
+        if index.size == 0:
+            return np.zeros(0, dtype=bool)
+        values, val, _ = self.run(self.subset(index), track=False, exact64=True)
+        return np.broadcast_to(np.isnan(values) & val.exact, index.shape)
 
     def exactly(self, index: np.ndarray, expected: np.ndarray, *, zeros: bool = False) -> int:
         from dmlconform.formula.refine import refine as exact
@@ -494,6 +503,12 @@ class FloatRun:
             return np.where(np.abs(x) < float(finfo(a.dtype).smallest_normal), np.copysign(0.0, x), x)
 
         return self.variant(index, expected, np.zeros(self.size, dtype=bool), FLUSH, transform=flush)
+
+
+@per_tree
+def _has_minmax(tree: FormulaTree) -> bool:
+    return any(isinstance(n, Call) and n.func.lower() in ("min", "max", "clamp")
+               for s in tree.assignments for n in walk(s.value))
 
 
 def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:

@@ -126,7 +126,7 @@ def evaluate(
     exact re-evaluation where float64 cannot decide the rounding.  Integer
     results out of range wrap or saturate per ``overflow``."""
     out_dtype = target_dtype(dtype)
-    expanded = expand(tree, library)
+    expanded = _expanded(tree, library)
     arrays = _check_inputs(expanded, inputs, attrs or {})
     shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
     integer = bool(arrays) and all(a.dtype.kind in "iub" for a in arrays.values())
@@ -152,7 +152,7 @@ def literal(
     hold it against `evaluate`'s tolerance, and the oracle offers it where an
     intermediate overflows (the ``target_literal`` alternative)."""
     out_dtype = target_dtype(dtype)
-    expanded = expand(tree, library)
+    expanded = _expanded(tree, library)
     arrays = _check_inputs(expanded, inputs, attrs or {})
     shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
     attr_env = {n: _attribute(n, v, False) for n, v in (attrs or {}).items()}
@@ -161,13 +161,57 @@ def literal(
     return to_float(np.broadcast_to(values, shape).astype(np.float64), out_dtype)
 
 
+# -- per-tree facts, computed once -----------------------------------------
+@dataclass(slots=True)
+class _Facts:
+    expanded: FormulaTree
+    free: frozenset[str]
+    tolerance: tuple[int, bool] | None = None  # default ULP, signed zero: float targets only
+
+    def ulp_and_sign(self) -> tuple[int, bool]:
+        if self.tolerance is None:
+            self.tolerance = (default_ulp(self.expanded), signed_zero(self.expanded))
+        return self.tolerance
+
+
+#: Facts per formula tree (held, so its id stays unique): a run evaluates the
+#: same tree for every batch, and per-tree caches downstream (the exact
+#: evaluation's memo) need the same expanded tree each time.  Only for the
+#: default library; bounded.
+_FACTS: dict[int, tuple[FormulaTree, _Facts]] = {}
+
+
+def _facts(tree: FormulaTree) -> _Facts:
+    """Facts of an expanded ``tree`` (its own entry when it is not one of
+    `_FACTS`' expansions)."""
+    for original, facts in _FACTS.values():
+        if facts.expanded is tree:
+            return facts
+    return _make_facts(tree)
+
+
+def _make_facts(expanded: FormulaTree) -> _Facts:
+    let = {s.target for s in expanded.assignments if s.params is None}
+    free = set().union(*(names(s.value) for s in expanded.assignments)) - let - set(CONSTANTS)
+    return _Facts(expanded, frozenset(n for n in free if not is_enum_constant(n)))
+
+
+def _expanded(tree: FormulaTree, library: Mapping[str, LibraryFunction] | None) -> FormulaTree:
+    if library is not None:
+        return expand(tree, library)
+    entry = _FACTS.get(id(tree))
+    if entry is None or entry[0] is not tree:
+        if len(_FACTS) >= 256:
+            _FACTS.clear()
+        entry = _FACTS[id(tree)] = (tree, _make_facts(expand(tree)))
+    return entry[1].expanded
+
+
 # -- arguments -------------------------------------------------------------
 def _check_inputs(
     tree: FormulaTree, inputs: Mapping[str, np.ndarray], attrs: Mapping[str, Any]
 ) -> dict[str, np.ndarray]:
-    let = {s.target for s in tree.assignments if s.params is None}
-    free = set().union(*(names(s.value) for s in tree.assignments)) - let - set(CONSTANTS)
-    free = {n for n in free if not is_enum_constant(n)}
+    free = set(_facts(tree).free)
     missing = sorted(free - set(inputs) - set(attrs))
     if missing:
         raise InputError(
@@ -221,7 +265,7 @@ def _float_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[
     notes = ("discontinuity within rounding error at some elements",) if out.uncertain is not None else ()
     return OracleResult(
         _frozen(out.expected), _frozen(out.bound), _frozen(out.ambiguous), out.alternatives,
-        default_ulp(tree), signed_zero(tree), relaxed_factor, out.refined,
+        *_facts(tree).ulp_and_sign(), relaxed_factor, out.refined,
         None if out.uncertain is None else _frozen(out.uncertain), notes,
     )
 

@@ -19,7 +19,7 @@ import numpy as np
 from dmlconform.formula.printer import expr_text
 from dmlconform.formula.rounding import neighbours
 from dmlconform.formula.tree import (
-    Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, Value, walk,
+    Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, Value, per_tree, walk,
 )
 
 PRECISION = 256
@@ -32,6 +32,7 @@ INTEGER_ROUNDING = frozenset({"floor", "ceil", "round", "trunc"})
 WIDE_PRECISION = PRECISION + 1024 + 1074 + 64
 
 
+@per_tree
 def rounds_to_integer(tree: FormulaTree) -> bool:
     """Whether ``tree`` calls floor, ceil, round or trunc."""
     return any(isinstance(n, Call) and n.func.lower() in INTEGER_ROUNDING

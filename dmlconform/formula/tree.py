@@ -16,7 +16,9 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Iterator, Union
+from typing import Callable, Iterator, TypeVar, Union
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,3 +214,21 @@ def otherwise_branches(tree: FormulaTree) -> tuple[Branch, ...]:
     """The ``otherwise`` branches (no condition) of every piecewise definition."""
     return tuple(b for a in tree.assignments for n in walk(a.value) if isinstance(n, Piecewise)
                  for b in n.branches if b.cond is None)
+
+
+def per_tree(fn: Callable[[FormulaTree], _T]) -> Callable[[FormulaTree], _T]:
+    """``fn`` of a tree computed once per tree object (the cache holds the
+    tree, so its id stays unique; bounded): facts the oracle needs for every
+    evaluation of the same formula."""
+    cache: dict[int, tuple[FormulaTree, _T]] = {}
+
+    def cached(tree: FormulaTree) -> _T:
+        entry = cache.get(id(tree))
+        if entry is None or entry[0] is not tree:
+            if len(cache) >= 256:
+                cache.clear()
+            entry = cache[id(tree)] = (tree, fn(tree))
+        return entry[1]
+
+    cached.__doc__, cached.__name__ = fn.__doc__, fn.__name__
+    return cached
