@@ -18,6 +18,7 @@ reaches the discontinuity in ``uncertain``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
@@ -46,6 +47,7 @@ class Val:
     sign: int = 0
     owned: bool = False
     exact: Array = False   # float64 value == exact value (``Settings.exact64`` only)
+    span: tuple[float, float] | None = None  # every element lies within [lo, hi] (None: unknown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +184,14 @@ class Evaluator:
             return v
         return None
 
+    def within_range(self, span: tuple[float, float] | None) -> bool:
+        """Whether a value known to lie in ``span`` is surely within
+        ``range_limit`` (its range check would find nothing: interval
+        bounds of the block's inputs, computed once, stand in for two
+        reductions per step).  The margin covers float64's own rounding."""
+        limit = self.s.range_limit
+        return limit is not None and span is not None and max(-span[0], span[1]) < limit * _SPAN_MARGIN
+
     def check_range(self, v: Array) -> None:
         """Note the elements where ``v`` is beyond ``range_limit``: an
         implementation in the target type overflows there."""
@@ -232,7 +242,9 @@ class Evaluator:
         if op == "-":
             x = self.num(a.v)
             shape = np.shape(x)
-            return Val(np.negative(x, out=self.buffer(a, shape)), a.err, -a.sign, a.owned or np.ndim(x) == 0, a.exact)
+            lo_hi = _span(a)
+            return Val(np.negative(x, out=self.buffer(a, shape)), a.err, -a.sign, a.owned or np.ndim(x) == 0, a.exact,
+                       None if lo_hi is None else (-lo_hi[1], -lo_hi[0]))
         if op == "+":
             return a
         if op == "!":
@@ -269,11 +281,13 @@ class Evaluator:
             err = self.div_error(a, b, v, sign) if op == "/" else self.pow_error(a, b, v)
         if self.s.track and self.s.tiny and op in "*/" and isinstance(v, np.ndarray) and a.err.exact and b.err.exact:
             err = self.underflow_error(v, err)
+        span = _arith_span(op, a, b) if isinstance(v, np.ndarray) else None
         if self.s.range_limit is not None and isinstance(v, np.ndarray):
-            self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
+            if not self.within_range(span):
+                self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
             if op == "/" and b.err.abs is not None and b.sign == 0:  # a known sign: no cancellation
                 self.check_divisor(y, b.err.abs)
-        return Val(v, err, sign, isinstance(v, np.ndarray))
+        return Val(v, err, sign, isinstance(v, np.ndarray), span=span)
 
     def arith_error(self, op: str, a: Val, b: Val) -> Err:
         ea, eb = a.err, b.err
@@ -360,7 +374,11 @@ class Evaluator:
             return self.exact_call(name, args)
         with np.errstate(all="ignore"):
             val = self.transcendental(name, args, p.error)
-        self.check_range(val.v)
+        if name == "abs" and isinstance(val.v, np.ndarray) and _span(args[0]) is not None:
+            lo, hi = _span(args[0])  # type: ignore[misc]
+            val = replace(val, span=(0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi))))
+        if not self.within_range(val.span):
+            self.check_range(val.v)
         return val
 
     def transcendental(self, name: str, args: list[Val], own: float) -> Val:
@@ -453,6 +471,43 @@ def _rounded_quotient(e: Call) -> bool:
     rounded, not the truncated one (`formula.integers`)."""
     return (e.func.lower() in integers.ROUNDING and len(e.args) == 1 and isinstance(e.args[0], Binary)
             and e.args[0].op == "/")
+
+
+#: A span this far inside the range limit needs no check (float64 rounding
+#: of the interval arithmetic is relatively 2**-52 per step).
+_SPAN_MARGIN = 0.5
+
+
+def _span(val: Val) -> tuple[float, float] | None:
+    """The interval of ``val``: its own, or a finite scalar's value."""
+    if val.span is not None:
+        return val.span
+    v = val.v
+    if isinstance(v, (float, np.floating)) and np.isfinite(v):
+        return (float(v), float(v))
+    return None
+
+
+def _arith_span(op: str, a: Val, b: Val) -> tuple[float, float] | None:
+    """Interval arithmetic for + - * / (None where unknown, unbounded or
+    not finite)."""
+    sa, sb = _span(a), _span(b)
+    if sa is None or sb is None:
+        return None
+    (alo, ahi), (blo, bhi) = sa, sb
+    if op == "+":
+        lo, hi = alo + blo, ahi + bhi
+    elif op == "-":
+        lo, hi = alo - bhi, ahi - blo
+    elif op == "*":
+        ends = (alo * blo, alo * bhi, ahi * blo, ahi * bhi)
+        lo, hi = min(ends), max(ends)
+    elif op == "/" and (blo > 0 or bhi < 0):
+        ends = (alo / blo, alo / bhi, ahi / blo, ahi / bhi)
+        lo, hi = min(ends), max(ends)
+    else:
+        return None
+    return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
 
 
 def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array) -> Array:

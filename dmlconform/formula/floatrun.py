@@ -146,13 +146,15 @@ class FloatRun:
 
     # -- evaluation ------------------------------------------------------
     def run(self, arrays: Mapping[str, np.ndarray], *, track: bool, minmax: str = "propagate",
-            exact64: bool = False, work: Any = np.float64) -> tuple[np.ndarray, Val, Evaluator]:
+            exact64: bool = False, work: Any = np.float64,
+            spans: Mapping[str, tuple[float, float]] | None = None) -> tuple[np.ndarray, Val, Evaluator]:
         """Evaluate on ``arrays`` (any common broadcast shape), computing in
         ``work`` (float64; the target type for a literal evaluation; long
         double for range); the values come back as a fresh contiguous array of
         that type and shape.  With ``exact64`` the value also says where it is
         exact (`formula.exact64`)."""
-        env = {n: Val(np.asarray(a, dtype=work), exact=True) for n, a in arrays.items()}
+        spans = spans or {}
+        env = {n: Val(np.asarray(a, dtype=work), exact=True, span=spans.get(n)) for n, a in arrays.items()}
         env.update({n: replace(v, v=v.v if isinstance(v.v, str) else work(v.v), exact=not isinstance(v.v, str))
                     for n, v in self.attrs.items()})
         env["pi"] = Val(work(np.pi), Err(1.0), 1)
@@ -210,8 +212,9 @@ class FloatRun:
     def block(self, lo: int, hi: int, expected: np.ndarray, bound: np.ndarray, acc: "_Found", *, refine: bool) -> None:
         """Evaluate elements [lo, hi) and note what needs a second look."""
         part = {n: a[lo:hi] for n, a in self.flat.items()}
-        values, val, ev = self.run(part, track=True)
-        nan_in, inf_in = self.special_inputs(part)
+        spans: dict[str, tuple[float, float]] = {}
+        nan_in, inf_in = self.special_inputs(part, spans)
+        values, val, ev = self.run(part, track=True, spans=spans)
         if nan_in is not None and self.propagate_nan:
             values[nan_in] = np.nan
         self.note_specials(values, nan_in, inf_in, ev, acc, lo)
@@ -223,15 +226,20 @@ class FloatRun:
         if refine:
             self.note_candidates(values, small, loose, bound[lo:hi], acc, lo)
 
-    def special_inputs(self, part: Mapping[str, np.ndarray]) -> tuple[np.ndarray | None, np.ndarray | None]:
+    def special_inputs(self, part: Mapping[str, np.ndarray],
+                       spans: dict[str, tuple[float, float]]) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Masks of the elements with a NaN and with an infinite float input,
-        None where there is none (one min and one max per input tell)."""
+        None where there is none (one min and one max per input tell); the
+        [min, max] of each input that has neither goes into ``spans``."""
         nan = inf = None
         for n in self.floats:
             a = part[n]
-            if np.isfinite(np.sum(a, dtype=np.float64)):  # one reduction: usually neither (float64: no overflow)
+            if not a.size:
                 continue
-            low, high = np.min(a), np.max(a)
+            low, high = a.min(), a.max()
+            if np.isfinite(low) and np.isfinite(high):  # usually neither NaN nor infinity
+                spans[n] = (float(low), float(high))
+                continue
             if np.isnan(low) or np.isnan(high):
                 nan = np.isnan(a) if nan is None else (nan | np.isnan(a))
                 m = np.isinf(a)
