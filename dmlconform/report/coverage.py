@@ -9,6 +9,8 @@ reports"; STYLE.md "sort all output").
 
 from __future__ import annotations
 
+import functools
+
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -58,12 +60,14 @@ def visible(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+@functools.lru_cache(maxsize=None)
 def dtype_key(dtype: str) -> tuple[int, str]:
     """Canonical data type order (DATA_TYPE_ORDER); unknown names last, by name."""
     names = [t.name for t in DATA_TYPE_ORDER]
     return (names.index(dtype), "") if dtype in names else (len(names), dtype)
 
 
+@functools.lru_cache(maxsize=None)
 def level_key(level: str) -> tuple[int, str]:
     """Feature levels oldest first; unknown texts last, by text."""
     try:

@@ -87,6 +87,22 @@ def test_deterministic() -> None:
     assert dumps(sample_run()) == dumps(sample_run())
 
 
+def test_one_case_per_line_and_the_same_data_as_plain_json() -> None:
+    """The layout of docs/report-json.md: a top-level member per line, an
+    array's elements one per line; the data is what ``to_json`` builds."""
+    from dmlconform.report.json_report import to_json
+
+    run = sample_run()
+    text = dumps(run)
+    assert json.loads(text) == json.loads(json.dumps(to_json(run), allow_nan=False))
+    lines = text.splitlines()
+    cases = [json.loads(line.rstrip(",")) for line in lines if line.startswith('  {"alternatives": ')]
+    assert [c["case_id"] for c in cases] == [c.case_id for c in run.cases]
+    assert lines[0] == "{" and lines[-1] == "}" and lines[1] == ' "cases": [' and text.endswith("}\n")
+    top = [line for line in lines[1:-1] if line.startswith(' "')]
+    assert [line.split('"')[1] for line in top] == sorted(to_json(run))
+
+
 def _corrupt(edit) -> str:  # type: ignore[no-untyped-def]
     data = json.loads(dumps(sample_run()))
     edit(data)
