@@ -34,6 +34,8 @@ NEWEST = max(FeatureLevel)
 
 
 storage_dtype = numpy_dtype  # the name tests and callers of this module use
+#: Support verdicts remembered (the last cases asked about).
+VERDICTS_KEPT = 4096
 #: Operators whose result depends on the tensor's shape (a bias per channel):
 #: never joined into one flat array by `CpuBackend.run_batch`.
 SHAPED_OPS = frozenset({"VALUE_SCALE_2D"})
@@ -51,18 +53,21 @@ class CpuBackend:
             self.level = feature_level
         else:
             self.level = NEWEST if feature_level in (None, "") else FeatureLevel.parse(str(feature_level))
-        self._last: tuple[Spec, Case, Support] | None = None
+        self._verdicts: dict[int, tuple[Spec, Case, Support]] = {}
 
     def info(self) -> BackendInfo:
         return BackendInfo(name="cpu", device=f"numpy {np.__version__} on {platform.machine()}",
                            version=dmlconform.__version__, feature_level=self.level, flush_subnormals=False)
 
     def supports(self, spec: Spec, case: Case) -> Support:
-        if self._last is not None and self._last[0] is spec and self._last[1] is case:
-            return self._last[2]  # the runner asks, then `run` asks again
+        known = self._verdicts.get(id(case))
+        if known is not None and known[0] is spec and known[1] is case:
+            return known[2]  # the runner asks, then `run` or `run_batch` asks again
         reason = next(_problems(spec, case, self.level), None)
         verdict = SUPPORTED if reason is None else Support(False, reason)
-        self._last = (spec, case, verdict)
+        if len(self._verdicts) >= VERDICTS_KEPT:
+            self._verdicts.clear()
+        self._verdicts[id(case)] = (spec, case, verdict)  # holds the case: its id stays its own
         return verdict
 
     def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:

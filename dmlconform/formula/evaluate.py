@@ -76,7 +76,7 @@ class Evaluator:
     """Walks one expanded tree over arrays."""
 
     def __init__(self, env: Mapping[str, Val], settings: Settings) -> None:
-        self.env = {n: replace(v, owned=False) for n, v in env.items()}
+        self.env = {n: replace(v, owned=False) if v.owned else v for n, v in env.items()}
         self.s = settings
         self.uncertain: Array | None = None
         self.conditions_exact: Array = True  # every comparison so far had exact operands
@@ -92,7 +92,7 @@ class Evaluator:
             if s.op != "=":
                 val = self.binary(s.op[0], self.lookup(s.target), val)
             if s.params is None:
-                self.env[s.target] = replace(val, owned=False)
+                self.env[s.target] = replace(val, owned=False) if val.owned else val
             if (s.target == output) if output is not None else (s is main):
                 result = val
         if result is None:

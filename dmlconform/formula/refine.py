@@ -118,15 +118,15 @@ def _exact_values(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: 
         entry = _MEMO[id(tree)] = (tree, {})
     memo = entry[1]
     names = sorted(arrays)
+    lifted = {n: _lift(ctx, v) for n, v in picked.items() if n not in arrays}  # the same for every row
     values = []
     for k in rows.tolist():
         scalars = {n: picked[n][k] for n in names}
         key = (minmax, fixed, tuple(_key(scalars[n]) for n in names))
         results = memo.get(key)
         if results is None:  # every output of the tree at once: a case with several asks for each
-            scalars.update((n, v) for n, v in picked.items() if n not in arrays)
             try:
-                results = _Scalar(ctx, scalars, minmax).run_all(tree)
+                results = _Scalar(ctx, scalars, minmax, lifted).run_all(tree)
             except (ZeroDivisionError, ValueError, OverflowError):
                 results = {}
             if len(memo) >= MEMO_LIMIT:
@@ -171,20 +171,31 @@ def _round(ctx: Any, exacts: list[Any], dtype: np.dtype) -> np.ndarray:
     return out
 
 
+#: Literal numbers lifted to mpmath, per working precision (immutable values).
+_LITERALS: dict[tuple[int, Any], Any] = {}
+
+
+def _lift(ctx: Any, v: Any) -> Any:
+    """``v`` as `_Scalar` computes with it: texts and booleans as they are,
+    a Fraction to ``ctx``'s precision, a number as its float64 value."""
+    if isinstance(v, str):
+        return v
+    if isinstance(v, Fraction):
+        return ctx.mpf(v.numerator) / v.denominator
+    return ctx.mpf(float(v)) if not isinstance(v, (bool, np.bool_)) else bool(v)
+
+
 class _Scalar:
     """The tree on mpmath scalars: the same semantics as `formula.evaluate`."""
 
-    def __init__(self, ctx: Any, env: Mapping[str, Any], minmax: str) -> None:
+    def __init__(self, ctx: Any, env: Mapping[str, Any], minmax: str, lifted: Mapping[str, Any] | None = None) -> None:
         self.ctx = ctx
-        self.env = {n: self.lift(v) for n, v in env.items()}
+        self.env = dict(lifted or {})  # values already lifted
+        self.env.update((n, _lift(ctx, v)) for n, v in env.items())
         self.minmax = minmax
 
     def lift(self, v: Any) -> Any:
-        if isinstance(v, str):
-            return v
-        if isinstance(v, Fraction):
-            return self.ctx.mpf(v.numerator) / v.denominator
-        return self.ctx.mpf(float(v)) if not isinstance(v, (bool, np.bool_)) else bool(v)
+        return _lift(self.ctx, v)
 
     def run(self, tree: FormulaTree, output: str | None) -> Any:
         return self.run_all(tree).get(output)
@@ -220,7 +231,11 @@ class _Scalar:
 
     def expr(self, e: Expr) -> Any:
         if isinstance(e, Num):
-            return self.lift(e.value)
+            key = (self.ctx.prec, e.value)
+            found = _LITERALS.get(key)
+            if found is None:
+                found = _LITERALS[key] = self.lift(e.value)
+            return found
         if isinstance(e, Name):
             return self.env.get(e.id, self.ctx.pi if e.id == "pi" else e.id)
         if isinstance(e, Unary):

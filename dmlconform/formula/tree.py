@@ -139,14 +139,13 @@ class FormulaTree:
 
     @property
     def assignments(self) -> tuple[Assign, ...]:
-        return tuple(s for s in self.statements if isinstance(s, Assign))
+        return _assignments(self)
 
     @property
     def main(self) -> Assign:
         """The defining statement: the function-style one (``f(x) = ...``)
         if there is one, else the last assignment."""
-        assigns = self.assignments
-        return next((a for a in assigns if a.params is not None), assigns[-1])
+        return _main(self)
 
 
 Node = Union[Expr, Piecewise, Branch]
@@ -232,3 +231,14 @@ def per_tree(fn: Callable[[FormulaTree], _T]) -> Callable[[FormulaTree], _T]:
 
     cached.__doc__, cached.__name__ = fn.__doc__, fn.__name__
     return cached
+
+
+@per_tree
+def _assignments(tree: FormulaTree) -> tuple[Assign, ...]:
+    return tuple(s for s in tree.statements if isinstance(s, Assign))
+
+
+@per_tree
+def _main(tree: FormulaTree) -> Assign:
+    assigns = _assignments(tree)
+    return next((a for a in assigns if a.params is not None), assigns[-1])
