@@ -277,26 +277,28 @@ CHUNK = 1 << 19
 
 
 def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[tuple[int, CaseResult]]:
-    """Evaluate and compare a batch at once, block by block, and split the
-    comparison per case: every result is what `run_case` gives (the oracle is
-    element-wise; the tests hold the two paths equal)."""
+    """Evaluate and compare a batch at once, block by block, output by
+    output, and split the comparison per case: every result is what
+    `run_case` gives (the oracle is element-wise; the tests hold the two
+    paths equal)."""
     case0 = items[0][2]
     sizes = [int(np.prod(it[2].outputs[0].sizes)) if it[2].outputs else 0 for it in items]
-    if len(case0.outputs) != 1 or min(sizes) == 0:
+    alike = all(o.sizes == it[2].outputs[0].sizes for it in items for o in it[2].outputs)
+    if not case0.outputs or min(sizes) == 0 or not alike:
         return [(it[0], _one(it, info, oracles)) for it in items]
     t0 = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            sparse = _batch_comparison(items, sizes, info, oracles)
+            sparse = _batch_comparison(items, info, oracles)
     except Exception:  # noqa: BLE001 - the per-case path reports the error
         return [(it[0], _one(it, info, oracles)) for it in items]
     share = (time.perf_counter() - t0) / len(items)  # the batch's comparison, split evenly
     formula = oracles.get(items[0][1])
     out, offsets = [], np.cumsum([0] + sizes)
-    cuts = np.searchsorted(sparse.index, offsets)
+    cuts = [np.searchsorted(sp.index, offsets) for sp in sparse]
     for k, (it, size) in enumerate(zip(items, sizes)):
-        result = _case_result(it[2], sparse, int(cuts[k]), int(cuts[k + 1]), int(offsets[k]), size, formula,
-                              info, t0)
+        parts = [(sp, int(c[k]), int(c[k + 1])) for sp, c in zip(sparse, cuts)]
+        result = _case_result(it[2], parts, int(offsets[k]), size, formula, info, t0)
         out.append((it[0], dataclasses.replace(result, seconds=round(it[4] + share, 6))))
     return out
 
@@ -306,61 +308,69 @@ def _flat(view: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
     return np.broadcast_to(view, sizes).reshape(-1)
 
 
-def _batch_comparison(items: list[_Pending], sizes: list[int], info: BackendInfo, oracles: Oracles) -> Any:
-    """The batch's cases end to end as one flat output, compared `CHUNK`
-    elements at a time (a `SparseComparison` over the whole)."""
+def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[Any]:
+    """The batch's cases end to end as one flat array per output, compared
+    `CHUNK` elements at a time: a `SparseComparison` per output."""
     from dmlconform.compare import SparseComparison
 
     spec, case0 = items[0][1], items[0][2]
     formula = oracles.get(spec)
-    out = case0.outputs[0]
 
     def joined(parts: list[np.ndarray]) -> np.ndarray:
         return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
     views = {formula.inputs.get(t.name, t.name): joined(
         [_flat(it[2].input(t.name).view(), it[2].outputs[0].sizes) for it in items]) for t in case0.inputs}
-    actual = joined([_flat(it[2].outputs[0].view(it[3][out.name]), it[2].outputs[0].sizes) for it in items])
     attributes = case0.attribute_map()
-    parts = []
-    for lo in range(0, actual.size, CHUNK):
-        hi = min(lo + CHUNK, actual.size)
-        _, cmp = _check_output(spec, formula, {n: v[lo:hi] for n, v in views.items()}, actual[lo:hi], out,
-                               attributes, info, worst=None)
-        parts.append(cmp.shifted(lo))
-    return SparseComparison.join(parts)
+    result = []
+    for j, out in enumerate(case0.outputs):
+        actual = joined([_flat(it[2].outputs[j].view(it[3][it[2].outputs[j].name]), it[2].outputs[0].sizes)
+                         for it in items])
+        parts = []
+        for lo in range(0, actual.size, CHUNK):
+            hi = min(lo + CHUNK, actual.size)
+            _, cmp = _check_output(spec, formula, {n: v[lo:hi] for n, v in views.items()}, actual[lo:hi], out,
+                                   attributes, info, worst=None)
+            parts.append(cmp.shifted(lo))
+        result.append(SparseComparison.join(parts))
+    return result
 
 
-def _case_result(case: Case, sparse: Any, lo: int, hi: int, offset: int, size: int, formula: _Formula,
+def _case_result(case: Case, parts: list[tuple[Any, int, int]], offset: int, size: int, formula: _Formula,
                  info: BackendInfo, started: float) -> CaseResult:
-    """One case's result from the batch comparison: positions [lo, hi) of
-    ``sparse`` are its differing elements, flat indices from ``offset``."""
+    """One case's result from the batch comparison: per output (in order),
+    positions [lo, hi) of its ``sparse`` are the case's differing elements,
+    flat indices from ``offset``.  Combined as `_compare` combines outputs."""
     from dmlconform.compare import Verdict, summary
 
-    out = case.outputs[0]
-    counts = sparse.counts(lo, hi, size)
-    status, dist = sparse.status[lo:hi], sparse.ulp[lo:hi]
-    bad = dist[(status > Verdict.PASS) & (dist < NOT_COMPARABLE_ULP)]
-    max_ulp = int(bad.max()) if bad.size else 0
-    worst: tuple[ElementDiff, ...] = ()
-    if counts[0] != size:
-        views = {formula.inputs.get(t.name, t.name): np.ascontiguousarray(t.view()) for t in case.inputs}
-        worst = tuple(_diff(out.name, sparse.mismatch(k, out.sizes, offset), case, views, formula)
-                      for k in sparse.worst(lo, hi, 10))
+    total, elements, max_ulp, outcome, message = [0, 0, 0], 0, 0, Outcome.PASS, ""
+    worst: list[ElementDiff] = []
     alternatives: dict[str, int] = {}
-    for trace in sparse.traces:
-        mine = (trace.index >= offset) & (trace.index < offset + size)
-        if mine.any():
-            alternatives[trace.name] = alternatives.get(trace.name, 0) + int(np.count_nonzero(trace.gained[mine]))
-    outcome, message = Outcome.PASS, ""
-    if counts[2]:
-        outcome, message = Outcome.FAIL, f"{out.name}: {summary(counts, size)}"
-    elif counts[1]:
-        outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {summary(counts, size)}"
-    elif not case.expect_supported:
+    views: dict[str, np.ndarray] | None = None
+    for out, (sparse, lo, hi) in zip(case.outputs, parts):
+        counts = sparse.counts(lo, hi, size)
+        total = [a + b for a, b in zip(total, counts)]
+        elements += size
+        status, dist = sparse.status[lo:hi], sparse.ulp[lo:hi]
+        bad = dist[(status > Verdict.PASS) & (dist < NOT_COMPARABLE_ULP)]
+        max_ulp = max(max_ulp, int(bad.max()) if bad.size else 0)
+        if counts[0] != size:
+            if views is None:
+                views = {formula.inputs.get(t.name, t.name): np.ascontiguousarray(t.view()) for t in case.inputs}
+            worst.extend(_diff(out.name, sparse.mismatch(k, out.sizes, offset), case, views, formula)
+                         for k in sparse.worst(lo, hi, 10))
+        for trace in sparse.traces:
+            mine = (trace.index >= offset) & (trace.index < offset + size)
+            if mine.any():
+                alternatives[trace.name] = alternatives.get(trace.name, 0) + int(np.count_nonzero(trace.gained[mine]))
+        if counts[2]:
+            outcome, message = Outcome.FAIL, f"{out.name}: {summary(counts, size)}"
+        elif counts[1] and outcome is Outcome.PASS:
+            outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {summary(counts, size)}"
+    if outcome is Outcome.PASS and not case.expect_supported:
         message = "computed correctly a configuration outside the table (allowed)"
-    return _result(case, outcome, message, info, started, elements=size, counts=counts, max_ulp=max_ulp,
-                   worst=worst, alternatives=tuple(sorted(alternatives.items())))
+    return _result(case, outcome, message, info, started, elements=elements, counts=tuple(total), max_ulp=max_ulp,
+                   worst=tuple(worst), alternatives=tuple(sorted(alternatives.items())))
 
 
 def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
