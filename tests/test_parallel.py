@@ -208,19 +208,22 @@ def test_a_hang_is_timeout_and_the_rest_still_runs(site, pairs, reference) -> No
     assert _no_workers_left()
 
 
+def _interrupt_after(n: int, seen: list[str]):  # type: ignore[no-untyped-def]
+    """A progress callback that notes each case and presses Ctrl-C at the n-th."""
+    def progress(result: CaseResult) -> None:
+        seen.append(result.case_id)
+        if len(seen) == n:
+            raise KeyboardInterrupt
+    return progress
+
+
 def test_interrupted_runs_keep_the_results_so_far(pairs) -> None:  # type: ignore[no-untyped-def]
     order = [c.id for _, c in pairs]
     runs = (lambda progress: run_isolated(pairs, "cpu", jobs=2, progress=progress),
             lambda progress: run_in_process(pairs, CpuBackend(), progress=progress))
     for execute in runs:
         seen: list[str] = []
-
-        def stop_at_20(result: CaseResult) -> None:
-            seen.append(result.case_id)
-            if len(seen) == 20:
-                raise KeyboardInterrupt
-
-        outcome = execute(stop_at_20)
+        outcome = execute(_interrupt_after(20, seen))
         assert outcome.interrupted and len(outcome.results) == 20
         assert sorted(seen) == sorted(r.case_id for r in outcome.results)
         assert [order.index(r.case_id) for r in outcome.results] == sorted(order.index(i) for i in seen)
@@ -281,11 +284,11 @@ def test_ctrl_c_writes_the_partial_report_and_exits_130(site, tmp_path, pairs) -
             time.sleep(0.05)
         assert marker.exists(), child.communicate(timeout=10)
         child.send_signal(signal.SIGINT)
-        stdout, stderr = child.communicate(timeout=30)
+        _, stderr = child.communicate(timeout=30)
     finally:
         child.kill()
     assert child.returncode == 130, stderr
-    assert f"cases ran; the reports hold those" in stderr and "Traceback" not in stderr
+    assert "cases ran; the reports hold those" in stderr and "Traceback" not in stderr
     report = json.loads((out / "report.json").read_text())
     ids = [c["case_id"] for c in report["cases"]]
     assert report["run"]["interrupted"] is True and 0 < len(ids) < len(pairs) and hang not in ids
