@@ -20,7 +20,7 @@ from dmlconform.compare import Alternative, Tier, finfo, is_float, ulp_distance
 from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
 from dmlconform.formula.refine import rounds_to_integer
-from dmlconform.formula.rounding import midpoints, to_float
+from dmlconform.formula.rounding import NATIVE, midpoints, to_float
 from dmlconform.formula.tree import Call, FormulaTree, per_tree, walk
 
 #: Safety factor on the float64 error bound when deciding where float64 is not
@@ -218,8 +218,12 @@ class FloatRun:
         if nan_in is not None and self.propagate_nan:
             values[nan_in] = np.nan
         self.note_specials(values, nan_in, inf_in, ev, acc, lo)
-        out = to_float(values, self.dtype)
-        expected[lo:hi] = out
+        out = expected[lo:hi]
+        if self.dtype in NATIVE:  # the cast straight into the result (the same RNE cast as to_float's)
+            with np.errstate(over="ignore", invalid="ignore"):
+                np.copyto(out, values, casting="unsafe")
+        else:
+            out[...] = to_float(values, self.dtype)
         small, loose = self.block_bound(values, val.err, out, bound[lo:hi], inf_in is not None)
         self.rel = max(self.rel, val.err.rel + 1)
         self.note_wild(out, bound[lo:hi], small, loose, acc, lo)
@@ -306,7 +310,8 @@ class FloatRun:
         loose = _NONE
         with np.errstate(invalid="ignore", over="ignore"):
             np.abs(values, out=bound, casting="unsafe")  # |v|: also right where the result underflows
-            small = np.flatnonzero(bound < kind(self.info.smallest_normal))
+            tiny = kind(self.info.smallest_normal)
+            small = _NONE if bound.min() >= tiny else np.flatnonzero(bound < tiny)  # a reduction: usually none
             if err.abs is not None:
                 part = np.broadcast_to(err.abs, values.shape) * scale
                 if has_inf:

@@ -19,7 +19,7 @@ import numpy as np
 from dmlconform.compare import finfo, ordered_bits
 
 #: Types whose float64 cast numpy performs with a single correct rounding.
-_NATIVE = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16))
+NATIVE = (np.dtype(np.float64), np.dtype(np.float32), np.dtype(np.float16))
 
 
 def to_float(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -30,7 +30,7 @@ def to_float(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     with np.errstate(over="ignore", invalid="ignore"):
         if np.asarray(values).dtype == np.longdouble and dtype != np.longdouble:
             return round_exact(values, dtype).astype(dtype)
-        if dtype in _NATIVE:
+        if dtype in NATIVE:
             return np.asarray(values, dtype=np.float64).astype(dtype)
         return round_exact(np.asarray(values, dtype=np.float64), dtype).astype(dtype)
 
