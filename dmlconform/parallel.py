@@ -37,7 +37,8 @@ at ``-j 1``, and the parent only schedules, watches and collects:
   stopped the same way, the case ERROR.
 * **Ctrl-C**: workers ignore SIGINT (where the platform has it), so only the
   parent sees it; it stops the workers and returns the results it has,
-  marked ``interrupted``.
+  marked ``interrupted``.  A worker whose parent is killed outright exits
+  (a thread waits on the parent's sentinel), hung backend or not.
 
 Only the parent builds `CaseResult`s for CRASH and TIMEOUT; everything else
 comes from the runner in the worker.
@@ -48,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import os
 import pickle
 import signal
 import threading
@@ -195,12 +197,24 @@ def _ignore_sigint() -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+def _exit_with_parent() -> None:
+    """End this worker when the parent is gone (killed, say, by a CI runner
+    cancelling the job), even if the backend hangs."""
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        parent.join()
+        os._exit(1)
+
+
 def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
     """A worker's life: build the backend, say ``ready``, then run each job
     sent (``(pairs, alone)``) until told to stop (None) or the pipe closes.
     Messages: ``("ready", info)``, ``("fatal", text)``, ``("start", i)``,
     ``("result", i, CaseResult)``, ``("done",)``; ``i`` counts in the job."""
     _ignore_sigint()
+    threading.Thread(target=_exit_with_parent, name="dmlconform-parent-watch", daemon=True).start()
     from dmlconform.backends.registry import load_backend
 
     try:

@@ -293,3 +293,37 @@ def test_ctrl_c_writes_the_partial_report_and_exits_130(site, tmp_path, pairs) -
     ids = [c["case_id"] for c in report["cases"]]
     assert report["run"]["interrupted"] is True and 0 < len(ids) < len(pairs) and hang not in ids
     assert ids == [c.id for _, c in pairs if c.id in set(ids)]   # input order
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for a reaper does not)."""
+    status = Path(f"/proc/{pid}/status")
+    try:
+        return "\nState:\tZ" not in status.read_text()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc to follow the worker")
+def test_a_worker_ends_when_its_parent_is_killed(site, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A CI runner that cancels a job kills `run` outright: a worker stuck in
+    a hanging backend must not outlive it."""
+    marker = tmp_path / "hanging"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO), os.environ.get("PYTHONPATH", "")])}
+    command = [sys.executable, "-c", "from dmlconform.cli import main; main()", "run", "--backend", "misbehaving",
+               "--backend-arg", "hang=*", "--backend-arg", f"marker={marker}", "-j", "1", "--no-progress",
+               "--op", "ELEMENT_WISE_ABS", "-o", str(tmp_path / "r")]
+    child = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (marker.exists() and marker.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        worker = int(marker.read_text())
+        assert _running(worker)
+    finally:
+        child.kill()
+        child.wait()
+    deadline = time.monotonic() + 10
+    while _running(worker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(worker)

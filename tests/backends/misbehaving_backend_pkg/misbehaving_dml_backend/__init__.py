@@ -7,7 +7,7 @@ Options (``--backend-arg KEY=PATTERN``, a case id or an fnmatch pattern):
 ``crash`` reads address 0 (SIGSEGV; an access violation on Windows),
 ``exit`` ends the process with status 3 (``os._exit``), ``abort`` calls
 ``os.abort`` (SIGABRT), ``hang`` sleeps
-forever (first touching the file ``marker`` when given), and with ``after``
+forever (first writing its process id to the file ``marker`` when given), and with ``after``
 a ``crash`` case crashes only once an ``after`` case has run in the same
 process (a crash that needs what ran before it).
 """
@@ -55,7 +55,7 @@ class MisbehavingBackend:
             os.abort()
         if self._hits(self.hang, case):
             if self.marker:
-                Path(self.marker).write_text(case.id)
+                Path(self.marker).write_text(str(os.getpid()))
             while True:
                 time.sleep(60)
         if self._hits(self.after, case):
