@@ -15,7 +15,7 @@ import dataclasses
 import shlex
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -384,8 +384,8 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     (`backends.base.Backend`), the small cases of one batch key per call; the
     oracle and the comparison run once per batch of cases that share
     operator, types and attributes.  With ``run_batch`` every case of the
-    call is started before it (the whole batch is in flight) and its time is
-    split evenly among them.
+    call is started (``on_start``) before it, so the whole batch is in
+    flight during the call, and its time is split evenly among them.
     ``overrides`` loosens the comparison per (operator, data type);
     ``on_start(i)`` is called just before the backend runs the i-th case (a
     worker reports it to its parent, which then knows the case in flight).
@@ -467,29 +467,27 @@ def _parts(group: list[tuple[int, m.Spec, Case]]) -> Iterable[list[tuple[int, m.
 
 def _execute_batch(part: list[tuple[int, m.Spec, Case]], backend: Backend, run_batch: Callable[..., Any],
                    info: BackendInfo, on_start: Callable[[int], None] | None
-                   ) -> list[tuple[int, m.Spec, Case, CaseResult | None, dict[str, np.ndarray], float]]:
-    """Support queries and binding per case, then one ``run_batch`` call for
-    the supported ones: each is started (``on_start``) before the call, the
-    whole batch is in flight during it, and its time is split evenly.  Items:
-    (position, spec, case, final result or None, buffers, seconds)."""
-    out: list[tuple[int, m.Spec, Case, CaseResult | None, dict[str, np.ndarray], float]] = []
+                   ) -> Iterator[tuple[int, m.Spec, Case, CaseResult | None, dict[str, np.ndarray], float]]:
+    """Per case: started (``on_start``, as in one-by-one runs, before its
+    support query), asked, bound; a rejected case is yielded at once.  Then
+    one ``run_batch`` call for the supported ones: the whole batch is in
+    flight during it, and its time is split evenly.  Yields (position, spec,
+    case, final result or None, buffers, seconds)."""
     bound: list[tuple[int, m.Spec, Case, dict[str, np.ndarray], float]] = []
     for i, spec, case in part:
+        if on_start is not None:
+            on_start(i)
         started = time.perf_counter()
         try:
             support = backend.supports(spec, case)
             if not support.supported:
-                early = _rejected(case, info, started, support.reason or "not supported")
-                out.append((i, spec, case, early, {}, 0.0))
+                yield i, spec, case, _rejected(case, info, started, support.reason or "not supported"), {}, 0.0
                 continue
             bound.append((i, spec, case, bind(case), time.perf_counter() - started))
         except Exception as exc:  # noqa: BLE001 - the harness itself
-            out.append((i, spec, case, _harness_error(case, exc, info, started), {}, 0.0))
+            yield i, spec, case, _harness_error(case, exc, info, started), {}, 0.0
     if not bound:
-        return out
-    if on_start is not None:
-        for i, *_ in bound:
-            on_start(i)
+        return
     started = time.perf_counter()
     try:
         errors: list[Exception | None] = list(run_batch([(spec, case, buffers) for _, spec, case, buffers, _ in bound]))
@@ -500,8 +498,7 @@ def _execute_batch(part: list[tuple[int, m.Spec, Case]], backend: Backend, run_b
     share = (time.perf_counter() - started) / len(bound)
     for (i, spec, case, buffers, spent), error in zip(bound, errors):
         early = None if error is None else _failed(case, error, info, time.perf_counter() - spent - share)
-        out.append((i, spec, case, early, buffers if early is None else {}, spent + share))
-    return out
+        yield i, spec, case, early, buffers if early is None else {}, spent + share
 
 
 def _failed(case: Case, exc: Exception, info: BackendInfo, started: float) -> CaseResult:

@@ -199,6 +199,13 @@ def test_a_batch_is_started_whole_before_the_call_and_errors_are_per_case() -> N
                                       ids[2]: BackendCrashError("exit code 3"), ids[3]: RuntimeError("device lost")}
     results = run_cases(pairs, _Batcher(events, verdicts), on_start=events.append)
     assert events == [0, 1, 2, 3, 4, 5, ("call", 6)]
+    # a case the backend's support query rejects is started and reported before the call
+    rejected = next((s, c) for s, c in _pairs("ACTIVATION_SOFTSIGN") if not c.expect_supported
+                    and c.dtype == pairs[0][1].dtype and c.attributes == pairs[0][1].attributes)
+    events.clear()
+    run_cases([pairs[0], rejected, pairs[4]], _Batcher(events, {}), on_start=events.append,
+              progress=lambda r: events.append(r.outcome))
+    assert events == [0, 1, Outcome.NOT_SUPPORTED, 2, ("call", 2), Outcome.PASS, Outcome.PASS]
     assert [r.outcome for r in results] == [Outcome.PASS, Outcome.FAIL, Outcome.CRASH, Outcome.FAIL, Outcome.PASS,
                                             Outcome.PASS]
     assert results[1].message.startswith("rejected a configuration that the 6_4 table supports: no fp16 today")

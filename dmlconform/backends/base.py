@@ -85,12 +85,14 @@ BatchItem = tuple[Spec, Case, Mapping[str, np.ndarray]]
 class BatchBackend(Backend, Protocol):
     """A backend that can also run many cases in one call (optional).
 
-    The runner (`runner.run_cases`) asks ``supports`` and binds the buffers of
-    every case first, calls ``on_start(i)`` for every case of the batch just
-    before the call (so the whole batch is in flight: a worker process that
-    dies or hangs during the call has all of them as suspects, and the
-    parallel engine re-runs them one by one to find the culprit), and splits
-    the call's time evenly among its cases.  Cases too large to copy cheaply
+    The runner (`runner.run_cases`) goes through the cases of a batch one by
+    one, calling ``on_start(i)`` before asking ``supports`` and binding the
+    buffers (a rejected case is reported at once), then makes one call for
+    the supported ones: every case of the call has been started before it,
+    so the whole batch is in flight (a worker process that dies or hangs
+    during the call has all of them as suspects, and the parallel engine
+    re-runs them one by one to find the culprit).  The call's time is split
+    evenly among its cases.  Cases too large to copy cheaply
     still go through ``run``, which a batch backend keeps for one case."""
 
     def run_batch(self, items: Sequence[BatchItem]) -> list[Exception | None]:
