@@ -48,6 +48,7 @@ class Val:
     owned: bool = False
     exact: Array = False   # float64 value == exact value (``Settings.exact64`` only)
     span: tuple[float, float] | None = None  # every element lies within [lo, hi] (None: unknown)
+    nan: Array = False     # NaN in exact arithmetic too (``Settings.track`` only; `certain_nan`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,7 +236,10 @@ class Evaluator:
         parts = [v.err.abs for v in vals]
         absv = None if all(p is None for p in parts) else np.select(cl, [0.0 if p is None else p for p in parts], 0.0)
         sign = vals[0].sign if all(v.sign == vals[0].sign for v in vals) else 0
-        return Val(out, Err(rel, absv), sign, True)
+        nan = False
+        if any(np.any(v.nan) for v in vals):  # the picked branch's; `certain_nan` drops uncertain choices
+            nan = np.select(cl, [np.broadcast_to(v.nan, shape) for v in vals], False)
+        return Val(out, Err(rel, absv), sign, True, nan=nan)
 
     # -- operators -----------------------------------------------------
     def unary(self, op: str, a: Val) -> Val:
@@ -244,7 +248,7 @@ class Evaluator:
             shape = np.shape(x)
             lo_hi = _span(a)
             return Val(np.negative(x, out=self.buffer(a, shape)), a.err, -a.sign, a.owned or np.ndim(x) == 0, a.exact,
-                       None if lo_hi is None else (-lo_hi[1], -lo_hi[0]))
+                       None if lo_hi is None else (-lo_hi[1], -lo_hi[0]), a.nan)
         if op == "+":
             return a
         if op == "!":
@@ -287,7 +291,8 @@ class Evaluator:
                 self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
             if op == "/" and b.err.abs is not None and b.sign == 0:  # a known sign: no cancellation
                 self.check_divisor(y, b.err.abs)
-        return Val(v, err, sign, isinstance(v, np.ndarray), span=span)
+        nan = _propagated(v, a, b) if op in "+-*/" else False
+        return Val(v, err, sign, isinstance(v, np.ndarray), span=span, nan=nan)
 
     def arith_error(self, op: str, a: Val, b: Val) -> Err:
         ea, eb = a.err, b.err
@@ -374,12 +379,37 @@ class Evaluator:
             return self.exact_call(name, args)
         with np.errstate(all="ignore"):
             val = self.transcendental(name, args, p.error)
+            if self.s.track and isinstance(val.v, np.ndarray):
+                nan = self.domain_nan(name, args, val.v)
+                if nan is not False:
+                    val = replace(val, nan=nan)
         if name == "abs" and isinstance(val.v, np.ndarray) and _span(args[0]) is not None:
             lo, hi = _span(args[0])  # type: ignore[misc]
             val = replace(val, span=(0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi))))
         if not self.within_range(val.span):
             self.check_range(val.v)
         return val
+
+    def domain_nan(self, name: str, args: list[Val], v: np.ndarray) -> Array:
+        """Where ``name(args)`` is NaN in exact arithmetic too: an argument
+        that is (`Val.nan`), or one outside the function's real domain by
+        more than (a generous multiple of) its error bound."""
+        nan = False
+        for a in args:
+            if np.any(a.nan):
+                nan = nan | a.nan
+        if name in _DOMAIN and len(args) == 1 and np.isnan(np.min(v)):
+            at = np.flatnonzero(np.isnan(v))
+            x = np.broadcast_to(self.num(args[0].v), v.shape).reshape(-1)[at]
+            bound = self.bound(args[0])
+            e = np.broadcast_to(bound, v.shape).reshape(-1)[at] * (_DOMAIN_MARGIN * self.s.unit)
+            e = e + np.abs(x) * (_DOMAIN_MARGIN * 2.0 ** -53)
+            outside = _DOMAIN[name](x, e)
+            if outside.any():
+                mask = np.zeros(v.size, dtype=bool)
+                mask[at[outside]] = True
+                nan = nan | mask.reshape(v.shape)
+        return nan if nan is False else (np.broadcast_to(nan, v.shape) & np.isnan(v))
 
     def transcendental(self, name: str, args: list[Val], own: float) -> Val:
         xs = [self.num(a.v) for a in args]
@@ -471,6 +501,37 @@ def _rounded_quotient(e: Call) -> bool:
     rounded, not the truncated one (`formula.integers`)."""
     return (e.func.lower() in integers.ROUNDING and len(e.args) == 1 and isinstance(e.args[0], Binary)
             and e.args[0].op == "/")
+
+
+#: Functions with a real domain, and where an argument ``x`` with error
+#: ``e`` surely lies outside it (the exact value is NaN, as in float64).
+_DOMAIN: dict[str, Callable[[Array, Array], Array]] = {
+    **{f: (lambda x, e: x + e < 0) for f in ("sqrt", "log", "log2", "log10")},
+    "acosh": lambda x, e: x + e < 1,
+    **{f: (lambda x, e: np.abs(x) - e > 1) for f in ("asin", "acos", "atanh")},
+}
+#: The error bound is first order: this multiple of it, and of float64's
+#: own rounding, must separate the argument from the domain's edge.
+_DOMAIN_MARGIN = 16.0
+
+
+def certain_nan(val: Val, ev: Evaluator, shape: tuple[int, ...]) -> np.ndarray:
+    """Where a tracked evaluation's NaN is the exact value too: `Val.nan`,
+    except where a comparison was uncertain (the exact evaluation may take
+    another branch) or an intermediate overflowed (a comparison of
+    infinities may differ)."""
+    mask = np.broadcast_to(val.nan, shape).copy()
+    for other in (ev.uncertain, ev.overflow):
+        if other is not None:
+            mask &= ~np.broadcast_to(other, shape)
+    return mask
+
+
+def _propagated(v: Array, a: Val, b: Val) -> Array:
+    """Where ``a op b`` (+ - * /) is NaN because an operand certainly is."""
+    if not (np.any(a.nan) or np.any(b.nan)):
+        return False
+    return np.broadcast_to(a.nan | b.nan, np.shape(v)) & np.isnan(v)
 
 
 #: A span this far inside the range limit needs no check (float64 rounding

@@ -18,7 +18,7 @@ import numpy as np
 
 from dmlconform.compare import Alternative, Tier, finfo, is_float, ulp_distance
 from dmlconform.formula.bounds import Err
-from dmlconform.formula.evaluate import Evaluator, Settings, Val
+from dmlconform.formula.evaluate import Evaluator, Settings, Val, certain_nan
 from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
 from dmlconform.formula.tree import Call, FormulaTree, per_tree, walk
@@ -101,6 +101,7 @@ class _Found:
     overflow: list = field(default_factory=list)
     range: list = field(default_factory=list)
     wild: list = field(default_factory=list)
+    certain_nan: list = field(default_factory=list)  # NaN in exact arithmetic too (no need for mpmath)
 
     def done(self) -> _Indices:
         join = lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)  # noqa: E731
@@ -143,6 +144,7 @@ class FloatRun:
         native = self.dtype if self.dtype in (np.float16, np.float32, np.float64) else np.dtype(np.float32)
         self.literal_type = native.type
         self.integer_rounding = rounds_to_integer(tree)
+        self.certain: np.ndarray = _NONE  # flat indices whose exact value is NaN (`evaluate.certain_nan`)
 
     # -- evaluation ------------------------------------------------------
     def run(self, arrays: Mapping[str, np.ndarray], *, track: bool, minmax: str = "propagate",
@@ -196,6 +198,7 @@ class FloatRun:
         for lo in range(0, self.size, BLOCK):
             self.block(lo, min(lo + BLOCK, self.size), expected, bound, acc, refine=refine and self.dtype != np.float64)
         found = acc.done()
+        self.certain = np.concatenate(acc.certain_nan) if acc.certain_nan else _NONE
         refined = self.widen(found.range, expected, bound) if found.range.size else 0
         refined += self.refine(found.risky, expected, bound) if found.risky.size else 0
         ambiguous = np.zeros(self.size, dtype=bool)
@@ -218,6 +221,8 @@ class FloatRun:
         if nan_in is not None and self.propagate_nan:
             values[nan_in] = np.nan
         self.note_specials(values, nan_in, inf_in, ev, acc, lo)
+        if np.any(val.nan):
+            acc.certain_nan.append(np.flatnonzero(certain_nan(val, ev, values.shape)) + lo)
         out = expected[lo:hi]
         if self.dtype in NATIVE:  # the cast straight into the result (the same RNE cast as to_float's)
             with np.errstate(over="ignore", invalid="ignore"):
@@ -386,6 +391,8 @@ class FloatRun:
             bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
             changed = int(finite.sum())
         rest = index[~finite | nan64] if wider else index
+        if self.certain.size:  # the tracked evaluation knows these are NaN exactly too
+            rest = rest[~np.isin(rest, self.certain)]
         rest = rest[~self.exact_nan(rest)][:EXACT_LIMIT]
         if rest.size:
             fixed = self.exactly(rest, expected, zeros=True)
