@@ -48,6 +48,7 @@ import re
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from typing import Any
 
 import numpy as np
@@ -328,6 +329,13 @@ def _boundaries(bound: _Binding, attrs: Attrs) -> tuple[Any, ...]:
         return ()  # attribute values for which the formula has no solvable boundary
 
 
+def _found(ctx: _Ctx, attrs: Attrs) -> tuple[Any, ...]:
+    """`_boundaries` of ``attrs``, once per generate() call."""
+    if attrs not in ctx.found:
+        ctx.found[attrs] = _boundaries(ctx.bound, attrs)
+    return ctx.found[attrs]
+
+
 def _cond(b: Any) -> str:
     return b.cond.split("; ")[0].replace(" ", "")
 
@@ -425,6 +433,11 @@ class _Ctx:
     rest: tuple[tuple[str, ...], ...]
     allowed: dict[str, tuple[DataType, ...]]
     show_attrs: bool
+    #: Per generate() call: the formula's boundaries per attribute values (they
+    #: do not depend on the data type) and the value pools per boundaries and
+    #: data types, computed once.
+    found: dict[Any, tuple[Any, ...]] = dataclass_field(default_factory=dict)
+    pools: dict[Any, dict[str, _Pool]] = dataclass_field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -489,10 +502,10 @@ def _alias(ctx: _Ctx, dtypes: dict[str, DataType]) -> tuple[str, str] | None:
 
 def _edges_fill(ctx: _Ctx, found: tuple[Any, ...]) -> Filler:
     """Every input read by the formula holds its pool; others random values."""
-    known: dict[tuple[tuple[str, DataType], ...], dict[str, _Pool]] = {}  # pools per data types: read-only
+    known = ctx.pools  # pools per boundaries and data types: read-only
 
     def fill(dtypes: dict[str, DataType], rng: np.random.Generator, count: int) -> tuple[Values, list[str]]:
-        key = tuple(sorted(dtypes.items()))
+        key = (id(found), tuple(sorted(dtypes.items())))  # ``found`` is held by ctx.found: its id stays its own
         if key not in known:
             known[key] = _pools(ctx.bound, dtypes, found)
         pools = known[key]
@@ -590,7 +603,7 @@ def _per_dtype(ctx: _Ctx, dtype: DataType, index: int, ranks: tuple[int, ...], r
                large: bool) -> Iterator[Case]:
     variants = _variants(ctx.spec, ctx.bound, dtype)
     base = variants[0]
-    found = _boundaries(ctx.bound, base)
+    found = _found(ctx, base)
     edges = _edges_fill(ctx, found)
     for rank in ranks:
         yield _build(ctx, _Shape(dtype, index, _SHAPES[rank], "edges", base), edges)
@@ -604,7 +617,7 @@ def _per_dtype(ctx: _Ctx, dtype: DataType, index: int, ranks: tuple[int, ...], r
         yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], what, base), _boundary_fill(ctx, found, b))
     for attrs in variants[1:]:
         yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", attrs),
-                     _edges_fill(ctx, _boundaries(ctx.bound, attrs)))
+                     _edges_fill(ctx, _found(ctx, attrs)))
     yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.PADDED), edges)
     if ctx.bound.inputs:
         yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.BROADCAST), edges)
@@ -626,10 +639,10 @@ def _negatives(ctx: _Ctx, ranks: tuple[int, ...], rep: int) -> Iterator[Case]:
         dtype = bad_types[0]
         base = _typical(ctx.spec, dtype)
         yield _build(ctx, _Shape(dtype, 0, _SHAPES[rep], "unsupported", base, supported=False),
-                     _edges_fill(ctx, _boundaries(ctx.bound, base)))
+                     _edges_fill(ctx, _found(ctx, base)))
     later_ranks = [d for t in newer for r in t.rows if r.tensor == ctx.primary[0] for d in r.dims]
     bad_ranks = [d for d in later_ranks + list(range(1, 10)) if d not in ranks and d in _SHAPES]
     first = allowed[0]
     base = _typical(ctx.spec, first)
     yield _build(ctx, _Shape(first, 0, _SHAPES[bad_ranks[0]], "unsupported", base, supported=False),
-                 _edges_fill(ctx, _boundaries(ctx.bound, base)))
+                 _edges_fill(ctx, _found(ctx, base)))
