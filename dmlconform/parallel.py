@@ -57,7 +57,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from dmlconform.errors import BackendLoadError
 from dmlconform.results import CaseResult, Outcome, ToleranceOverride
@@ -172,11 +172,8 @@ def run_isolated(pairs: Sequence[Pair], backend: str, options: Mapping[str, str]
     worker with ``options``) in ``jobs`` worker processes; see the module
     docstring for crashes, hangs and Ctrl-C.  Raises `BackendLoadError` when
     a worker cannot build the backend."""
-    if jobs < 1 or timeout <= 0:
-        raise ValueError(f"jobs={jobs} must be >= 1 and timeout={timeout} > 0")
-    pool = _Pool(pairs, _WorkerArgs(backend, dict(options or {}), dict(overrides or {})),
-                 jobs=jobs, timeout=timeout, progress=progress)
-    return pool.run()
+    with Workers(backend, options, jobs=jobs, timeout=timeout, overrides=overrides) as workers:
+        return workers.run(pairs, progress=progress)
 
 
 # --------------------------------------------------------------------------- worker side
@@ -352,26 +349,50 @@ def _spawn_context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
-class _Pool:
-    """The parent's bookkeeping: a queue of jobs, up to ``jobs`` workers, a
-    result slot per case."""
+class Workers:
+    """Up to ``jobs`` worker processes for one run of `run`, with the
+    parent's bookkeeping: a queue of jobs and a result slot per case.
 
-    def __init__(self, pairs: Sequence[Pair], args: _WorkerArgs, *, jobs: int, timeout: float,
-                 progress: Progress | None) -> None:
-        self.pairs = list(pairs)
-        self.args = args
-        self.timeout = timeout
-        self.progress = progress
-        self.results: list[CaseResult | None] = [None] * len(self.pairs)
-        self.missing = len(self.pairs)
-        chunks = plan_chunks([case_elements(c) for _, c in self.pairs], jobs)
-        self.queue: deque[_Job] = deque(_Job("chunk", tuple(r)) for r in chunks)
-        self.slots = min(jobs, len(chunks))
+    The first worker starts, and builds its backend, as soon as this is made,
+    so that it is ready when the caller has generated the cases (a real
+    device takes a while to open).  A context manager; `run` once, and the
+    workers are gone when it returns or the block ends."""
+
+    def __init__(self, backend: str, options: Mapping[str, str] | None = None, *, jobs: int,
+                 timeout: float = DEFAULT_TIMEOUT, overrides: Overrides | None = None) -> None:
+        if jobs < 1 or timeout <= 0:
+            raise ValueError(f"jobs={jobs} must be >= 1 and timeout={timeout} > 0")
+        self.args = _WorkerArgs(backend, dict(options or {}), dict(overrides or {}))
+        self.jobs, self.timeout = jobs, timeout
+        self.pairs: list[Pair] = []
+        self.progress: Progress | None = None
+        self.results: list[CaseResult | None] = []
+        self.missing = 0
+        self.queue: deque[_Job] = deque()
+        self.slots = 1
         self.workers: list[_Worker] = []
         self.info: BackendInfo | None = None
         self.ctx = _spawn_context()
+        self._spawn()
 
-    def run(self) -> RunOutcome:
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every worker (idle ones are asked, busy ones terminated)."""
+        for worker in list(self.workers):
+            self._stop(worker)
+
+    def run(self, pairs: Sequence[Pair], *, progress: Progress | None = None) -> RunOutcome:
+        """Every case, results in input order; Ctrl-C returns those so far."""
+        self.pairs, self.progress = list(pairs), progress
+        self.results, self.missing = [None] * len(self.pairs), len(self.pairs)
+        chunks = plan_chunks([case_elements(c) for _, c in self.pairs], self.jobs)
+        self.queue = deque(_Job("chunk", tuple(r)) for r in chunks)
+        self.slots = max(1, min(self.jobs, len(chunks)))
         interrupted = False
         try:
             while self.missing or any(w.job is not None and w.job.kind != "chunk" for w in self.workers):
@@ -380,8 +401,7 @@ class _Pool:
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            for worker in list(self.workers):
-                self._stop(worker)
+            self.close()
         return RunOutcome(tuple(r for r in self.results if r is not None), interrupted=interrupted)
 
     # -- scheduling

@@ -33,6 +33,7 @@ from dmlconform.parallel import (
     CHUNK_CASES,
     CHUNK_ELEMENTS,
     LARGE_ELEMENTS,
+    Workers,
     case_timeout,
     describe_exit,
     plan_chunks,
@@ -132,6 +133,16 @@ def test_two_workers_give_the_results_of_one_and_of_in_process(pairs, reference)
     assert [_same(r) for r in one.results] == [_same(r) for r in reference]
     assert [_same(r) for r in two.results] == [_same(r) for r in reference]
     assert _no_workers_left()
+
+
+def test_workers_start_before_the_cases_and_stop_unused() -> None:
+    """`run` starts the first worker while it generates the cases; an input
+    error before the run must not leave it behind."""
+    with Workers("cpu", jobs=2) as workers:
+        assert len(workers.workers) == 1
+    assert _no_workers_left()
+    result = CliRunner().invoke(main, ["run", "--op", "NOPE", "-o", "unused"])
+    assert result.exit_code == 2 and _no_workers_left()
 
 
 def test_a_worker_that_cannot_build_the_backend_is_a_load_error(pairs) -> None:  # type: ignore[no-untyped-def]

@@ -15,7 +15,7 @@ from dmlconform.cli import EXIT_CODES_HELP, main
 from dmlconform.commands.gating_commands import Gate, gating_options
 from dmlconform.commands.options import load_specs, parse_level
 from dmlconform.errors import ExitCode, InputError
-from dmlconform.parallel import DEFAULT_TIMEOUT
+from dmlconform.parallel import DEFAULT_TIMEOUT, Workers
 from dmlconform.spec import model as m
 
 
@@ -120,6 +120,9 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         click.echo(f"backend {info.name} is unavailable: {info.reason}", err=True)
         sys.exit(ExitCode.OK if skip_unavailable else ExitCode.BACKEND_UNAVAILABLE)
     level = parse_level(level_text, "--feature-level") or info.feature_level
+    workers = None if no_isolate else click.get_current_context().with_resource(Workers(  # starts while cases generate
+        backend_name, _options(backend_args), jobs=jobs or os.cpu_count() or 1, timeout=timeout,
+        overrides=gate.override_map))
     specs = [spec for _, spec in load_specs(specs_dir, ops)]
     dtype_names = tuple(d.upper() for d in dtypes)
     keep = lambda c: _select(c.id, c.dtype.name, patterns, ids, dtype_names) and gate.keep(c.id)  # noqa: E731
@@ -128,8 +131,7 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     if not pairs:
         raise InputError("no case matches the selection (--op, --dtype, -k, --case, --shard)")
     started = dt.datetime.now(dt.timezone.utc)
-    execute = _executor(pairs, backend, backend_name, _options(backend_args), jobs=jobs, timeout=timeout,
-                        isolate=not no_isolate, overrides=gate.override_map)
+    execute = _executor(pairs, backend, workers, overrides=gate.override_map, options=_options(backend_args))
     outcome = _run_with_progress(len(pairs), console, enabled=not no_progress and console.is_terminal,
                                  execute=execute)
     finished = dt.datetime.now(dt.timezone.utc)
@@ -172,17 +174,15 @@ def _with_notes(results, cases_dir: str | None):  # type: ignore[no-untyped-def]
                  if r.case_id in notes else r for r in results)
 
 
-def _executor(pairs, backend, backend_name: str, options: dict[str, str], *, jobs: int | None, timeout: float,
-              isolate: bool, overrides):  # type: ignore[no-untyped-def]
-    """A function of the progress callback that runs the cases: in worker
+def _executor(pairs, backend, workers, *, overrides, options: dict[str, str]):  # type: ignore[no-untyped-def]
+    """A function of the progress callback that runs the cases: in the worker
     processes (dmlconform/parallel.py), or here with --no-isolate."""
-    from dmlconform.parallel import run_in_process, run_isolated
+    from dmlconform.parallel import run_in_process
 
-    if not isolate:
+    if workers is None:
         return lambda progress: run_in_process(pairs, backend, overrides=overrides, progress=progress,
                                                options=options)
-    return lambda progress: run_isolated(pairs, backend_name, options, jobs=jobs or os.cpu_count() or 1,
-                                         timeout=timeout, overrides=overrides, progress=progress)
+    return lambda progress: workers.run(pairs, progress=progress)
 
 
 def _run_with_progress(total: int, console, *, enabled: bool, execute):  # type: ignore[no-untyped-def]
