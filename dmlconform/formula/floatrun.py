@@ -220,7 +220,9 @@ class FloatRun:
         values, val, ev = self.run(part, track=True, spans=spans)
         if nan_in is not None and self.propagate_nan:
             values[nan_in] = np.nan
-        self.note_specials(values, nan_in, inf_in, ev, acc, lo)
+        span = val.span  # interval arithmetic on the inputs: a bounded result cannot have left the range
+        self.note_specials(values, nan_in, inf_in, ev, acc, lo,
+                           bounded=span is not None and max(-span[0], span[1]) < 1e300)
         if np.any(val.nan):
             acc.certain_nan.append(np.flatnonzero(certain_nan(val, ev, values.shape)) + lo)
         out = expected[lo:hi]
@@ -258,7 +260,7 @@ class FloatRun:
         return nan, inf
 
     def note_specials(self, values: np.ndarray, nan_in: np.ndarray | None, inf_in: np.ndarray | None,
-                      ev: Evaluator, acc: "_Found", lo: int) -> None:
+                      ev: Evaluator, acc: "_Found", lo: int, *, bounded: bool = False) -> None:
         """Collect the block's NaN inputs, literal NaNs of infinite inputs,
         uncertain discontinuities, overflowing intermediates and results that
         left float64's range."""
@@ -270,7 +272,7 @@ class FloatRun:
         for mask, into in ((ev.uncertain, acc.uncertain), (ev.overflow, acc.overflow)):
             if mask is not None:
                 into.append(np.flatnonzero(np.broadcast_to(mask, values.shape)) + lo)
-        if not np.isfinite(np.sum(values)):  # a reduction first: usually all finite
+        if not bounded and not np.isfinite(np.sum(values)):  # a reduction first: usually all finite
             lost = ~np.isfinite(values)
             for m in (nan_in, inf_in):
                 if m is not None:
