@@ -130,10 +130,11 @@ def stale_keys(entries: Sequence[BaselineEntry], case_ids: Iterable[str]) -> tup
 
 def apply_baseline(run: RunResult, baseline: Baseline) -> RunResult:
     """``run`` with known failures as XFAIL, baselined passes as XPASS, and
-    ``baseline`` (its stale entries found) recorded."""
+    ``baseline`` (its stale entries found) recorded.  An interrupted run
+    finds no stale entry: the cases it never reached may be what they name."""
     matcher = Matcher.of(baseline.entries)
     cases = tuple(_mark(c, matcher) for c in run.cases)
-    stale = stale_keys(baseline.entries, (c.case_id for c in run.cases))
+    stale = () if run.interrupted else stale_keys(baseline.entries, (c.case_id for c in run.cases))
     return replace(run, cases=cases, baseline=replace(baseline, stale=stale))
 
 

@@ -27,6 +27,9 @@ _SUFFIX = re.compile(r"-shard\d+of\d+$")
 
 
 def _shard_of(path: str, run: RunResult) -> tuple[int, int]:
+    if run.interrupted:
+        raise InputError(f"{path}: an interrupted run (Ctrl-C) holds only part of its shard; run that shard "
+                         "again before merging")
     if not run.shard:
         raise InputError(f"{path}: not a shard report (its run had no --shard K/N); merge combines the "
                          "report.json files of `dmlconform run --shard K/N`")

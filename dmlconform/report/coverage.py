@@ -187,7 +187,8 @@ def totals_line(run: RunResult) -> str:
     parts = [f"{n} {o.value}" for o, n in count_outcomes(run.cases) if n]
     seconds = sum(c.seconds for c in run.cases)
     noun = "case" if len(run.cases) == 1 else "cases"
-    return f"{len(run.cases)} {noun}: {', '.join(parts) or 'none'} in {seconds:.2f} s"
+    stopped = " (interrupted: the cases after these did not run)" if run.interrupted else ""
+    return f"{len(run.cases)} {noun}: {', '.join(parts) or 'none'} in {seconds:.2f} s{stopped}"
 
 
 @dataclass(frozen=True, slots=True)

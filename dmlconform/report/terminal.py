@@ -100,8 +100,12 @@ def case_heading(case: CaseResult) -> Text:
 
 
 def totals(run: RunResult) -> Text:
-    """``FAILED  12 cases: 5 PASS, 2 FAIL in 3.25 s`` or ``OK  …``."""
-    verdict = ("FAILED", "bold red") if run.failed else ("OK", "bold green")
+    """``FAILED  12 cases: 5 PASS, 2 FAIL in 3.25 s``, ``OK  …``, or for a run
+    stopped by Ctrl-C ``INTERRUPTED  …`` (it passed nothing: part of it never ran)."""
+    if run.interrupted:
+        verdict = ("INTERRUPTED", "bold yellow")
+    else:
+        verdict = ("FAILED", "bold red") if run.failed else ("OK", "bold green")
     return Text.assemble(verdict, f"  {totals_line(run)}")
 
 

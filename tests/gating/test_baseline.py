@@ -3,6 +3,8 @@ XFAIL/XPASS/stale, strictness, and `update` keeping what still applies."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -81,6 +83,14 @@ def test_apply(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert out.baseline is not None and out.baseline.stale == ("NOTHING/*",)
     assert [original_outcome(c) for c in out.cases[:4]] == [Outcome.FAIL, Outcome.TIMEOUT, Outcome.PASS,
                                                            Outcome.QUALITY_WARNING]
+
+
+def test_an_interrupted_run_reports_no_stale_entry(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Cases a Ctrl-C'd run never reached may be the very ones an entry names."""
+    run = replace(run_of(case("ELEMENT_WISE_SIGN/FLOAT32/1d/edges", Outcome.FAIL, "x")), interrupted=True)
+    out = apply_baseline(run, _baseline(tmp_path))
+    assert out.cases[0].outcome is Outcome.XFAIL
+    assert out.baseline is not None and out.baseline.stale == ()
 
 
 def test_known_failures_do_not_fail_the_run_and_xpass_fails_only_strict(tmp_path) -> None:  # type: ignore[no-untyped-def]

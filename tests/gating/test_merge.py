@@ -90,5 +90,12 @@ def test_mismatched_runs(change: dict[str, object], expected: str) -> None:
     assert _error([first, (second[0], replace(second[1], **change))]).startswith(expected)  # type: ignore[arg-type]
 
 
+def test_an_interrupted_shard_is_refused() -> None:
+    first, second = _shards(_whole(), 2)
+    assert _error([first, (second[0], replace(second[1], interrupted=True))]) == (
+        "s2/report.json: an interrupted run (Ctrl-C) holds only part of its shard; run that shard again "
+        "before merging")
+
+
 def test_nothing_to_merge() -> None:
     assert _error([]) == "no reports to merge"

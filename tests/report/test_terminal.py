@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from io import StringIO
 
 import pytest
@@ -71,6 +72,9 @@ def test_totals_line() -> None:
         "FAILED  11 cases: 2 PASS, 1 QUALITY_WARNING, 1 FAIL, 2 NOT_SUPPORTED, 1 XFAIL, 1 XPASS, 1 CRASH, "
         "1 TIMEOUT, 1 ERROR in 31.57 s")
     assert render(passing_run()).splitlines()[-1] == "OK  2 cases: 2 PASS in 0.03 s"
+    stopped = dataclasses.replace(passing_run(), interrupted=True)
+    assert render(stopped).splitlines()[-1] == (
+        "INTERRUPTED  2 cases: 2 PASS in 0.03 s (interrupted: the cases after these did not run)")
 
 
 def test_worst_zero_hides_diff_tables() -> None:
