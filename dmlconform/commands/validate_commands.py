@@ -72,6 +72,12 @@ def build_report(specs: list[Any], libs: Any, caps: dict[str, Any], *, command: 
     max_level = FeatureLevel.parse(device.max_level)
     plans = {s.operator: v.plan(s, max_level) for _, s in specs}
     jobs = [c.job for op in plans for c in plans[op]]
+    folder = next(iter(paths.values())).parent if paths else Path()
+    for job in jobs:  # nested descs (a recurrent operator's activations) load their specs too
+        for value in job.attributes.values():
+            for nested in value if isinstance(value, list) else [value]:
+                if isinstance(nested, dict) and "op" in nested:
+                    paths.setdefault(nested["op"], folder / f"{nested['op']}.yaml")
     _, flat = validate_descs(libs, paths, jobs, caps=caps)
     results, at = {}, 0
     for op, cfgs in plans.items():

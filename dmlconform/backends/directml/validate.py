@@ -9,9 +9,12 @@ dimension count the row lacks, tensors a ``same`` constraint links given
 different data types, dimension counts or sizes).  `summarize` compares the
 library's CreateOperator answers with the doc's: a configuration the doc
 allows that the library rejects, or one the doc excludes that it accepts, is a
-`Disagreement`.  An operator whose in-table descs are all rejected is
-*unverified*: the generic shapes and attribute values this module chooses
-are not a valid desc for it, so its answers say nothing about the table.
+`Disagreement`.  Tensor sizes are all ones and attribute values generic
+unless `RULES` holds the operator's family (pooling and convolution windows
+over the spatial dimensions, recurrent weights and activations, block sizes,
+index ranges ...).  An operator whose in-table descs are all rejected is
+*unverified*: the shapes and attribute values planned are not a valid desc
+for it, so its answers say nothing about the table.
 `markdown` renders a report as the docs/results page.  Pure functions; the
 command (commands/validate_commands.py) does the I/O.
 """
@@ -19,8 +22,8 @@ command (commands/validate_commands.py) does the I/O.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from dmlconform.backends.directml.abi import hresult_text
 from dmlconform.backends.directml.validator import DescJob, DeviceReport
@@ -83,6 +86,94 @@ class OperatorResult:
                 "disagreements": self.disagreements, "note": self.note}
 
 
+# ------------------------------------------------------------------ per-operator rules
+Sizes = Mapping[str, tuple[int, ...]]
+
+
+def _last(n: int, size: int) -> tuple[int, ...]:
+    """``n`` dimensions, all ones but the last."""
+    return (1,) * (n - 1) + (size,) if n else ()
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """What makes a valid desc of an operator family, at the dimension count
+    ``n`` of the configuration's first tensor: tensor sizes (a tensor left out
+    is all ones; a tensor at another dimension count gets these sizes
+    right-aligned, leading ones added or dropped), attribute values over the
+    generic ones, optional tensors the desc needs, ``spatial``: the arrays
+    counted by DimensionCount hold the n - 2 spatial dimensions (NCHW/NCDHW),
+    and ``dtypes``: a tensor whose field text names its one data type where the
+    table row lists others (the planner tries the row's type once, apart)."""
+
+    sizes: Callable[[int], Sizes] = lambda n: {}
+    attributes: Callable[[int], Mapping[str, Any]] = lambda n: {}
+    include: tuple[str, ...] = ()
+    spatial: bool = False
+    dtypes: Mapping[str, DataType] = field(default_factory=dict)
+
+
+def _fit(sizes: tuple[int, ...], n: int) -> tuple[int, ...]:
+    """``sizes`` right-aligned to ``n`` dimensions."""
+    return ((1,) * (n - len(sizes)) + sizes)[-n:] if n else ()
+
+
+_SPATIAL = Rule(spatial=True, attributes=lambda n: {"GroupCount": 1, "OutputPadding": [0] * max(n - 2, 0), "P": 2})
+_ND = lambda n: {"InputDimensionCount": 1, "IndicesDimensionCount": 1}  # indices along one axis
+_ROI_ALIGN = lambda n: {"ReductionFunction": "DML_REDUCE_FUNCTION_AVERAGE",
+                       "MinimumSamplesPerOutput": 1, "MaximumSamplesPerOutput": 1}
+_RECURRENT_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
+_RECURRENT_ACTIVATIONS = {"RNN": ("ACTIVATION_TANH",), "GRU": ("ACTIVATION_SIGMOID", "ACTIVATION_TANH"),
+                          "LSTM": ("ACTIVATION_SIGMOID", "ACTIVATION_TANH", "ACTIVATION_TANH")}
+
+
+def _recurrent(op: str) -> Rule:
+    """Sequence, direction, batch, hidden size 1: weights [1, 1, gates, 1]."""
+    gates = _RECURRENT_GATES[op]
+    return Rule(sizes=lambda n: {"WeightTensor": (1, 1, gates, 1), "RecurrenceTensor": (1, 1, gates, 1)},
+                attributes=lambda n: {"ActivationDescs": [{"op": a} for a in _RECURRENT_ACTIVATIONS[op]]},
+                include=("OutputSequenceTensor",))
+
+
+#: Rules by operator; an operator not here keeps the generic all-ones desc.
+RULES: dict[str, Rule] = {
+    **{op: _SPATIAL for op in (
+        "AVERAGE_POOLING", "AVERAGE_POOLING1", "AVERAGE_POOLING_GRAD", "LP_POOLING", "LP_POOLING1", "MAX_POOLING",
+        "MAX_POOLING1", "MAX_POOLING2", "MAX_POOLING_GRAD", "QUANTIZED_LINEAR_AVERAGE_POOLING", "CONVOLUTION",
+        "CONVOLUTION_INTEGER", "QUANTIZED_LINEAR_CONVOLUTION")},
+    **{op: _recurrent(op) for op in _RECURRENT_GATES},
+    **{op: Rule(sizes=lambda n: {"InputTensor": (1, 4, 1, 1), "OutputTensor": (1, 1, 2, 2)},
+                attributes=lambda n: {"BlockSize": 2}) for op in ("DEPTH_TO_SPACE", "DEPTH_TO_SPACE1")},
+    **{op: Rule(sizes=lambda n: {"InputTensor": (1, 1, 2, 2), "OutputTensor": (1, 4, 1, 1)},
+                attributes=lambda n: {"BlockSize": 2}) for op in ("SPACE_TO_DEPTH", "SPACE_TO_DEPTH1")},
+    **{op: Rule(sizes=lambda n: {"InputTensor": _last(n, 2)}, attributes=_ND) for op in ("GATHER_ND", "GATHER_ND1")},
+    "SCATTER_ND": Rule(sizes=lambda n: {"InputTensor": _last(n, 2), "OutputTensor": _last(n, 2)}, attributes=_ND),
+    "JOIN": Rule(sizes=lambda n: {"OutputTensor": _last(n, 2)}, attributes=lambda n: {"Axis": n - 1}),
+    "SPLIT": Rule(sizes=lambda n: {"InputTensor": _last(n, 2)}, attributes=lambda n: {"Axis": n - 1}),
+    **{op: Rule(sizes=lambda n: {"InputTensor": _last(n, 2)}, attributes=lambda n: {"Axis": n - 1, "K": 1})
+       for op in ("TOP_K", "TOP_K1")},
+    "ONE_HOT": Rule(sizes=lambda n: {"ValuesTensor": _last(n, 2), "OutputTensor": _last(n, 3)},
+                    attributes=lambda n: {"Axis": n - 1}),
+    **{op: Rule(attributes=lambda n: {"LocalSize": 1, "CrossChannel": 1})
+       for op in ("LOCAL_RESPONSE_NORMALIZATION", "LOCAL_RESPONSE_NORMALIZATION_GRAD")},
+    "LP_NORMALIZATION": Rule(attributes=lambda n: {"P": 2}),
+    **{op: Rule(attributes=lambda n: {"InputWindowOffsets": [0] * n}) for op in ("SLICE1", "SLICE_GRAD")},
+    "VALUE_SCALE_2D": Rule(attributes=lambda n: {"Bias": [0.0]}),
+    "ADAM_OPTIMIZER": Rule(attributes=lambda n: {"LearningRate": 0.001, "Beta1": 0.9, "Beta2": 0.999,
+                                                 "Epsilon": 1e-8},
+                           dtypes={"TrainingStepTensor": DataType.UINT32}),
+    "RANDOM_GENERATOR": Rule(sizes=lambda n: {"InputStateTensor": _last(n, 6)}),
+    **{op: Rule(sizes=lambda n: {"InputTensor": (1, 1, 2, 2), "ROITensor": (1, 1, 1, 4)}, attributes=_ROI_ALIGN)
+       for op in ("ROI_ALIGN", "ROI_ALIGN1")},
+    "ROI_ALIGN_GRAD": Rule(sizes=lambda n: {"ROITensor": (1, 1, 1, 4), "OutputGradientTensor": (1, 1, 2, 2)},
+                           attributes=_ROI_ALIGN, include=("OutputGradientTensor",)),
+    "ROI_POOLING": Rule(sizes=lambda n: {"InputTensor": (1, 1, 2, 2), "ROITensor": (1, 1, 1, 5)}),
+    "MULTIHEAD_ATTENTION": Rule(attributes=lambda n: {"HeadCount": 1},
+                                include=("QueryTensor", "KeyTensor", "ValueTensor")),
+}
+_GENERIC = Rule()
+
+
 # ------------------------------------------------------------------ planning
 def _sizes(n: int) -> tuple[int, ...]:
     """The shape of ``n`` dimensions used for every tensor: all ones, which
@@ -108,7 +199,8 @@ class _Planner:
 
     def __init__(self, spec: Spec, max_level: FeatureLevel) -> None:
         self.spec, self.max_level = spec, max_level
-        self.tensors = [f for f in spec.tensors if not f.optional]
+        self.rule = RULES.get(spec.operator, _GENERIC)
+        self.tensors = [f for f in spec.tensors if not f.optional or f.name in self.rule.include]
 
     def rows(self, table: SupportTable) -> dict[str, Any]:
         """Rows of the required tensors that list data types and dimension counts."""
@@ -140,24 +232,33 @@ class _Planner:
         for f in self.spec.fields:
             if f.kind is FieldKind.ARRAY and f.count_field:
                 length = 1 if "Axis" in f.count_field else n  # one axis; else one value per dimension
+                if self.rule.spatial and f.count_field == "DimensionCount":
+                    length = max(n - 2, 0)
                 value = 1 if _ONE_VALUED.search(f.name) else 0
                 attrs[f.name] = [float(value) if "FLOAT" in f.c_type else value] * length
             elif f.kind is FieldKind.SCALAR and f.c_type.upper() == "FLOAT" and f.default is None:
                 attrs[f.name] = 1.0  # Steepness, Scale ...: 0 is often invalid
+        attrs.update((k, v) for k, v in self.rule.attributes(n).items() if k in fields)
         if table.condition is not None:
             field = fields.get(table.condition.field)
             if field is not None:
                 attrs[field.name] = f"{field.c_type}_{table.condition.values[0]}"
         return attrs
 
+    def shape(self, name: str, n: int, first_n: int) -> tuple[int, ...]:
+        """The sizes of tensor ``name`` at ``n`` dimensions (the rule's at the first tensor's count)."""
+        return _fit(tuple(self.rule.sizes(first_n).get(name, ())), n)
+
     def config(self, table: SupportTable, base: Mapping[str, tuple[DataType, int]],
                change: Mapping[str, tuple[DataType | None, int | None]], *, expect: bool, what: str,
-               sizes: Mapping[str, tuple[int, ...]] | None = None) -> Config:
+               sizes: Mapping[str, tuple[int, ...]] | None = None, pin: bool = True) -> Config:
         layout: dict[str, tuple[DataType, tuple[int, ...]]] = {}
+        counts = {name: change.get(name, (None, None))[1] or n for name, (_, n) in base.items()}
+        first_n = next(iter(counts.values()), 1)
         for name, (t, n) in base.items():
-            ct, cn = change.get(name, (None, None))
-            dims = cn if cn is not None else n
-            layout[name] = (ct or t, (sizes or {}).get(name, _sizes(dims)))
+            ct = change.get(name, (None, None))[0] or t
+            shape = (sizes or {}).get(name) or self.shape(name, counts[name], first_n)
+            layout[name] = (self.rule.dtypes.get(name, ct) if pin else ct, shape)
         dtype = next(iter(layout.values()))[0]
         label = ", ".join(f"{name} {t.name} {len(s)}d{'' if s == _sizes(len(s)) else ' ' + 'x'.join(map(str, s))}"
                           for name, (t, s) in layout.items())
@@ -173,6 +274,8 @@ class _Planner:
         for n in sorted({n for r in rows.values() for n in r.dims}):
             change = {name: (None, n) for name, r in rows.items() if n in r.dims}
             yield self.config(table, base, change, expect=True, what="in table")
+        if any(name in rows for name in self.rule.dtypes):  # the row's own data type, once
+            yield self.config(table, base, {}, expect=True, what="in table", pin=False)
 
     def outside(self, table: SupportTable) -> Iterator[Config]:
         rows, base = self.rows(table), self.base(table)
@@ -209,7 +312,8 @@ class _Planner:
                     yield self.config(table, base, {last: (None, other_n)}, expect=False,
                                       what="mismatched DimensionCount")
             if "Sizes" in c.properties:
-                grown = _sizes(n)[:-1] + (_sizes(n)[-1] + 2,)
+                shape = self.shape(last, n, next(iter(base.values()))[1])
+                grown = shape[:-1] + (shape[-1] + 2,)
                 yield self.config(table, base, {}, expect=False, what="mismatched Sizes", sizes={last: grown})
 
 
@@ -273,7 +377,7 @@ def _status(spec: Spec, cfgs: Sequence[Config], answers: Sequence[str], accepted
         return "newer", f"introduced at {spec.introduced}, above the library's {max_level}"
     if accepted_in == 0:
         first = next((a for c, a in zip(cfgs, answers) if c.expect), "")
-        return "unverified", f"every in-table desc was rejected ({first}): the generic shapes/attributes do not fit"
+        return "unverified", f"every in-table desc was rejected ({first}): the planned shapes/attributes do not fit"
     return "checked", ""
 
 
@@ -316,7 +420,9 @@ def markdown(report: Mapping[str, Any], *, command: str, max_rows: int = 400) ->
         f"| {t['specs']} | {t['checked']} | {t['unverified']} | {t['newer']} | {t['skipped']} | {t['configurations']} "
         f"| {t['configurations_checked']} | {t['disagreements']} |",
         "",
-        "*Unverified*: every desc the doc's table allows was rejected, so the generic shapes and attribute values "
+        "Tensors are all ones and attributes generic, except for the operator families with a rule in "
+        "`dmlconform/backends/directml/validate.py` (`RULES`: spatial windows, recurrent weights, block sizes ...). "
+        "*Unverified*: every desc the doc's table allows was rejected, so the planned shapes and attribute values "
         "do not make a valid desc for that operator and its answers say nothing about the table.",
         "",
         "## Disagreements",

@@ -85,3 +85,47 @@ def test_run_with_an_unavailable_directml_backend(tmp_path) -> None:  # type: ig
     assert result.exit_code == 3
     assert f"backend directml is unavailable: DML_PATH {missing} does not exist" in result.output
     assert CliRunner().invoke(main, [*args, "--skip-unavailable"]).exit_code == 0
+
+
+def test_rules_name_real_operators_tensors_and_fields(all_specs) -> None:  # type: ignore[no-untyped-def]
+    specs = {s.operator: s for s in all_specs}
+    for op, rule in v.RULES.items():
+        s = specs[op]
+        names = {f.name for f in s.fields}
+        assert set(rule.include) | set(rule.dtypes) <= names, op
+        for n in (3, 4, 5):
+            assert set(rule.sizes(n)) <= names, op
+
+
+def _in_table(op: str) -> list[v.Config]:
+    return [c for c in v.plan(spec(op), FL62) if c.expect]
+
+
+def test_spatial_rule_gives_one_window_value_per_spatial_dimension() -> None:
+    for cfg in _in_table("MAX_POOLING2"):
+        n = int(cfg.label.split()[2][0])
+        attrs = cfg.job.attributes
+        assert attrs["Strides"] == attrs["WindowSize"] == attrs["Dilations"] == [1] * (n - 2)
+        assert attrs["StartPadding"] == attrs["EndPadding"] == [0] * (n - 2)
+    conv = _in_table("CONVOLUTION")[0].job.attributes
+    assert (conv["GroupCount"], conv["OutputPadding"]) == (1, [0, 0])
+
+
+def test_rule_sizes_attributes_and_included_tensors() -> None:
+    d2s = _in_table("DEPTH_TO_SPACE")[0]
+    assert d2s.job.tensors["InputTensor"][1] == [1, 4, 1, 1] and d2s.job.tensors["OutputTensor"][1] == [1, 1, 2, 2]
+    assert d2s.job.attributes["BlockSize"] == 2
+    lstm = _in_table("LSTM")[0].job
+    assert lstm.tensors["WeightTensor"][1] == [1, 1, 4, 1] and "OutputSequenceTensor" in lstm.tensors
+    assert [a["op"] for a in lstm.attributes["ActivationDescs"]] == ["ACTIVATION_SIGMOID", "ACTIVATION_TANH",
+                                                                      "ACTIVATION_TANH"]
+    roi = {c.label for c in _in_table("ROI_ALIGN")}  # a 2-d ROI tensor: the rule's sizes right-aligned
+    assert any("ROITensor FLOAT32 2d 1x4" in label for label in roi)
+    grown = [c for c in v.plan(spec("SCATTER_ND"), FL62) if c.what == "mismatched Sizes"]
+    assert all("1x1x1x4" in c.label for c in grown)
+
+
+def test_a_pinned_data_type_is_tried_once_as_the_row_gives_it() -> None:
+    labels = [c.label for c in _in_table("ADAM_OPTIMIZER")]
+    assert sum("TrainingStepTensor UINT32" in label for label in labels) == len(labels) - 1
+    assert sum("TrainingStepTensor FLOAT32" in label for label in labels) == 1
