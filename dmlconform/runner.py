@@ -55,8 +55,6 @@ class Oracles:
 
     cache: dict[str, _Formula] = field(default_factory=dict)
     overrides: Overrides = field(default_factory=dict)
-    #: (operator, attribute names) -> attributes that may differ within a batch
-    merge: dict[tuple[str, frozenset[str]], dict[str, bool]] = field(default_factory=dict)
 
     def get(self, spec: m.Spec) -> _Formula:
         if spec.operator not in self.cache:
@@ -260,28 +258,6 @@ def _batch_key(spec: m.Spec, case: Case) -> tuple[object, ...]:
             tuple((t.name, t.dtype) for t in case.outputs), case.attributes)
 
 
-def _oracle_key(spec: m.Spec, case: Case, oracles: Oracles) -> tuple[object, ...]:
-    """Cases with the same key share one oracle evaluation and one comparison:
-    `_batch_key` but for attribute values that the formula may take per
-    element (`formula.oracle.per_element_attributes`), which only need the
-    same class (`formula.oracle.attribute_class`: sign, powers of two apart)."""
-    from dmlconform.formula.oracle import attribute_class, per_element_attributes
-
-    names = frozenset(n for n, _ in case.attributes)
-    key = (spec.operator, names)
-    merge = oracles.merge.get(key)
-    if merge is None:
-        try:
-            merge = per_element_attributes(oracles.get(spec).tree, names)  # type: ignore[arg-type]
-        except Exception:  # noqa: BLE001 - no formula: `_compare` reports it per case
-            merge = {}
-        oracles.merge[key] = merge
-    return (spec.operator, tuple((t.name, t.dtype) for t in case.inputs),
-            tuple((t.name, t.dtype) for t in case.outputs),
-            tuple((name, attribute_class(value, merge[name]) if name in merge else ("value", value))
-                  for name, value in case.attributes))
-
-
 def _one(item: _Pending, info: BackendInfo, oracles: Oracles) -> CaseResult:
     """One pending case compared alone; ``seconds`` adds its run time."""
     _, spec, case, buffers, spent = item
@@ -345,15 +321,7 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
 
     views = {formula.inputs.get(t.name, t.name): joined(
         [_flat(it[2].input(t.name).view(), it[2].outputs[0].sizes) for it in items]) for t in case0.inputs}
-    attributes: dict[str, Any] = {}
-    for name, value in case0.attributes:  # one value, or per element where the cases' values differ
-        values = [it[2].attribute_map()[name] for it in items]
-        if all(type(v) is type(value) and v == value for v in values):
-            attributes[name] = value
-            continue
-        per = np.empty(len(items), dtype=object)
-        per[:] = values
-        attributes[name] = np.repeat(per, [int(np.prod(it[2].outputs[0].sizes)) for it in items])
+    attributes = case0.attribute_map()
     result = []
     for j, out in enumerate(case0.outputs):
         actual = joined([_flat(it[2].outputs[j].view(it[3][it[2].outputs[j].name]), it[2].outputs[0].sizes)
@@ -361,9 +329,8 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
         parts = []
         for lo in range(0, actual.size, CHUNK):
             hi = min(lo + CHUNK, actual.size)
-            chunk = {n: v[lo:hi] if isinstance(v, np.ndarray) else v for n, v in attributes.items()}
             _, cmp = _check_output(spec, formula, {n: v[lo:hi] for n, v in views.items()}, actual[lo:hi], out,
-                                   chunk, info, worst=None)
+                                   attributes, info, worst=None)
             parts.append(cmp.shifted(lo))
         result.append(SparseComparison.join(parts))
     return result
@@ -440,7 +407,7 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
                 spent: float) -> None:
         results[i] = early
         if early is None:  # its time so far, carried over to when the batch is compared
-            batches.setdefault(_oracle_key(spec, case, oracles), []).append((i, spec, case, buffers, spent))
+            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, buffers, spent))
         elif progress is not None:
             progress(early)
 

@@ -43,27 +43,6 @@ def test_batched_results_equal_per_case_results(op: str) -> None:
     assert [r.case_id for r in batched] == [c.id for _, c in pairs]
 
 
-@pytest.mark.parametrize("op", ("ACTIVATION_HARD_SIGMOID", "ACTIVATION_SHRINK", "ELEMENT_WISE_CONSTANT_POW"))
-def test_cases_with_different_attributes_share_an_oracle_batch_and_get_per_case_results(op: str) -> None:
-    """Attribute values the formula may take per element are merged into one
-    oracle evaluation (fewer batches than attribute sets), and every result
-    is still what the case alone gives; a power's exponent stays scalar."""
-    from dmlconform.runner import _batch_key, _oracle_key
-
-    pairs = _pairs(op)
-    oracles = Oracles()
-    merged = {_oracle_key(s, c, oracles) for s, c in pairs}
-    apart = {_batch_key(s, c) for s, c in pairs}
-    if op == "ELEMENT_WISE_CONSTANT_POW":
-        assert len(merged) == len(apart)
-    else:
-        assert len(merged) < len(apart)
-    backend = CpuBackend()
-    batched = run_cases(pairs, backend)
-    single = [run_case(s, c, backend, backend.info(), Oracles()) for s, c in pairs]
-    assert [repr(_strip(r)) for r in batched] == [repr(_strip(r)) for r in single]
-
-
 def test_bind_poisons_outputs_and_shares_aliased_buffers() -> None:
     pairs = _pairs("ACTIVATION_SOFTSIGN")
     packed = next(c for _, c in pairs if not c.aliases and c.expect_supported)

@@ -139,9 +139,6 @@ class FloatRun:
             lambda x: float(to_float(np.asarray([x]), info_dtype)[0]) == x)  # noqa: E731
         self.size = int(np.prod(shape, dtype=np.int64))
         self.flat = {n: np.broadcast_to(a, shape).reshape(-1) for n, a in arrays.items()}
-        #: attributes given per element (`oracle._attributes`), flat like the inputs
-        self.attr_flat = {n: np.broadcast_to(v.v, shape).reshape(-1) for n, v in attrs.items()
-                          if isinstance(v.v, np.ndarray) and v.v.ndim}
         self.rel = 0.0  # relative part of the bound (in u), known after the first block
         self.constants: dict[Any, Any] = {}  # literal values, shared by every block
         native = self.dtype if self.dtype in (np.float16, np.float32, np.float64) else np.dtype(np.float32)
@@ -159,11 +156,9 @@ class FloatRun:
         that type and shape.  With ``exact64`` the value also says where it is
         exact (`formula.exact64`)."""
         spans = spans or {}
-        env = {n: Val(np.asarray(a, dtype=work), exact=True, span=spans.get(n)) for n, a in arrays.items()
-               if n not in self.attrs}
-        for n, v in self.attrs.items():  # a per-element attribute comes with the inputs' subset
-            x = arrays[n] if n in self.attr_flat and n in arrays else v.v
-            env[n] = replace(v, v=x if isinstance(v.v, str) else work(x), exact=not isinstance(v.v, str))
+        env = {n: Val(np.asarray(a, dtype=work), exact=True, span=spans.get(n)) for n, a in arrays.items()}
+        env.update({n: replace(v, v=v.v if isinstance(v.v, str) else work(v.v), exact=not isinstance(v.v, str))
+                    for n, v in self.attrs.items()})
         env["pi"] = Val(work(np.pi), Err(1.0), 1)
         limit = float(self.info.max) * OVERFLOW_MARGIN if track and self.float_target else None
         settings = Settings(track=track, minmax=minmax, unit=self.unit, representable=self.representable,
@@ -220,7 +215,6 @@ class FloatRun:
     def block(self, lo: int, hi: int, expected: np.ndarray, bound: np.ndarray, acc: "_Found", *, refine: bool) -> None:
         """Evaluate elements [lo, hi) and note what needs a second look."""
         part = {n: a[lo:hi] for n, a in self.flat.items()}
-        part.update({n: a[lo:hi] for n, a in self.attr_flat.items()})
         spans: dict[str, tuple[float, float]] = {}
         nan_in, inf_in = self.special_inputs(part, spans)
         values, val, ev = self.run(part, track=True, spans=spans)
@@ -469,8 +463,6 @@ class FloatRun:
         for n, a in self.flat.items():
             picked = a[index].astype(np.float64)
             out[n] = transform(n, picked) if transform else picked
-        for n, a in self.attr_flat.items():  # attributes are never transformed
-            out[n] = a[index]
         return out
 
     def values_at(self, index: np.ndarray, transform: Any = None, minmax: str = "propagate",

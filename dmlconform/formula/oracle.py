@@ -130,8 +130,7 @@ def evaluate(
     arrays = _check_inputs(expanded, inputs, attrs or {})
     shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
     integer = bool(arrays) and all(a.dtype.kind in "iub" for a in arrays.values())
-    attr_env = {n: _attributes(n, v, integer) if isinstance(v, np.ndarray) else _attribute(n, v, integer)
-                for n, v in (attrs or {}).items()}
+    attr_env = {n: _attribute(n, v, integer) for n, v in (attrs or {}).items()}
     if integer:
         return _integer_result(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor, output)
     return _float_result(expanded, arrays, attr_env, shape, out_dtype, nan_policy=nan_policy, overflow=overflow,
@@ -250,80 +249,6 @@ def _attribute(name: str, value: Any, integer: bool) -> Val:
         return Val(int(exact) if exact.denominator == 1 else exact)
     f = np.float64(float(exact))
     return Val(f, sign=1 if f >= 0 else -1)
-
-
-def _attributes(name: str, values: np.ndarray, integer: bool) -> Val:
-    """Per-element values of one attribute (a 1-D object array of the values
-    `_attribute` takes, the same shape as the inputs): what each element's
-    implementation sees.  The sign is known where every element has the same
-    one (as for a scalar); scaling by a power of two is not detected on arrays,
-    so callers give those as scalars (`attribute_class`)."""
-    distinct: dict[Any, int] = {}
-    codes = np.fromiter((distinct.setdefault(v, len(distinct)) for v in values.tolist()), dtype=np.intp,
-                        count=values.size)
-    vals = [_attribute(name, v, integer) for v in distinct]
-    if integer or any(isinstance(v.v, str) for v in vals):
-        table = np.empty(len(vals), dtype=object)
-        table[:] = [v.v for v in vals]
-        return Val(table[codes].reshape(values.shape))
-    signs = {v.sign for v in vals}
-    table = np.array([v.v for v in vals], dtype=np.float64)
-    return Val(table[codes].reshape(values.shape), sign=signs.pop() if len(signs) == 1 else 0)
-
-
-def attribute_class(value: Any, scaling: bool = True) -> Any:
-    """What of an attribute's value the evaluation depends on beyond its
-    per-element value: cases whose attributes have equal classes can share
-    one evaluation with the attributes as per-element arrays
-    (`_attributes`).  Numbers are classed by the sign their `Val` carries
-    (zero counts as non-negative); texts, booleans and non-finite values are
-    their own class, and so are powers of two where ``scaling`` (the
-    attribute scales a product or divides: exact scaling is found on scalars
-    only)."""
-    if isinstance(value, (str, bool, np.bool_)) or not isinstance(value, (int, float, Fraction, np.number)):
-        return ("value", value)
-    try:
-        f = float(_attribute("", value, False).v)
-    except InputError:
-        return ("value", value)
-    if not np.isfinite(f) or (scaling and f != 0 and abs(float(np.frexp(f)[0])) == 0.5):
-        return ("value", value)
-    return ("sign", f >= 0)
-
-
-#: Calls that may take a per-element attribute (others keep theirs scalar).
-_PER_ELEMENT_CALLS = frozenset({"min", "max", "clamp", "abs"})
-
-
-def per_element_attributes(tree: FormulaTree, attributes: frozenset[str]) -> dict[str, bool]:
-    """Of ``attributes``, those ``tree`` may be given per element, mapped to
-    whether one scales a product or divides (`attribute_class`).  Left out:
-    an attribute inside an arithmetic step or a function call of attributes
-    and constants alone (a scalar step, whose checks differ on arrays), in a
-    power or a call other than min/max/clamp/abs, and
-    all of them where a statement computes a value from attributes alone or
-    updates one in place."""
-    from dmlconform.formula.tree import Binary, Call, walk
-
-    expanded = _expanded(tree, None)
-    inputs = set(_facts(expanded).free) - set(attributes)
-    out = dict.fromkeys(attributes, False)
-    for st in expanded.assignments:
-        if st.op != "=" or not names(st.value) & inputs:
-            return {}
-        for node in walk(st.value):
-            if not isinstance(node, (Binary, Call)) or (isinstance(node, Binary) and node.op not in "+-*/^"):
-                continue
-            power = (node.op == "^") if isinstance(node, Binary) else node.func.lower() not in _PER_ELEMENT_CALLS
-            if power or not names(node) & inputs:  # a scalar step, or one whose exact path reads its scalars
-                for n in names(node) & set(out):
-                    del out[n]
-                continue
-            if isinstance(node, Binary) and node.op in "*/":
-                for side in (node.left, node.right):
-                    if not names(side) & inputs:
-                        out.update({n: True for n in names(side) & set(out)})
-    return out
 
 
 def _float_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val], shape: tuple[int, ...],
