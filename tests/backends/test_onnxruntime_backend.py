@@ -80,9 +80,13 @@ def test_sessions_are_cached_per_key_across_ranks_and_layouts() -> None:
     spec = _spec("ACTIVATION_SOFTSIGN")
     cases = [c for c in generate(spec, m.FeatureLevel.FL_6_4, seed=0) if c.dtype is m.DataType.FLOAT32]
     backend = OnnxRuntimeBackend()
-    results = run_cases([(spec, c) for c in cases], backend)
+    results = run_cases([(spec, c) for c in cases], backend)   # one run_batch call: one session built
     assert {r.outcome for r in results} == {Outcome.PASS}
-    assert backend.misses == 1 and backend.hits == len(cases) - 1
+    assert backend.misses == 1
+    one_by_one = OnnxRuntimeBackend()
+    for case in cases:                                         # every rank and layout: the same session
+        one_by_one.run(spec, case, bind(case))
+    assert one_by_one.misses == 1 and one_by_one.hits == len(cases) - 1
 
 
 def test_run_batch_equals_run_one_by_one() -> None:
