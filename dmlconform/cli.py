@@ -4,15 +4,19 @@ our errors, renders them once and exits with their code."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from dmlconform import __version__
 from dmlconform.errors import DmlconformError, ExitCode, InputError
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -76,6 +80,23 @@ def schema() -> None:
     from dmlconform.spec.load import schema as spec_schema
 
     click.echo(json.dumps(spec_schema(), indent=2, sort_keys=False))
+
+
+#: Width of rich output that goes to a file or a pipe (a CI log) rather than a
+#: terminal, unless COLUMNS says otherwise: wide enough for the summary table's
+#: longest operator names on one line.
+LOG_WIDTH = 120
+
+
+def console() -> Console:
+    """A rich console on stdout: the terminal's width, or LOG_WIDTH columns
+    when the output is not a terminal and COLUMNS is unset."""
+    from rich.console import Console
+
+    out = Console()
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out = Console(width=LOG_WIDTH)
+    return out
 
 
 def existing_paths(paths: tuple[str, ...], what: str) -> list[Path]:

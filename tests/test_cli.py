@@ -143,3 +143,13 @@ def test_lint_missing_path_is_input_error():
 def test_lint_list_rules():
     out = run("lint", "--list").output
     assert out.splitlines()[0].startswith("DML001  error") and "DML102" in out
+
+
+def test_output_to_a_log_is_wide_enough_for_operator_names(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Not a terminal (a CI log): the summary keeps each operator name on one line."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    result = CliRunner().invoke(main, ["run", "--no-progress", "--no-isolate", "--op", "ELEMENT_WISE_THRESHOLD",
+                                       "--dtype", "FLOAT32", "-o", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("ELEMENT_WISE_THRESHOLD ")]
+    assert rows and all("FLOAT32 @ 6_4" in line for line in rows)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, main
+from dmlconform.cli import EXIT_CODES_HELP, console, main
 from dmlconform.errors import BackendLoadError
 
 FORMATS = ("table", "json")
@@ -77,6 +77,5 @@ def backends(fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps([r.as_dict() for r in rows], indent=2, sort_keys=True))
         return
-    from rich.console import Console
 
-    Console().print(backends_table(rows))
+    console().print(backends_table(rows))

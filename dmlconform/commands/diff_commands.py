@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Iterable
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, existing_paths, main
+from dmlconform.cli import EXIT_CODES_HELP, console, existing_paths, main
 from dmlconform.commands.options import operator_key, parse_level
 from dmlconform.errors import ExitCode, InputError, SpecError
 from dmlconform.spec.model import FeatureLevel, Spec
@@ -168,12 +168,11 @@ def _tree_result(trees: tuple[str, ...], operator: str | None) -> TreeDiff:
 
 def _emit(result: DiffResult, fmt: str, output: str | None) -> None:
     """The table straight to the terminal (in colour where it is one); everything else as text."""
-    from rich.console import Console
 
     from dmlconform import diff_render as r
 
     if fmt == "table" and output is None:
-        Console().print(r.grid(result))
+        console().print(r.grid(result))
     elif fmt == "json":
         _write(r.to_json(result), output)
     elif fmt == "markdown":

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, existing_paths, main
+from dmlconform.cli import EXIT_CODES_HELP, console, existing_paths, main
 from dmlconform.errors import ExitCode, InputError
 from dmlconform.gating.shard import Shard, parse_shard
 from dmlconform.results import Baseline, RunResult, ToleranceOverride
@@ -175,7 +175,6 @@ def merge(reports: tuple[str, ...], output: str, worst: int) -> None:
     report.html in OUTPUT, and the summary.  Exits 2 when shards overlap, one
     is missing or the reports are of different runs; otherwise as ``run``
     would have (1 when a case failed)."""
-    from rich.console import Console
 
     from dmlconform.gating.merge import merge_runs
     from dmlconform.report import write_reports
@@ -185,6 +184,6 @@ def merge(reports: tuple[str, ...], output: str, worst: int) -> None:
     command = "dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     merged = merge_runs(runs, command=command)
     written = write_reports(merged, Path(output))
-    render(merged, Console(), worst=worst)
+    render(merged, console(), worst=worst)
     click.echo(f"reports: {', '.join(str(p) for p in sorted(written.values()))}", err=True)
     sys.exit(ExitCode.FINDINGS if merged.failed else ExitCode.OK)

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from dmlconform.cli import EXIT_CODES_HELP, main
+from dmlconform.cli import console as make_console
 from dmlconform.commands.gating_commands import Gate, gating_options
 from dmlconform.commands.options import load_specs, parse_level
 from dmlconform.errors import ExitCode, InputError
@@ -106,14 +107,13 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     when nothing failed (QUALITY_WARNING and XPASS too with --strict); with
     --baseline, known failures (XFAIL) do not fail the run, new ones do.
     """
-    from rich.console import Console
 
     from dmlconform.backends.registry import load_backend
     from dmlconform.report import write_reports
     from dmlconform.report.terminal import render
     from dmlconform.results import RunResult
 
-    console = Console(stderr=False)
+    console = make_console()
     backend = load_backend(backend_name, _options(backend_args))
     info = backend.info()
     if not info.available:

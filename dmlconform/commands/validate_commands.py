@@ -18,7 +18,7 @@ from typing import Any
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, main
+from dmlconform.cli import EXIT_CODES_HELP, console, main
 from dmlconform.commands.options import load_specs
 from dmlconform.errors import ExitCode, InputError
 
@@ -153,7 +153,6 @@ def validate(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], o
     GPU needed) and reports where the library and the doc disagree, in both
     directions.  Writes report.json; --markdown also the results page.
     """
-    from rich.console import Console
 
     from dmlconform.atomic import write_atomic
     from dmlconform.backends.directml import validate as v
@@ -179,7 +178,7 @@ def validate(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], o
         sys.exit(ExitCode.OK if skip_unavailable else ExitCode.BACKEND_UNAVAILABLE)
     path = Path(output) / "report.json"
     write_atomic(path, json.dumps(report, indent=1, sort_keys=True) + "\n")
-    render(report, Console(), limit=limit)
+    render(report, console(), limit=limit)
     if markdown_path:
         write_atomic(Path(markdown_path), v.markdown(report, command=report["command"]))
     click.echo(f"report: {path}" + (f", page: {markdown_path}" if markdown_path else ""), err=True)
