@@ -56,13 +56,16 @@ def backend_rows(path: list[str] | None = None) -> tuple[BackendRow, ...]:
 def backends_table(rows: tuple[BackendRow, ...]) -> object:
     """A rich Table of ``rows``."""
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="dmlconform backends")
     for header in ("name", "distribution", "version", "device", "feature level", "available"):
         table.add_column(header, overflow="fold")
     for r in rows:
         status = "yes" if r.available else f"no: {r.reason}" if r.reason else "no"
-        table.add_row(r.name, r.distribution, r.version, r.device, r.feature_level, status)
+        # Text, not markup: a reason such as "pip install -e '.[torch]'" (or a
+        # third-party backend's own words) is shown as written.
+        table.add_row(*(Text(cell) for cell in (r.name, r.distribution, r.version, r.device, r.feature_level, status)))
     return table
 
 

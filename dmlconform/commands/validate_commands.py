@@ -101,10 +101,11 @@ def build_report(specs: list[Any], libs: Any, caps: dict[str, Any], *, command: 
 def render(report: dict[str, Any], console: Any, *, limit: int) -> None:
     """Summary and disagreements as rich tables."""
     from rich.table import Table
+    from rich.text import Text
 
     t, dev = report["totals"], report["device"]
-    console.print(f"validate: {report['library']['name']}, feature level {dev['max_level']}, fake device "
-                  + ", ".join(f"{k}={v}" for k, v in sorted(dev["advertised"].items())))
+    console.print(Text(f"validate: {report['library']['name']}, feature level {dev['max_level']}, fake device "
+                       + ", ".join(f"{k}={v}" for k, v in sorted(dev["advertised"].items()))))
     summary = Table(title="Specs")
     for key in ("specs", "checked", "unverified", "newer", "skipped", "configurations", "disagreements"):
         summary.add_column(key, justify="right")
@@ -118,7 +119,7 @@ def render(report: dict[str, Any], console: Any, *, limit: int) -> None:
     for header in ("operator", "level", "doc", "library", "what", "configuration"):
         table.add_column(header, overflow="fold")
     for d in rows[:limit]:
-        table.add_row(d["operator"], d["level"], d["doc"], d["library"], d["what"], d["configuration"])
+        table.add_row(*(Text(str(d[k])) for k in ("operator", "level", "doc", "library", "what", "configuration")))
     console.print(table)
 
 

@@ -143,3 +143,12 @@ def test_backends_table_exit_zero() -> None:
 def test_row_as_dict_is_sorted_data() -> None:
     row = BackendRow("x", "d 1", "1", "dev", "6_4", True, "")
     assert list(row.as_dict()) == ["name", "distribution", "version", "device", "feature_level", "available", "reason"]
+
+
+def test_backends_table_shows_brackets_as_written() -> None:
+    """A reason like "pip install -e '.[torch]'" is text, not rich markup."""
+    row = BackendRow("torch", "dmlconform 0.1.0", "not installed", "cpu", "6_4", False,
+                     "torch is not installed (pip install -e '.[torch]')")
+    console = Console(file=StringIO(), width=200)
+    console.print(backends_table((row,)))
+    assert "pip install -e '.[torch]'" in console.file.getvalue()  # type: ignore[attr-defined]
