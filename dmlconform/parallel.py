@@ -496,7 +496,7 @@ class Workers:
         kind = message[0]
         job = worker.job
         if kind == "ready":
-            worker.ready, self.info = True, self.info or message[1]
+            worker.ready, self.info = True, self.info or message[1].with_options(self.args.options)
             self._send(worker)
             return
         if kind == "fatal":
@@ -530,15 +530,9 @@ class Workers:
                 self.progress(result)
 
     def _verdict(self, index: int, outcome: Outcome, message: str, seconds: float = 0.0) -> CaseResult:
-        from dmlconform.runner import repro
+        from dmlconform.runner import verdict
 
-        case = self.pairs[index][1]
-        info = self.info
-        return CaseResult(
-            case_id=case.id, operator=case.operator, dtype=case.dtype.name, level=case.level.short,
-            dims=case.dimension_count, layout=case.layout.value, outcome=outcome, message=message,
-            expect_supported=case.expect_supported, edges=case.edges, seconds=round(seconds, 6),
-            repro=repro(case, info, self.args.options) if info is not None else "")
+        return verdict(self.pairs[index][1], outcome, message, self.info, seconds=seconds)
 
     # -- what happened to a job
 

@@ -100,34 +100,29 @@ def _relaxed(result: object) -> np.ndarray | None:
     return result.bound_relaxed if getattr(result, "uncertain", None) is not None else None  # type: ignore[attr-defined]
 
 
-def repro(case: Case, info: BackendInfo, options: Mapping[str, str] | None = None) -> str:
-    """The one-line command that runs this case again; ``options`` are the
-    backend's ``--backend-arg KEY=VALUE``, sorted by key and shell-quoted."""
-    return (f"dmlconform run --backend {info.name}{_backend_args(options)} --feature-level {case.level.short} "
+def repro(case: Case, info: BackendInfo) -> str:
+    """The one-line command that runs this case again, with the backend's
+    ``--backend-arg KEY=VALUE`` options (``info.options``) shell-quoted."""
+    args = "".join(f" --backend-arg {shlex.quote(f'{k}={v}')}" for k, v in info.options)
+    return (f"dmlconform run --backend {info.name}{args} --feature-level {case.level.short} "
             f"--case '{case.id}' --seed {case.seed}")
 
 
-def _with_options(result: CaseResult, options: Mapping[str, str]) -> CaseResult:
-    """``result`` with the backend's options in its repro line."""
-    if not result.repro.startswith("dmlconform run --backend ") or "--backend-arg" in result.repro:
-        return result
-    name, _, rest = result.repro[len("dmlconform run --backend "):].partition(" ")
-    return dataclasses.replace(result, repro=f"dmlconform run --backend {name}{_backend_args(options)} {rest}")
-
-
-def _backend_args(options: Mapping[str, str] | None) -> str:
-    """`` --backend-arg KEY=VALUE`` per option, sorted by key, shell-quoted."""
-    return "".join(f" --backend-arg {shlex.quote(f'{k}={v}')}" for k, v in sorted((options or {}).items()))
+def verdict(case: Case, outcome: Outcome, message: str, info: BackendInfo | None, *, seconds: float = 0.0,
+            **more: object) -> CaseResult:
+    """The result of ``case``: its facts, the outcome, and the repro line
+    (none while ``info`` is unknown: no worker has built the backend yet)."""
+    return CaseResult(
+        case_id=case.id, operator=case.operator, dtype=case.dtype.name, level=case.level.short,
+        dims=case.dimension_count, layout=case.layout.value, outcome=outcome, message=message,
+        expect_supported=case.expect_supported, edges=case.edges, seconds=round(seconds, 6),
+        repro=repro(case, info) if info is not None else "", **more,  # type: ignore[arg-type]
+    )
 
 
 def _result(case: Case, outcome: Outcome, message: str, info: BackendInfo, started: float,
             **more: object) -> CaseResult:
-    return CaseResult(
-        case_id=case.id, operator=case.operator, dtype=case.dtype.name, level=case.level.short,
-        dims=case.dimension_count, layout=case.layout.value, outcome=outcome, message=message,
-        expect_supported=case.expect_supported, edges=case.edges,
-        seconds=round(time.perf_counter() - started, 6), repro=repro(case, info), **more,  # type: ignore[arg-type]
-    )
+    return verdict(case, outcome, message, info, seconds=time.perf_counter() - started, **more)
 
 
 def _execute(spec: m.Spec, case: Case, backend: Backend, info: BackendInfo,
@@ -391,12 +386,7 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     worker reports it to its parent, which then knows the case in flight).
     ``options`` are the backend's construction options (``--backend-arg``):
     every result's repro line carries them."""
-    info = backend.info()
-    if options:
-        plain, progress = progress, None
-        results = run_cases(pairs, backend, progress=plain and (lambda r: plain(_with_options(r, options))),
-                            overrides=overrides, on_start=on_start)
-        return tuple(_with_options(r, options) for r in results)
+    info = backend.info().with_options(options)
     oracles = Oracles(overrides=dict(overrides or {}))
     results: list[CaseResult | None] = []
     batches: dict[tuple[object, ...], list[_Pending]] = {}

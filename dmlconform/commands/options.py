@@ -25,6 +25,17 @@ def parse_each(values: tuple[str, ...], parse: Callable[[str], T], option: str) 
     return out
 
 
+def backend_options(pairs: tuple[str, ...]) -> dict[str, str]:
+    """``--backend-arg KEY=VALUE`` pairs as a dict (a later key wins)."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--backend-arg {pair!r}: write KEY=VALUE, e.g. device=cuda")
+        out[key.strip()] = value
+    return out
+
+
 def parse_level(text: str | None, option: str) -> FeatureLevel | None:
     """The level ``text`` names, or None when the option was not given."""
     return None if text is None else parse_each((text,), FeatureLevel.parse, option)[0]

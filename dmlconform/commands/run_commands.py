@@ -14,20 +14,10 @@ import click
 from dmlconform.cli import EXIT_CODES_HELP, main
 from dmlconform.cli import console as make_console
 from dmlconform.commands.gating_commands import Gate, gating_options
-from dmlconform.commands.options import load_specs, parse_level
+from dmlconform.commands.options import backend_options, load_specs, parse_level
 from dmlconform.errors import ExitCode, InputError
 from dmlconform.parallel import DEFAULT_TIMEOUT, Workers
 from dmlconform.spec import model as m
-
-
-def _options(pairs: tuple[str, ...]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InputError(f"--backend-arg {pair!r}: write KEY=VALUE, e.g. device=cuda")
-        out[key.strip()] = value
-    return out
 
 
 def _select(case_id: str, dtype: str, patterns: tuple[str, ...], ids: tuple[str, ...], dtypes: tuple[str, ...]) -> bool:
@@ -114,14 +104,15 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     from dmlconform.results import RunResult
 
     console = make_console()
-    backend = load_backend(backend_name, _options(backend_args))
+    options = backend_options(backend_args)
+    backend = load_backend(backend_name, options)
     info = backend.info()
     if not info.available:
         click.echo(f"backend {info.name} is unavailable: {info.reason}", err=True)
         sys.exit(ExitCode.OK if skip_unavailable else ExitCode.BACKEND_UNAVAILABLE)
     level = parse_level(level_text, "--feature-level") or info.feature_level
     workers = None if no_isolate else click.get_current_context().with_resource(Workers(  # starts while cases generate
-        backend_name, _options(backend_args), jobs=jobs or os.cpu_count() or 1, timeout=timeout,
+        backend_name, options, jobs=jobs or os.cpu_count() or 1, timeout=timeout,
         overrides=gate.override_map))
     specs = [spec for _, spec in load_specs(specs_dir, ops)]
     dtype_names = tuple(d.upper() for d in dtypes)
@@ -131,7 +122,7 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     if not pairs:
         raise InputError("no case matches the selection (--op, --dtype, -k, --case, --shard)")
     started = dt.datetime.now(dt.timezone.utc)
-    execute = _executor(pairs, backend, workers, overrides=gate.override_map, options=_options(backend_args))
+    execute = _executor(pairs, backend, workers, overrides=gate.override_map, options=options)
     outcome = _run_with_progress(len(pairs), console, enabled=not no_progress and console.is_terminal,
                                  execute=execute)
     finished = dt.datetime.now(dt.timezone.utc)

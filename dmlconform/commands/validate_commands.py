@@ -19,7 +19,7 @@ from typing import Any
 import click
 
 from dmlconform.cli import EXIT_CODES_HELP, console, main
-from dmlconform.commands.options import load_specs
+from dmlconform.commands.options import backend_options, load_specs
 from dmlconform.errors import ExitCode, InputError
 
 VALIDATE_EXIT_HELP = EXIT_CODES_HELP + """
@@ -31,13 +31,10 @@ validate: 0 the library and the docs agree, 1 disagreements found,
 
 
 def _backend_options(pairs: tuple[str, ...]) -> dict[str, str]:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or key.strip() not in ("dml_path",):
-            raise InputError(f"--backend-arg {pair!r}: validate knows dml_path=PATH (libdirectml.so)")
-        out[key.strip()] = value
-    return out
+    options = backend_options(pairs)
+    for key in options.keys() - {"dml_path"}:
+        raise InputError(f"--backend-arg {key}: validate knows dml_path=PATH (libdirectml.so)")
+    return options
 
 
 def _caps(text: str) -> dict[str, Any]:

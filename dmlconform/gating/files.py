@@ -16,8 +16,7 @@ import yaml
 
 from dmlconform.errors import SpecError
 from dmlconform.spec.load import Document, JsonPath, Problem, parse_document, problems_error, read_text, yaml_type
-from dmlconform.spec.store import _Dumper as SpecDumper  # quotes what YAML 1.1 or 1.2 could misread
-from dmlconform.spec.store import _FlowList as FlowList
+from dmlconform.spec.store import FlowList, QuotingDumper  # quotes what YAML 1.1 or 1.2 could misread
 
 
 def read_document(path: Path, *, what: str) -> Document:
@@ -126,6 +125,6 @@ def _flow_tuples(value: Any) -> Any:
 def dump_yaml(data: dict[str, Any], *, header: str) -> str:
     """Deterministic block YAML (keys in the order given; tuples in flow
     style, ``[FAIL, CRASH]``) after ``header`` as comment lines."""
-    body = yaml.dump(_flow_tuples(data), Dumper=SpecDumper, sort_keys=False, allow_unicode=True, width=4096,
+    body = yaml.dump(_flow_tuples(data), Dumper=QuotingDumper, sort_keys=False, allow_unicode=True, width=4096,
                      default_flow_style=False)
     return "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines()) + body

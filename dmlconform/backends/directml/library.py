@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from dmlconform.atomic import write_atomic
+
 WSL_DRIVER_DIR = Path("/usr/lib/wsl/lib")
 WSL_GPU_NODE = Path("/dev/dxg")
 #: The torch-directml build whose libdirectml.so (DirectML 1.13, feature level 6_2) validates descs.
@@ -147,9 +149,7 @@ def _extract(wheel: Path, folder: Path) -> Path:
     try:
         with zipfile.ZipFile(wheel) as z:
             for name in _WHEEL_LIBS:
-                tmp = folder / f".{name}.{os.getpid()}.tmp"
-                tmp.write_bytes(z.read(f"torch_directml/{name}"))
-                os.replace(tmp, folder / name)
+                write_atomic(folder / name, z.read(f"torch_directml/{name}"))
     except (OSError, KeyError, zipfile.BadZipFile) as exc:
         raise Unavailable(f"cannot unpack {wheel}: {exc}") from None
     return folder
