@@ -283,7 +283,7 @@ class Evaluator:
         sign = B.sign_of(op, a.sign, b.sign)
         if self.s.track and op in "/^":
             err = self.div_error(a, b, v, sign) if op == "/" else self.pow_error(a, b, v)
-        if self.s.track and self.s.tiny and op in "*/" and isinstance(v, np.ndarray) and a.err.exact and b.err.exact:
+        if self.s.track and self.s.tiny and op in "*/" and isinstance(v, np.ndarray):
             err = self.underflow_error(v, err)
         span = _arith_span(op, a, b) if isinstance(v, np.ndarray) else None
         if self.s.range_limit is not None and isinstance(v, np.ndarray):
@@ -315,10 +315,11 @@ class Evaluator:
         """A product or quotient below the target's smallest normal rounds to
         the subnormal grid: an absolute error of half its spacing (``tiny``
         in units of u), which a later factor may scale up (Alpha * tanh(Beta
-        * x) with Beta * x underflowing and Alpha near the largest float).
-        Checked on products of exact operands (attribute times input, the
-        case that matters), which keeps the check off computed values: there
-        the relative bound already dwarfs it but for a later huge factor."""
+        * x) with Beta * x underflowing and Alpha near the largest float;
+        Scale * ((x - Mean) / sqrt(Variance + Epsilon)) with the quotient
+        underflowing; Adam's ``(1 - Beta2) * G * G`` underflowing under a
+        square root that then divides).  Checked on every product and
+        quotient: computed operands underflow as well as exact ones."""
         tiny = self.s.tiny
         with np.errstate(invalid="ignore"):
             small = np.abs(v) < tiny

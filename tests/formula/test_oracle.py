@@ -137,6 +137,31 @@ def test_literal_formula_and_its_limit() -> None:
     assert limit.index.tolist() == [1] and limit.values[0] == 0 and np.signbit(limit.values[0])
 
 
+def test_an_underflow_of_computed_operands_reaches_the_bound() -> None:
+    """A quotient of computed values that underflows in the target type (batch
+    normalization's (x - Mean) / sqrt(Variance + Epsilon), then times a huge
+    Scale), and a product of a computed value that underflows under a square
+    root that then divides (Adam's (1 - Beta2) * G * G): the step-by-step
+    float32 result is within the bound, or accepted as a quality warning where
+    it overflows; never a failure."""
+    norm = parse("Output = Scale * ((x - Mean) / sqrt(Variance + Epsilon)) + Bias")
+    f32 = np.float32
+    inputs = {"x": f32([1.4e-45]), "Mean": f32([1.1754944e-38]), "Variance": f32([-3.40282326e38]),
+              "Scale": f32([3.4028235e38]), "Bias": f32([-8.02818255e-30])}
+    got = evaluate(norm, inputs, {"Epsilon": 3.4028235e38}, dtype=np.float32)
+    actual = f32([-8.02818255e-30])  # the quotient underflowed to 0: only Bias is left
+    assert got.bound_strict[0] >= abs(float(got.expected[0]) - float(actual[0]))
+    assert compare(got.expected, actual, policy=got.policy(), bound_strict=got.bound_strict,
+                   alternatives=got.alternatives).status.tolist() == [Verdict.PASS]
+    adam = parse("W = Beta2 * V + (1.0 - Beta2) * G * G\nOut = M / (sqrt(W) + Epsilon)")
+    inputs = {"V": f32([-0.0]), "G": f32([-2.6482125e-26]), "M": f32([-441262.7])}
+    got = evaluate(adam, inputs, {"Beta2": 0.25, "Epsilon": 1.1754944e-38}, dtype=np.float32, output="Out")
+    (alt,) = got.alternatives
+    assert alt.name == "target_literal" and alt.values.tolist() == [-np.inf]
+    assert compare(got.expected, f32([-np.inf]), policy=got.policy(), bound_strict=got.bound_strict,
+                   alternatives=got.alternatives).status.tolist() == [Verdict.QUALITY_WARNING]
+
+
 def test_min_max_with_nan_accepts_both_and_reports() -> None:
     got = evaluate(HARD_SIGMOID, {"x": np.float32([np.nan, 0.0])}, {"Alpha": 0.2, "Beta": 0.5}, dtype=np.float32)
     assert np.isnan(got.expected[0]) and got.ambiguous.tolist() == [True, False]
