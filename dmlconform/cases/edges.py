@@ -1,4 +1,4 @@
-"""Edge values per data type, random values, and branch boundaries as values.
+"""Edge values per data type and branch boundaries as values.
 
 DESIGN.md, "Cases" (edge values the generator must cover, per data type).
 Every fact comes from ``finfo``/``iinfo`` of the target type, never from a
@@ -74,30 +74,6 @@ def _float_edges(nt: np.dtype) -> tuple[EdgeValue, ...]:
     values = (np.asarray(0.0, dtype=nt), -np.asarray(0.0, dtype=nt), tiny, -tiny, largest_sub, -largest_sub,
               normal, -normal, one, -one, big, -big, inf, -inf, nan, np.negative(nan))
     return tuple(EdgeValue(n, nt.type(v)) for n, v in zip(FLOAT_CLASSES, values, strict=True))
-
-
-_SIGNS = np.array([-1.0, 1.0])
-_SIGNS.flags.writeable = False
-
-
-def random_values(dtype: DataType, rng: np.random.Generator, count: int) -> np.ndarray:
-    """``count`` random values of ``dtype``: for floats a mix of values spread
-    over the whole exponent range, uniform in [-4, 4] and in [-1, 1] (where
-    activations and domain-limited functions are interesting); for integers a
-    mix over the whole range and small values."""
-    nt = np_dtype(dtype)
-    if dtype.is_float:
-        fi = finfo(nt)
-        exps = rng.integers(int(fi.minexp), int(fi.maxexp), size=count)
-        # _SIGNS[rng.integers(0, 2)] is rng.choice([-1.0, 1.0]): the same draws, without choice's overhead
-        spread = _SIGNS[rng.integers(0, 2, size=count)] * rng.uniform(1.0, 2.0, size=count) * np.exp2(exps.astype(float))
-        mixed = np.where(rng.random(count) < 0.5, rng.uniform(-4, 4, count), rng.uniform(-1, 1, count))
-        with np.errstate(over="ignore"):
-            return np.where(np.arange(count) % 5 < 2, spread, mixed).astype(nt)
-    info = np.iinfo(nt)
-    wide = rng.integers(int(info.min), int(info.max), size=count, dtype=nt, endpoint=True)
-    small = rng.integers(max(int(info.min), -100), min(int(info.max), 100), size=count, endpoint=True).astype(nt)
-    return np.where(np.arange(count) % 2 == 0, wide, small).astype(nt)
 
 
 def boundary_points(exact: Fraction | None, value: float, dtype: DataType, points: np.ndarray | None) -> np.ndarray:

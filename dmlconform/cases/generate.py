@@ -5,9 +5,9 @@ their roles (``fields``), the data types and dimension counts of the support
 table in force at the level, the ``same DataType`` constraints (which tensors
 share the case's data type), ``in_place`` (aliasing), the attribute defaults,
 and the formula, whose branch boundaries (`formula.boundaries.find`) become
-input values.  Every case's random values come from a generator seeded with
-``(seed, crc32(case id))``, so a case is reproducible alone and the suite is
-identical for a seed.
+input values.  Every case's random values depend on the seed and the case's
+id alone (counter-based draws, `cases.draws`, for all the cases of a spec at
+once), so a case is reproducible alone and the suite is identical for a seed.
 
 Per operator and data type the suite holds (at the representative dimension
 count: 4 where allowed, else the largest allowed):
@@ -42,10 +42,10 @@ default whose constants the formula does not name.  Pointer attributes
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -53,6 +53,7 @@ from typing import Any
 
 import numpy as np
 
+from dmlconform.cases import draws
 from dmlconform.cases import edges as ev
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
 from dmlconform.errors import FormulaError, InputError
@@ -125,8 +126,10 @@ def is_runnable(spec: Spec, level: FeatureLevel | None = None) -> tuple[bool, st
     """Whether `generate` can make cases for ``spec`` (at ``level``), and if
     not, why (a reason a spec writer can act on)."""
     bound = _bind(spec)
-    if isinstance(bound, str):
-        return False, bound
+    return (False, bound) if isinstance(bound, str) else _bound_runnable(spec, bound, level)
+
+
+def _bound_runnable(spec: Spec, bound: _Binding, level: FeatureLevel | None) -> tuple[bool, str]:
     for field in spec.attributes:
         problem = _attribute_problem(spec, field)
         if problem:
@@ -314,11 +317,6 @@ class _Pool:
     edges: tuple[str, ...]
 
 
-def _rng(seed: int, case_id: str) -> np.random.Generator:
-    """The generator of one case: from the suite seed and the id alone."""
-    return np.random.default_rng([seed, zlib.crc32(case_id.encode("utf-8"))])
-
-
 def _boundaries(bound: _Binding, attrs: Attrs) -> tuple[Any, ...]:
     from dmlconform.formula import boundaries
 
@@ -340,9 +338,16 @@ def _cond(b: Any) -> str:
     return b.cond.split("; ")[0].replace(" ", "")
 
 
+@functools.lru_cache(maxsize=4096)
 def _boundary_pool(b: Any, dtype: DataType) -> np.ndarray:
-    """The boundary's points in ``dtype``; none where it lies beyond the
-    type's range (``Boundary.points`` overflows there)."""
+    """The boundary's points in ``dtype`` (read-only); none where it lies
+    beyond the type's range (``Boundary.points`` overflows there)."""
+    points = _boundary_points(b, dtype)
+    points.flags.writeable = False
+    return points
+
+
+def _boundary_points(b: Any, dtype: DataType) -> np.ndarray:
     if not np.isfinite(b.value):
         return np.empty(0, ev.np_dtype(dtype))
     try:
@@ -366,13 +371,6 @@ def _pools(bound: _Binding, dtypes: dict[str, DataType], found: tuple[Any, ...])
                 labels.append(f"boundary:{_cond(b)}")
         out[tensor] = _Pool(np.concatenate(parts), tuple(dict.fromkeys(labels)))
     return out
-
-
-def _fill(pool: np.ndarray | None, count: int, dtype: DataType, rng: np.random.Generator) -> np.ndarray:
-    """``count`` values: the pool (cut to fit) and random values, shuffled."""
-    head = pool[:count] if pool is not None else np.empty(0, ev.np_dtype(dtype))
-    values = np.concatenate([head, ev.random_values(dtype, rng, count - head.size)])
-    return values[rng.permutation(count)]
 
 
 # -- tensors ---------------------------------------------------------------------------
@@ -399,7 +397,8 @@ def _tensor(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[i
     if logical is None:
         buf = np.zeros(count, dtype=nt)
     elif logical.shape == sizes and count == logical.size and strides == packed_strides(sizes):
-        buf = np.array(logical, dtype=nt).reshape(-1)  # packed: the values in order, no gap to fill
+        # packed: the values in order, no gap to fill (the drawn values are fresh arrays: no copy)
+        buf = logical.reshape(-1) if logical.dtype == nt else logical.astype(nt).reshape(-1)
     else:
         buf = np.full(count, _canary(dtype), dtype=nt)
         view = np.lib.stride_tricks.as_strided(buf, shape=sizes, strides=tuple(s * nt.itemsize for s in strides),
@@ -418,8 +417,10 @@ def _broadcast_dims(sizes: tuple[int, ...], multi: bool) -> tuple[int, ...]:
 
 
 # -- cases -----------------------------------------------------------------------------
-Values = dict[str, np.ndarray]
-Filler = Any  # (dtypes, rng, count) -> (values per input, edge classes)
+#: Per input read by a filler: (pool, fixed) -- a pool to put first among random
+#: values, or values taken as they are; (None, None): random values only.
+Recipe = dict[str, tuple[np.ndarray | None, np.ndarray | None]]
+Filler = Any  # (dtypes, count) -> (recipe per input, edge classes)
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,7 +438,7 @@ class _Ctx:
     #: do not depend on the data type) and the value pools per boundaries and
     #: data types, computed once.
     found: dict[Any, tuple[Any, ...]] = dataclass_field(default_factory=dict)
-    pools: dict[Any, dict[str, _Pool]] = dataclass_field(default_factory=dict)
+    pools: dict[Any, Any] = dataclass_field(default_factory=dict)  # and (recipe, edges) per pools and count
 
 
 @dataclass(frozen=True, slots=True)
@@ -454,16 +455,36 @@ class _Shape:
     supported: bool = True
 
 
-def _build(ctx: _Ctx, shape: _Shape, fill: Filler) -> Case:
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """One case before its values are drawn: the values of every case of a
+    spec are drawn together (`draws.fill`)."""
+
+    id: str
+    shape: _Shape
+    dtypes: dict[str, DataType]
+    requests: tuple[draws.Request, ...]  # one per input, in ``bound.inputs`` order
+    edges: tuple[str, ...]
+
+
+def _plan(ctx: _Ctx, shape: _Shape, fill: Filler) -> _Plan:
     dtypes = _assign(list(ctx.primary), [list(g) for g in ctx.rest], ctx.allowed, shape.dtype, shape.index)
     parts = [ctx.spec.operator, shape.dtype.name, f"{len(shape.sizes)}d", shape.what]
     parts += [attrs_text(shape.attrs)] if ctx.show_attrs else []
     parts += [shape.tag or shape.layout.value] if shape.tag or shape.layout is not Layout.PACKED else []
     case_id = "/".join(parts)
-    rng = _rng(ctx.seed, case_id)
     count = math.prod(shape.sizes)
-    values, edges = fill(dtypes, rng, count)
-    inputs = tuple(_input(ctx, name, dtypes[name], shape, values[name]) for name in ctx.bound.inputs)
+    recipe, edges = fill(dtypes, count)
+    requests = tuple(draws.Request(draws.stream_key(ctx.seed, case_id, name), dtypes[name], count,
+                                   *recipe.get(name, (None, None)))
+                     for name in ctx.bound.inputs)
+    return _Plan(case_id, shape, dtypes, requests, tuple(sorted(set(edges))))
+
+
+def _build(ctx: _Ctx, plan: _Plan, values: list[np.ndarray]) -> Case:
+    """The case of ``plan`` with its inputs' drawn ``values``."""
+    shape, dtypes = plan.shape, plan.dtypes
+    inputs = tuple(_input(ctx, name, dtypes[name], shape, flat) for name, flat in zip(ctx.bound.inputs, values))
     pair = _alias(ctx, dtypes) if shape.layout is Layout.IN_PLACE else None
     outputs = []
     for name in ctx.bound.outputs:
@@ -473,10 +494,10 @@ def _build(ctx: _Ctx, shape: _Shape, fill: Filler) -> Case:
         else:
             strides = _padded_strides(shape.sizes) if shape.layout is Layout.PADDED else packed_strides(shape.sizes)
             outputs.append(_tensor(name, dtypes[name], shape.sizes, strides, None))
-    return Case(id=case_id, operator=ctx.spec.operator, level=ctx.level, dtype=shape.dtype,
+    return Case(id=plan.id, operator=ctx.spec.operator, level=ctx.level, dtype=shape.dtype,
                 inputs=inputs, outputs=tuple(outputs), attributes=shape.attrs, layout=shape.layout,
                 aliases=(pair,) if pair else (), expect_supported=shape.supported,
-                edges=tuple(sorted(set(edges))), seed=ctx.seed)
+                edges=plan.edges, seed=ctx.seed)
 
 
 def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, flat: np.ndarray) -> TensorData:
@@ -504,14 +525,16 @@ def _edges_fill(ctx: _Ctx, found: tuple[Any, ...]) -> Filler:
     """Every input read by the formula holds its pool; others random values."""
     known = ctx.pools  # pools per boundaries and data types: read-only
 
-    def fill(dtypes: dict[str, DataType], rng: np.random.Generator, count: int) -> tuple[Values, list[str]]:
+    def fill(dtypes: dict[str, DataType], count: int) -> tuple[Recipe, list[str]]:
         key = (id(found), tuple(sorted(dtypes.items())))  # ``found`` is held by ctx.found: its id stays its own
         if key not in known:
             known[key] = _pools(ctx.bound, dtypes, found)
         pools = known[key]
-        values = {t: _fill(pools[t].values if t in pools else None, count, dtypes[t], rng) for t in ctx.bound.inputs}
-        edges = [e for t, p in pools.items() for e in p.edges if _covered(p, e, count)] + ["random"]
-        return values, edges
+        if (key, count) not in known:
+            edges = [e for t, p in pools.items() for e in p.edges if _covered(p, e, count)] + ["random"]
+            known[key, count] = ({t: (p.values, None) for t, p in pools.items()}, edges)
+        recipe, edges = known[key, count]
+        return dict(recipe), edges
     return fill
 
 
@@ -525,13 +548,12 @@ def _pairs_fill(ctx: _Ctx) -> Filler:
     """The cross product of the first two inputs' edge values."""
     a, b = (t for t, _ in ctx.bound.names[:2])
 
-    def fill(dtypes: dict[str, DataType], rng: np.random.Generator, count: int) -> tuple[Values, list[str]]:
+    def fill(dtypes: dict[str, DataType], count: int) -> tuple[Recipe, list[str]]:
         ea, eb = ev.edge_values(dtypes[a]), ev.edge_values(dtypes[b])
         va = np.asarray([e.value for e in ea], dtype=ev.np_dtype(dtypes[a]))
         vb = np.asarray([e.value for e in eb], dtype=ev.np_dtype(dtypes[b]))
-        values = {t: ev.random_values(dtypes[t], rng, count) for t in ctx.bound.inputs}
-        values[a], values[b] = np.repeat(va, vb.size), np.tile(vb, va.size)
-        return values, [e.name for e in ea + eb]
+        recipe: Recipe = {a: (None, np.repeat(va, vb.size)), b: (None, np.tile(vb, va.size))}
+        return recipe, [e.name for e in ea + eb]
     return fill
 
 
@@ -541,12 +563,12 @@ def _boundary_fill(ctx: _Ctx, found: tuple[Any, ...], target: Any) -> Filler:
     tensor = next(t for t, n in ctx.bound.names if n == target.var)
     base = _edges_fill(ctx, found)
 
-    def fill(dtypes: dict[str, DataType], rng: np.random.Generator, count: int) -> tuple[Values, list[str]]:
-        values, _ = base(dtypes, rng, count)
+    def fill(dtypes: dict[str, DataType], count: int) -> tuple[Recipe, list[str]]:
+        recipe, _ = base(dtypes, count)
         points = _boundary_pool(target, dtypes[tensor])
         if points.size:
-            values[tensor] = np.resize(points, count)
-        return values, [f"boundary:{_cond(target)}"] if points.size else []
+            recipe[tensor] = (None, np.resize(points, count))
+        return recipe, [f"boundary:{_cond(target)}"] if points.size else []
     return fill
 
 
@@ -569,27 +591,47 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     `is_runnable` refuses (with its reason) or a negative seed."""
     if not isinstance(seed, int) or seed < 0:
         raise InputError(f"seed={seed!r} must be an integer >= 0")
-    ok, reason = is_runnable(spec, level)
-    if not ok:
+    bound = _bind(spec)
+    ok, reason = (False, bound) if isinstance(bound, str) else _bound_runnable(spec, bound, level)
+    if not ok or isinstance(bound, str):
         raise InputError(f"{spec.operator}: no cases at {level.short}: {reason}")
-    ctx = _context(spec, level, seed)
+    ctx = _context(spec, bound, level, seed)
     ranks = _ranks(ctx.table, ctx.bound)
     rep = 4 if 4 in ranks else ranks[-1]
-    seen: set[str] = set()
-    stream = itertools.chain(
+    plans = list(itertools.chain(
         *(_per_dtype(ctx, dtype, i, ranks, rep, large and i == 0)
           for i, dtype in enumerate(_common(list(ctx.primary), ctx.allowed))),
-        _negatives(ctx, ranks, rep) if negative else ())
-    for case in stream:
-        if case.id in seen:
-            raise AssertionError(f"duplicate case id {case.id}")  # a generator bug, never input
-        seen.add(case.id)
-        yield case
+        _negatives(ctx, ranks, rep) if negative else ()))
+    if len({p.id for p in plans}) != len(plans):
+        raise AssertionError(f"duplicate case ids in {spec.operator}")  # a generator bug, never input
+    for group in _draw_groups(plans):
+        values = iter(draws.fill([r for p in group for r in p.requests]))
+        for p in group:
+            yield _build(ctx, p, [next(values) for _ in p.requests])
 
 
-def _context(spec: Spec, level: FeatureLevel, seed: int) -> _Ctx:
-    bound = _bind(spec)
-    assert isinstance(bound, _Binding)
+#: Elements drawn in one pass at most (a larger case is drawn alone): the
+#: temporaries of a pass stay a few tens of megabytes.
+_DRAW_ELEMENTS = 1 << 20
+
+
+def _draw_groups(plans: list[_Plan]) -> Iterator[list[_Plan]]:
+    """``plans`` in order, cut into runs drawn together (the values do not
+    depend on the grouping: `draws`)."""
+    group: list[_Plan] = []
+    size = 0
+    for p in plans:
+        n = sum(r.count for r in p.requests)
+        if group and size + n > _DRAW_ELEMENTS:
+            yield group
+            group, size = [], 0
+        group.append(p)
+        size += n
+    if group:
+        yield group
+
+
+def _context(spec: Spec, bound: _Binding, level: FeatureLevel, seed: int) -> _Ctx:
     table = spec.table_at(level)
     assert table is not None
     primary, rest = _dtype_plan(spec, table, bound)
@@ -600,34 +642,34 @@ def _context(spec: Spec, level: FeatureLevel, seed: int) -> _Ctx:
 
 
 def _per_dtype(ctx: _Ctx, dtype: DataType, index: int, ranks: tuple[int, ...], rep: int,
-               large: bool) -> Iterator[Case]:
+               large: bool) -> Iterator[_Plan]:
     variants = _variants(ctx.spec, ctx.bound, dtype)
     base = variants[0]
     found = _found(ctx, base)
     edges = _edges_fill(ctx, found)
     for rank in ranks:
-        yield _build(ctx, _Shape(dtype, index, _SHAPES[rank], "edges", base), edges)
+        yield _plan(ctx, _Shape(dtype, index, _SHAPES[rank], "edges", base), edges)
     if len(ctx.bound.names) >= 2:
-        yield _build(ctx, _Shape(dtype, index, _pairs_sizes(ctx, dtype, index, rep), "pairs", base), _pairs_fill(ctx))
+        yield _plan(ctx, _Shape(dtype, index, _pairs_sizes(ctx, dtype, index, rep), "pairs", base), _pairs_fill(ctx))
     counts: dict[str, int] = {}
     for b in found:
         what = f"boundary({_cond(b).replace('/', '÷')})"
         counts[what] = counts.get(what, 0) + 1
         what += f"#{counts[what]}" if counts[what] > 1 else ""
-        yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], what, base), _boundary_fill(ctx, found, b))
+        yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], what, base), _boundary_fill(ctx, found, b))
     for attrs in variants[1:]:
-        yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", attrs),
+        yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", attrs),
                      _edges_fill(ctx, _found(ctx, attrs)))
-    yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.PADDED), edges)
+    yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.PADDED), edges)
     if ctx.bound.inputs:
-        yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.BROADCAST), edges)
+        yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.BROADCAST), edges)
     if _alias(ctx, _assign(list(ctx.primary), [list(g) for g in ctx.rest], ctx.allowed, dtype, index)):
-        yield _build(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.IN_PLACE), edges)
+        yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.IN_PLACE), edges)
     if large:
-        yield _build(ctx, _Shape(dtype, index, _large_sizes(rep), "edges", base, tag="large"), edges)
+        yield _plan(ctx, _Shape(dtype, index, _large_sizes(rep), "edges", base, tag="large"), edges)
 
 
-def _negatives(ctx: _Ctx, ranks: tuple[int, ...], rep: int) -> Iterator[Case]:
+def _negatives(ctx: _Ctx, ranks: tuple[int, ...], rep: int) -> Iterator[_Plan]:
     """A data type and a dimension count outside the table, preferring ones a
     newer table allows (the likeliest mistakes)."""
     allowed = _common(list(ctx.primary), ctx.allowed)
@@ -638,11 +680,11 @@ def _negatives(ctx: _Ctx, ranks: tuple[int, ...], rep: int) -> Iterator[Case]:
     if bad_types:
         dtype = bad_types[0]
         base = _typical(ctx.spec, dtype)
-        yield _build(ctx, _Shape(dtype, 0, _SHAPES[rep], "unsupported", base, supported=False),
+        yield _plan(ctx, _Shape(dtype, 0, _SHAPES[rep], "unsupported", base, supported=False),
                      _edges_fill(ctx, _found(ctx, base)))
     later_ranks = [d for t in newer for r in t.rows if r.tensor == ctx.primary[0] for d in r.dims]
     bad_ranks = [d for d in later_ranks + list(range(1, 10)) if d not in ranks and d in _SHAPES]
     first = allowed[0]
     base = _typical(ctx.spec, first)
-    yield _build(ctx, _Shape(first, 0, _SHAPES[bad_ranks[0]], "unsupported", base, supported=False),
+    yield _plan(ctx, _Shape(first, 0, _SHAPES[bad_ranks[0]], "unsupported", base, supported=False),
                  _edges_fill(ctx, _found(ctx, base)))

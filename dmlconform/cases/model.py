@@ -9,6 +9,7 @@ layouts are all the same record.  Arrays inside records are read-only.
 from __future__ import annotations
 
 import enum
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,6 +37,11 @@ def numpy_dtype(dtype: DataType) -> np.dtype:
 
 def packed_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
     """Element strides of a C-contiguous tensor of ``sizes``."""
+    return _packed_strides(tuple(sizes))
+
+
+@functools.lru_cache(maxsize=1024)
+def _packed_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
     strides, step = [], 1
     for size in reversed(sizes):
         strides.append(step)
@@ -46,6 +52,11 @@ def packed_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
 def buffer_elements(sizes: tuple[int, ...], strides: tuple[int, ...]) -> int:
     """Elements a buffer needs to hold every addressed element (as DirectML's
     DMLCalcBufferTensorSize, in elements)."""
+    return _buffer_elements(tuple(sizes), tuple(strides))
+
+
+@functools.lru_cache(maxsize=1024)
+def _buffer_elements(sizes: tuple[int, ...], strides: tuple[int, ...]) -> int:
     if any(s == 0 for s in sizes):
         return 0
     return 1 + sum((size - 1) * stride for size, stride in zip(sizes, strides))

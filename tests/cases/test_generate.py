@@ -225,3 +225,14 @@ def test_default_suite_size_is_moderate():
         if is_runnable(s, NEWEST)[0]:
             total += sum(1 for _ in generate(s, NEWEST, seed=0))
     assert 3000 <= total <= 8000
+
+
+def test_a_cases_values_do_not_depend_on_the_other_cases_of_the_suite():
+    """The values of a case come from the seed and its id alone: a suite with
+    more cases (negative ones, the large one) leaves the others unchanged."""
+    few = {c.id: c for c in generate(spec("ELEMENT_WISE_ADD"), NEWEST, seed=3, negative=False)}
+    more = [c for c in generate(spec("ELEMENT_WISE_ADD"), NEWEST, seed=3, large=True) if c.id in few]
+    assert len(more) == len(few)
+    for c in more:
+        for s, t in zip(c.inputs, few[c.id].inputs, strict=True):
+            assert s.buffer.tobytes() == t.buffer.tobytes()

@@ -1,0 +1,135 @@
+"""Random values for many cases at once, each case's still its own.
+
+A case's random values must depend on the suite seed and the case's id alone,
+so that a case is reproducible by itself and adding a case to a suite changes
+no other case.  A seeded ``numpy.random.Generator`` per case gives that, but
+costs tens of microseconds per case to create and to draw from, more than
+everything else the generator does for a small case.  So the draws are
+counter based (the scheme of Philox and of JAX's keys): every tensor of every
+case has a 64-bit key (blake2b of the seed, the case id and the tensor name),
+and element ``i`` of it takes the bits ``mix(key + (2i + 1) * GOLDEN)`` for its
+value and ``mix(key + (2i + 2) * GOLDEN)`` for its place in the shuffle,
+``mix`` being splitmix64's finaliser.  Those are whole-array integer
+operations over every tensor of a spec at once.
+
+What the values look like (the edge values and boundaries come from the
+pools the generator passes in; these are the rest):
+
+* float types: two in five elements spread over the whole exponent range of
+  the type (random sign, exponent and mantissa), the others uniform in
+  [-4, 4) or [-1, 1) (where activations and domain-limited functions are
+  interesting);
+* integer types: every other element uniform over the whole range, the others
+  uniform in [-100, 100] clipped to the range.
+
+Each tensor's values are the pool's first elements (as many as fit) followed
+by random values, then shuffled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dmlconform.cases.edges import np_dtype
+from dmlconform.compare import finfo
+from dmlconform.spec.model import DataType
+
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_SMALL = 100  # integers: the half-width of the small-value range
+
+
+def stream_key(seed: int, case_id: str, tensor: str) -> int:
+    """The 64-bit key of one tensor of one case."""
+    text = f"{seed}\0{case_id}\0{tensor}".encode("utf-8")
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
+
+
+def mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser, in place on a uint64 array (wrapping)."""
+    x ^= x >> np.uint64(30)
+    x *= _M1
+    x ^= x >> np.uint64(27)
+    x *= _M2
+    x ^= x >> np.uint64(31)
+    return x
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One tensor to fill: ``count`` values of ``dtype``, the ``pool`` first
+    (cut to ``count``), the rest random, all shuffled; or ``fixed`` values
+    as they are."""
+
+    key: int
+    dtype: DataType
+    count: int
+    pool: np.ndarray | None = None
+    fixed: np.ndarray | None = None
+
+
+def fill(requests: Sequence[Request]) -> list[np.ndarray]:
+    """The values of every request (1-D arrays of its dtype, in order), drawn
+    per data type in one pass."""
+    out: list[np.ndarray | None] = [None] * len(requests)
+    by_dtype: dict[DataType, list[int]] = {}
+    for k, r in enumerate(requests):
+        if r.fixed is not None:
+            out[k] = np.asarray(r.fixed, dtype=np_dtype(r.dtype))
+        else:
+            by_dtype.setdefault(r.dtype, []).append(k)
+    for dtype, members in by_dtype.items():
+        for k, values in zip(members, _fill_same_type(dtype, [requests[k] for k in members])):
+            out[k] = values
+    return out  # type: ignore[return-value]
+
+
+def _fill_same_type(dtype: DataType, requests: list[Request]) -> list[np.ndarray]:
+    nt = np_dtype(dtype)
+    counts = np.fromiter((r.count for r in requests), dtype=np.int64, count=len(requests))
+    total = int(counts.sum())
+    starts = np.zeros(len(requests), dtype=np.int64)
+    np.cumsum(counts[:-1], out=starts[1:])
+    segment = np.repeat(np.arange(len(requests), dtype=np.int64), counts)
+    position = np.arange(total, dtype=np.int64) - starts[segment]
+    keys = np.fromiter((r.key for r in requests), dtype=np.uint64, count=len(requests))[segment]
+    step = position.astype(np.uint64) * np.uint64(2)
+    words = mix(keys + (step + np.uint64(1)) * GOLDEN)
+    values = _values(dtype, nt, words, position)
+    heads = [r.pool[:r.count] for r in requests if r.pool is not None and r.pool.size]
+    if heads:
+        sizes = np.fromiter((min(r.pool.size, r.count) if r.pool is not None else 0 for r in requests),
+                            dtype=np.int64, count=len(requests))
+        values[position < sizes[segment]] = np.concatenate(heads).astype(nt, copy=False)
+    # shuffle within each tensor: sort by (tensor, a random 32-bit key), stable
+    order_key = mix(keys + (step + np.uint64(2)) * GOLDEN) >> np.uint64(32)
+    order_key |= segment.astype(np.uint64) << np.uint64(32)
+    values = values[np.argsort(order_key, kind="stable")]
+    return np.split(values, starts[1:])
+
+
+def _values(dtype: DataType, nt: np.dtype, words: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """Random values of ``dtype`` from 64 random bits each; ``position`` (in
+    its tensor) picks the kind of value."""
+    if dtype.is_float:
+        fi = finfo(nt)
+        lo, hi = int(fi.minexp), int(fi.maxexp)
+        unit = (words >> np.uint64(12)).astype(np.float64) * 2.0 ** -52           # [0, 1)
+        sign = 1.0 - 2.0 * (words & np.uint64(1)).astype(np.float64)              # bit 0
+        exps = ((words >> np.uint64(1)) & np.uint64(0x7FF)).astype(np.int64) % (hi - lo) + lo  # bits 1-11
+        spread = np.ldexp(sign * (1.0 + unit), exps)
+        wide = ((words >> np.uint64(1)) & np.uint64(1)).astype(bool)              # [-4, 4) or [-1, 1)
+        mixed = (2.0 * unit - 1.0) * np.where(wide, 4.0, 1.0)
+        with np.errstate(over="ignore"):
+            return np.where(position % 5 < 2, spread, mixed).astype(nt)
+    info = np.iinfo(nt)
+    bits = nt.itemsize * 8
+    whole = (words >> np.uint64(64 - bits)).astype(np.dtype(f"u{nt.itemsize}")).view(nt)
+    lo, hi = max(int(info.min), -_SMALL), min(int(info.max), _SMALL)
+    small = ((words >> np.uint64(12)) % np.uint64(hi - lo + 1)).astype(np.int64) + lo
+    return np.where(position % 2 == 0, whole, small.astype(nt))
