@@ -89,26 +89,34 @@ def fill(requests: Sequence[Request]) -> list[np.ndarray]:
     return out  # type: ignore[return-value]
 
 
+#: Elements whose random bits are made at a time: the 64-bit temporaries of a
+#: large tensor stay a few megabytes.
+CHUNK = 1 << 18
+
+
 def _fill_same_type(dtype: DataType, requests: list[Request]) -> list[np.ndarray]:
     nt = np_dtype(dtype)
     counts = np.fromiter((r.count for r in requests), dtype=np.int64, count=len(requests))
-    total = int(counts.sum())
     starts = np.zeros(len(requests), dtype=np.int64)
     np.cumsum(counts[:-1], out=starts[1:])
-    segment = np.repeat(np.arange(len(requests), dtype=np.int64), counts)
-    position = np.arange(total, dtype=np.int64) - starts[segment]
-    keys = np.fromiter((r.key for r in requests), dtype=np.uint64, count=len(requests))[segment]
-    step = position.astype(np.uint64) * np.uint64(2)
-    words = mix(keys + (step + np.uint64(1)) * GOLDEN)
-    values = _values(dtype, nt, words, position)
-    heads = [r.pool[:r.count] for r in requests if r.pool is not None and r.pool.size]
-    if heads:
-        sizes = np.fromiter((min(r.pool.size, r.count) if r.pool is not None else 0 for r in requests),
-                            dtype=np.int64, count=len(requests))
-        values[position < sizes[segment]] = np.concatenate(heads).astype(nt, copy=False)
-    # shuffle within each tensor: sort by (tensor, a random 32-bit key), stable
-    order_key = mix(keys + (step + np.uint64(2)) * GOLDEN) >> np.uint64(32)
-    order_key |= segment.astype(np.uint64) << np.uint64(32)
+    total = int(counts.sum())
+    keys = np.fromiter((r.key for r in requests), dtype=np.uint64, count=len(requests))
+    values = np.empty(total, dtype=nt)
+    order_key = np.empty(total, dtype=np.uint64)  # (tensor, a random 32-bit key): the shuffle
+    for lo in range(0, total, CHUNK):
+        index = np.arange(lo, min(lo + CHUNK, total), dtype=np.int64)
+        segment = np.searchsorted(starts, index, side="right") - 1
+        position = index - starts[segment]
+        key = keys[segment]
+        step = position.astype(np.uint64) * np.uint64(2)
+        values[lo:lo + index.size] = _values(dtype, nt, mix(key + (step + np.uint64(1)) * GOLDEN), position)
+        shuffle = mix(key + (step + np.uint64(2)) * GOLDEN) >> np.uint64(32)
+        shuffle |= segment.astype(np.uint64) << np.uint64(32)
+        order_key[lo:lo + index.size] = shuffle
+    for start, r in zip(starts.tolist(), requests):  # the pools first, then random values
+        if r.pool is not None and r.pool.size:
+            head = r.pool[:r.count]
+            values[start:start + head.size] = head
     values = values[np.argsort(order_key, kind="stable")]
     return np.split(values, starts[1:])
 

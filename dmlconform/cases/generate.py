@@ -439,6 +439,7 @@ class _Ctx:
     #: data types, computed once.
     found: dict[Any, tuple[Any, ...]] = dataclass_field(default_factory=dict)
     pools: dict[Any, Any] = dataclass_field(default_factory=dict)  # and (recipe, edges) per pools and count
+    texts: dict[Attrs, str] = dataclass_field(default_factory=dict)  # `attrs_text` per attribute values
 
 
 @dataclass(frozen=True, slots=True)
@@ -470,7 +471,9 @@ class _Plan:
 def _plan(ctx: _Ctx, shape: _Shape, fill: Filler) -> _Plan:
     dtypes = _assign(list(ctx.primary), [list(g) for g in ctx.rest], ctx.allowed, shape.dtype, shape.index)
     parts = [ctx.spec.operator, shape.dtype.name, f"{len(shape.sizes)}d", shape.what]
-    parts += [attrs_text(shape.attrs)] if ctx.show_attrs else []
+    if ctx.show_attrs:
+        text = ctx.texts.get(shape.attrs)
+        parts.append(text if text is not None else ctx.texts.setdefault(shape.attrs, attrs_text(shape.attrs)))
     parts += [shape.tag or shape.layout.value] if shape.tag or shape.layout is not Layout.PACKED else []
     case_id = "/".join(parts)
     count = math.prod(shape.sizes)
