@@ -167,7 +167,7 @@ class Evaluator:
         return np.not_equal(v, 0)
 
     def mark_uncertain(self, mask: Array) -> None:
-        if np.any(mask):
+        if any_true(mask):
             self.uncertain = mask if self.uncertain is None else (self.uncertain | mask)
 
     def bound(self, val: Val) -> Array:
@@ -237,7 +237,7 @@ class Evaluator:
         absv = None if all(p is None for p in parts) else np.select(cl, [0.0 if p is None else p for p in parts], 0.0)
         sign = vals[0].sign if all(v.sign == vals[0].sign for v in vals) else 0
         nan = False
-        if any(np.any(v.nan) for v in vals):  # the picked branch's; `certain_nan` drops uncertain choices
+        if any(any_true(v.nan) for v in vals):  # the picked branch's; `certain_nan` drops uncertain choices
             nan = np.select(cl, [np.broadcast_to(v.nan, shape) for v in vals], False)
         return Val(out, Err(rel, absv), sign, True, nan=nan)
 
@@ -271,7 +271,7 @@ class Evaluator:
 
     def arith(self, op: str, a: Val, b: Val) -> Val:
         x, y = self.num(a.v), self.num(b.v)
-        shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+        shape = _broadcast(x, y)
         err = self.arith_error(op, a, b) if self.s.track and op in "+-*" else EXACT
         out = self.buffer(a, shape) if op != "^" else None
         relative_only = a.err.abs is None and b.err.abs is None
@@ -396,7 +396,7 @@ class Evaluator:
         more than (a generous multiple of) its error bound."""
         nan = False
         for a in args:
-            if np.any(a.nan):
+            if any_true(a.nan):
                 nan = nan | a.nan
         if name in _DOMAIN and len(args) == 1 and np.isnan(np.min(v)):
             at = np.flatnonzero(np.isnan(v))
@@ -471,7 +471,7 @@ class Evaluator:
         the operands are closer than their errors, the implementation may
         select the other one, which costs both errors more."""
         x, y = self.num(a.v), self.num(b.v)
-        shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+        shape = _broadcast(x, y)
         if self.s.exact64:
             return Val(fn(x, y), sign=sign, exact=a.exact & b.exact)
         if not self.s.track or (a.err.abs is None and b.err.abs is None):
@@ -527,9 +527,28 @@ def certain_nan(val: Val, ev: Evaluator, shape: tuple[int, ...]) -> np.ndarray:
     return mask
 
 
+def any_true(x: Array) -> bool:
+    """``np.any``, free for the Python booleans most flags (`Val.nan`,
+    `Val.exact`) are."""
+    if x is False or x is True:
+        return x
+    return bool(np.any(x))
+
+
+def _broadcast(x: Array, y: Array) -> tuple[int, ...]:
+    """The broadcast shape of two operands; no numpy call in the usual case
+    of equal shapes or a scalar."""
+    sx, sy = np.shape(x), np.shape(y)
+    if sx == sy or not sy:
+        return sx
+    if not sx:
+        return sy
+    return np.broadcast_shapes(sx, sy)
+
+
 def _propagated(v: Array, a: Val, b: Val) -> Array:
     """Where ``a op b`` (+ - * /) is NaN because an operand certainly is."""
-    if not (np.any(a.nan) or np.any(b.nan)):
+    if not (any_true(a.nan) or any_true(b.nan)):
         return False
     return np.broadcast_to(a.nan | b.nan, np.shape(v)) & np.isnan(v)
 
@@ -576,7 +595,7 @@ def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array) -> Array:
     from dmlconform.formula import exact64 as E
 
     both = a.exact & b.exact
-    if not np.any(both):
+    if not any_true(both):
         return False
     v = _ARITH[op](x, y)
     nan = both & (np.isnan(x) | np.isnan(y))  # an exact NaN operand: the exact value is NaN too

@@ -18,7 +18,7 @@ import numpy as np
 
 from dmlconform.compare import Alternative, Tier, finfo, is_float, ulp_distance
 from dmlconform.formula.bounds import Err
-from dmlconform.formula.evaluate import Evaluator, Settings, Val, certain_nan
+from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan
 from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
 from dmlconform.formula.tree import Call, FormulaTree, per_tree, walk
@@ -140,7 +140,9 @@ class FloatRun:
         self.size = int(np.prod(shape, dtype=np.int64))
         self.flat = {n: np.broadcast_to(a, shape).reshape(-1) for n, a in arrays.items()}
         self.rel = 0.0  # relative part of the bound (in u), known after the first block
-        self.constants: dict[Any, Any] = {}  # literal values, shared by every block
+        self.constants = _constants(info_dtype)  # literal values, shared by every evaluation into the type
+        self.fixed: dict[Any, dict[str, Val]] = {}  # attributes and pi per work type
+        self.settings: dict[tuple[Any, ...], Settings] = {}  # per kind of evaluation
         native = self.dtype if self.dtype in (np.float16, np.float32, np.float64) else np.dtype(np.float32)
         self.literal_type = native.type
         self.integer_rounding = rounds_to_integer(tree)
@@ -157,13 +159,21 @@ class FloatRun:
         exact (`formula.exact64`)."""
         spans = spans or {}
         env = {n: Val(np.asarray(a, dtype=work), exact=True, span=spans.get(n)) for n, a in arrays.items()}
-        env.update({n: replace(v, v=v.v if isinstance(v.v, str) else work(v.v), exact=not isinstance(v.v, str))
-                    for n, v in self.attrs.items()})
-        env["pi"] = Val(work(np.pi), Err(1.0), 1)
-        limit = float(self.info.max) * OVERFLOW_MARGIN if track and self.float_target else None
-        settings = Settings(track=track, minmax=minmax, unit=self.unit, representable=self.representable,
-                            exact64=exact64, work=work, range_limit=limit, constants=self.constants,
-                            tiny=float(self.info.smallest_normal) if track and self.float_target else 0.0)
+        fixed = self.fixed.get(work)
+        if fixed is None:
+            fixed = self.fixed[work] = {
+                n: replace(v, v=v.v if isinstance(v.v, str) else work(v.v), exact=not isinstance(v.v, str))
+                for n, v in self.attrs.items()}
+            fixed["pi"] = Val(work(np.pi), Err(1.0), 1)
+        env.update(fixed)
+        key = (track, minmax, exact64, work)
+        settings = self.settings.get(key)
+        if settings is None:
+            limit = float(self.info.max) * OVERFLOW_MARGIN if track and self.float_target else None
+            settings = self.settings[key] = Settings(
+                track=track, minmax=minmax, unit=self.unit, representable=self.representable, exact64=exact64,
+                work=work, range_limit=limit, constants=self.constants,
+                tiny=float(self.info.smallest_normal) if track and self.float_target else 0.0)
         ev = Evaluator(env, settings)
         with np.errstate(all="ignore"):
             val = ev.run(self.tree, self.output)
@@ -223,7 +233,7 @@ class FloatRun:
         span = val.span  # interval arithmetic on the inputs: a bounded result cannot have left the range
         self.note_specials(values, nan_in, inf_in, ev, acc, lo,
                            bounded=span is not None and max(-span[0], span[1]) < 1e300)
-        if np.any(val.nan):
+        if any_true(val.nan):
             acc.certain_nan.append(np.flatnonzero(certain_nan(val, ev, values.shape)) + lo)
         out = expected[lo:hi]
         if self.dtype in NATIVE:  # the cast straight into the result (the same RNE cast as to_float's)
@@ -492,7 +502,7 @@ class FloatRun:
         found = np.zeros(index.size, dtype=bool)
         for probes, work in LIMIT_PROBES:
             todo = ~found
-            got = [self.probe(index[todo], big, work) for big in probes]
+            got = self.probe(index[todo], probes, work)
             agree = (ulp_distance(got[0], got[1]) == 0) & ~np.isnan(got[0].astype(np.float64))
             values[np.flatnonzero(todo)[agree]] = got[0][agree]
             found[np.flatnonzero(todo)[agree]] = True
@@ -502,12 +512,18 @@ class FloatRun:
             return []
         return [Alternative(LIMIT.name, _ro(index[found]), _ro(values[found]), LIMIT.tier, LIMIT.reason)]
 
-    def probe(self, index: np.ndarray, big: float, work: Any) -> np.ndarray:
-        def swap(name: str, x: np.ndarray) -> np.ndarray:
-            return np.where(np.isinf(x), np.copysign(big, x), x)
+    def probe(self, index: np.ndarray, probes: tuple[float, ...], work: Any) -> list[np.ndarray]:
+        """The values at ``index`` with every infinite input replaced by each
+        of ``probes`` (its sign kept): one evaluation of the elements repeated
+        once per probe (the evaluation is element-wise)."""
+        stand = np.repeat(np.asarray(probes, dtype=np.float64), index.size)
 
-        values, _, _ = self.run(self.subset(index, swap), track=False, work=work)
-        return to_float(np.broadcast_to(values, index.shape), self.dtype)
+        def swap(name: str, x: np.ndarray) -> np.ndarray:
+            return np.where(np.isinf(x), np.copysign(stand, x), x)
+
+        every = np.tile(index, len(probes))
+        values, _, _ = self.run(self.subset(every, swap), track=False, work=work)
+        return np.split(to_float(np.broadcast_to(values, every.shape), self.dtype), len(probes))
 
     def flushed(self, expected: np.ndarray) -> list[Alternative]:
         """The value with subnormal inputs flushed to zero, for a backend that
@@ -525,6 +541,20 @@ class FloatRun:
             return np.where(np.abs(x) < float(finfo(a.dtype).smallest_normal), np.copysign(0.0, x), x)
 
         return self.variant(index, expected, np.zeros(self.size, dtype=bool), FLUSH, transform=flush)
+
+
+#: Literal values per target type (`Evaluator.constant`'s cache: whether a
+#: literal is representable depends on the type), shared by every evaluation.
+_CONSTANTS: dict[np.dtype, dict[Any, Any]] = {}
+
+
+def _constants(dtype: np.dtype) -> dict[Any, Any]:
+    found = _CONSTANTS.get(dtype)
+    if found is None:
+        found = _CONSTANTS[dtype] = {}
+    elif len(found) > 4096:  # bounded: literals of every formula in a run fit many times over
+        found.clear()
+    return found
 
 
 @per_tree

@@ -181,12 +181,16 @@ class _Facts:
 _FACTS: dict[int, tuple[FormulaTree, _Facts]] = {}
 
 
+#: `_FACTS`' entries by the id of their expanded tree (held there).
+_BY_EXPANSION: dict[int, _Facts] = {}
+
+
 def _facts(tree: FormulaTree) -> _Facts:
     """Facts of an expanded ``tree`` (its own entry when it is not one of
     `_FACTS`' expansions)."""
-    for original, facts in _FACTS.values():
-        if facts.expanded is tree:
-            return facts
+    facts = _BY_EXPANSION.get(id(tree))
+    if facts is not None and facts.expanded is tree:
+        return facts
     return _make_facts(tree)
 
 
@@ -201,9 +205,11 @@ def _expanded(tree: FormulaTree, library: Mapping[str, LibraryFunction] | None) 
         return expand(tree, library)
     entry = _FACTS.get(id(tree))
     if entry is None or entry[0] is not tree:
-        if len(_FACTS) >= 256:
+        if len(_FACTS) >= 256 or len(_BY_EXPANSION) >= 512:
             _FACTS.clear()
+            _BY_EXPANSION.clear()
         entry = _FACTS[id(tree)] = (tree, _make_facts(expand(tree)))
+        _BY_EXPANSION[id(entry[1].expanded)] = entry[1]
     return entry[1].expanded
 
 
@@ -279,7 +285,7 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 # -- integer targets -------------------------------------------------------
 def _integer_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val], shape: tuple[int, ...],
                     dtype: np.dtype, overflow: Overflow, relaxed_factor: float, output: str | None) -> OracleResult:
-    env: dict[str, Any] = {n: Val(np.frompyfunc(int, 1, 1)(a)) for n, a in arrays.items()}
+    env: dict[str, Any] = {n: Val(_python_ints(a)) for n, a in arrays.items()}
     env.update(attrs)
     bits = dtype.itemsize * 8 if dtype.kind in "iu" else None
     if bits is not None and dtype.name in ("int4", "uint4"):
@@ -291,10 +297,21 @@ def _integer_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dic
         expected = to_float(raw.astype(np.float64), dtype)
         return OracleResult(_frozen(expected), _frozen(np.zeros(shape)), _frozen(np.zeros(shape, bool)), (),
                             0, False, relaxed_factor, 0)
-    whole = np.frompyfunc(lambda x: x.denominator == 1 if isinstance(x, Fraction) else True, 1, 1)(raw).astype(bool)
     ints = np.frompyfunc(int, 1, 1)(raw)
+    whole = np.equal(ints, raw, dtype=bool)  # int(x) == x: an integer, or a fraction with denominator 1
     expected = _fit(ints, dtype, overflow)
     return OracleResult(_frozen(expected), None, _frozen(~whole), (), 0, False, relaxed_factor, 0)
+
+
+#: numpy's integer types, whose elements ``astype(object)`` turns into Python ints.
+_NATIVE_INTS = frozenset(np.typecodes["AllInteger"])
+
+
+def _python_ints(a: np.ndarray) -> np.ndarray:
+    """``a`` as an object array of Python ints (booleans as 0 and 1)."""
+    if a.dtype.char in _NATIVE_INTS:
+        return a.astype(object)
+    return np.frompyfunc(int, 1, 1)(a)
 
 
 def _fit(ints: np.ndarray, dtype: np.dtype, overflow: Overflow) -> np.ndarray:

@@ -121,6 +121,7 @@ def _exact_values(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: 
     names = sorted(arrays)
     lifted = {n: _lift(ctx, v) for n, v in picked.items() if n not in arrays}  # the same for every row
     program = _program(ctx, tree, minmax)
+    lift = _lifter(ctx)
     columns = [_column(picked[n][rows]) for n in names]  # (keys, values) of each name's rows, at once
     keys = zip(*(c[0] for c in columns)) if columns else iter([()] * rows.size)
     values = []
@@ -129,7 +130,7 @@ def _exact_values(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: 
         results = memo.get(key)
         if results is None:  # every output of the tree at once: a case with several asks for each
             env = dict(lifted)
-            env.update((n, _lift(ctx, c[1][k])) for n, c in zip(names, columns))
+            env.update((n, lift(c[1][k])) for n, c in zip(names, columns))
             try:
                 results = program.run(env)
             except (ZeroDivisionError, ValueError, OverflowError):
@@ -139,6 +140,15 @@ def _exact_values(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: 
             memo[key] = results
         values.append(results.get(output, _FAILED) if results else _FAILED)
     return values
+
+
+def _lifter(ctx: Any) -> Callable[[Any], Any]:
+    """`_lift` for ``ctx``, with Python floats (`_column`'s values) made
+    straight from their bits: exact, the same mpf as ``ctx.mpf(v)``."""
+    from mpmath.libmp import from_float
+
+    make = ctx.make_mpf
+    return lambda v: make(from_float(v)) if type(v) is float else _lift(ctx, v)
 
 
 def _column(a: np.ndarray) -> tuple[list[Any], list[Any]]:
