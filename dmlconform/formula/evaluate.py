@@ -66,6 +66,8 @@ class Settings:
     tiny: float = 0.0          # smallest normal of the target type: below it rounding is absolute
 
 
+#: np.max and np.min without their Python-level dispatch (the same reductions).
+_MAX, _MIN = np.maximum.reduce, np.minimum.reduce
 _COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
             ">": np.greater, ">=": np.greater_equal}
 _ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "^": np.power}
@@ -199,7 +201,7 @@ class Evaluator:
         limit = self.s.range_limit
         if limit is None or not np.ndim(v) or not np.size(v):
             return
-        hi, lo = np.max(v), np.min(v)
+        hi, lo = _MAX(v, axis=None), _MIN(v, axis=None)
         if not (hi > limit or lo < -limit or np.isnan(hi) or np.isnan(lo)):
             return
         with np.errstate(invalid="ignore"):
@@ -398,7 +400,7 @@ class Evaluator:
         for a in args:
             if any_true(a.nan):
                 nan = nan | a.nan
-        if name in _DOMAIN and len(args) == 1 and np.isnan(np.min(v)):
+        if name in _DOMAIN and len(args) == 1 and np.isnan(_MIN(v, axis=None)):
             at = np.flatnonzero(np.isnan(v))
             x = np.broadcast_to(self.num(args[0].v), v.shape).reshape(-1)[at]
             bound = self.bound(args[0])
