@@ -89,18 +89,27 @@ class Evaluator:
     def run(self, tree: FormulaTree, output: str | None = None) -> Val:
         """Execute the assignments in order; return the value of ``output``
         (a statement target) or of the main statement."""
-        main, result = tree.main, None
+        return self.run_many(tree, (output,))[0]
+
+    def run_many(self, tree: FormulaTree, outputs: tuple[str | None, ...]) -> list[Val]:
+        """`run` for several outputs at once: every statement runs whichever
+        is asked, so each value is the one `run` gives for it alone."""
+        main = tree.main
+        results: dict[str | None, Val] = {}
         for s in tree.assignments:
             val = self.value(s.value)
             if s.op != "=":
                 val = self.binary(s.op[0], self.lookup(s.target), val)
             if s.params is None:
                 self.env[s.target] = replace(val, owned=False) if val.owned else val
-            if (s.target == output) if output is not None else (s is main):
-                result = val
-        if result is None:
-            raise FormulaError(f"no statement assigns {output!r}", path="<formula>")
-        return result
+            if s.target in outputs:
+                results[s.target] = val
+            if s is main:
+                results[None] = val
+        missing = [o for o in outputs if o not in results]
+        if missing:
+            raise FormulaError(f"no statement assigns {missing[0]!r}", path="<formula>")
+        return [results[o] for o in outputs]
 
     def value(self, node: Value) -> Val:
         if isinstance(node, Piecewise):

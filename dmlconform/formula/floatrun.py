@@ -119,6 +119,31 @@ class _Scan:
     has_inf: bool
 
 
+class SharedPass:
+    """The tracked evaluation of each block shared by the `FloatRun`s of
+    several outputs of one tree on the same inputs, attributes and target
+    type (`oracle.evaluate_many`): every statement runs for any output, so
+    one evaluation gives each output's value and the evaluator's marks that
+    its own evaluation would give.  A block's entry is dropped once every
+    output has taken its part."""
+
+    def __init__(self, outputs: tuple[str | None, ...]) -> None:
+        self.outputs = outputs
+        self.blocks: dict[int, tuple[dict[str | None, tuple[np.ndarray, Val]], Evaluator]] = {}
+
+    def take(self, run: "FloatRun", lo: int, part: Mapping[str, np.ndarray],
+             spans: Mapping[str, tuple[float, float]]) -> tuple[np.ndarray, Val, Evaluator]:
+        entry = self.blocks.get(lo)
+        if entry is None:
+            results, ev = run.run_many(part, self.outputs, track=True, spans=spans)
+            entry = self.blocks[lo] = (dict(zip(self.outputs, results)), ev)
+        pending, ev = entry
+        values, val = pending.pop(run.output)
+        if not pending:
+            del self.blocks[lo]
+        return values, val, ev
+
+
 class FloatRun:
     """One float-mode evaluation of an expanded tree and what follows from it.
 
@@ -128,8 +153,10 @@ class FloatRun:
     bare float64 expression.  Blocks are a loop over chunks, not elements."""
 
     def __init__(self, tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
-                 shape: tuple[int, ...], dtype: np.dtype, *, output: str | None, propagate_nan: bool) -> None:
+                 shape: tuple[int, ...], dtype: np.dtype, *, output: str | None, propagate_nan: bool,
+                 shared: "SharedPass | None" = None) -> None:
         self.tree, self.arrays, self.attrs, self.shape = tree, arrays, attrs, shape
+        self.shared = shared
         self.dtype, self.output, self.propagate_nan = dtype, output, propagate_nan
         self.float_target = is_float(dtype)
         self.info = finfo(dtype if self.float_target else np.float32)
@@ -159,6 +186,16 @@ class FloatRun:
         double for range); the values come back as a fresh contiguous array of
         that type and shape.  With ``exact64`` the value also says where it is
         exact (`formula.exact64`)."""
+        [(values, val)], ev = self.run_many(arrays, (self.output,), track=track, minmax=minmax, exact64=exact64,
+                                            work=work, spans=spans)
+        return values, val, ev
+
+    def run_many(self, arrays: Mapping[str, np.ndarray], outputs: tuple[str | None, ...], *, track: bool,
+                 minmax: str = "propagate", exact64: bool = False, work: Any = np.float64,
+                 spans: Mapping[str, tuple[float, float]] | None = None
+                 ) -> tuple[list[tuple[np.ndarray, Val]], Evaluator]:
+        """`run` for several outputs in one evaluation: per output its values
+        (each its own array) and value."""
         spans = spans or {}
         env = {n: Val(np.asarray(a, dtype=work), exact=True, span=spans.get(n)) for n, a in arrays.items()}
         fixed = self.fixed.get(work)
@@ -178,12 +215,16 @@ class FloatRun:
                 tiny=float(self.info.smallest_normal) if track and self.float_target else 0.0)
         ev = Evaluator(env, settings)
         with np.errstate(all="ignore"):
-            val = ev.run(self.tree, self.output)
-        values = np.asarray(ev.num(val.v), dtype=work)
-        shape = np.broadcast_shapes(values.shape, *(np.shape(a) for a in arrays.values()))
-        if values.shape != shape or not values.flags.c_contiguous or not val.owned:
-            values = np.array(np.broadcast_to(values, shape), dtype=work, order="C")
-        return values, val, ev
+            vals = ev.run_many(self.tree, outputs)
+        out: list[tuple[np.ndarray, Val]] = []
+        for val in vals:
+            values = np.asarray(ev.num(val.v), dtype=work)
+            shape = np.broadcast_shapes(values.shape, *(np.shape(a) for a in arrays.values()))
+            if (values.shape != shape or not values.flags.c_contiguous or not val.owned
+                    or any(values is seen for seen, _ in out)):
+                values = np.array(np.broadcast_to(values, shape), dtype=work, order="C")
+            out.append((values, val))
+        return out, ev
 
     def scan(self) -> _Scan:
         nan = inf = False
@@ -229,7 +270,10 @@ class FloatRun:
         part = {n: a[lo:hi] for n, a in self.flat.items()}
         spans: dict[str, tuple[float, float]] = {}
         nan_in, inf_in = self.special_inputs(part, spans)
-        values, val, ev = self.run(part, track=True, spans=spans)
+        if self.shared is None:
+            values, val, ev = self.run(part, track=True, spans=spans)
+        else:
+            values, val, ev = self.shared.take(self, lo, part, spans)
         if nan_in is not None and self.propagate_nan:
             values[nan_in] = np.nan
         span = val.span  # interval arithmetic on the inputs: a bounded result cannot have left the range

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float
 from dmlconform.errors import InputError
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
 from dmlconform.formula.expand import expand
-from dmlconform.formula.floatrun import FloatRun
+from dmlconform.formula.floatrun import FloatRun, SharedPass
 from dmlconform.formula.functions import CONSTANTS, LibraryFunction, is_enum_constant
 from dmlconform.formula.rounding import fraction_to_float, to_float
 from dmlconform.formula.tolerance import default_ulp, signed_zero
@@ -125,16 +125,49 @@ def evaluate(
     subnormal inputs flushed as FLUSH alternatives.  ``refine`` False skips the
     exact re-evaluation where float64 cannot decide the rounding.  Integer
     results out of range wrap or saturate per ``overflow``."""
+    return evaluate_many(tree, inputs, attrs, outputs=(output,), dtype=dtype, nan_policy=nan_policy,
+                         overflow=overflow, flush_subnormals=flush_subnormals, library=library,
+                         relaxed_factor=relaxed_factor, refine=refine)[0]
+
+
+def evaluate_many(
+    tree: FormulaTree,
+    inputs: Mapping[str, np.ndarray],
+    attrs: Mapping[str, Any] | None = None,
+    *,
+    outputs: Sequence[str | None],
+    dtype: Any,
+    nan_policy: NanPolicy = NanPolicy.PROPAGATE,
+    overflow: Overflow = Overflow.WRAP,
+    flush_subnormals: bool = False,
+    library: Mapping[str, LibraryFunction] | None = None,
+    relaxed_factor: float = RELAXED_FACTOR,
+    refine: bool = True,
+) -> tuple[OracleResult, ...]:
+    """`evaluate` for several ``outputs`` of one tree on the same inputs,
+    attributes and target type: one result per output, in order, each the
+    one ``evaluate(..., output=o)`` gives.  What the outputs have in common
+    runs once: every statement is evaluated whichever output is asked (the
+    tracked float64 evaluation for float targets, the exact one for integer
+    targets), so Adam's three outputs cost one such evaluation, not three.
+    A float run keeps the shared evaluation of a block until every output
+    has used it."""
     out_dtype = target_dtype(dtype)
     expanded = _expanded(tree, library)
     arrays = _check_inputs(expanded, inputs, attrs or {})
     shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
     integer = bool(arrays) and all(a.dtype.kind in "iub" for a in arrays.values())
     attr_env = {n: _attribute(n, v, integer) for n, v in (attrs or {}).items()}
+    distinct = tuple(dict.fromkeys(outputs))
     if integer:
-        return _integer_result(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor, output)
-    return _float_result(expanded, arrays, attr_env, shape, out_dtype, nan_policy=nan_policy, overflow=overflow,
-                         output=output, relaxed_factor=relaxed_factor, flush=flush_subnormals, refine=refine)
+        results = _integer_results(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor, distinct)
+    else:
+        shared = SharedPass(distinct) if len(distinct) > 1 else None
+        results = [_float_result(expanded, arrays, attr_env, shape, out_dtype, nan_policy=nan_policy,
+                                 overflow=overflow, output=o, relaxed_factor=relaxed_factor, flush=flush_subnormals,
+                                 refine=refine, shared=shared) for o in distinct]
+    found = dict(zip(distinct, results))
+    return tuple(found[o] for o in outputs)
 
 
 def literal(
@@ -259,8 +292,9 @@ def _attribute(name: str, value: Any, integer: bool) -> Val:
 
 def _float_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val], shape: tuple[int, ...],
                   dtype: np.dtype, *, nan_policy: NanPolicy, overflow: Overflow, output: str | None,
-                  relaxed_factor: float, flush: bool, refine: bool) -> OracleResult:
-    run = FloatRun(tree, arrays, attrs, shape, dtype, output=output, propagate_nan=nan_policy is NanPolicy.PROPAGATE)
+                  relaxed_factor: float, flush: bool, refine: bool, shared: SharedPass | None = None) -> OracleResult:
+    run = FloatRun(tree, arrays, attrs, shape, dtype, output=output, propagate_nan=nan_policy is NanPolicy.PROPAGATE,
+                   shared=shared)
     if not run.float_target:  # comparisons and logic on float tensors into an integer type
         values, _, _ = run.run(arrays, track=False)
         if nan_policy is NanPolicy.PROPAGATE and run.scan().has_nan:
@@ -283,15 +317,20 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 # -- integer targets -------------------------------------------------------
-def _integer_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val], shape: tuple[int, ...],
-                    dtype: np.dtype, overflow: Overflow, relaxed_factor: float, output: str | None) -> OracleResult:
+def _integer_results(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
+                     shape: tuple[int, ...], dtype: np.dtype, overflow: Overflow, relaxed_factor: float,
+                     outputs: tuple[str | None, ...]) -> list[OracleResult]:
     env: dict[str, Any] = {n: Val(_python_ints(a)) for n, a in arrays.items()}
     env.update(attrs)
     bits = dtype.itemsize * 8 if dtype.kind in "iu" else None
     if bits is not None and dtype.name in ("int4", "uint4"):
         bits = 4
     ev = Evaluator(env, Settings(integer=True, track=False, bits=bits))
-    val = ev.run(tree, output)
+    return [_integer_result(ev, val, shape, dtype, overflow, relaxed_factor) for val in ev.run_many(tree, outputs)]
+
+
+def _integer_result(ev: Evaluator, val: Val, shape: tuple[int, ...], dtype: np.dtype, overflow: Overflow,
+                    relaxed_factor: float) -> OracleResult:
     raw = np.broadcast_to(np.asarray(ev.num(val.v), dtype=object), shape)
     if is_float(dtype):
         expected = to_float(raw.astype(np.float64), dtype)
