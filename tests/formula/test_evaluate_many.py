@@ -6,21 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dmlconform.formula import floatrun, parse
+from dmlconform.formula import floatrun, parse, to_text
 from dmlconform.formula.oracle import OracleResult, Overflow, evaluate, evaluate_many
+from tests.formula.test_oracle import ADAM as ONE_OUTPUT_ADAM
 
-ADAM = parse("""X = InputParametersTensor
-M = InputFirstMomentTensor
-V = InputSecondMomentTensor
-G = GradientTensor
-T = TrainingStepTensor
-M = Beta1 * M + (1.0 - Beta1) * G
-V = Beta2 * V + (1.0 - Beta2) * G * G
-Alpha = sqrt(1.0 - pow(Beta2, T)) / (1.0 - pow(Beta1, T))
-X -= LearningRate * Alpha * M / (sqrt(V) + Epsilon)
-OutputParametersTensor = X
-OutputFirstMomentTensor = M
-OutputSecondMomentTensor = V""")
+#: test_oracle's Adam with its two other outputs
+ADAM = parse(to_text(ONE_OUTPUT_ADAM) + "\nOutputFirstMomentTensor = M\nOutputSecondMomentTensor = V")
 OUTPUTS = ("OutputParametersTensor", "OutputFirstMomentTensor", "OutputSecondMomentTensor")
 NAMES = ("InputParametersTensor", "InputFirstMomentTensor", "InputSecondMomentTensor", "GradientTensor",
          "TrainingStepTensor")
