@@ -119,7 +119,7 @@ class Evaluator:
 
     def expr(self, e: Expr) -> Val:
         if isinstance(e, Num):
-            return self.constant(e.value)
+            return self.literal(e)
         if isinstance(e, Name):
             return self.lookup(e.id)
         if isinstance(e, Unary):
@@ -146,6 +146,18 @@ class Evaluator:
         if is_enum_constant(name):
             return Val(name)
         raise FormulaError(f"name {name!r} has no value; give it as an input or attribute", path="<formula>")
+
+    def literal(self, e: Num) -> Val:
+        """A literal's value, cached by its text: a str keeps its hash, a
+        Fraction computes it again (in Python) at every lookup."""
+        cache = self.s.constants
+        if self.s.integer or cache is None:
+            return self.constant(e.value)
+        key = (e.text, self.s.work, self.s.exact64)
+        val = cache.get(key)
+        if val is None:
+            val = cache[key] = self._constant(e.value)
+        return val
 
     def constant(self, value: Any) -> Val:
         if self.s.integer:
