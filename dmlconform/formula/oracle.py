@@ -344,6 +344,7 @@ def _integer_result(ev: Evaluator, val: Val, shape: tuple[int, ...], dtype: np.d
 
 #: numpy's integer types, whose elements ``astype(object)`` turns into Python ints.
 _NATIVE_INTS = frozenset(np.typecodes["AllInteger"])
+_INT64 = np.iinfo(np.int64)
 
 
 def _python_ints(a: np.ndarray) -> np.ndarray:
@@ -354,7 +355,19 @@ def _python_ints(a: np.ndarray) -> np.ndarray:
 
 
 def _fit(ints: np.ndarray, dtype: np.dtype, overflow: Overflow) -> np.ndarray:
-    """Python integers into ``dtype``: saturated or wrapped."""
+    """Python integers into ``dtype``: saturated or wrapped.  Where every
+    value fits in int64 (the usual case) numpy does it: a clip, and a cast
+    that keeps the low bits (two's complement), which is the wrap."""
+    if dtype.char in _NATIVE_INTS:
+        try:
+            wide = ints.astype(np.int64)
+        except OverflowError:  # a value beyond int64: Python integers below
+            pass
+        else:
+            if overflow is Overflow.SATURATE:
+                info = np.iinfo(dtype)
+                wide = np.clip(wide, max(int(info.min), _INT64.min), min(int(info.max), _INT64.max))
+            return wide.astype(dtype)
     info = np.iinfo(dtype) if dtype.kind in "iu" else None
     lo, hi = (int(info.min), int(info.max)) if info else (0, 1)
     if overflow is Overflow.SATURATE:
