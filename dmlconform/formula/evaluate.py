@@ -66,6 +66,8 @@ class Settings:
     tiny: float = 0.0          # smallest normal of the target type: below it rounding is absolute
 
 
+#: np.max and np.min without their Python-level dispatch (the same reductions).
+_MAX, _MIN = np.maximum.reduce, np.minimum.reduce
 _COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
             ">": np.greater, ">=": np.greater_equal}
 _ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "^": np.power}
@@ -87,18 +89,27 @@ class Evaluator:
     def run(self, tree: FormulaTree, output: str | None = None) -> Val:
         """Execute the assignments in order; return the value of ``output``
         (a statement target) or of the main statement."""
-        main, result = tree.main, None
+        return self.run_many(tree, (output,))[0]
+
+    def run_many(self, tree: FormulaTree, outputs: tuple[str | None, ...]) -> list[Val]:
+        """`run` for several outputs at once: every statement runs whichever
+        is asked, so each value is the one `run` gives for it alone."""
+        main = tree.main
+        results: dict[str | None, Val] = {}
         for s in tree.assignments:
             val = self.value(s.value)
             if s.op != "=":
                 val = self.binary(s.op[0], self.lookup(s.target), val)
             if s.params is None:
                 self.env[s.target] = replace(val, owned=False) if val.owned else val
-            if (s.target == output) if output is not None else (s is main):
-                result = val
-        if result is None:
-            raise FormulaError(f"no statement assigns {output!r}", path="<formula>")
-        return result
+            if s.target in outputs:
+                results[s.target] = val
+            if s is main:
+                results[None] = val
+        missing = [o for o in outputs if o not in results]
+        if missing:
+            raise FormulaError(f"no statement assigns {missing[0]!r}", path="<formula>")
+        return [results[o] for o in outputs]
 
     def value(self, node: Value) -> Val:
         if isinstance(node, Piecewise):
@@ -108,7 +119,7 @@ class Evaluator:
 
     def expr(self, e: Expr) -> Val:
         if isinstance(e, Num):
-            return self.constant(e.value)
+            return self.literal(e)
         if isinstance(e, Name):
             return self.lookup(e.id)
         if isinstance(e, Unary):
@@ -135,6 +146,18 @@ class Evaluator:
         if is_enum_constant(name):
             return Val(name)
         raise FormulaError(f"name {name!r} has no value; give it as an input or attribute", path="<formula>")
+
+    def literal(self, e: Num) -> Val:
+        """A literal's value, cached by its text: a str keeps its hash, a
+        Fraction computes it again (in Python) at every lookup."""
+        cache = self.s.constants
+        if self.s.integer or cache is None:
+            return self.constant(e.value)
+        key = (e.text, self.s.work, self.s.exact64)
+        val = cache.get(key)
+        if val is None:
+            val = cache[key] = self._constant(e.value)
+        return val
 
     def constant(self, value: Any) -> Val:
         if self.s.integer:
@@ -167,7 +190,7 @@ class Evaluator:
         return np.not_equal(v, 0)
 
     def mark_uncertain(self, mask: Array) -> None:
-        if np.any(mask):
+        if any_true(mask):
             self.uncertain = mask if self.uncertain is None else (self.uncertain | mask)
 
     def bound(self, val: Val) -> Array:
@@ -199,7 +222,7 @@ class Evaluator:
         limit = self.s.range_limit
         if limit is None or not np.ndim(v) or not np.size(v):
             return
-        hi, lo = np.max(v), np.min(v)
+        hi, lo = _MAX(v, axis=None), _MIN(v, axis=None)
         if not (hi > limit or lo < -limit or np.isnan(hi) or np.isnan(lo)):
             return
         with np.errstate(invalid="ignore"):
@@ -237,7 +260,7 @@ class Evaluator:
         absv = None if all(p is None for p in parts) else np.select(cl, [0.0 if p is None else p for p in parts], 0.0)
         sign = vals[0].sign if all(v.sign == vals[0].sign for v in vals) else 0
         nan = False
-        if any(np.any(v.nan) for v in vals):  # the picked branch's; `certain_nan` drops uncertain choices
+        if any(any_true(v.nan) for v in vals):  # the picked branch's; `certain_nan` drops uncertain choices
             nan = np.select(cl, [np.broadcast_to(v.nan, shape) for v in vals], False)
         return Val(out, Err(rel, absv), sign, True, nan=nan)
 
@@ -271,7 +294,7 @@ class Evaluator:
 
     def arith(self, op: str, a: Val, b: Val) -> Val:
         x, y = self.num(a.v), self.num(b.v)
-        shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+        shape = _broadcast(x, y)
         err = self.arith_error(op, a, b) if self.s.track and op in "+-*" else EXACT
         out = self.buffer(a, shape) if op != "^" else None
         relative_only = a.err.abs is None and b.err.abs is None
@@ -397,9 +420,9 @@ class Evaluator:
         more than (a generous multiple of) its error bound."""
         nan = False
         for a in args:
-            if np.any(a.nan):
+            if any_true(a.nan):
                 nan = nan | a.nan
-        if name in _DOMAIN and len(args) == 1 and np.isnan(np.min(v)):
+        if name in _DOMAIN and len(args) == 1 and np.isnan(_MIN(v, axis=None)):
             at = np.flatnonzero(np.isnan(v))
             x = np.broadcast_to(self.num(args[0].v), v.shape).reshape(-1)[at]
             bound = self.bound(args[0])
@@ -472,7 +495,7 @@ class Evaluator:
         the operands are closer than their errors, the implementation may
         select the other one, which costs both errors more."""
         x, y = self.num(a.v), self.num(b.v)
-        shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+        shape = _broadcast(x, y)
         if self.s.exact64:
             return Val(fn(x, y), sign=sign, exact=a.exact & b.exact)
         if not self.s.track or (a.err.abs is None and b.err.abs is None):
@@ -528,9 +551,28 @@ def certain_nan(val: Val, ev: Evaluator, shape: tuple[int, ...]) -> np.ndarray:
     return mask
 
 
+def any_true(x: Array) -> bool:
+    """``np.any``, free for the Python booleans most flags (`Val.nan`,
+    `Val.exact`) are."""
+    if x is False or x is True:
+        return x
+    return bool(np.any(x))
+
+
+def _broadcast(x: Array, y: Array) -> tuple[int, ...]:
+    """The broadcast shape of two operands; no numpy call in the usual case
+    of equal shapes or a scalar."""
+    sx, sy = np.shape(x), np.shape(y)
+    if sx == sy or not sy:
+        return sx
+    if not sx:
+        return sy
+    return np.broadcast_shapes(sx, sy)
+
+
 def _propagated(v: Array, a: Val, b: Val) -> Array:
     """Where ``a op b`` (+ - * /) is NaN because an operand certainly is."""
-    if not (np.any(a.nan) or np.any(b.nan)):
+    if not (any_true(a.nan) or any_true(b.nan)):
         return False
     return np.broadcast_to(a.nan | b.nan, np.shape(v)) & np.isnan(v)
 
@@ -577,7 +619,7 @@ def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array) -> Array:
     from dmlconform.formula import exact64 as E
 
     both = a.exact & b.exact
-    if not np.any(both):
+    if not any_true(both):
         return False
     v = _ARITH[op](x, y)
     nan = both & (np.isnan(x) | np.isnan(y))  # an exact NaN operand: the exact value is NaN too

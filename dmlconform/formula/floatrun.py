@@ -18,7 +18,7 @@ import numpy as np
 
 from dmlconform.compare import Alternative, Tier, finfo, is_float, ulp_distance
 from dmlconform.formula.bounds import Err
-from dmlconform.formula.evaluate import Evaluator, Settings, Val, certain_nan
+from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan
 from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
 from dmlconform.formula.tree import Call, FormulaTree, per_tree, walk
@@ -72,6 +72,8 @@ LITERAL32 = AltSpec("float32_literal", Tier.RELAXED,
 FLUSH = AltSpec("flushed_inputs", Tier.FLUSH, "subnormal inputs flushed to zero (the backend declares flushing)")
 
 
+#: np.max and np.min without their Python-level dispatch (the same reductions).
+_MAX, _MIN = np.maximum.reduce, np.minimum.reduce
 #: Elements per evaluation block: float64 temporaries of a megabyte, which
 #: stay in a 2 MiB L2 cache (measured best of 2**15 to 2**18 on the bench).
 BLOCK = 1 << 17
@@ -117,6 +119,31 @@ class _Scan:
     has_inf: bool
 
 
+class SharedPass:
+    """The tracked evaluation of each block shared by the `FloatRun`s of
+    several outputs of one tree on the same inputs, attributes and target
+    type (`oracle.evaluate_many`): every statement runs for any output, so
+    one evaluation gives each output's value and the evaluator's marks that
+    its own evaluation would give.  A block's entry is dropped once every
+    output has taken its part."""
+
+    def __init__(self, outputs: tuple[str | None, ...]) -> None:
+        self.outputs = outputs
+        self.blocks: dict[int, tuple[dict[str | None, tuple[np.ndarray, Val]], Evaluator]] = {}
+
+    def take(self, run: "FloatRun", lo: int, part: Mapping[str, np.ndarray],
+             spans: Mapping[str, tuple[float, float]]) -> tuple[np.ndarray, Val, Evaluator]:
+        entry = self.blocks.get(lo)
+        if entry is None:
+            results, ev = run.run_many(part, self.outputs, track=True, spans=spans)
+            entry = self.blocks[lo] = (dict(zip(self.outputs, results)), ev)
+        pending, ev = entry
+        values, val = pending.pop(run.output)
+        if not pending:
+            del self.blocks[lo]
+        return values, val, ev
+
+
 class FloatRun:
     """One float-mode evaluation of an expanded tree and what follows from it.
 
@@ -126,8 +153,10 @@ class FloatRun:
     bare float64 expression.  Blocks are a loop over chunks, not elements."""
 
     def __init__(self, tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
-                 shape: tuple[int, ...], dtype: np.dtype, *, output: str | None, propagate_nan: bool) -> None:
+                 shape: tuple[int, ...], dtype: np.dtype, *, output: str | None, propagate_nan: bool,
+                 shared: "SharedPass | None" = None) -> None:
         self.tree, self.arrays, self.attrs, self.shape = tree, arrays, attrs, shape
+        self.shared = shared
         self.dtype, self.output, self.propagate_nan = dtype, output, propagate_nan
         self.float_target = is_float(dtype)
         self.info = finfo(dtype if self.float_target else np.float32)
@@ -140,7 +169,9 @@ class FloatRun:
         self.size = int(np.prod(shape, dtype=np.int64))
         self.flat = {n: np.broadcast_to(a, shape).reshape(-1) for n, a in arrays.items()}
         self.rel = 0.0  # relative part of the bound (in u), known after the first block
-        self.constants: dict[Any, Any] = {}  # literal values, shared by every block
+        self.constants = _constants(info_dtype)  # literal values, shared by every evaluation into the type
+        self.fixed: dict[Any, dict[str, Val]] = {}  # attributes and pi per work type
+        self.settings: dict[tuple[Any, ...], Settings] = {}  # per kind of evaluation
         native = self.dtype if self.dtype in (np.float16, np.float32, np.float64) else np.dtype(np.float32)
         self.literal_type = native.type
         self.integer_rounding = rounds_to_integer(tree)
@@ -155,28 +186,50 @@ class FloatRun:
         double for range); the values come back as a fresh contiguous array of
         that type and shape.  With ``exact64`` the value also says where it is
         exact (`formula.exact64`)."""
+        [(values, val)], ev = self.run_many(arrays, (self.output,), track=track, minmax=minmax, exact64=exact64,
+                                            work=work, spans=spans)
+        return values, val, ev
+
+    def run_many(self, arrays: Mapping[str, np.ndarray], outputs: tuple[str | None, ...], *, track: bool,
+                 minmax: str = "propagate", exact64: bool = False, work: Any = np.float64,
+                 spans: Mapping[str, tuple[float, float]] | None = None
+                 ) -> tuple[list[tuple[np.ndarray, Val]], Evaluator]:
+        """`run` for several outputs in one evaluation: per output its values
+        (each its own array) and value."""
         spans = spans or {}
         env = {n: Val(np.asarray(a, dtype=work), exact=True, span=spans.get(n)) for n, a in arrays.items()}
-        env.update({n: replace(v, v=v.v if isinstance(v.v, str) else work(v.v), exact=not isinstance(v.v, str))
-                    for n, v in self.attrs.items()})
-        env["pi"] = Val(work(np.pi), Err(1.0), 1)
-        limit = float(self.info.max) * OVERFLOW_MARGIN if track and self.float_target else None
-        settings = Settings(track=track, minmax=minmax, unit=self.unit, representable=self.representable,
-                            exact64=exact64, work=work, range_limit=limit, constants=self.constants,
-                            tiny=float(self.info.smallest_normal) if track and self.float_target else 0.0)
+        fixed = self.fixed.get(work)
+        if fixed is None:
+            fixed = self.fixed[work] = {
+                n: replace(v, v=v.v if isinstance(v.v, str) else work(v.v), exact=not isinstance(v.v, str))
+                for n, v in self.attrs.items()}
+            fixed["pi"] = Val(work(np.pi), Err(1.0), 1)
+        env.update(fixed)
+        key = (track, minmax, exact64, work)
+        settings = self.settings.get(key)
+        if settings is None:
+            limit = float(self.info.max) * OVERFLOW_MARGIN if track and self.float_target else None
+            settings = self.settings[key] = Settings(
+                track=track, minmax=minmax, unit=self.unit, representable=self.representable, exact64=exact64,
+                work=work, range_limit=limit, constants=self.constants,
+                tiny=float(self.info.smallest_normal) if track and self.float_target else 0.0)
         ev = Evaluator(env, settings)
         with np.errstate(all="ignore"):
-            val = ev.run(self.tree, self.output)
-        values = np.asarray(ev.num(val.v), dtype=work)
-        shape = np.broadcast_shapes(values.shape, *(np.shape(a) for a in arrays.values()))
-        if values.shape != shape or not values.flags.c_contiguous or not val.owned:
-            values = np.array(np.broadcast_to(values, shape), dtype=work, order="C")
-        return values, val, ev
+            vals = ev.run_many(self.tree, outputs)
+        out: list[tuple[np.ndarray, Val]] = []
+        for val in vals:
+            values = np.asarray(ev.num(val.v), dtype=work)
+            shape = np.broadcast_shapes(values.shape, *(np.shape(a) for a in arrays.values()))
+            if (values.shape != shape or not values.flags.c_contiguous or not val.owned
+                    or any(values is seen for seen, _ in out)):
+                values = np.array(np.broadcast_to(values, shape), dtype=work, order="C")
+            out.append((values, val))
+        return out, ev
 
     def scan(self) -> _Scan:
         nan = inf = False
         for a in self.floats.values():
-            lo, hi = np.min(a), np.max(a)
+            lo, hi = _MIN(a, axis=None), _MAX(a, axis=None)
             if np.isnan(lo) or np.isnan(hi):
                 nan = True
                 inf = inf or bool(np.isinf(a).any())
@@ -217,13 +270,16 @@ class FloatRun:
         part = {n: a[lo:hi] for n, a in self.flat.items()}
         spans: dict[str, tuple[float, float]] = {}
         nan_in, inf_in = self.special_inputs(part, spans)
-        values, val, ev = self.run(part, track=True, spans=spans)
+        if self.shared is None:
+            values, val, ev = self.run(part, track=True, spans=spans)
+        else:
+            values, val, ev = self.shared.take(self, lo, part, spans)
         if nan_in is not None and self.propagate_nan:
             values[nan_in] = np.nan
         span = val.span  # interval arithmetic on the inputs: a bounded result cannot have left the range
         self.note_specials(values, nan_in, inf_in, ev, acc, lo,
                            bounded=span is not None and max(-span[0], span[1]) < 1e300)
-        if np.any(val.nan):
+        if any_true(val.nan):
             acc.certain_nan.append(np.flatnonzero(certain_nan(val, ev, values.shape)) + lo)
         out = expected[lo:hi]
         if self.dtype in NATIVE:  # the cast straight into the result (the same RNE cast as to_float's)
@@ -247,7 +303,7 @@ class FloatRun:
             a = part[n]
             if not a.size:
                 continue
-            low, high = a.min(), a.max()
+            low, high = _MIN(a, axis=None), _MAX(a, axis=None)
             if np.isfinite(low) and np.isfinite(high):  # usually neither NaN nor infinity
                 spans[n] = (float(low), float(high))
                 continue
@@ -318,7 +374,7 @@ class FloatRun:
         with np.errstate(invalid="ignore", over="ignore"):
             np.abs(values, out=bound, casting="unsafe")  # |v|: also right where the result underflows
             tiny = kind(self.info.smallest_normal)
-            small = _NONE if bound.min() >= tiny else np.flatnonzero(bound < tiny)  # a reduction: usually none
+            small = _NONE if _MIN(bound, axis=None) >= tiny else np.flatnonzero(bound < tiny)  # a reduction: usually none
             if err.abs is not None:
                 part = np.broadcast_to(err.abs, values.shape) * scale
                 if has_inf:
@@ -492,7 +548,7 @@ class FloatRun:
         found = np.zeros(index.size, dtype=bool)
         for probes, work in LIMIT_PROBES:
             todo = ~found
-            got = [self.probe(index[todo], big, work) for big in probes]
+            got = self.probe(index[todo], probes, work)
             agree = (ulp_distance(got[0], got[1]) == 0) & ~np.isnan(got[0].astype(np.float64))
             values[np.flatnonzero(todo)[agree]] = got[0][agree]
             found[np.flatnonzero(todo)[agree]] = True
@@ -502,12 +558,18 @@ class FloatRun:
             return []
         return [Alternative(LIMIT.name, _ro(index[found]), _ro(values[found]), LIMIT.tier, LIMIT.reason)]
 
-    def probe(self, index: np.ndarray, big: float, work: Any) -> np.ndarray:
-        def swap(name: str, x: np.ndarray) -> np.ndarray:
-            return np.where(np.isinf(x), np.copysign(big, x), x)
+    def probe(self, index: np.ndarray, probes: tuple[float, ...], work: Any) -> list[np.ndarray]:
+        """The values at ``index`` with every infinite input replaced by each
+        of ``probes`` (its sign kept): one evaluation of the elements repeated
+        once per probe (the evaluation is element-wise)."""
+        stand = np.repeat(np.asarray(probes, dtype=np.float64), index.size)
 
-        values, _, _ = self.run(self.subset(index, swap), track=False, work=work)
-        return to_float(np.broadcast_to(values, index.shape), self.dtype)
+        def swap(name: str, x: np.ndarray) -> np.ndarray:
+            return np.where(np.isinf(x), np.copysign(stand, x), x)
+
+        every = np.tile(index, len(probes))
+        values, _, _ = self.run(self.subset(every, swap), track=False, work=work)
+        return np.split(to_float(np.broadcast_to(values, every.shape), self.dtype), len(probes))
 
     def flushed(self, expected: np.ndarray) -> list[Alternative]:
         """The value with subnormal inputs flushed to zero, for a backend that
@@ -525,6 +587,20 @@ class FloatRun:
             return np.where(np.abs(x) < float(finfo(a.dtype).smallest_normal), np.copysign(0.0, x), x)
 
         return self.variant(index, expected, np.zeros(self.size, dtype=bool), FLUSH, transform=flush)
+
+
+#: Literal values per target type (`Evaluator.constant`'s cache: whether a
+#: literal is representable depends on the type), shared by every evaluation.
+_CONSTANTS: dict[np.dtype, dict[Any, Any]] = {}
+
+
+def _constants(dtype: np.dtype) -> dict[Any, Any]:
+    found = _CONSTANTS.get(dtype)
+    if found is None:
+        found = _CONSTANTS[dtype] = {}
+    elif len(found) > 4096:  # bounded: literals of every formula in a run fit many times over
+        found.clear()
+    return found
 
 
 @per_tree

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float
 from dmlconform.errors import InputError
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
 from dmlconform.formula.expand import expand
-from dmlconform.formula.floatrun import FloatRun
+from dmlconform.formula.floatrun import FloatRun, SharedPass
 from dmlconform.formula.functions import CONSTANTS, LibraryFunction, is_enum_constant
 from dmlconform.formula.rounding import fraction_to_float, to_float
 from dmlconform.formula.tolerance import default_ulp, signed_zero
@@ -125,16 +125,49 @@ def evaluate(
     subnormal inputs flushed as FLUSH alternatives.  ``refine`` False skips the
     exact re-evaluation where float64 cannot decide the rounding.  Integer
     results out of range wrap or saturate per ``overflow``."""
+    return evaluate_many(tree, inputs, attrs, outputs=(output,), dtype=dtype, nan_policy=nan_policy,
+                         overflow=overflow, flush_subnormals=flush_subnormals, library=library,
+                         relaxed_factor=relaxed_factor, refine=refine)[0]
+
+
+def evaluate_many(
+    tree: FormulaTree,
+    inputs: Mapping[str, np.ndarray],
+    attrs: Mapping[str, Any] | None = None,
+    *,
+    outputs: Sequence[str | None],
+    dtype: Any,
+    nan_policy: NanPolicy = NanPolicy.PROPAGATE,
+    overflow: Overflow = Overflow.WRAP,
+    flush_subnormals: bool = False,
+    library: Mapping[str, LibraryFunction] | None = None,
+    relaxed_factor: float = RELAXED_FACTOR,
+    refine: bool = True,
+) -> tuple[OracleResult, ...]:
+    """`evaluate` for several ``outputs`` of one tree on the same inputs,
+    attributes and target type: one result per output, in order, each the
+    one ``evaluate(..., output=o)`` gives.  What the outputs have in common
+    runs once: every statement is evaluated whichever output is asked (the
+    tracked float64 evaluation for float targets, the exact one for integer
+    targets), so Adam's three outputs cost one such evaluation, not three.
+    A float run keeps the shared evaluation of a block until every output
+    has used it."""
     out_dtype = target_dtype(dtype)
     expanded = _expanded(tree, library)
     arrays = _check_inputs(expanded, inputs, attrs or {})
     shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
     integer = bool(arrays) and all(a.dtype.kind in "iub" for a in arrays.values())
     attr_env = {n: _attribute(n, v, integer) for n, v in (attrs or {}).items()}
+    distinct = tuple(dict.fromkeys(outputs))
     if integer:
-        return _integer_result(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor, output)
-    return _float_result(expanded, arrays, attr_env, shape, out_dtype, nan_policy=nan_policy, overflow=overflow,
-                         output=output, relaxed_factor=relaxed_factor, flush=flush_subnormals, refine=refine)
+        results = _integer_results(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor, distinct)
+    else:
+        shared = SharedPass(distinct) if len(distinct) > 1 else None
+        results = [_float_result(expanded, arrays, attr_env, shape, out_dtype, nan_policy=nan_policy,
+                                 overflow=overflow, output=o, relaxed_factor=relaxed_factor, flush=flush_subnormals,
+                                 refine=refine, shared=shared) for o in distinct]
+    found = dict(zip(distinct, results))
+    return tuple(found[o] for o in outputs)
 
 
 def literal(
@@ -181,12 +214,16 @@ class _Facts:
 _FACTS: dict[int, tuple[FormulaTree, _Facts]] = {}
 
 
+#: `_FACTS`' entries by the id of their expanded tree (held there).
+_BY_EXPANSION: dict[int, _Facts] = {}
+
+
 def _facts(tree: FormulaTree) -> _Facts:
     """Facts of an expanded ``tree`` (its own entry when it is not one of
     `_FACTS`' expansions)."""
-    for original, facts in _FACTS.values():
-        if facts.expanded is tree:
-            return facts
+    facts = _BY_EXPANSION.get(id(tree))
+    if facts is not None and facts.expanded is tree:
+        return facts
     return _make_facts(tree)
 
 
@@ -201,9 +238,11 @@ def _expanded(tree: FormulaTree, library: Mapping[str, LibraryFunction] | None) 
         return expand(tree, library)
     entry = _FACTS.get(id(tree))
     if entry is None or entry[0] is not tree:
-        if len(_FACTS) >= 256:
+        if len(_FACTS) >= 256 or len(_BY_EXPANSION) >= 512:
             _FACTS.clear()
+            _BY_EXPANSION.clear()
         entry = _FACTS[id(tree)] = (tree, _make_facts(expand(tree)))
+        _BY_EXPANSION[id(entry[1].expanded)] = entry[1]
     return entry[1].expanded
 
 
@@ -253,8 +292,9 @@ def _attribute(name: str, value: Any, integer: bool) -> Val:
 
 def _float_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val], shape: tuple[int, ...],
                   dtype: np.dtype, *, nan_policy: NanPolicy, overflow: Overflow, output: str | None,
-                  relaxed_factor: float, flush: bool, refine: bool) -> OracleResult:
-    run = FloatRun(tree, arrays, attrs, shape, dtype, output=output, propagate_nan=nan_policy is NanPolicy.PROPAGATE)
+                  relaxed_factor: float, flush: bool, refine: bool, shared: SharedPass | None = None) -> OracleResult:
+    run = FloatRun(tree, arrays, attrs, shape, dtype, output=output, propagate_nan=nan_policy is NanPolicy.PROPAGATE,
+                   shared=shared)
     if not run.float_target:  # comparisons and logic on float tensors into an integer type
         values, _, _ = run.run(arrays, track=False)
         if nan_policy is NanPolicy.PROPAGATE and run.scan().has_nan:
@@ -277,28 +317,57 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 
 # -- integer targets -------------------------------------------------------
-def _integer_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val], shape: tuple[int, ...],
-                    dtype: np.dtype, overflow: Overflow, relaxed_factor: float, output: str | None) -> OracleResult:
-    env: dict[str, Any] = {n: Val(np.frompyfunc(int, 1, 1)(a)) for n, a in arrays.items()}
+def _integer_results(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
+                     shape: tuple[int, ...], dtype: np.dtype, overflow: Overflow, relaxed_factor: float,
+                     outputs: tuple[str | None, ...]) -> list[OracleResult]:
+    env: dict[str, Any] = {n: Val(_python_ints(a)) for n, a in arrays.items()}
     env.update(attrs)
     bits = dtype.itemsize * 8 if dtype.kind in "iu" else None
     if bits is not None and dtype.name in ("int4", "uint4"):
         bits = 4
     ev = Evaluator(env, Settings(integer=True, track=False, bits=bits))
-    val = ev.run(tree, output)
+    return [_integer_result(ev, val, shape, dtype, overflow, relaxed_factor) for val in ev.run_many(tree, outputs)]
+
+
+def _integer_result(ev: Evaluator, val: Val, shape: tuple[int, ...], dtype: np.dtype, overflow: Overflow,
+                    relaxed_factor: float) -> OracleResult:
     raw = np.broadcast_to(np.asarray(ev.num(val.v), dtype=object), shape)
     if is_float(dtype):
         expected = to_float(raw.astype(np.float64), dtype)
         return OracleResult(_frozen(expected), _frozen(np.zeros(shape)), _frozen(np.zeros(shape, bool)), (),
                             0, False, relaxed_factor, 0)
-    whole = np.frompyfunc(lambda x: x.denominator == 1 if isinstance(x, Fraction) else True, 1, 1)(raw).astype(bool)
     ints = np.frompyfunc(int, 1, 1)(raw)
+    whole = np.equal(ints, raw, dtype=bool)  # int(x) == x: an integer, or a fraction with denominator 1
     expected = _fit(ints, dtype, overflow)
     return OracleResult(_frozen(expected), None, _frozen(~whole), (), 0, False, relaxed_factor, 0)
 
 
+#: numpy's integer types, whose elements ``astype(object)`` turns into Python ints.
+_NATIVE_INTS = frozenset(np.typecodes["AllInteger"])
+_INT64 = np.iinfo(np.int64)
+
+
+def _python_ints(a: np.ndarray) -> np.ndarray:
+    """``a`` as an object array of Python ints (booleans as 0 and 1)."""
+    if a.dtype.char in _NATIVE_INTS:
+        return a.astype(object)
+    return np.frompyfunc(int, 1, 1)(a)
+
+
 def _fit(ints: np.ndarray, dtype: np.dtype, overflow: Overflow) -> np.ndarray:
-    """Python integers into ``dtype``: saturated or wrapped."""
+    """Python integers into ``dtype``: saturated or wrapped.  Where every
+    value fits in int64 (the usual case) numpy does it: a clip, and a cast
+    that keeps the low bits (two's complement), which is the wrap."""
+    if dtype.char in _NATIVE_INTS:
+        try:
+            wide = ints.astype(np.int64)
+        except OverflowError:  # a value beyond int64: Python integers below
+            pass
+        else:
+            if overflow is Overflow.SATURATE:
+                info = np.iinfo(dtype)
+                wide = np.clip(wide, max(int(info.min), _INT64.min), min(int(info.max), _INT64.max))
+            return wide.astype(dtype)
     info = np.iinfo(dtype) if dtype.kind in "iu" else None
     lo, hi = (int(info.min), int(info.max)) if info else (0, 1)
     if overflow is Overflow.SATURATE:

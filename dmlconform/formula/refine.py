@@ -10,9 +10,10 @@ the array path never comes here.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import numpy as np
 
@@ -119,14 +120,19 @@ def _exact_values(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: 
     memo = entry[1]
     names = sorted(arrays)
     lifted = {n: _lift(ctx, v) for n, v in picked.items() if n not in arrays}  # the same for every row
+    program = _program(ctx, tree, minmax)
+    lift = _lifter(ctx)
+    columns = [_column(picked[n][rows]) for n in names]  # (keys, values) of each name's rows, at once
+    keys = zip(*(c[0] for c in columns)) if columns else iter([()] * rows.size)
     values = []
-    for k in rows.tolist():
-        scalars = {n: picked[n][k] for n in names}
-        key = (minmax, fixed, tuple(_key(scalars[n]) for n in names))
+    for k, row in enumerate(keys):
+        key = (minmax, fixed, row)
         results = memo.get(key)
         if results is None:  # every output of the tree at once: a case with several asks for each
+            env = dict(lifted)
+            env.update((n, lift(c[1][k])) for n, c in zip(names, columns))
             try:
-                results = _Scalar(ctx, scalars, minmax, lifted).run_all(tree)
+                results = program.run(env)
             except (ZeroDivisionError, ValueError, OverflowError):
                 results = {}
             if len(memo) >= MEMO_LIMIT:
@@ -134,6 +140,25 @@ def _exact_values(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: 
             memo[key] = results
         values.append(results.get(output, _FAILED) if results else _FAILED)
     return values
+
+
+def _lifter(ctx: Any) -> Callable[[Any], Any]:
+    """`_lift` for ``ctx``, with Python floats (`_column`'s values) made
+    straight from their bits: exact, the same mpf as ``ctx.mpf(v)``."""
+    from mpmath.libmp import from_float
+
+    make = ctx.make_mpf
+    return lambda v: make(from_float(v)) if type(v) is float else _lift(ctx, v)
+
+
+def _column(a: np.ndarray) -> tuple[list[Any], list[Any]]:
+    """`_key` and the value `_lift` takes of each element of ``a``, computed
+    for the whole column at once (Python floats for numbers: their float64
+    values, as `_lift` converts them)."""
+    if a.dtype == bool:
+        return [("bool", v) for v in a.tolist()], a.tolist()
+    wide = a.astype(np.float64)
+    return [("float", b) for b in wide.view(np.uint64).tolist()], wide.tolist()
 
 
 def _key(v: Any) -> Any:
@@ -146,20 +171,38 @@ def _key(v: Any) -> Any:
 
 
 def _round(ctx: Any, exacts: list[Any], dtype: np.dtype) -> np.ndarray:
-    """Nearest values of ``dtype`` to each of ``exacts``; ties to even.  The
-    float64 guess and its two neighbours are found for all at once; mpmath
-    picks the nearest of the three per value."""
+    """Nearest values of ``dtype`` to each of ``exacts``; ties to even.
+
+    mpmath's float() is the nearest float64.  For a type narrower than
+    float64 every rounding boundary of the type (a midpoint between two of its
+    values, the overflow threshold) is a float64 value, so where the nearest
+    float64 lies strictly between the boundaries around its own rounding, the
+    exact value does too and that rounding is the answer: all at once.  The
+    rest (a float64 on a boundary, no finite rounding, a float64 target) take
+    the float64 guess and its two neighbours, and mpmath picks the nearest of
+    the three per value."""
     from dmlconform.compare import finfo, ordered_bits
-    from dmlconform.formula.rounding import to_float
+    from dmlconform.formula.rounding import midpoints, to_float
 
     info = finfo(dtype)
     largest = ctx.mpf(float(info.max))
     half_top = ctx.ldexp(1, int(info.maxexp) - 2 - int(info.nmant))  # max + half its ULP overflows
-    guess = to_float(np.asarray([float(e) for e in exacts], dtype=np.float64), dtype)
+    wide = np.asarray([float(e) for e in exacts], dtype=np.float64)
+    guess = to_float(wide, dtype)
+    slow = range(len(exacts))
+    if np.dtype(dtype).itemsize < 8:
+        below, above = midpoints(guess)
+        threshold = float(largest + half_top)
+        with np.errstate(invalid="ignore"):
+            decided = np.isfinite(guess.astype(np.float64)) & (below < wide) & (wide < above) & (abs(wide) < threshold)
+        if decided.all():
+            return guess
+        slow = np.flatnonzero(~decided).tolist()
     candidates = (guess, neighbours(guess, -1), neighbours(guess, 1))
     odd = [(ordered_bits(c) & 1).astype(bool) for c in candidates]
     out = guess.copy()
-    for k, exact in enumerate(exacts):
+    for k in slow:
+        exact = exacts[k]
         if ctx.isnan(exact) or ctx.isinf(exact):
             out[k] = np.asarray([float(exact)]).astype(dtype)[0]
         elif abs(exact) >= largest + half_top:
@@ -186,7 +229,10 @@ def _lift(ctx: Any, v: Any) -> Any:
 
 
 class _Scalar:
-    """The tree on mpmath scalars: the same semantics as `formula.evaluate`."""
+    """The tree on mpmath scalars: the same semantics as `formula.evaluate`.
+    The tree runs as a `_Program` (closures built once per tree and
+    precision), so a row costs its mpmath arithmetic, not a walk of the
+    tree."""
 
     def __init__(self, ctx: Any, env: Mapping[str, Any], minmax: str, lifted: Mapping[str, Any] | None = None) -> None:
         self.ctx = ctx
@@ -203,101 +249,192 @@ class _Scalar:
     def run_all(self, tree: FormulaTree) -> dict[str | None, Any]:
         """The last value assigned to each target, and under None the main
         assignment's value."""
+        return _program(self.ctx, tree, self.minmax).run(self.env)
+
+
+#: Compiled trees per (tree, context, minmax); each entry holds its tree and
+#: context, so their ids stay unique.  Bounded.
+_PROGRAMS: dict[tuple[int, int, str], tuple[FormulaTree, Any, "_Program"]] = {}
+
+
+def _program(ctx: Any, tree: FormulaTree, minmax: str) -> "_Program":
+    key = (id(tree), id(ctx), minmax)
+    entry = _PROGRAMS.get(key)
+    if entry is None or entry[0] is not tree or entry[1] is not ctx:
+        if len(_PROGRAMS) >= 256:
+            _PROGRAMS.clear()
+        entry = _PROGRAMS[key] = (tree, ctx, _Program(ctx, tree, minmax))
+    return entry[2]
+
+
+Scalar = Any
+Node = Callable[[dict[str, Any]], Any]
+
+
+class _Program:
+    """``tree`` compiled into nested closures over a row's environment (a
+    dict of lifted values, updated by the assignments): each node's kind is
+    decided once here instead of per row.  The operations, their order and
+    the exceptions raised are exactly those of a walk of the tree."""
+
+    def __init__(self, ctx: Any, tree: FormulaTree, minmax: str) -> None:
+        self.ctx, self.minmax = ctx, minmax
+        self.table = _functions(ctx)
+        main = tree.main
+        self.steps = [(s.target, s.op, s.params is None, s is main, self.value(s.value)) for s in tree.assignments]
+
+    def run(self, env: dict[str, Any]) -> dict[str | None, Any]:
         results: dict[str | None, Any] = {}
-        for s in tree.assignments:
-            val = self.value(s.value)
-            if s.op != "=":
-                val = self.binary(s.op[0], self.env[s.target], val)
-            if s.params is None:
-                self.env[s.target] = val
-            results[s.target] = val
-            if s is tree.main:
+        for target, op, bind, is_main, value in self.steps:
+            val = value(env)
+            if op != "=":
+                val = self.binary_of(op[0])(env[target], val)
+            if bind:
+                env[target] = val
+            results[target] = val
+            if is_main:
                 results[None] = val
         return results
 
-    def value(self, node: Value) -> Any:
+    # -- values ------------------------------------------------------------
+    def value(self, node: Value) -> Node:
         if isinstance(node, Piecewise):
-            for b in node.branches:
-                if b.cond is None or self.truth(self.expr(b.cond)):
-                    return self.expr(b.value)
-            return self.ctx.nan
+            nan = self.ctx.nan
+            branches = [(None if b.cond is None else self.expr(b.cond), self.expr(b.value)) for b in node.branches]
+
+            def piecewise(env: dict[str, Any]) -> Any:
+                for cond, value in branches:
+                    if cond is None or _truth(cond(env)):
+                        return value(env)
+                return nan
+
+            return piecewise
         return self.expr(node)
 
-    def truth(self, v: Any) -> bool:
-        return bool(v) if isinstance(v, bool) else bool(v != 0)
+    def expr(self, e: Expr) -> Node:
+        ctx = self.ctx
+        if isinstance(e, Num):
+            key = (ctx.prec, e.value)
+            found = _LITERALS.get(key)
+            if found is None:
+                found = _LITERALS[key] = _lift(ctx, e.value)
+            return lambda env: found
+        if isinstance(e, Name):
+            name, default = e.id, (ctx.pi if e.id == "pi" else e.id)
+            return lambda env: env.get(name, default)
+        if isinstance(e, Unary):
+            operand = self.expr(e.operand)
+            if e.op == "!":
+                return lambda env: not _truth(operand(env))
+            if e.op == "-":
+                number = self.number
+                return lambda env: -number(operand(env))
+            return operand
+        if isinstance(e, Binary):
+            left, right, fn = self.expr(e.left), self.expr(e.right), self.binary_of(e.op)
+            return lambda env: fn(left(env), right(env))
+        if isinstance(e, Conditional):
+            cond, then, otherwise = self.expr(e.cond), self.expr(e.then), self.expr(e.otherwise)
+            return lambda env: then(env) if _truth(cond(env)) else otherwise(env)
+        if isinstance(e, Call):
+            return self.call(e.func.lower(), [self.expr(a) for a in e.args])
+        text = expr_text(e)
+
+        def fail(env: dict[str, Any]) -> Any:
+            raise ValueError(f"cannot evaluate {text} exactly")
+
+        return fail
 
     def number(self, v: Any) -> Any:
         return self.ctx.mpf(int(v)) if isinstance(v, bool) else v
-
-    def expr(self, e: Expr) -> Any:
-        if isinstance(e, Num):
-            key = (self.ctx.prec, e.value)
-            found = _LITERALS.get(key)
-            if found is None:
-                found = _LITERALS[key] = self.lift(e.value)
-            return found
-        if isinstance(e, Name):
-            return self.env.get(e.id, self.ctx.pi if e.id == "pi" else e.id)
-        if isinstance(e, Unary):
-            v = self.expr(e.operand)
-            return (not self.truth(v)) if e.op == "!" else (-self.number(v) if e.op == "-" else v)
-        if isinstance(e, Binary):
-            return self.binary(e.op, self.expr(e.left), self.expr(e.right))
-        if isinstance(e, Conditional):
-            return self.expr(e.then) if self.truth(self.expr(e.cond)) else self.expr(e.otherwise)
-        if isinstance(e, Call):
-            return self.call(e.func.lower(), [self.number(self.expr(a)) for a in e.args])
-        raise ValueError(f"cannot evaluate {expr_text(e)} exactly")
-
-    def binary(self, op: str, a: Any, b: Any) -> Any:
-        if op in _COMPARE:
-            if isinstance(a, str) or isinstance(b, str):
-                return (a == b) == (op == "==")
-            return bool(_COMPARE[op](a, b)) if not (self.ctx.isnan(a) or self.ctx.isnan(b)) else op == "!="
-        if op == "&&":
-            return self.truth(a) and self.truth(b)
-        if op == "||":
-            return self.truth(a) or self.truth(b)
-        a, b = self.number(a), self.number(b)
-        if op == "+":
-            return a + b
-        if op == "-":
-            return a - b
-        if op == "*":
-            return a * b
-        if op == "/":
-            return a / b
-        if op == "^":
-            return self.real(self.ctx.power(a, b))
-        raise ValueError(f"operator {op} has no exact evaluation")
-
-    def call(self, name: str, args: list[Any]) -> Any:
-        c = self.ctx
-        if name in ("min", "max"):
-            return self.pick(name, args)
-        if name == "clamp":
-            return self.pick("min", [self.pick("max", args[:2]), args[2]])
-        table = {
-            "abs": abs, "exp": c.exp, "ln": c.log, "log": c.log, "log2": lambda x: c.log(x, 2),
-            "log10": c.log10, "sqrt": c.sqrt, "tanh": c.tanh, "sinh": c.sinh, "cosh": c.cosh,
-            "asinh": c.asinh, "acosh": c.acosh, "atanh": c.atanh, "sin": c.sin, "cos": c.cos, "tan": c.tan,
-            "asin": c.asin, "acos": c.acos, "atan": c.atan, "atan2": c.atan2, "erf": c.erf, "pow": c.power,
-            "floor": c.floor, "ceil": c.ceil, "round": c.nint, "trunc": lambda x: c.floor(x) if x >= 0 else c.ceil(x),
-            "sign": c.sign, "isinf": c.isinf, "isnan": c.isnan,
-        }
-        return self.real(table[name](*args))
 
     def real(self, v: Any) -> Any:
         """A complex result (sqrt or log of a negative number, a negative
         base to a fractional power) is NaN, as in IEEE arithmetic."""
         return self.ctx.nan if isinstance(v, self.ctx.mpc) else v
 
+    # -- operators -----------------------------------------------------------
+    def binary_of(self, op: str) -> Callable[[Any, Any], Any]:
+        ctx, number = self.ctx, self.number
+        if op in _COMPARE:
+            compare, isnan = _COMPARE[op], ctx.isnan
+
+            def comparison(a: Any, b: Any) -> Any:
+                if isinstance(a, str) or isinstance(b, str):
+                    return (a == b) == (op == "==")
+                return bool(compare(a, b)) if not (isnan(a) or isnan(b)) else op == "!="
+
+            return comparison
+        if op == "&&":
+            return lambda a, b: _truth(a) and _truth(b)
+        if op == "||":
+            return lambda a, b: _truth(a) or _truth(b)
+        arith = _ARITH.get(op)
+        if arith is None:
+            def unsupported(a: Any, b: Any) -> Any:
+                number(a), number(b)
+                raise ValueError(f"operator {op} has no exact evaluation")
+
+            return unsupported
+        if op == "^":
+            power, real = ctx.power, self.real
+            return lambda a, b: real(power(number(a), number(b)))
+        return lambda a, b: arith(number(a), number(b))
+
+    def call(self, name: str, args: list[Node]) -> Node:
+        number = self.number
+        if name in ("min", "max", "clamp"):
+            pick = self.pick
+            if name == "clamp":
+                def clamp(env: dict[str, Any]) -> Any:
+                    xs = [number(a(env)) for a in args]
+                    return pick("min", [pick("max", xs[:2]), xs[2]])
+
+                return clamp
+            return lambda env: pick(name, [number(a(env)) for a in args])
+        fn, real = self.table.get(name), self.real
+        if fn is None:
+            def unknown(env: dict[str, Any]) -> Any:
+                [number(a(env)) for a in args]
+                raise KeyError(name)
+
+            return unknown
+        if len(args) == 1:
+            (only,) = args
+            return lambda env: real(fn(number(only(env))))
+        return lambda env: real(fn(*[number(a(env)) for a in args]))
+
     def pick(self, name: str, args: list[Any]) -> Any:
-        nans = [a for a in args if self.ctx.isnan(a)]
+        isnan = self.ctx.isnan
+        nans = [a for a in args if isnan(a)]
         if nans and self.minmax == "propagate":
             return self.ctx.nan
-        rest = [a for a in args if not self.ctx.isnan(a)] or [self.ctx.nan]
+        rest = [a for a in args if not isnan(a)] or [self.ctx.nan]
         return max(rest) if name == "max" else min(rest)
+
+
+def _truth(v: Any) -> bool:
+    return bool(v) if isinstance(v, bool) else bool(v != 0)
+
+
+@functools.lru_cache(maxsize=None)
+def _functions(ctx: Any) -> dict[str, Callable[..., Any]]:
+    """The exact functions by (lower-case) name, for ``ctx`` (one per
+    precision, `functions.mp_context`)."""
+    c = ctx
+    return {
+        "abs": abs, "exp": c.exp, "ln": c.log, "log": c.log, "log2": lambda x: c.log(x, 2),
+        "log10": c.log10, "sqrt": c.sqrt, "tanh": c.tanh, "sinh": c.sinh, "cosh": c.cosh,
+        "asinh": c.asinh, "acosh": c.acosh, "atanh": c.atanh, "sin": c.sin, "cos": c.cos, "tan": c.tan,
+        "asin": c.asin, "acos": c.acos, "atan": c.atan, "atan2": c.atan2, "erf": c.erf, "pow": c.power,
+        "floor": c.floor, "ceil": c.ceil, "round": c.nint, "trunc": lambda x: c.floor(x) if x >= 0 else c.ceil(x),
+        "sign": c.sign, "isinf": c.isinf, "isnan": c.isnan,
+    }
+
+
+_ARITH: dict[str, Callable[[Any, Any], Any]] = {
+    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b, "/": lambda a, b: a / b,
+}
 
 
 _COMPARE = {

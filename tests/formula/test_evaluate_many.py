@@ -1,0 +1,66 @@
+"""evaluate_many: several outputs of one tree at once give, output by output,
+exactly what one evaluate call per output gives."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dmlconform.formula import floatrun, parse, to_text
+from dmlconform.formula.oracle import OracleResult, Overflow, evaluate, evaluate_many
+from tests.formula.test_oracle import ADAM as ONE_OUTPUT_ADAM
+
+#: test_oracle's Adam with its two other outputs
+ADAM = parse(to_text(ONE_OUTPUT_ADAM) + "\nOutputFirstMomentTensor = M\nOutputSecondMomentTensor = V")
+OUTPUTS = ("OutputParametersTensor", "OutputFirstMomentTensor", "OutputSecondMomentTensor")
+NAMES = ("InputParametersTensor", "InputFirstMomentTensor", "InputSecondMomentTensor", "GradientTensor",
+         "TrainingStepTensor")
+
+
+def _bits(a: np.ndarray | None) -> object:
+    return None if a is None else (a.dtype.str, a.shape, np.ascontiguousarray(a).view(np.uint8).tobytes())
+
+
+def _same(a: OracleResult, b: OracleResult) -> None:
+    for name in ("expected", "bound_strict", "bound_relaxed", "ambiguous", "uncertain"):
+        assert _bits(getattr(a, name)) == _bits(getattr(b, name)), name
+    assert [(x.name, _bits(x.index), _bits(x.values), x.tier) for x in a.alternatives] == \
+           [(x.name, _bits(x.index), _bits(x.values), x.tier) for x in b.alternatives]
+    assert (a.ulp, a.signed_zero, a.relaxed_factor, a.refined, a.notes) == \
+           (b.ulp, b.signed_zero, b.relaxed_factor, b.refined, b.notes)
+
+
+def _adam_inputs(dtype: type, n: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(5)
+    info = np.finfo(dtype)
+    edges = np.asarray([0.0, -0.0, np.inf, -np.inf, np.nan, float(info.max), -float(info.max),
+                        float(info.smallest_subnormal), 1e-30, -3.5])
+    out = {}
+    for k, name in enumerate(NAMES):
+        x = rng.standard_normal(n) * np.exp2(rng.integers(-40, 40, n))
+        x[k::7][: edges.size] = edges[: x[k::7].size]
+        out[name] = x.astype(dtype)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("block", [floatrun.BLOCK, 64])
+def test_adams_outputs_at_once_are_the_outputs_one_by_one(dtype: type, block: int,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(floatrun, "BLOCK", block)  # several blocks: each shared evaluation used by every output
+    inputs = _adam_inputs(dtype, 300)
+    attrs = {"LearningRate": 0.5, "Beta1": 2.0, "Beta2": 0.25, "Epsilon": 1.5}
+    asked = (*OUTPUTS, OUTPUTS[1], None)  # a repeat and the main statement too
+    together = evaluate_many(ADAM, inputs, attrs, outputs=asked, dtype=dtype)
+    assert len(together) == len(asked)
+    for output, result in zip(asked, together):
+        _same(result, evaluate(ADAM, inputs, attrs, dtype=dtype, output=output))
+
+
+def test_integer_outputs_at_once() -> None:
+    tree = parse("Q = A / B\nR = A - B * Q\nOutQ = Q\nOutR = R")
+    rng = np.random.default_rng(1)
+    inputs = {"A": rng.integers(-1000, 1000, 50).astype(np.int32), "B": rng.integers(-9, 9, 50).astype(np.int32)}
+    together = evaluate_many(tree, inputs, outputs=("OutQ", "OutR"), dtype=np.int8, overflow=Overflow.SATURATE)
+    for output, result in zip(("OutQ", "OutR"), together):
+        _same(result, evaluate(tree, inputs, dtype=np.int8, overflow=Overflow.SATURATE, output=output))
