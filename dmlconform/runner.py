@@ -11,7 +11,8 @@ goes into the `CaseResult`.
 
 from __future__ import annotations
 
-import dataclasses
+import itertools
+import math
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from dmlconform.backends.base import Backend, BackendCrashError, BackendInfo, NotSupportedError
+from dmlconform.backends.base import Backend, BackendCrashError, BackendInfo, NotSupportedError, flat_view
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
 from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
@@ -31,6 +32,8 @@ _POISON_INT = 0x5A
 #: ULP distances from here up mean "not comparable" (NaN against a number);
 #: results report them as -1.
 NOT_COMPARABLE_ULP = 2 ** 62
+#: The message of a negative case computed correctly.
+_ALLOWED = "computed correctly a configuration outside the table (allowed)"
 
 
 @dataclass
@@ -217,7 +220,7 @@ def _compare(spec: m.Spec, case: Case, buffers: Mapping[str, np.ndarray], info: 
         elif cmp.verdict is Verdict.QUALITY_WARNING and outcome is Outcome.PASS:
             outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {cmp.summary()}"
     if outcome is Outcome.PASS and not case.expect_supported:
-        message = "computed correctly a configuration outside the table (allowed)"
+        message = _ALLOWED
     return _result(case, outcome, message, info, started, elements=elements, counts=tuple(counts),
                    max_ulp=max_ulp, worst=tuple(worst), alternatives=tuple(sorted(alternatives.items())))
 
@@ -254,15 +257,15 @@ def _batch_key(spec: m.Spec, case: Case) -> tuple[object, ...]:
 
 
 def _one(item: _Pending, info: BackendInfo, oracles: Oracles) -> CaseResult:
-    """One pending case compared alone; ``seconds`` adds its run time."""
+    """One pending case compared alone; ``seconds`` adds its run time (the
+    result's clock starts ``spent`` seconds before the comparison)."""
     _, spec, case, buffers, spent = item
     begin = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            result = _compare(spec, case, buffers, info, oracles, begin)
+            return _compare(spec, case, buffers, info, oracles, begin - spent)
     except Exception as exc:  # noqa: BLE001 - the harness itself
-        result = _harness_error(case, exc, info, begin)
-    return dataclasses.replace(result, seconds=round(spent + result.seconds, 6))
+        return _harness_error(case, exc, info, begin - spent)
 
 
 #: Elements of a batch evaluated and compared at a time: the oracle's
@@ -275,9 +278,12 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
     """Evaluate and compare a batch at once, block by block, output by
     output, and split the comparison per case: every result is what
     `run_case` gives (the oracle is element-wise; the tests hold the two
-    paths equal)."""
+    paths equal).  A case with no differing element in any output (the
+    common case) gets its result straight from its sizes and the
+    alternatives whose elements it holds (`_clean_result`); only the others
+    are taken apart element by element (`_case_result`)."""
     case0 = items[0][2]
-    sizes = [int(np.prod(it[2].outputs[0].sizes)) if it[2].outputs else 0 for it in items]
+    sizes = [_size(it[2]) for it in items]
     alike = all(o.sizes == it[2].outputs[0].sizes for it in items for o in it[2].outputs)
     if not case0.outputs or min(sizes) == 0 or not alike:
         return [(it[0], _one(it, info, oracles)) for it in items]
@@ -289,38 +295,70 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
         return [(it[0], _one(it, info, oracles)) for it in items]
     share = (time.perf_counter() - t0) / len(items)  # the batch's comparison, split evenly
     formula = oracles.get(items[0][1])
-    out, offsets = [], np.cumsum([0] + sizes)
+    offsets = np.array([0, *itertools.accumulate(sizes)])
     cuts = [np.searchsorted(sp.index, offsets) for sp in sparse]
+    differing = np.logical_or.reduce([c[1:] > c[:-1] for c in cuts]).tolist()
+    names = _alternative_names(sparse, offsets)
+    out = []
     for k, (it, size) in enumerate(zip(items, sizes)):
-        parts = [(sp, int(c[k]), int(c[k + 1])) for sp, c in zip(sparse, cuts)]
-        result = _case_result(it[2], parts, int(offsets[k]), size, formula, info, t0)
-        out.append((it[0], dataclasses.replace(result, seconds=round(it[4] + share, 6))))
+        if not differing[k]:
+            result = _clean_result(it[2], size, names[k], info, it[4] + share)
+        else:
+            parts = [(sp, int(c[k]), int(c[k + 1])) for sp, c in zip(sparse, cuts)]
+            result = _case_result(it[2], parts, int(offsets[k]), size, formula, info, it[4] + share)
+        out.append((it[0], result))
     return out
 
 
-def _flat(view: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
-    """``view`` broadcast to ``sizes``, flat (a copy only when it must be)."""
-    return np.broadcast_to(view, sizes).reshape(-1)
+def _alternative_names(sparse: list[Any], offsets: np.ndarray) -> list[tuple[str, ...]]:
+    """Per case (cases end to end, case k at flat [offsets[k], offsets[k+1])),
+    the names of the alternatives with an element in it, sorted: a case
+    without differing elements reports each of them as matched 0 times, as
+    `_case_result` does (an element the backend got exactly right never
+    gains from an alternative)."""
+    count = len(offsets) - 1
+    present: dict[str, np.ndarray] = {}
+    for sp in sparse:
+        for trace in sp.traces:
+            owner = np.searchsorted(offsets, trace.index, side="right") - 1
+            mine = np.bincount(owner, minlength=count)[:count] > 0
+            present[trace.name] = present[trace.name] | mine if trace.name in present else mine
+    if not present:
+        return [()] * count
+    columns = [(name, present[name].tolist()) for name in sorted(present)]
+    return [tuple(name for name, column in columns if column[k]) for k in range(count)]
+
+
+def _clean_result(case: Case, size: int, names: tuple[str, ...], info: BackendInfo, seconds: float) -> CaseResult:
+    """The result of a case whose every output equals the oracle's values
+    exactly: what `_case_result` finds for it, without looking."""
+    elements = size * len(case.outputs)
+    return verdict(case, Outcome.PASS, "" if case.expect_supported else _ALLOWED, info, seconds=seconds,
+                   elements=elements, counts=(elements, 0, 0), max_ulp=0, worst=(),
+                   alternatives=tuple((name, 0) for name in names))
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[Any]:
     """The batch's cases end to end as one flat array per output, compared
-    `CHUNK` elements at a time: a `SparseComparison` per output."""
+    `CHUNK` elements at a time: a `SparseComparison` per output.  The cases
+    of a batch share their tensors' names and types in order (`_batch_key`),
+    so the j-th tensor of each case is the same one."""
     from dmlconform.compare import SparseComparison
 
     spec, case0 = items[0][1], items[0][2]
     formula = oracles.get(spec)
-
-    def joined(parts: list[np.ndarray]) -> np.ndarray:
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-    views = {formula.inputs.get(t.name, t.name): joined(
-        [_flat(it[2].input(t.name).view(), it[2].outputs[0].sizes) for it in items]) for t in case0.inputs}
+    shapes = [it[2].outputs[0].sizes for it in items]
+    views = {formula.inputs.get(t.name, t.name): _joined(
+        [flat_view(it[2].inputs[j], None, shape) for it, shape in zip(items, shapes)])
+        for j, t in enumerate(case0.inputs)}
     attributes = case0.attribute_map()
     result = []
     for j, out in enumerate(case0.outputs):
-        actual = joined([_flat(it[2].outputs[j].view(it[3][it[2].outputs[j].name]), it[2].outputs[0].sizes)
-                         for it in items])
+        actual = _joined([flat_view(it[2].outputs[j], it[3][out.name], shape) for it, shape in zip(items, shapes)])
         parts = []
         for lo in range(0, actual.size, CHUNK):
             hi = min(lo + CHUNK, actual.size)
@@ -332,7 +370,7 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
 
 
 def _case_result(case: Case, parts: list[tuple[Any, int, int]], offset: int, size: int, formula: _Formula,
-                 info: BackendInfo, started: float) -> CaseResult:
+                 info: BackendInfo, seconds: float) -> CaseResult:
     """One case's result from the batch comparison: per output (in order),
     positions [lo, hi) of its ``sparse`` are the case's differing elements,
     flat indices from ``offset``.  Combined as `_compare` combines outputs."""
@@ -363,9 +401,9 @@ def _case_result(case: Case, parts: list[tuple[Any, int, int]], offset: int, siz
         elif counts[1] and outcome is Outcome.PASS:
             outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {summary(counts, size)}"
     if outcome is Outcome.PASS and not case.expect_supported:
-        message = "computed correctly a configuration outside the table (allowed)"
-    return _result(case, outcome, message, info, started, elements=elements, counts=tuple(total), max_ulp=max_ulp,
-                   worst=tuple(worst), alternatives=tuple(sorted(alternatives.items())))
+        message = _ALLOWED
+    return verdict(case, outcome, message, info, seconds=seconds, elements=elements, counts=tuple(total),
+                   max_ulp=max_ulp, worst=tuple(worst), alternatives=tuple(sorted(alternatives.items())))
 
 
 def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
@@ -434,7 +472,7 @@ BATCH_ELEMENTS = 1 << 19
 
 
 def _size(case: Case) -> int:
-    return int(np.prod(case.outputs[0].sizes)) if case.outputs else 0
+    return math.prod(case.outputs[0].sizes) if case.outputs else 0
 
 
 def _batchable(case: Case) -> bool:

@@ -12,13 +12,14 @@ claimed feature level, as a DirectML device at that level would.
 
 from __future__ import annotations
 
+import math
 import platform
 from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
 import dmlconform
-from dmlconform.backends.base import SUPPORTED, BackendInfo, BatchItem, NotSupportedError, Support
+from dmlconform.backends.base import SUPPORTED, BackendInfo, BatchItem, NotSupportedError, Support, flat_view, is_whole
 from dmlconform.backends.cpu_ops import OPS, SCALE_BIAS_OPS, Call
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
 from dmlconform.spec.model import (
@@ -34,7 +35,7 @@ NEWEST = max(FeatureLevel)
 
 
 storage_dtype = numpy_dtype  # the name tests and callers of this module use
-#: Support verdicts remembered (the last cases asked about).
+#: Support verdicts remembered (configurations; all are forgotten when full).
 VERDICTS_KEPT = 4096
 #: Operators whose result depends on the tensor's shape (a bias per channel):
 #: never joined into one flat array by `CpuBackend.run_batch`.
@@ -53,21 +54,26 @@ class CpuBackend:
             self.level = feature_level
         else:
             self.level = NEWEST if feature_level in (None, "") else FeatureLevel.parse(str(feature_level))
-        self._verdicts: dict[int, tuple[Spec, Case, Support]] = {}
+        self._verdicts: dict[tuple[object, ...], tuple[Spec, Support]] = {}
 
     def info(self) -> BackendInfo:
         return BackendInfo(name="cpu", device=f"numpy {np.__version__} on {platform.machine()}",
                            version=dmlconform.__version__, feature_level=self.level, flush_subnormals=False)
 
     def supports(self, spec: Spec, case: Case) -> Support:
-        known = self._verdicts.get(id(case))
-        if known is not None and known[0] is spec and known[1] is case:
-            return known[2]  # the runner asks, then `run` or `run_batch` asks again
+        """The verdict of `_problems`, remembered per configuration
+        (`_configuration`): the runner asks, then `run` or `run_batch` asks
+        again, and most cases of a suite share their configuration with
+        others."""
+        key = _configuration(spec, case, self.level)
+        known = self._verdicts.get(key)
+        if known is not None and known[0] is spec:
+            return known[1]
         reason = next(_problems(spec, case, self.level), None)
         verdict = SUPPORTED if reason is None else Support(False, reason)
         if len(self._verdicts) >= VERDICTS_KEPT:
             self._verdicts.clear()
-        self._verdicts[id(case)] = (spec, case, verdict)  # holds the case: its id stays its own
+        self._verdicts[key] = (spec, verdict)  # holds the spec: its id stays its own
         return verdict
 
     def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
@@ -119,19 +125,28 @@ class CpuBackend:
 def _run_joined(items: Sequence[BatchItem]) -> None:
     """Compute like cases of an element-wise operator as one flat array."""
     spec, case0, _ = items[0]
-    sizes = [int(np.prod(case.outputs[0].sizes)) for _, case, _ in items]
-    total = sum(sizes)
+    shapes = [case.outputs[0].sizes for _, case, _ in items]
+    sizes = [math.prod(shape) for shape in shapes]
     inputs = {}
-    for t in case0.inputs:
-        parts = [np.broadcast_to(case.input(t.name).view(buffers[t.name]), case.outputs[0].sizes).reshape(-1)
-                 for _, case, buffers in items]
+    for j, t in enumerate(case0.inputs):  # like cases: the j-th input of each is the same tensor
+        parts = [flat_view(case.inputs[j], buffers[t.name], shape) for (_, case, buffers), shape in zip(items, shapes)]
         inputs[t.name] = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    results = evaluate(spec, case0, inputs, (total,))
+    results = evaluate(spec, case0, inputs, (sum(sizes),))
     offset = 0
-    for (_, case, buffers), size in zip(items, sizes):  # every input was copied above: in-place is safe
+    for (_, case, buffers), size in zip(items, sizes):  # every result is computed: in-place is safe
         for out in case.outputs:
-            writable_view(out, buffers[out.name])[...] = results[out.name][offset:offset + size].reshape(out.sizes)
+            _write(out, buffers[out.name], results[out.name][offset:offset + size])
         offset += size
+
+
+def _write(out: TensorData, buffer: np.ndarray, values: np.ndarray) -> None:
+    """Flat ``values`` (in ``out``'s logical order) into ``out``'s elements
+    of ``buffer``: straight into the buffer where ``out`` is packed over all
+    of it (`backends.base.is_whole`), else through a strided view."""
+    if is_whole(out, buffer, out.sizes):
+        buffer[...] = values
+    else:
+        writable_view(out, buffer)[...] = values.reshape(out.sizes)
 
 
 def writable_view(tensor: TensorData, buffer: np.ndarray) -> np.ndarray:
@@ -191,6 +206,18 @@ def _finish(values: np.ndarray, dtype: np.dtype, shape: tuple[int, ...], nan: np
 
 
 # -- validation ---------------------------------------------------------------
+def _configuration(spec: Spec, case: Case, level: FeatureLevel) -> tuple[object, ...]:
+    """Everything `_problems` reads: the spec (by identity), the level, the
+    attributes (a support table may be conditional on one), the aliases,
+    and per tensor its name, data type and dimension count, with its sizes
+    only where a constraint asks for equal sizes (so that cases of other
+    shapes share the verdict)."""
+    sized = any(c.kind is ConstraintKind.SAME and "Sizes" in c.properties for c in spec.constraints)
+    return (id(spec), level, case.attributes, case.aliases,
+            tuple((t.name, t.dtype, t.sizes if sized else len(t.sizes)) for t in case.inputs),
+            tuple((t.name, t.dtype, t.sizes if sized else len(t.sizes)) for t in case.outputs))
+
+
 def _problems(spec: Spec, case: Case, level: FeatureLevel) -> Iterator[str]:
     """Why ``case`` is outside what a device at ``level`` accepts, first first."""
     if spec.operator not in OPS:
