@@ -11,6 +11,7 @@ goes into the `CaseResult`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import shlex
@@ -90,10 +91,20 @@ def bind(case: Case) -> dict[str, np.ndarray]:
         if out.name in aliases:
             buffers[out.name] = buffers[aliases[out.name]]
             continue
-        dtype = numpy_dtype(out.dtype)
-        poison = _POISON_FLOAT if dtype.kind == "f" or dtype.kind == "V" else _POISON_INT
-        buffers[out.name] = np.full(out.buffer.shape, np.array(poison).astype(dtype), dtype=dtype)
+        poison = _poison(out.dtype)
+        buffers[out.name] = buffer = np.empty(out.buffer.shape, poison.dtype)
+        np.copyto(buffer, poison)
     return buffers
+
+
+@functools.lru_cache(maxsize=None)
+def _poison(dtype: m.DataType) -> np.ndarray:
+    """The poison value of an output of ``dtype``, in its storage type
+    (a 0-d array: one per data type, found once)."""
+    store = numpy_dtype(dtype)
+    poison = np.array(_POISON_FLOAT if store.kind == "f" or store.kind == "V" else _POISON_INT).astype(store)
+    poison.flags.writeable = False
+    return poison
 
 
 def _relaxed(result: object) -> np.ndarray | None:
@@ -431,18 +442,19 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     run_batch = getattr(backend, "run_batch", None)
     queued: dict[tuple[object, ...], list[tuple[int, m.Spec, Case]]] = {}
 
-    def pending(i: int, spec: m.Spec, case: Case, early: CaseResult | None, buffers: dict[str, np.ndarray],
-                spent: float) -> None:
+    def pending(key: tuple[object, ...], i: int, spec: m.Spec, case: Case, early: CaseResult | None,
+                buffers: dict[str, np.ndarray], spent: float) -> None:
         results[i] = early
         if early is None:  # its time so far, carried over to when the batch is compared
-            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, buffers, spent))
+            batches.setdefault(key, []).append((i, spec, case, buffers, spent))
         elif progress is not None:
             progress(early)
 
     for i, (spec, case) in enumerate(pairs):
         results.append(None)
+        key = _batch_key(spec, case)
         if run_batch is not None and _batchable(case):
-            queued.setdefault(_batch_key(spec, case), []).append((i, spec, case))
+            queued.setdefault(key, []).append((i, spec, case))
             continue
         if on_start is not None:
             on_start(i)
@@ -451,11 +463,11 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
             early, buffers = _execute(spec, case, backend, info, started)
         except Exception as exc:  # noqa: BLE001 - the harness itself
             early, buffers = _harness_error(case, exc, info, started), {}
-        pending(i, spec, case, early, buffers, time.perf_counter() - started)
-    for group in queued.values():
+        pending(key, i, spec, case, early, buffers, time.perf_counter() - started)
+    for key, group in queued.items():
         for part in _parts(group):
             for item in _execute_batch(part, backend, run_batch, info, on_start):
-                pending(*item)
+                pending(key, *item)
     for items in batches.values():
         for i, result in _compare_batch(items, info, oracles):
             results[i] = result

@@ -125,6 +125,8 @@ def flat_view(tensor: TensorData, buffer: np.ndarray | None, sizes: tuple[int, .
     batch's cases this way)."""
     buf = tensor.buffer if buffer is None else buffer
     if is_whole(tensor, buf, sizes):
+        if not buf.flags.writeable:
+            return buf
         flat = buf.view()
         flat.flags.writeable = False
         return flat
