@@ -292,18 +292,21 @@ def _row_problems(rules: _Rules, t: TensorData, level: FeatureLevel) -> Iterator
                f"(supported: {dims})")
 
 
-#: What a ``same`` constraint compares, by property name.
-_PROPERTIES: Mapping[str, Callable[[TensorData], object]] = MappingProxyType({
-    "DataType": lambda t: t.dtype.name, "DimensionCount": lambda t: len(t.sizes), "Sizes": lambda t: t.sizes})
+#: What a ``same`` constraint compares, by property name: the value as
+#: compared (one to one with the value shown), and as shown in a reason.
+_PROPERTIES: Mapping[str, tuple[Callable[[TensorData], object], Callable[[TensorData], object]]] = MappingProxyType({
+    "DataType": (lambda t: t.dtype, lambda t: t.dtype.name),
+    "DimensionCount": (lambda t: len(t.sizes), lambda t: len(t.sizes)),
+    "Sizes": (lambda t: t.sizes, lambda t: t.sizes)})
 
 
 def _constraint_problems(same: tuple[Constraint, ...], tensors: Mapping[str, TensorData]) -> Iterator[str]:
     for c in same:
         present = [tensors[n] for n in c.tensors if n in tensors]
         for prop in c.properties:
-            get = _PROPERTIES[prop]
-            values = {t.name: get(t) for t in present}
-            if len(set(values.values())) > 1:
+            compared, shown_as = _PROPERTIES[prop]
+            if len({compared(t) for t in present}) > 1:
+                values = {t.name: shown_as(t) for t in present}
                 shown = ", ".join(f"{n}={v}" for n, v in sorted(values.items()))
                 yield f"{', '.join(sorted(values))} must have the same {prop} ({shown})"
 
