@@ -85,23 +85,23 @@ class Oracles:
 def bind(case: Case) -> dict[str, np.ndarray]:
     """Fresh writable buffers: copies of the inputs, poisoned outputs, and for
     an in-place output the input's own array."""
-    buffers = {t.name: np.array(t.buffer, copy=True) for t in case.inputs}
-    aliases = dict(case.aliases)
+    buffers = {t.name: t.buffer.copy() for t in case.inputs}
+    aliases = dict(case.aliases) if case.aliases else {}
     for out in case.outputs:
         if out.name in aliases:
             buffers[out.name] = buffers[aliases[out.name]]
             continue
-        poison = _poison(out.dtype)
+        poison = _poison(out.dtype._name_)  # by name: an enum's hash is Python code
         buffers[out.name] = buffer = np.empty(out.buffer.shape, poison.dtype)
         np.copyto(buffer, poison)
     return buffers
 
 
 @functools.lru_cache(maxsize=None)
-def _poison(dtype: m.DataType) -> np.ndarray:
-    """The poison value of an output of ``dtype``, in its storage type
-    (a 0-d array: one per data type, found once)."""
-    store = numpy_dtype(dtype)
+def _poison(dtype: str) -> np.ndarray:
+    """The poison value of an output of data type ``dtype`` (a name), in its
+    storage type (a 0-d array: one per data type, found once)."""
+    store = numpy_dtype(m.DataType[dtype])
     poison = np.array(_POISON_FLOAT if store.kind == "f" or store.kind == "V" else _POISON_INT).astype(store)
     poison.flags.writeable = False
     return poison
@@ -117,7 +117,7 @@ def _relaxed(result: object) -> np.ndarray | None:
 def repro(case: Case, info: BackendInfo) -> str:
     """The one-line command that runs this case again, with the backend's
     ``--backend-arg KEY=VALUE`` options (``info.options``) shell-quoted."""
-    args = "".join(f" --backend-arg {shlex.quote(f'{k}={v}')}" for k, v in info.options)
+    args = "".join(f" --backend-arg {shlex.quote(f'{k}={v}')}" for k, v in info.options) if info.options else ""
     return (f"dmlconform run --backend {info.name}{args} --feature-level {case.level.short} "
             f"--case '{case.id}' --seed {case.seed}")
 
@@ -262,9 +262,11 @@ _Pending = tuple[int, m.Spec, Case, dict[str, np.ndarray], float]
 
 
 def _batch_key(spec: m.Spec, case: Case) -> tuple[object, ...]:
-    """Cases with the same key share one oracle evaluation and one comparison."""
-    return (spec.operator, tuple((t.name, t.dtype) for t in case.inputs),
-            tuple((t.name, t.dtype) for t in case.outputs), case.attributes)
+    """Cases with the same key share one oracle evaluation and one comparison.
+    Data types enter by name (``_name_``, the enum's own attribute): hashing
+    an enum member runs Python code, and the key is hashed per case."""
+    return (spec.operator, tuple((t.name, t.dtype._name_) for t in case.inputs),
+            tuple((t.name, t.dtype._name_) for t in case.outputs), case.attributes)
 
 
 def _one(item: _Pending, info: BackendInfo, oracles: Oracles) -> CaseResult:

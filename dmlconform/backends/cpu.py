@@ -119,8 +119,9 @@ class CpuBackend:
             elif spec.operator in SHAPED_OPS or not case.outputs:
                 errors[i] = self._one(*items[i])
             else:
-                key = (spec.operator, case.dtype, case.attributes, tuple((t.name, t.dtype) for t in case.inputs),
-                       tuple((t.name, t.dtype) for t in case.outputs))
+                key = (spec.operator, case.dtype._name_, case.attributes,  # names: an enum's hash is Python code
+                       tuple((t.name, t.dtype._name_) for t in case.inputs),
+                       tuple((t.name, t.dtype._name_) for t in case.outputs))
                 groups.setdefault(key, []).append(i)
         for members in groups.values():
             try:
@@ -305,7 +306,7 @@ def _constraint_problems(same: tuple[Constraint, ...], tensors: Mapping[str, Ten
         present = [tensors[n] for n in c.tensors if n in tensors]
         for prop in c.properties:
             compared, shown_as = _PROPERTIES[prop]
-            if len({compared(t) for t in present}) > 1:
+            if any(compared(t) != compared(present[0]) for t in present[1:]):
                 values = {t.name: shown_as(t) for t in present}
                 shown = ", ".join(f"{n}={v}" for n, v in sorted(values.items()))
                 yield f"{', '.join(sorted(values))} must have the same {prop} ({shown})"
