@@ -383,7 +383,7 @@ def _differing(expected: np.ndarray, actual: np.ndarray, *, signed_zero: bool) -
     if view is None:
         return np.flatnonzero(~_same(flat_e, flat_a, signed_zero=signed_zero))
     maybe = np.flatnonzero(flat_e.view(view) != flat_a.view(view))
-    return maybe[~_same(flat_e[maybe], flat_a[maybe], signed_zero=signed_zero)]
+    return maybe[~_same(flat_e[maybe], flat_a[maybe], signed_zero=signed_zero)] if maybe.size else maybe
 
 
 def _same(expected: np.ndarray, actual: np.ndarray, *, signed_zero: bool) -> np.ndarray:

@@ -291,10 +291,10 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
     """Evaluate and compare a batch at once, block by block, output by
     output, and split the comparison per case: every result is what
     `run_case` gives (the oracle is element-wise; the tests hold the two
-    paths equal).  A case with no differing element in any output (the
-    common case) gets its result straight from its sizes and the
-    alternatives whose elements it holds (`_clean_result`); only the others
-    are taken apart element by element (`_case_result`)."""
+    paths equal).  A case whose elements all PASS (the common case) gets its
+    result from its sizes and its alternatives' counts, found for the whole
+    batch at once (`_passed`, `_alternatives`); only the others are taken
+    apart element by element (`_case_result`)."""
     case0 = items[0][2]
     sizes = [_size(it[2]) for it in items]
     alike = all(o.sizes == it[2].outputs[0].sizes for it in items for o in it[2].outputs)
@@ -310,12 +310,12 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
     formula = oracles.get(items[0][1])
     offsets = np.array([0, *itertools.accumulate(sizes)])
     cuts = [np.searchsorted(sp.index, offsets) for sp in sparse]
-    differing = np.logical_or.reduce([c[1:] > c[:-1] for c in cuts]).tolist()
-    names = _alternative_names(sparse, offsets)
+    flagged = np.logical_or.reduce([_flagged(sp, c) for sp, c in zip(sparse, cuts)]).tolist()
+    matched = _alternatives(sparse, offsets)
     out = []
     for k, (it, size) in enumerate(zip(items, sizes)):
-        if not differing[k]:
-            result = _clean_result(it[2], size, names[k], info, it[4] + share)
+        if not flagged[k]:
+            result = _passed(it[2], size, matched[k], info, it[4] + share)
         else:
             parts = [(sp, int(c[k]), int(c[k + 1])) for sp, c in zip(sparse, cuts)]
             result = _case_result(it[2], parts, int(offsets[k]), size, formula, info, it[4] + share)
@@ -323,32 +323,42 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
     return out
 
 
-def _alternative_names(sparse: list[Any], offsets: np.ndarray) -> list[tuple[str, ...]]:
+def _flagged(sparse: Any, cuts: np.ndarray) -> np.ndarray:
+    """Per case, whether it has an element that is not PASS: case k holds
+    positions [cuts[k], cuts[k+1]) of ``sparse``."""
+    failing = np.concatenate(([0], np.cumsum(sparse.status != 0)))
+    return failing[cuts[1:]] > failing[cuts[:-1]]
+
+
+def _alternatives(sparse: list[Any], offsets: np.ndarray) -> list[tuple[tuple[str, int], ...]]:
     """Per case (cases end to end, case k at flat [offsets[k], offsets[k+1])),
-    the names of the alternatives with an element in it, sorted: a case
-    without differing elements reports each of them as matched 0 times, as
-    `_case_result` does (an element the backend got exactly right never
-    gains from an alternative)."""
+    each alternative with an element in it and the elements that passed
+    only through it, sorted by name: `_case_result`'s ``alternatives``,
+    for the whole batch at once."""
     count = len(offsets) - 1
     present: dict[str, np.ndarray] = {}
+    gained: dict[str, np.ndarray] = {}
     for sp in sparse:
         for trace in sp.traces:
             owner = np.searchsorted(offsets, trace.index, side="right") - 1
             mine = np.bincount(owner, minlength=count)[:count] > 0
-            present[trace.name] = present[trace.name] | mine if trace.name in present else mine
+            won = np.bincount(owner[trace.gained], minlength=count)[:count]
+            known = trace.name in present
+            present[trace.name] = present[trace.name] | mine if known else mine
+            gained[trace.name] = gained[trace.name] + won if known else won
     if not present:
         return [()] * count
-    columns = [(name, present[name].tolist()) for name in sorted(present)]
-    return [tuple(name for name, column in columns if column[k]) for k in range(count)]
+    columns = [(name, present[name].tolist(), gained[name].tolist()) for name in sorted(present)]
+    return [tuple((name, won[k]) for name, mine, won in columns if mine[k]) for k in range(count)]
 
 
-def _clean_result(case: Case, size: int, names: tuple[str, ...], info: BackendInfo, seconds: float) -> CaseResult:
-    """The result of a case whose every output equals the oracle's values
-    exactly: what `_case_result` finds for it, without looking."""
+def _passed(case: Case, size: int, alternatives: tuple[tuple[str, int], ...], info: BackendInfo,
+            seconds: float) -> CaseResult:
+    """The result of a case whose every element PASSes: what `_case_result`
+    finds for it, without looking."""
     elements = size * len(case.outputs)
     return verdict(case, Outcome.PASS, "" if case.expect_supported else _ALLOWED, info, seconds=seconds,
-                   elements=elements, counts=(elements, 0, 0), max_ulp=0, worst=(),
-                   alternatives=tuple((name, 0) for name in names))
+                   elements=elements, counts=(elements, 0, 0), max_ulp=0, worst=(), alternatives=alternatives)
 
 
 def _joined(parts: list[np.ndarray]) -> np.ndarray:
