@@ -11,7 +11,9 @@ goes into the `CaseResult`.
 
 from __future__ import annotations
 
-import dataclasses
+import functools
+import itertools
+import math
 import shlex
 import time
 from dataclasses import dataclass, field
@@ -19,7 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import numpy as np
 
-from dmlconform.backends.base import Backend, BackendCrashError, BackendInfo, NotSupportedError
+from dmlconform.backends.base import Backend, BackendCrashError, BackendInfo, NotSupportedError, flat_view
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
 from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
@@ -31,6 +33,8 @@ _POISON_INT = 0x5A
 #: ULP distances from here up mean "not comparable" (NaN against a number);
 #: results report them as -1.
 NOT_COMPARABLE_ULP = 2 ** 62
+#: The message of a negative case computed correctly.
+_ALLOWED = "computed correctly a configuration outside the table (allowed)"
 
 
 @dataclass
@@ -81,16 +85,26 @@ class Oracles:
 def bind(case: Case) -> dict[str, np.ndarray]:
     """Fresh writable buffers: copies of the inputs, poisoned outputs, and for
     an in-place output the input's own array."""
-    buffers = {t.name: np.array(t.buffer, copy=True) for t in case.inputs}
-    aliases = dict(case.aliases)
+    buffers = {t.name: t.buffer.copy() for t in case.inputs}
+    aliases = dict(case.aliases) if case.aliases else {}
     for out in case.outputs:
         if out.name in aliases:
             buffers[out.name] = buffers[aliases[out.name]]
             continue
-        dtype = numpy_dtype(out.dtype)
-        poison = _POISON_FLOAT if dtype.kind == "f" or dtype.kind == "V" else _POISON_INT
-        buffers[out.name] = np.full(out.buffer.shape, np.array(poison).astype(dtype), dtype=dtype)
+        poison = _poison(out.dtype._name_)  # by name: an enum's hash is Python code
+        buffers[out.name] = buffer = np.empty(out.buffer.shape, poison.dtype)
+        np.copyto(buffer, poison)
     return buffers
+
+
+@functools.lru_cache(maxsize=None)
+def _poison(dtype: str) -> np.ndarray:
+    """The poison value of an output of data type ``dtype`` (a name), in its
+    storage type (a 0-d array: one per data type, found once)."""
+    store = numpy_dtype(m.DataType[dtype])
+    poison = np.array(_POISON_FLOAT if store.kind == "f" or store.kind == "V" else _POISON_INT).astype(store)
+    poison.flags.writeable = False
+    return poison
 
 
 def _relaxed(result: object) -> np.ndarray | None:
@@ -103,7 +117,7 @@ def _relaxed(result: object) -> np.ndarray | None:
 def repro(case: Case, info: BackendInfo) -> str:
     """The one-line command that runs this case again, with the backend's
     ``--backend-arg KEY=VALUE`` options (``info.options``) shell-quoted."""
-    args = "".join(f" --backend-arg {shlex.quote(f'{k}={v}')}" for k, v in info.options)
+    args = "".join(f" --backend-arg {shlex.quote(f'{k}={v}')}" for k, v in info.options) if info.options else ""
     return (f"dmlconform run --backend {info.name}{args} --feature-level {case.level.short} "
             f"--case '{case.id}' --seed {case.seed}")
 
@@ -217,7 +231,7 @@ def _compare(spec: m.Spec, case: Case, buffers: Mapping[str, np.ndarray], info: 
         elif cmp.verdict is Verdict.QUALITY_WARNING and outcome is Outcome.PASS:
             outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {cmp.summary()}"
     if outcome is Outcome.PASS and not case.expect_supported:
-        message = "computed correctly a configuration outside the table (allowed)"
+        message = _ALLOWED
     return _result(case, outcome, message, info, started, elements=elements, counts=tuple(counts),
                    max_ulp=max_ulp, worst=tuple(worst), alternatives=tuple(sorted(alternatives.items())))
 
@@ -248,21 +262,23 @@ _Pending = tuple[int, m.Spec, Case, dict[str, np.ndarray], float]
 
 
 def _batch_key(spec: m.Spec, case: Case) -> tuple[object, ...]:
-    """Cases with the same key share one oracle evaluation and one comparison."""
-    return (spec.operator, tuple((t.name, t.dtype) for t in case.inputs),
-            tuple((t.name, t.dtype) for t in case.outputs), case.attributes)
+    """Cases with the same key share one oracle evaluation and one comparison.
+    Data types enter by name (``_name_``, the enum's own attribute): hashing
+    an enum member runs Python code, and the key is hashed per case."""
+    return (spec.operator, tuple((t.name, t.dtype._name_) for t in case.inputs),
+            tuple((t.name, t.dtype._name_) for t in case.outputs), case.attributes)
 
 
 def _one(item: _Pending, info: BackendInfo, oracles: Oracles) -> CaseResult:
-    """One pending case compared alone; ``seconds`` adds its run time."""
+    """One pending case compared alone; ``seconds`` adds its run time (the
+    result's clock starts ``spent`` seconds before the comparison)."""
     _, spec, case, buffers, spent = item
     begin = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            result = _compare(spec, case, buffers, info, oracles, begin)
+            return _compare(spec, case, buffers, info, oracles, begin - spent)
     except Exception as exc:  # noqa: BLE001 - the harness itself
-        result = _harness_error(case, exc, info, begin)
-    return dataclasses.replace(result, seconds=round(spent + result.seconds, 6))
+        return _harness_error(case, exc, info, begin - spent)
 
 
 #: Elements of a batch evaluated and compared at a time: the oracle's
@@ -275,9 +291,12 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
     """Evaluate and compare a batch at once, block by block, output by
     output, and split the comparison per case: every result is what
     `run_case` gives (the oracle is element-wise; the tests hold the two
-    paths equal)."""
+    paths equal).  A case whose elements all PASS (the common case) gets its
+    result from its sizes and its alternatives' counts, found for the whole
+    batch at once (`_passed`, `_alternatives`); only the others are taken
+    apart element by element (`_case_result`)."""
     case0 = items[0][2]
-    sizes = [int(np.prod(it[2].outputs[0].sizes)) if it[2].outputs else 0 for it in items]
+    sizes = [_size(it[2]) for it in items]
     alike = all(o.sizes == it[2].outputs[0].sizes for it in items for o in it[2].outputs)
     if not case0.outputs or min(sizes) == 0 or not alike:
         return [(it[0], _one(it, info, oracles)) for it in items]
@@ -289,38 +308,80 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
         return [(it[0], _one(it, info, oracles)) for it in items]
     share = (time.perf_counter() - t0) / len(items)  # the batch's comparison, split evenly
     formula = oracles.get(items[0][1])
-    out, offsets = [], np.cumsum([0] + sizes)
+    offsets = np.array([0, *itertools.accumulate(sizes)])
     cuts = [np.searchsorted(sp.index, offsets) for sp in sparse]
+    flagged = np.logical_or.reduce([_flagged(sp, c) for sp, c in zip(sparse, cuts)]).tolist()
+    matched = _alternatives(sparse, offsets)
+    out = []
     for k, (it, size) in enumerate(zip(items, sizes)):
-        parts = [(sp, int(c[k]), int(c[k + 1])) for sp, c in zip(sparse, cuts)]
-        result = _case_result(it[2], parts, int(offsets[k]), size, formula, info, t0)
-        out.append((it[0], dataclasses.replace(result, seconds=round(it[4] + share, 6))))
+        if not flagged[k]:
+            result = _passed(it[2], size, matched[k], info, it[4] + share)
+        else:
+            parts = [(sp, int(c[k]), int(c[k + 1])) for sp, c in zip(sparse, cuts)]
+            result = _case_result(it[2], parts, int(offsets[k]), size, formula, info, it[4] + share)
+        out.append((it[0], result))
     return out
 
 
-def _flat(view: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
-    """``view`` broadcast to ``sizes``, flat (a copy only when it must be)."""
-    return np.broadcast_to(view, sizes).reshape(-1)
+def _flagged(sparse: Any, cuts: np.ndarray) -> np.ndarray:
+    """Per case, whether it has an element that is not PASS: case k holds
+    positions [cuts[k], cuts[k+1]) of ``sparse``."""
+    failing = np.concatenate(([0], np.cumsum(sparse.status != 0)))
+    return failing[cuts[1:]] > failing[cuts[:-1]]
+
+
+def _alternatives(sparse: list[Any], offsets: np.ndarray) -> list[tuple[tuple[str, int], ...]]:
+    """Per case (cases end to end, case k at flat [offsets[k], offsets[k+1])),
+    each alternative with an element in it and the elements that passed
+    only through it, sorted by name: `_case_result`'s ``alternatives``,
+    for the whole batch at once."""
+    count = len(offsets) - 1
+    present: dict[str, np.ndarray] = {}
+    gained: dict[str, np.ndarray] = {}
+    for sp in sparse:
+        for trace in sp.traces:
+            owner = np.searchsorted(offsets, trace.index, side="right") - 1
+            mine = np.bincount(owner, minlength=count)[:count] > 0
+            won = np.bincount(owner[trace.gained], minlength=count)[:count]
+            known = trace.name in present
+            present[trace.name] = present[trace.name] | mine if known else mine
+            gained[trace.name] = gained[trace.name] + won if known else won
+    if not present:
+        return [()] * count
+    columns = [(name, present[name].tolist(), gained[name].tolist()) for name in sorted(present)]
+    return [tuple((name, won[k]) for name, mine, won in columns if mine[k]) for k in range(count)]
+
+
+def _passed(case: Case, size: int, alternatives: tuple[tuple[str, int], ...], info: BackendInfo,
+            seconds: float) -> CaseResult:
+    """The result of a case whose every element PASSes: what `_case_result`
+    finds for it, without looking."""
+    elements = size * len(case.outputs)
+    return verdict(case, Outcome.PASS, "" if case.expect_supported else _ALLOWED, info, seconds=seconds,
+                   elements=elements, counts=(elements, 0, 0), max_ulp=0, worst=(), alternatives=alternatives)
+
+
+def _joined(parts: list[np.ndarray]) -> np.ndarray:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[Any]:
     """The batch's cases end to end as one flat array per output, compared
-    `CHUNK` elements at a time: a `SparseComparison` per output."""
+    `CHUNK` elements at a time: a `SparseComparison` per output.  The cases
+    of a batch share their tensors' names and types in order (`_batch_key`),
+    so the j-th tensor of each case is the same one."""
     from dmlconform.compare import SparseComparison
 
     spec, case0 = items[0][1], items[0][2]
     formula = oracles.get(spec)
-
-    def joined(parts: list[np.ndarray]) -> np.ndarray:
-        return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-    views = {formula.inputs.get(t.name, t.name): joined(
-        [_flat(it[2].input(t.name).view(), it[2].outputs[0].sizes) for it in items]) for t in case0.inputs}
+    shapes = [it[2].outputs[0].sizes for it in items]
+    views = {formula.inputs.get(t.name, t.name): _joined(
+        [flat_view(it[2].inputs[j], None, shape) for it, shape in zip(items, shapes)])
+        for j, t in enumerate(case0.inputs)}
     attributes = case0.attribute_map()
     result = []
     for j, out in enumerate(case0.outputs):
-        actual = joined([_flat(it[2].outputs[j].view(it[3][it[2].outputs[j].name]), it[2].outputs[0].sizes)
-                         for it in items])
+        actual = _joined([flat_view(it[2].outputs[j], it[3][out.name], shape) for it, shape in zip(items, shapes)])
         parts = []
         for lo in range(0, actual.size, CHUNK):
             hi = min(lo + CHUNK, actual.size)
@@ -332,7 +393,7 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
 
 
 def _case_result(case: Case, parts: list[tuple[Any, int, int]], offset: int, size: int, formula: _Formula,
-                 info: BackendInfo, started: float) -> CaseResult:
+                 info: BackendInfo, seconds: float) -> CaseResult:
     """One case's result from the batch comparison: per output (in order),
     positions [lo, hi) of its ``sparse`` are the case's differing elements,
     flat indices from ``offset``.  Combined as `_compare` combines outputs."""
@@ -363,9 +424,9 @@ def _case_result(case: Case, parts: list[tuple[Any, int, int]], offset: int, siz
         elif counts[1] and outcome is Outcome.PASS:
             outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {summary(counts, size)}"
     if outcome is Outcome.PASS and not case.expect_supported:
-        message = "computed correctly a configuration outside the table (allowed)"
-    return _result(case, outcome, message, info, started, elements=elements, counts=tuple(total), max_ulp=max_ulp,
-                   worst=tuple(worst), alternatives=tuple(sorted(alternatives.items())))
+        message = _ALLOWED
+    return verdict(case, outcome, message, info, seconds=seconds, elements=elements, counts=tuple(total),
+                   max_ulp=max_ulp, worst=tuple(worst), alternatives=tuple(sorted(alternatives.items())))
 
 
 def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
@@ -393,18 +454,19 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     run_batch = getattr(backend, "run_batch", None)
     queued: dict[tuple[object, ...], list[tuple[int, m.Spec, Case]]] = {}
 
-    def pending(i: int, spec: m.Spec, case: Case, early: CaseResult | None, buffers: dict[str, np.ndarray],
-                spent: float) -> None:
+    def pending(key: tuple[object, ...], i: int, spec: m.Spec, case: Case, early: CaseResult | None,
+                buffers: dict[str, np.ndarray], spent: float) -> None:
         results[i] = early
         if early is None:  # its time so far, carried over to when the batch is compared
-            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, buffers, spent))
+            batches.setdefault(key, []).append((i, spec, case, buffers, spent))
         elif progress is not None:
             progress(early)
 
     for i, (spec, case) in enumerate(pairs):
         results.append(None)
+        key = _batch_key(spec, case)
         if run_batch is not None and _batchable(case):
-            queued.setdefault(_batch_key(spec, case), []).append((i, spec, case))
+            queued.setdefault(key, []).append((i, spec, case))
             continue
         if on_start is not None:
             on_start(i)
@@ -413,11 +475,11 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
             early, buffers = _execute(spec, case, backend, info, started)
         except Exception as exc:  # noqa: BLE001 - the harness itself
             early, buffers = _harness_error(case, exc, info, started), {}
-        pending(i, spec, case, early, buffers, time.perf_counter() - started)
-    for group in queued.values():
+        pending(key, i, spec, case, early, buffers, time.perf_counter() - started)
+    for key, group in queued.items():
         for part in _parts(group):
             for item in _execute_batch(part, backend, run_batch, info, on_start):
-                pending(*item)
+                pending(key, *item)
     for items in batches.values():
         for i, result in _compare_batch(items, info, oracles):
             results[i] = result
@@ -434,7 +496,7 @@ BATCH_ELEMENTS = 1 << 19
 
 
 def _size(case: Case) -> int:
-    return int(np.prod(case.outputs[0].sizes)) if case.outputs else 0
+    return math.prod(case.outputs[0].sizes) if case.outputs else 0
 
 
 def _batchable(case: Case) -> bool:

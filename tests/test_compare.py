@@ -158,3 +158,25 @@ def test_an_array_matches_itself(values: list[float]) -> None:
     x = np.asarray(values, dtype=np.float32)
     result = compare(x, x.copy(), policy=Policy(signed_zero=True))
     assert result.verdict is Verdict.PASS and result.worst == ()
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, np.int32, np.uint8, np.bool_])
+def test_an_identical_result_is_the_empty_comparison_of_the_same_types(dtype: type) -> None:
+    """No differing element returns early; its arrays keep the types of a
+    comparison with differences (batches of both are joined), and its
+    alternatives count as matched literally."""
+    from dmlconform.compare import SparseComparison, compare_sparse
+
+    x = np.arange(6).astype(dtype)
+    y = x.copy()
+    y[3] = np.ones(1, dtype)[0] if x[3] != np.ones(1, dtype)[0] else np.zeros(1, dtype)[0]
+    alt = Alternative("other", np.asarray([1, 3]), x[[1, 3]], Tier.STRICT, "why")
+    same = compare_sparse(x, x.copy(), bound_strict=np.ones(6), alternatives=(alt,))
+    differ = compare_sparse(x, y, bound_strict=np.ones(6), alternatives=(alt,))
+    assert same.index.size == 0 and same.size == 6
+    for field in ("index", "status", "ulp", "error", "bound", "expected", "actual"):
+        assert getattr(same, field).dtype == getattr(differ, field).dtype, field
+    (trace,) = same.traces
+    assert trace.before.tolist() == [True, True] and trace.gained.tolist() == [False, False]
+    joined = SparseComparison.join([same, differ.shifted(6)])
+    assert joined.index.tolist() == [9] and joined.ulp.dtype == np.uint64

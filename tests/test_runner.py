@@ -310,3 +310,20 @@ def test_reference_agrees_with_the_oracle_on_the_whole_default_suite() -> None:
     warned = {r.operator for r in results if r.outcome is Outcome.QUALITY_WARNING}
     assert warned <= {"ACTIVATION_TANH", "ACTIVATION_PARAMETRIC_SOFTPLUS", "ACTIVATION_SOFTPLUS",
                       "ADAM_OPTIMIZER", "BATCH_NORMALIZATION", "ELEMENT_WISE_TANH"}, warned
+
+
+@pytest.mark.parametrize("op", ("ACTIVATION_CELU", "ACTIVATION_SHRINK", "ELEMENT_WISE_ADD", "ADAM_OPTIMIZER"))
+def test_batched_results_of_a_failing_backend_equal_per_case_results(op: str) -> None:
+    """The batch path takes apart only the cases with a non-PASS element;
+    every other one (alternatives counted batch-wide) must still be what
+    `run_case` finds: a backend with planted faults gives both kinds."""
+    from dmlconform.backends.faulty import FaultyBackend
+
+    pairs = _pairs(op)
+    backend = FaultyBackend("one-ulp,nan-to-zero,wrong-in-8d,in-place-corrupting")
+    batched = run_cases(pairs, backend)
+    single = [run_case(s, c, backend, backend.info(), Oracles()) for s, c in pairs]
+    assert [repr(_strip(r)) for r in batched] == [repr(_strip(r)) for r in single]  # repr: NaN == NaN
+    outcomes = {r.outcome for r in batched}
+    assert Outcome.FAIL in outcomes and (Outcome.PASS in outcomes or op == "ADAM_OPTIMIZER"), outcomes
+    assert any(r.alternatives for r in batched) or op != "ACTIVATION_CELU"

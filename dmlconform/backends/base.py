@@ -9,12 +9,14 @@ hands the same array for the output and the input it aliases).
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
-from dmlconform.cases.model import Case
+from dmlconform.cases.model import Case, TensorData, packed_strides
 from dmlconform.spec.model import FeatureLevel, Spec
 
 
@@ -113,3 +115,39 @@ class BatchBackend(Backend, Protocol):
         bad case must not cost the others; an exception raised by the call
         itself is given to every item."""
         ...
+
+
+def flat_view(tensor: TensorData, buffer: np.ndarray | None, sizes: tuple[int, ...]) -> np.ndarray:
+    """``tensor``'s logical elements over ``buffer`` (default its own),
+    broadcast to ``sizes`` and flat, read-only (a copy only when it must be).
+    A tensor that `is_whole` is its buffer as it is, without a strided view
+    (most tensors of a suite; the runner and the cpu reference join a
+    batch's cases this way); one of ``sizes`` is viewed in one step (the
+    ndarray constructor is twice as fast as ``as_strided``), others are
+    broadcast."""
+    buf = tensor.buffer if buffer is None else buffer
+    if is_whole(tensor, buf, sizes):
+        if not buf.flags.writeable:
+            return buf
+        flat = buf.view()
+        flat.flags.writeable = False
+        return flat
+    if tensor.sizes == sizes:  # strided (padded, stride 0): `TensorData.view`, built by the ndarray constructor
+        item = buf.itemsize
+        view = np.ndarray(sizes, buf.dtype, buf, 0, tuple(s * item for s in tensor.strides))
+        view.flags.writeable = False
+        return view.reshape(-1)
+    return np.broadcast_to(tensor.view(buf), sizes).reshape(-1)
+
+
+def is_whole(tensor: TensorData, buffer: np.ndarray, sizes: tuple[int, ...]) -> bool:
+    """Whether ``tensor`` has ``sizes`` and is packed over the whole of
+    ``buffer`` (1-D, contiguous, exactly its elements): its logical elements
+    in order are then the buffer's, element for element."""
+    return (tensor.sizes == sizes and buffer.ndim == 1 and buffer.size == math.prod(sizes)
+            and buffer.flags.c_contiguous and tensor.strides == _packed(sizes))
+
+
+@functools.lru_cache(maxsize=4096)
+def _packed(sizes: tuple[int, ...]) -> tuple[int, ...]:
+    return packed_strides(sizes)

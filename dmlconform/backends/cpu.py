@@ -12,21 +12,26 @@ claimed feature level, as a DirectML device at that level would.
 
 from __future__ import annotations
 
+import math
 import platform
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import numpy as np
 
 import dmlconform
-from dmlconform.backends.base import SUPPORTED, BackendInfo, BatchItem, NotSupportedError, Support
+from dmlconform.backends.base import SUPPORTED, BackendInfo, BatchItem, NotSupportedError, Support, flat_view, is_whole
 from dmlconform.backends.cpu_ops import OPS, SCALE_BIAS_OPS, Call
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
 from dmlconform.spec.model import (
+    Constraint,
     ConstraintKind,
     FeatureLevel,
     NanPolicy,
     Spec,
     SupportTable,
+    TensorSupport,
 )
 
 #: The newest level: what the CPU reference claims unless told otherwise.
@@ -34,7 +39,7 @@ NEWEST = max(FeatureLevel)
 
 
 storage_dtype = numpy_dtype  # the name tests and callers of this module use
-#: Support verdicts remembered (the last cases asked about).
+#: Support verdicts remembered (the last cases asked about), and `_Rules`.
 VERDICTS_KEPT = 4096
 #: Operators whose result depends on the tensor's shape (a bias per channel):
 #: never joined into one flat array by `CpuBackend.run_batch`.
@@ -54,21 +59,38 @@ class CpuBackend:
         else:
             self.level = NEWEST if feature_level in (None, "") else FeatureLevel.parse(str(feature_level))
         self._verdicts: dict[int, tuple[Spec, Case, Support]] = {}
+        self._rules: dict[tuple[object, ...], tuple[Spec, _Rules]] = {}
 
     def info(self) -> BackendInfo:
         return BackendInfo(name="cpu", device=f"numpy {np.__version__} on {platform.machine()}",
                            version=dmlconform.__version__, feature_level=self.level, flush_subnormals=False)
 
     def supports(self, spec: Spec, case: Case) -> Support:
+        """The verdict of `_problems`, remembered for the last cases asked
+        about (the runner asks, then `run` or `run_batch` asks again)."""
         known = self._verdicts.get(id(case))
         if known is not None and known[0] is spec and known[1] is case:
-            return known[2]  # the runner asks, then `run` or `run_batch` asks again
-        reason = next(_problems(spec, case, self.level), None)
+            return known[2]
+        reason = next(_problems(case, self.level, self._rules_for(spec, case.attributes)), None)
         verdict = SUPPORTED if reason is None else Support(False, reason)
         if len(self._verdicts) >= VERDICTS_KEPT:
             self._verdicts.clear()
         self._verdicts[id(case)] = (spec, case, verdict)  # holds the case: its id stays its own
         return verdict
+
+    def _rules_for(self, spec: Spec, attributes: tuple[tuple[str, object], ...]) -> _Rules:
+        """`_rules`, remembered per spec and the values of the attributes its
+        tables' conditions name (a suite has few of them; finding the table
+        sorts the spec's tables)."""
+        named = {t.condition.field for t in spec.support if t.condition is not None}
+        conditioned = tuple(a for a in attributes if a[0] in named) if named else ()
+        key = (id(spec), self.level, conditioned)
+        known = self._rules.get(key)
+        if known is None or known[0] is not spec:
+            if len(self._rules) >= VERDICTS_KEPT:
+                self._rules.clear()
+            known = self._rules[key] = (spec, _rules(spec, conditioned, self.level))  # holds the spec
+        return known[1]
 
     def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
         verdict = self.supports(spec, case)
@@ -97,8 +119,9 @@ class CpuBackend:
             elif spec.operator in SHAPED_OPS or not case.outputs:
                 errors[i] = self._one(*items[i])
             else:
-                key = (spec.operator, case.dtype, case.attributes, tuple((t.name, t.dtype) for t in case.inputs),
-                       tuple((t.name, t.dtype) for t in case.outputs))
+                key = (spec.operator, case.dtype._name_, case.attributes,  # names: an enum's hash is Python code
+                       tuple((t.name, t.dtype._name_) for t in case.inputs),
+                       tuple((t.name, t.dtype._name_) for t in case.outputs))
                 groups.setdefault(key, []).append(i)
         for members in groups.values():
             try:
@@ -119,19 +142,28 @@ class CpuBackend:
 def _run_joined(items: Sequence[BatchItem]) -> None:
     """Compute like cases of an element-wise operator as one flat array."""
     spec, case0, _ = items[0]
-    sizes = [int(np.prod(case.outputs[0].sizes)) for _, case, _ in items]
-    total = sum(sizes)
+    shapes = [case.outputs[0].sizes for _, case, _ in items]
+    sizes = [math.prod(shape) for shape in shapes]
     inputs = {}
-    for t in case0.inputs:
-        parts = [np.broadcast_to(case.input(t.name).view(buffers[t.name]), case.outputs[0].sizes).reshape(-1)
-                 for _, case, buffers in items]
+    for j, t in enumerate(case0.inputs):  # like cases: the j-th input of each is the same tensor
+        parts = [flat_view(case.inputs[j], buffers[t.name], shape) for (_, case, buffers), shape in zip(items, shapes)]
         inputs[t.name] = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    results = evaluate(spec, case0, inputs, (total,))
+    results = evaluate(spec, case0, inputs, (sum(sizes),))
     offset = 0
-    for (_, case, buffers), size in zip(items, sizes):  # every input was copied above: in-place is safe
+    for (_, case, buffers), size in zip(items, sizes):  # every result is computed: in-place is safe
         for out in case.outputs:
-            writable_view(out, buffers[out.name])[...] = results[out.name][offset:offset + size].reshape(out.sizes)
+            _write(out, buffers[out.name], results[out.name][offset:offset + size])
         offset += size
+
+
+def _write(out: TensorData, buffer: np.ndarray, values: np.ndarray) -> None:
+    """Flat ``values`` (in ``out``'s logical order) into ``out``'s elements
+    of ``buffer``: straight into the buffer where ``out`` is packed over all
+    of it (`backends.base.is_whole`), else through a strided view."""
+    if is_whole(out, buffer, out.sizes):
+        buffer[...] = values
+    else:
+        writable_view(out, buffer)[...] = values.reshape(out.sizes)
 
 
 def writable_view(tensor: TensorData, buffer: np.ndarray) -> np.ndarray:
@@ -191,30 +223,55 @@ def _finish(values: np.ndarray, dtype: np.dtype, shape: tuple[int, ...], nan: np
 
 
 # -- validation ---------------------------------------------------------------
-def _problems(spec: Spec, case: Case, level: FeatureLevel) -> Iterator[str]:
-    """Why ``case`` is outside what a device at ``level`` accepts, first first."""
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    """What a case of one spec is checked against at one level (for the
+    values of the attributes that pick a support table): ``early`` rejects
+    every case (no implementation, introduced later, no table); else
+    ``table`` in force, its first ``rows`` per tensor and the spec's
+    ``same`` constraints and allowed in-place pairs."""
+
+    early: str | None
+    table: SupportTable | None = None
+    rows: Mapping[str, TensorSupport] = field(default_factory=dict)
+    same: tuple[Constraint, ...] = ()
+    in_place: frozenset[tuple[str, str]] = frozenset()
+
+
+def _rules(spec: Spec, attributes: tuple[tuple[str, object], ...], level: FeatureLevel) -> _Rules:
     if spec.operator not in OPS:
-        yield f"the cpu reference has no implementation of {spec.operator}"
-        return
+        return _Rules(f"the cpu reference has no implementation of {spec.operator}")
     if spec.introduced > level:
-        yield f"{spec.operator} is introduced at {spec.introduced}, above the claimed feature level {level}"
-        return
-    table = _table(spec, case, level)
+        return _Rules(f"{spec.operator} is introduced at {spec.introduced}, above the claimed feature level {level}")
+    table = _table(spec, attributes, level)
     if table is None:
-        yield f"{spec.operator} has no support table in force at feature level {level}"
+        return _Rules(f"{spec.operator} has no support table in force at feature level {level}")
+    rows: dict[str, TensorSupport] = {}
+    for row in table.rows:
+        rows.setdefault(row.tensor, row)  # `SupportTable.row`: the first one
+    return _Rules(None, table, rows, tuple(c for c in spec.constraints if c.kind is ConstraintKind.SAME),
+                  frozenset((p.output, p.input) for p in spec.in_place))
+
+
+def _problems(case: Case, level: FeatureLevel, rules: _Rules) -> Iterator[str]:
+    """Why ``case`` is outside what a device at ``level`` accepts, first
+    first, by the ``rules`` of its spec there."""
+    if rules.early is not None:
+        yield rules.early
         return
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
     for t in tensors.values():
-        yield from _row_problems(table, t, level)
-    yield from _constraint_problems(spec, tensors)
-    allowed = {(p.output, p.input) for p in spec.in_place}
+        yield from _row_problems(rules, t, level)
+    yield from _constraint_problems(rules.same, tensors)
     for out, inp in case.aliases:
-        if (out, inp) not in allowed:
-            yield f"{out} may not alias {inp} (the doc allows in place: {_names(allowed) or 'none'})"
+        if (out, inp) not in rules.in_place:
+            yield f"{out} may not alias {inp} (the doc allows in place: {_names(rules.in_place) or 'none'})"
 
 
-def _table(spec: Spec, case: Case, level: FeatureLevel) -> SupportTable | None:
-    attrs = {k: str(v) for k, v in case.attributes}
+def _table(spec: Spec, attributes: tuple[tuple[str, object], ...], level: FeatureLevel) -> SupportTable | None:
+    """The table in force at ``level`` for a case with ``attributes``: the
+    newest conditional one whose condition they meet, else the plain one."""
+    attrs = {k: str(v) for k, v in attributes}
     for t in sorted(spec.support, key=lambda t: t.level, reverse=True):
         cond = t.condition
         if cond is not None and t.level <= level and any(attrs.get(cond.field, "").endswith(v) for v in cond.values):
@@ -222,33 +279,38 @@ def _table(spec: Spec, case: Case, level: FeatureLevel) -> SupportTable | None:
     return spec.table_at(level)
 
 
-def _row_problems(table: SupportTable, t: TensorData, level: FeatureLevel) -> Iterator[str]:
-    row = table.row(t.name)
+def _row_problems(rules: _Rules, t: TensorData, level: FeatureLevel) -> Iterator[str]:
+    row = rules.rows.get(t.name)
     if row is None:
-        yield f"{t.name} has no row in the support table of {table.level} (in force at {level})"
+        yield f"{t.name} has no row in the support table of {rules.table.level} (in force at {level})"  # type: ignore[union-attr]
         return
     if t.dtype not in row.dtypes:
         known = ", ".join(d.name for d in row.dtypes)
         yield f"{t.name} data type {t.dtype.name} is not supported at feature level {level} (supported: {known})"
-    if t.dimension_count not in row.dims:
+    if len(t.sizes) not in row.dims:
         dims = ", ".join(str(d) for d in row.dims)
         yield (f"{t.name} dimension count {t.dimension_count} is not supported at feature level {level} "
                f"(supported: {dims})")
 
 
-def _constraint_problems(spec: Spec, tensors: Mapping[str, TensorData]) -> Iterator[str]:
-    getters = {"DataType": lambda t: t.dtype.name, "DimensionCount": lambda t: t.dimension_count,
-               "Sizes": lambda t: t.sizes}
-    for c in spec.constraints:
-        if c.kind is not ConstraintKind.SAME:
-            continue
+#: What a ``same`` constraint compares, by property name: the value as
+#: compared (one to one with the value shown), and as shown in a reason.
+_PROPERTIES: Mapping[str, tuple[Callable[[TensorData], object], Callable[[TensorData], object]]] = MappingProxyType({
+    "DataType": (lambda t: t.dtype, lambda t: t.dtype.name),
+    "DimensionCount": (lambda t: len(t.sizes), lambda t: len(t.sizes)),
+    "Sizes": (lambda t: t.sizes, lambda t: t.sizes)})
+
+
+def _constraint_problems(same: tuple[Constraint, ...], tensors: Mapping[str, TensorData]) -> Iterator[str]:
+    for c in same:
         present = [tensors[n] for n in c.tensors if n in tensors]
         for prop in c.properties:
-            values = {t.name: getters[prop](t) for t in present}
-            if len(set(values.values())) > 1:
+            compared, shown_as = _PROPERTIES[prop]
+            if any(compared(t) != compared(present[0]) for t in present[1:]):
+                values = {t.name: shown_as(t) for t in present}
                 shown = ", ".join(f"{n}={v}" for n, v in sorted(values.items()))
                 yield f"{', '.join(sorted(values))} must have the same {prop} ({shown})"
 
 
-def _names(pairs: set[tuple[str, str]]) -> str:
+def _names(pairs: frozenset[tuple[str, str]]) -> str:
     return ", ".join(f"{o}->{i}" for o, i in sorted(pairs))

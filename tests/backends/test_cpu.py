@@ -376,3 +376,26 @@ def test_shifts_are_logical_on_signed_types() -> None:
     right = _shift(False)(_Call(np.array([-8, 8, 1], np.int8), np.array([1, 9, -1], np.int8)))
     assert right.tolist() == [124, 0, 0]
     assert _shift(True)(_Call(np.array([3], np.uint64), np.array([64], np.uint64))).tolist() == [0]
+
+
+def test_support_verdicts_follow_each_cases_conditional_table_whatever_was_asked_before(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """REDUCE's table for ARGMIN/ARGMAX differs from the others': one
+    backend asked about both in turn answers as a fresh one does (REDUCE
+    given a stand-in implementation: the reference has none)."""
+    import dmlconform.backends.cpu as cpu
+
+    monkeypatch.setattr(cpu, "OPS", {**OPS, "REDUCE": lambda call: call.x()})
+    spec = spec_of("REDUCE")
+    inp = tensor("InputTensor", F32, np.zeros(24), (1, 2, 3, 4))
+    out = output("OutputTensor", DataType.UINT32, (1, 2, 3, 1))
+
+    def case(function: str) -> Case:
+        return Case(function, "REDUCE", FeatureLevel.FL_6_4, F32, (inp,), (out,), (("Function", function),))
+
+    cases = [case(f) for f in ("DML_REDUCE_FUNCTION_ARGMIN", "DML_REDUCE_FUNCTION_AVERAGE")] * 2
+    shared = CpuBackend()
+    asked = [shared.supports(spec, c) for c in cases]
+    assert asked == [CpuBackend().supports(spec, c) for c in cases]
+    assert asked[0].supported and asked[2].supported
+    assert asked[1].reason == asked[3].reason == ("OutputTensor data type UINT32 is not supported at feature level "
+                                                  "6_4 (supported: FLOAT32, FLOAT16)")
