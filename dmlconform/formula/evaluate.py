@@ -31,7 +31,7 @@ from dmlconform.formula.bounds import EXACT, Err
 from dmlconform.formula.functions import is_enum_constant, primitive
 from dmlconform.formula.printer import expr_text
 from dmlconform.formula.tree import (
-    Binary, Call, Conditional, Expr, FormulaTree, Integral, Name, Num, Piecewise, Unary, Value,
+    Binary, Call, Conditional, Expr, FormulaTree, Integral, Name, Num, Piecewise, Unary, Value, per_tree,
 )
 
 Array = Any  # np.ndarray or a numpy scalar
@@ -539,16 +539,42 @@ _DOMAIN: dict[str, Callable[[Array, Array], Array]] = {
 _DOMAIN_MARGIN = 16.0
 
 
-def certain_nan(val: Val, ev: Evaluator, shape: tuple[int, ...]) -> np.ndarray:
+def certain_nan(val: Val, ev: Evaluator, shape: tuple[int, ...], *, decides: bool = True) -> np.ndarray:
     """Where a tracked evaluation's NaN is the exact value too: `Val.nan`,
     except where a comparison was uncertain (the exact evaluation may take
-    another branch) or an intermediate overflowed (a comparison of
-    infinities may differ)."""
+    another branch) or, when the tree ``decides`` anything (`decides`), an
+    intermediate overflowed (a comparison of infinities may differ).  A tree
+    that compares nothing takes one path whatever the values: its NaN comes
+    from a function's argument outside its domain by more than its error
+    (`Evaluator.domain_nan`) and propagates through arithmetic as it does in
+    exact arithmetic, overflow or not."""
     mask = np.broadcast_to(val.nan, shape).copy()
-    for other in (ev.uncertain, ev.overflow):
+    for other in (ev.uncertain, ev.overflow if decides else None):
         if other is not None:
             mask &= ~np.broadcast_to(other, shape)
     return mask
+
+
+@per_tree
+def decides(tree: FormulaTree) -> bool:
+    """Whether ``tree`` takes a path that depends on values: a comparison, a
+    logical operator, a conditional or piecewise value, min/max/clamp or a
+    test (isinf, isnan) whose answer an overflowed intermediate may change."""
+    from dmlconform.formula.tree import walk
+
+    for s in tree.assignments:
+        if isinstance(s.value, Piecewise):
+            return True
+        for n in walk(s.value):
+            if isinstance(n, Conditional) or (isinstance(n, Binary) and n.op in _DECIDING_OPS):
+                return True
+            if isinstance(n, Call) and n.func.lower() in _DECIDING_CALLS:
+                return True
+    return False
+
+
+_DECIDING_OPS = frozenset({*_COMPARE, "&&", "||"})
+_DECIDING_CALLS = frozenset({"min", "max", "clamp", "isinf", "isnan", "sign"})
 
 
 def any_true(x: Array) -> bool:

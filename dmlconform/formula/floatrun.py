@@ -18,7 +18,7 @@ import numpy as np
 
 from dmlconform.compare import Alternative, Tier, finfo, is_float, ulp_distance
 from dmlconform.formula.bounds import Err
-from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan
+from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan, decides
 from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
 from dmlconform.formula.tree import Call, FormulaTree, per_tree, walk
@@ -163,6 +163,7 @@ class FloatRun:
         self.unit = float(self.info.eps) / 2
         self.floats = {n: a for n, a in arrays.items() if is_float(a.dtype)}
         self.has_minmax = _has_minmax(tree)
+        self.decides = decides(tree)
         info_dtype = self.dtype if self.float_target else np.dtype(np.float32)
         self.representable: Callable[[float], bool] = (
             lambda x: float(to_float(np.asarray([x]), info_dtype)[0]) == x)  # noqa: E731
@@ -280,7 +281,7 @@ class FloatRun:
         self.note_specials(values, nan_in, inf_in, ev, acc, lo,
                            bounded=span is not None and max(-span[0], span[1]) < 1e300)
         if any_true(val.nan):
-            acc.certain_nan.append(np.flatnonzero(certain_nan(val, ev, values.shape)) + lo)
+            acc.certain_nan.append(np.flatnonzero(certain_nan(val, ev, values.shape, decides=self.decides)) + lo)
         out = expected[lo:hi]
         if self.dtype in NATIVE:  # the cast straight into the result (the same RNE cast as to_float's)
             with np.errstate(over="ignore", invalid="ignore"):
