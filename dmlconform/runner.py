@@ -17,7 +17,7 @@ import math
 import shlex
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -179,16 +179,15 @@ def _rejected(case: Case, info: BackendInfo, started: float, reason: str) -> Cas
 
 def _check_output(spec: m.Spec, formula: _Formula, views: Mapping[str, np.ndarray], actual: np.ndarray,
                   out: TensorData, attributes: Mapping[str, object], info: BackendInfo, *,
-                  worst: int | None = 10) -> tuple[Any, Any]:
+                  worst: int | None = 10, result: Any = None) -> tuple[Any, Any]:
     """The oracle's values for output ``out`` compared with ``actual``, under
     the spec's tolerance and the backend's flush policy: a `Comparison`, or
-    with ``worst`` None a `SparseComparison`."""
+    with ``worst`` None a `SparseComparison`.  ``result``: the oracle's result
+    for ``out`` when the caller has it (`_oracle_results`)."""
     from dmlconform.compare import Policy, compare, compare_sparse
-    from dmlconform.formula.oracle import evaluate
 
-    result = evaluate(formula.tree, views, attributes, dtype=out.dtype,
-                      nan_policy=spec.formula.nan_policy, overflow=spec.formula.integer_overflow,
-                      flush_subnormals=info.flush_subnormals, output=formula.outputs.get(out.name))
+    if result is None:
+        (result,) = _oracle_results(spec, formula, views, [out], attributes, info)
     signed_zero = result.signed_zero if spec.formula.signed_zero is None else spec.formula.signed_zero
     ulp = formula.tolerance.get(out.dtype, result.ulp)
     bound_strict, bound_relaxed = result.bound_strict, _relaxed(result)
@@ -207,6 +206,27 @@ def _check_output(spec: m.Spec, formula: _Formula, views: Mapping[str, np.ndarra
                            bound_relaxed=bound_relaxed, alternatives=result.alternatives, worst=worst)
 
 
+def _oracle_results(spec: m.Spec, formula: _Formula, views: Mapping[str, np.ndarray], outputs: Sequence[TensorData],
+                    attributes: Mapping[str, object], info: BackendInfo) -> list[Any]:
+    """The oracle's result for each of ``outputs`` on the same inputs: the
+    outputs of one data type share one evaluation (`evaluate_many`: Adam's
+    three outputs cost one tracked pass), each result what `evaluate` gives."""
+    from dmlconform.formula.oracle import evaluate_many
+
+    by_type: dict[m.DataType, list[int]] = {}
+    for k, out in enumerate(outputs):
+        by_type.setdefault(out.dtype, []).append(k)
+    results: list[Any] = [None] * len(outputs)
+    for dtype, members in by_type.items():
+        found = evaluate_many(formula.tree, views, attributes, dtype=dtype,
+                              outputs=[formula.outputs.get(outputs[k].name) for k in members],
+                              nan_policy=spec.formula.nan_policy, overflow=spec.formula.integer_overflow,
+                              flush_subnormals=info.flush_subnormals)
+        for k, r in zip(members, found):
+            results[k] = r
+    return results
+
+
 def _compare(spec: m.Spec, case: Case, buffers: Mapping[str, np.ndarray], info: BackendInfo,
              oracles: Oracles, started: float) -> CaseResult:
     from dmlconform.compare import Verdict
@@ -216,9 +236,11 @@ def _compare(spec: m.Spec, case: Case, buffers: Mapping[str, np.ndarray], info: 
     outcome, message, counts, elements, max_ulp = Outcome.PASS, "", [0, 0, 0], 0, 0
     worst: list[ElementDiff] = []
     alternatives: dict[str, int] = {}
-    for out in case.outputs:
+    attributes = case.attribute_map()
+    oracle = _oracle_results(spec, formula, views, case.outputs, attributes, info)
+    for out, result in zip(case.outputs, oracle):
         actual = np.ascontiguousarray(out.view(buffers[out.name]))
-        _, cmp = _check_output(spec, formula, views, actual, out, case.attribute_map(), info)
+        _, cmp = _check_output(spec, formula, views, actual, out, attributes, info, result=result)
         counts = [a + b for a, b in zip(counts, cmp.counts)]
         elements += int(cmp.status.size)
         bad = cmp.ulp[(cmp.status > Verdict.PASS) & (cmp.ulp < NOT_COMPARABLE_ULP)]
@@ -379,17 +401,19 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
         [flat_view(it[2].inputs[j], None, shape) for it, shape in zip(items, shapes)])
         for j, t in enumerate(case0.inputs)}
     attributes = case0.attribute_map()
-    result = []
-    for j, out in enumerate(case0.outputs):
-        actual = _joined([flat_view(it[2].outputs[j], it[3][out.name], shape) for it, shape in zip(items, shapes)])
-        parts = []
-        for lo in range(0, actual.size, CHUNK):
-            hi = min(lo + CHUNK, actual.size)
-            _, cmp = _check_output(spec, formula, {n: v[lo:hi] for n, v in views.items()}, actual[lo:hi], out,
-                                   attributes, info, worst=None)
-            parts.append(cmp.shifted(lo))
-        result.append(SparseComparison.join(parts))
-    return result
+    actuals = [_joined([flat_view(it[2].outputs[j], it[3][out.name], shape) for it, shape in zip(items, shapes)])
+               for j, out in enumerate(case0.outputs)]
+    parts: list[list[Any]] = [[] for _ in case0.outputs]
+    total = actuals[0].size if actuals else 0
+    for lo in range(0, total, CHUNK):
+        hi = min(lo + CHUNK, total)
+        chunk = {n: v[lo:hi] for n, v in views.items()}
+        oracle = _oracle_results(spec, formula, chunk, case0.outputs, attributes, info)
+        for j, out in enumerate(case0.outputs):
+            _, cmp = _check_output(spec, formula, chunk, actuals[j][lo:hi], out, attributes, info, worst=None,
+                                   result=oracle[j])
+            parts[j].append(cmp.shifted(lo))
+    return [SparseComparison.join(p) for p in parts]
 
 
 def _case_result(case: Case, parts: list[tuple[Any, int, int]], offset: int, size: int, formula: _Formula,
