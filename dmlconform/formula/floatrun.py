@@ -130,6 +130,9 @@ class SharedPass:
     def __init__(self, outputs: tuple[str | None, ...]) -> None:
         self.outputs = outputs
         self.blocks: dict[int, tuple[dict[str | None, tuple[np.ndarray, Val]], Evaluator]] = {}
+        #: per kind of evaluation, the last (sorted) set of elements evaluated and each output's
+        #: values and exactness there: one entry per kind, so bounded
+        self.subsets: dict[tuple[str, bool, Any], tuple[np.ndarray, dict[str | None, tuple[np.ndarray, np.ndarray]]]] = {}
 
     def take(self, run: "FloatRun", lo: int, part: Mapping[str, np.ndarray],
              spans: Mapping[str, tuple[float, float]]) -> tuple[np.ndarray, Val, Evaluator]:
@@ -142,6 +145,30 @@ class SharedPass:
         if not pending:
             del self.blocks[lo]
         return values, val, ev
+
+    def at(self, run: "FloatRun", index: np.ndarray, key: tuple[str, bool, Any]) -> tuple[np.ndarray, np.ndarray]:
+        """`FloatRun.at` for every output at once: the outputs' second looks
+        (literal variants, exactness checks, long double) are mostly at the
+        same elements, those of the first output that asks (Adam's
+        parameters) holding the others'.  So the first evaluation at a set of
+        elements gives every output's values, kept per kind of evaluation
+        (``key``) until one asks outside it.  The evaluation is element-wise,
+        so a value taken from a larger set is the one its own set gives."""
+        found = self.subsets.get(key)
+        if found is not None:
+            pos = _positions(found[0], index)
+            if pos is not None:
+                values, exact = found[1][run.output]
+                return values[pos], exact[pos]
+        minmax, exact64, work = key
+        results, _ = run.run_many(run.subset(index), self.outputs, track=False, minmax=minmax, exact64=exact64,
+                                  work=work)
+        per = {o: (np.broadcast_to(v, index.shape), np.broadcast_to(val.exact, index.shape))
+               for o, (v, val) in zip(self.outputs, results)}
+        if index.size > 1 and bool((index[1:] > index[:-1]).all()):  # sorted: found again by a binary search
+            self.subsets[key] = (index, per)
+        values, exact = per[run.output]
+        return values, exact
 
 
 class FloatRun:
@@ -226,6 +253,16 @@ class FloatRun:
                 values = np.array(np.broadcast_to(values, shape), dtype=work, order="C")
             out.append((values, val))
         return out, ev
+
+    def at(self, index: np.ndarray, *, minmax: str = "propagate", exact64: bool = False,
+           work: Any = np.float64) -> tuple[np.ndarray, np.ndarray]:
+        """The untracked values at the flat ``index`` (in ``work``) and where
+        they are exact (with ``exact64``), each of ``index``'s shape; shared
+        with the other outputs of the same inputs (`SharedPass.at`)."""
+        if self.shared is not None:
+            return self.shared.at(self, index, (minmax, exact64, work))
+        values, val, _ = self.run(self.subset(index), track=False, minmax=minmax, exact64=exact64, work=work)
+        return np.broadcast_to(values, index.shape), np.broadcast_to(val.exact, index.shape)
 
     def scan(self) -> _Scan:
         nan = inf = False
@@ -392,9 +429,8 @@ class FloatRun:
         """Of the candidate flat ``index``, those whose float64 value is not
         exact and lies within its own error of a rounding boundary of the
         target type.  The candidates are evaluated again, telling exactness."""
-        values, val, _ = self.run(self.subset(index), track=False, exact64=True)
-        v = np.broadcast_to(values, index.shape)
-        keep = ~np.broadcast_to(val.exact, index.shape)
+        v, exact = self.at(index, exact64=True)
+        keep = ~exact
         index, v = index[keep], v[keep]
         if index.size == 0:
             return index
@@ -437,8 +473,7 @@ class FloatRun:
         double may only half resolve), exactly (mpmath), for up to
         `EXACT_LIMIT` elements.  Returns how many changed."""
         nan64 = np.isnan(expected[index].astype(np.float64))
-        values, _, _ = self.run(self.subset(index), track=False, work=np.longdouble)
-        values = np.broadcast_to(values, index.shape)
+        values, _ = self.at(index, work=np.longdouble)
         finite = np.isfinite(values)
         # long double's 64 bits cannot hold trunc(a / b) of a huge quotient
         wider = np.finfo(np.longdouble).maxexp > np.finfo(np.float64).maxexp and not self.integer_rounding
@@ -468,8 +503,8 @@ class FloatRun:
         add."""
         if index.size == 0:
             return np.zeros(0, dtype=bool)
-        values, val, _ = self.run(self.subset(index), track=False, exact64=True)
-        return np.broadcast_to(np.isnan(values) & val.exact, index.shape)
+        values, exact = self.at(index, exact64=True)
+        return np.isnan(values) & exact
 
     def exactly(self, index: np.ndarray, expected: np.ndarray, *, zeros: bool = False) -> int:
         from dmlconform.formula.refine import refine as exact
@@ -525,8 +560,12 @@ class FloatRun:
     def values_at(self, index: np.ndarray, transform: Any = None, minmax: str = "propagate",
                   literal: bool = False, work: Any = None) -> np.ndarray:
         work = work if work is not None else (self.literal_type if literal else np.float64)
-        values, _, _ = self.run(self.subset(index, transform), track=False, minmax=minmax, work=work)
-        return to_float(np.broadcast_to(values, index.shape).astype(np.float64), self.dtype)
+        if transform is None:
+            values, _ = self.at(index, minmax=minmax, work=work)
+        else:
+            values, _, _ = self.run(self.subset(index, transform), track=False, minmax=minmax, work=work)
+            values = np.broadcast_to(values, index.shape)
+        return to_float(values.astype(np.float64), self.dtype)
 
     def variant(self, index: np.ndarray, expected: np.ndarray, ambiguous: np.ndarray, spec: AltSpec,
                 *, minmax: str = "propagate", transform: Any = None, literal: bool = False,
@@ -627,6 +666,15 @@ def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
     return np.flatnonzero(low <= 2 * width)
 
 
+
+
+def _positions(held: np.ndarray, index: np.ndarray) -> np.ndarray | None:
+    """Where each of ``index`` is in the sorted ``held``, or None when one is
+    not there."""
+    pos = np.searchsorted(held, index)
+    if pos.size and _MAX(pos, axis=None) >= held.size:
+        return None
+    return pos if np.array_equal(held[pos], index) else None
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
