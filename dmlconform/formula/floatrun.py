@@ -21,7 +21,7 @@ from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan, decides
 from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
-from dmlconform.formula.tree import Call, FormulaTree, per_tree, walk
+from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, per_tree, walk
 
 #: Safety factor on the float64 error bound when deciding where float64 is not
 #: enough (the bound is first order).
@@ -37,6 +37,9 @@ _NONE = np.zeros(0, dtype=np.intp)
 #: At most this many elements of one evaluation whose float64 result is not
 #: finite are recomputed exactly (mpmath); the others keep long double.
 EXACT_LIMIT = 4096
+#: Elements up to which `exact_nan` and `risky` share one evaluation (where its
+#: fixed cost outweighs evaluating elements only one of them asks about).
+PREFETCH_LIMIT = 4096
 #: Probes standing in for an infinite input when looking for a limit.
 LIMIT_PROBES = (((2.0 ** 1000, 2.0 ** 1020), np.float64), ((2.0 ** 10, 2.0 ** 11), np.longdouble))
 
@@ -184,6 +187,7 @@ class FloatRun:
                  shared: "SharedPass | None" = None) -> None:
         self.tree, self.arrays, self.attrs, self.shape = tree, arrays, attrs, shape
         self.shared = shared
+        self.looks = shared if shared is not None else SharedPass((output,))  # second looks, kept (`at`)
         self.dtype, self.output, self.propagate_nan = dtype, output, propagate_nan
         self.float_target = is_float(dtype)
         self.info = finfo(dtype if self.float_target else np.float32)
@@ -258,11 +262,9 @@ class FloatRun:
            work: Any = np.float64) -> tuple[np.ndarray, np.ndarray]:
         """The untracked values at the flat ``index`` (in ``work``) and where
         they are exact (with ``exact64``), each of ``index``'s shape; shared
-        with the other outputs of the same inputs (`SharedPass.at`)."""
-        if self.shared is not None:
-            return self.shared.at(self, index, (minmax, exact64, work))
-        values, val, _ = self.run(self.subset(index), track=False, minmax=minmax, exact64=exact64, work=work)
-        return np.broadcast_to(values, index.shape), np.broadcast_to(val.exact, index.shape)
+        with the other outputs of the same inputs and kept for a later look
+        within the same elements (`SharedPass.at`)."""
+        return self.looks.at(self, index, (minmax, exact64, work))
 
     def scan(self) -> _Scan:
         nan = inf = False
@@ -290,6 +292,9 @@ class FloatRun:
             self.block(lo, min(lo + BLOCK, self.size), expected, bound, acc, refine=refine and self.dtype != np.float64)
         found = acc.done()
         self.certain = np.concatenate(acc.certain_nan) if acc.certain_nan else _NONE
+        if found.range.size and found.risky.size and found.range.size + found.risky.size <= PREFETCH_LIMIT:
+            # both may ask where float64 is exact (`exact_nan` within the range, `risky`): one evaluation
+            self.at(np.union1d(found.range, found.risky), exact64=True)
         refined = self.widen(found.range, expected, bound) if found.range.size else 0
         refined += self.refine(found.risky, expected, bound) if found.risky.size else 0
         ambiguous = np.zeros(self.size, dtype=bool)
@@ -528,7 +533,7 @@ class FloatRun:
     ) -> tuple[Alternative, ...]:
         alts: list[Alternative] = []
         if self.has_minmax and found.nan.size:
-            alts += self.variant(found.nan, expected, ambiguous, MINMAX, minmax="number")
+            alts += self.variant(self.minmax_open(found.nan), expected, ambiguous, MINMAX, minmax="number")
         if found.limit.size:
             ambiguous[found.limit] = True
             alts += self.limit(found.limit)
@@ -547,6 +552,20 @@ class FloatRun:
         if flush:
             alts += self.flushed(expected)
         return tuple(alts)
+
+    def minmax_open(self, index: np.ndarray) -> np.ndarray:
+        """Of the NaN-input elements ``index``, those where IEEE min/max may
+        change the value: not where an input is NaN that reaches the output
+        through arithmetic alone (`_nan_strict`), as HardSwish's x in
+        ``x * max(0, min(1, a * x + b))``: the value is NaN either way, and
+        the variant would not differ there."""
+        strict = [self.flat[n] for n in _nan_strict(self.tree).get(self.output, ()) if n in self.floats]
+        if not strict:
+            return index
+        nan = np.isnan(strict[0][index])
+        for a in strict[1:]:
+            nan |= np.isnan(a[index])
+        return index[~nan]
 
     def subset(
         self, index: np.ndarray, transform: Callable[[str, np.ndarray], np.ndarray] | None = None
@@ -647,6 +666,40 @@ def _constants(dtype: np.dtype) -> dict[Any, Any]:
 def _has_minmax(tree: FormulaTree) -> bool:
     return any(isinstance(n, Call) and n.func.lower() in ("min", "max", "clamp")
                for s in tree.assignments for n in walk(s.value))
+
+
+@per_tree
+def _nan_strict(tree: FormulaTree) -> dict[str | None, frozenset[str]]:
+    """Per output (None: the main statement), the names whose NaN makes it
+    NaN under any min/max semantics: those reaching it through + - * / and
+    negation alone (NaN op x is NaN in IEEE arithmetic; a function, power,
+    comparison, choice or min/max may drop a NaN, so nothing passes them)."""
+    bound: dict[str, frozenset[str]] = {}
+    out: dict[str | None, frozenset[str]] = {}
+    main = tree.main
+    for s in tree.assignments:
+        names = _strict_names(s.value, bound)
+        if s.op != "=":
+            names = names | bound.get(s.target, frozenset({s.target})) if s.op[0] in _STRICT_OPS else frozenset()
+        if s.params is None:
+            bound[s.target] = names
+        out[s.target] = names
+        if s is main:
+            out[None] = names
+    return out
+
+
+_STRICT_OPS = frozenset("+-*/")
+
+
+def _strict_names(e: Any, bound: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    if isinstance(e, Name):
+        return bound.get(e.id, frozenset({e.id}))
+    if isinstance(e, Unary) and e.op == "-":
+        return _strict_names(e.operand, bound)
+    if isinstance(e, Binary) and e.op in _STRICT_OPS:
+        return _strict_names(e.left, bound) | _strict_names(e.right, bound)
+    return frozenset()
 
 
 def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
