@@ -301,7 +301,8 @@ class Evaluator:
         if out is None and (op in "+-*" or (op == "/" and relative_only)):
             out = self.buffer(b, shape)  # "/" needs the divisor afterwards only for absolute parts
         if self.s.exact64:
-            return Val(_ARITH[op](x, y), sign=B.sign_of(op, a.sign, b.sign), exact=_exact_op(op, a, b, x, y))
+            v = _ARITH[op](x, y)
+            return Val(v, sign=B.sign_of(op, a.sign, b.sign), exact=_exact_op(op, a, b, x, y, v))
         v = _ARITH[op](x, y, out=out)
         sign = B.sign_of(op, a.sign, b.sign)
         if self.s.track and op in "/^":
@@ -640,14 +641,13 @@ def _arith_span(op: str, a: Val, b: Val) -> tuple[float, float] | None:
     return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
 
 
-def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array) -> Array:
-    """Where ``x op y`` in float64 is the exact value (operands exact too)."""
+def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array, v: Array) -> Array:
+    """Where ``v = x op y`` in float64 is the exact value (operands exact too)."""
     from dmlconform.formula import exact64 as E
 
     both = a.exact & b.exact
     if not any_true(both):
         return False
-    v = _ARITH[op](x, y)
     nan = both & (np.isnan(x) | np.isnan(y))  # an exact NaN operand: the exact value is NaN too
     if op in "+-":
         return (both & E.sum_exact(x, y if op == "+" else -y, v)) | nan

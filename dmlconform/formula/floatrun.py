@@ -166,7 +166,7 @@ class SharedPass:
         minmax, exact64, work = key
         results, _ = run.run_many(run.subset(index), self.outputs, track=False, minmax=minmax, exact64=exact64,
                                   work=work)
-        per = {o: (np.broadcast_to(v, index.shape), np.broadcast_to(val.exact, index.shape))
+        per = {o: (_shaped(v, index.shape), _shaped(val.exact, index.shape))
                for o, (v, val) in zip(self.outputs, results)}
         if index.size > 1 and bool((index[1:] > index[:-1]).all()):  # sorted: found again by a binary search
             self.subsets[key] = (index, per)
@@ -719,6 +719,16 @@ def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
     return np.flatnonzero(low <= 2 * width)
 
 
+
+
+def _shaped(a: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``a`` broadcast to ``shape`` (np.broadcast_to costs microseconds, which
+    count at the sizes of most second looks)."""
+    if isinstance(a, np.ndarray) and a.shape == shape:
+        return a
+    if isinstance(a, (bool, np.bool_)):
+        return np.full(shape, bool(a))
+    return np.broadcast_to(a, shape)
 
 
 def _positions(held: np.ndarray, index: np.ndarray) -> np.ndarray | None:
