@@ -135,7 +135,7 @@ class SharedPass:
         self.blocks: dict[int, tuple[dict[str | None, tuple[np.ndarray, Val]], Evaluator]] = {}
         #: per kind of evaluation, the last (sorted) set of elements evaluated and each output's
         #: values and exactness there: one entry per kind, so bounded
-        self.subsets: dict[tuple[str, bool, Any], tuple[np.ndarray, dict[str | None, tuple[np.ndarray, np.ndarray]]]] = {}
+        self.subsets: dict[tuple[str, bool, Any], tuple[np.ndarray, dict[str | None, tuple[np.ndarray, ...]]]] = {}
 
     def take(self, run: "FloatRun", lo: int, part: Mapping[str, np.ndarray],
              spans: Mapping[str, tuple[float, float]]) -> tuple[np.ndarray, Val, Evaluator]:
@@ -149,7 +149,8 @@ class SharedPass:
             del self.blocks[lo]
         return values, val, ev
 
-    def at(self, run: "FloatRun", index: np.ndarray, key: tuple[str, bool, Any]) -> tuple[np.ndarray, np.ndarray]:
+    def at(self, run: "FloatRun", index: np.ndarray,
+           key: tuple[str, bool, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """`FloatRun.at` for every output at once: the outputs' second looks
         (literal variants, exactness checks, long double) are mostly at the
         same elements, those of the first output that asks (Adam's
@@ -161,17 +162,16 @@ class SharedPass:
         if found is not None:
             pos = _positions(found[0], index)
             if pos is not None:
-                values, exact = found[1][run.output]
-                return values[pos], exact[pos]
+                values, exact, nan = found[1][run.output]
+                return values[pos], exact[pos], nan[pos]
         minmax, exact64, work = key
         results, _ = run.run_many(run.subset(index), self.outputs, track=False, minmax=minmax, exact64=exact64,
                                   work=work)
-        per = {o: (_shaped(v, index.shape), _shaped(val.exact, index.shape))
+        per = {o: (_shaped(v, index.shape), _shaped(val.exact, index.shape), _shaped(val.nan, index.shape))
                for o, (v, val) in zip(self.outputs, results)}
         if index.size > 1 and bool((index[1:] > index[:-1]).all()):  # sorted: found again by a binary search
             self.subsets[key] = (index, per)
-        values, exact = per[run.output]
-        return values, exact
+        return per[run.output]
 
 
 class FloatRun:
@@ -259,9 +259,10 @@ class FloatRun:
         return out, ev
 
     def at(self, index: np.ndarray, *, minmax: str = "propagate", exact64: bool = False,
-           work: Any = np.float64) -> tuple[np.ndarray, np.ndarray]:
-        """The untracked values at the flat ``index`` (in ``work``) and where
-        they are exact (with ``exact64``), each of ``index``'s shape; shared
+           work: Any = np.float64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The untracked values at the flat ``index`` (in ``work``), where
+        they are exact and where the exact value is NaN (with ``exact64``;
+        `Val.nan`), each of ``index``'s shape; shared
         with the other outputs of the same inputs and kept for a later look
         within the same elements (`SharedPass.at`)."""
         return self.looks.at(self, index, (minmax, exact64, work))
@@ -434,7 +435,7 @@ class FloatRun:
         """Of the candidate flat ``index``, those whose float64 value is not
         exact and lies within its own error of a rounding boundary of the
         target type.  The candidates are evaluated again, telling exactness."""
-        v, exact = self.at(index, exact64=True)
+        v, exact, _ = self.at(index, exact64=True)
         keep = ~exact
         index, v = index[keep], v[keep]
         if index.size == 0:
@@ -478,7 +479,7 @@ class FloatRun:
         double may only half resolve), exactly (mpmath), for up to
         `EXACT_LIMIT` elements.  Returns how many changed."""
         nan64 = np.isnan(expected[index].astype(np.float64))
-        values, _ = self.at(index, work=np.longdouble)
+        values, _, _ = self.at(index, work=np.longdouble)
         finite = np.isfinite(values)
         # long double's 64 bits cannot hold trunc(a / b) of a huge quotient
         wider = np.finfo(np.longdouble).maxexp > np.finfo(np.float64).maxexp and not self.integer_rounding
@@ -508,7 +509,9 @@ class FloatRun:
         add."""
         if index.size == 0:
             return np.zeros(0, dtype=bool)
-        values, exact = self.at(index, exact64=True)
+        values, exact, nan = self.at(index, exact64=True)
+        if not self.decides:  # a choice may go another way in exact arithmetic: `Val.nan` holds on one path
+            exact = exact | nan
         return np.isnan(values) & exact
 
     def exactly(self, index: np.ndarray, expected: np.ndarray, *, zeros: bool = False) -> int:
@@ -580,7 +583,7 @@ class FloatRun:
                   literal: bool = False, work: Any = None) -> np.ndarray:
         work = work if work is not None else (self.literal_type if literal else np.float64)
         if transform is None:
-            values, _ = self.at(index, minmax=minmax, work=work)
+            values, _, _ = self.at(index, minmax=minmax, work=work)
         else:
             values, _, _ = self.run(self.subset(index, transform), track=False, minmax=minmax, work=work)
             values = np.broadcast_to(values, index.shape)
