@@ -305,7 +305,7 @@ class Evaluator:
         if self.s.exact64:
             v = _ARITH[op](x, y)
             val = Val(v, sign=B.sign_of(op, a.sign, b.sign), exact=_exact_op(op, a, b, x, y, v))
-            return _exact_sides(op, a, b, x, val) if op in "+-*/" else val
+            return _exact_sides(op, a, b, x, y, val) if op in "+-*/" else val
         v = _ARITH[op](x, y, out=out)
         sign = B.sign_of(op, a.sign, b.sign)
         if self.s.track and op in "/^":
@@ -663,12 +663,18 @@ def _nan_through(*args: Val) -> Array:
 
 
 def _near_one(name: str, args: list[Val], xs: list[Array], val: Val) -> Val:
-    """pow(b, t) or exp(t) of exact operands whose float64 value is 1: the
-    exact value is above 1 where t's sign agrees with ln(b)'s (b > 0, b != 1,
-    t != 0 and finite), below it otherwise: Adam's ``pow(Beta2, T)`` for a
-    tiny T, whose ``1 - pow(Beta2, T)`` cancels to 0 in float64."""
+    """pow(b, t) or exp(t) of exact operands: exactly 1 for t == 0 (b
+    finite); where the float64 value is 1 otherwise, the exact value is
+    above 1 where t's sign agrees with ln(b)'s (b > 0, b != 1, t != 0 and
+    finite), below it otherwise: Adam's ``pow(Beta2, T)`` for a tiny T,
+    whose ``1 - pow(Beta2, T)`` cancels to 0 in float64."""
     t = xs[-1]
     exact = args[0].exact & args[-1].exact if name == "pow" else args[0].exact
+    if not any_true(exact):
+        return val
+    zero = exact & (t == 0) & (np.isfinite(xs[0]) if name == "pow" else True)
+    if any_true(zero):  # b ** 0 and exp(0) are exactly 1, in float64 and in mpmath
+        val = replace(val, exact=val.exact | zero)
     known = exact & (val.v == 1) & (t != 0) & np.isfinite(t)
     if not any_true(known):
         return val
@@ -681,11 +687,17 @@ def _near_one(name: str, args: list[Val], xs: list[Array], val: Val) -> Val:
     return replace(val, above=up, below=known & ~up)
 
 
-def _exact_sides(op: str, a: Val, b: Val, x: Array, val: Val) -> Val:
+def _exact_sides(op: str, a: Val, b: Val, x: Array, y: Array, val: Val) -> Val:
     """NaN-ness and, for a float64 0 of ``x - y`` (x == y) or ``x + y``
     (x == -y), on which side of it the exact value lies, from the operands'
-    sides (`Val.above`, `Val.below`; exact operands lie on neither)."""
+    sides (`Val.above`, `Val.below`; exact operands lie on neither).  A
+    division by an exact 0 makes mpmath raise, which fails the whole row
+    (the float64 value stands): as good as NaN for `FloatRun.exact_nan`."""
     nan = _nan_through(a, b)
+    if op == "/" and any_true(b.exact):
+        zero_divisor = b.exact & (y == 0)
+        if any_true(zero_divisor):
+            nan = nan | zero_divisor
     if not (any_true(a.above) or any_true(a.below) or any_true(b.above) or any_true(b.below)) or op in "*/":
         return val if nan is False else replace(val, nan=nan)
     # the exact result is (x + dx) -/+ (y + dy) = dx -/+ dy where the float64 result is 0
