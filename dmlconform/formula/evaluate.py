@@ -48,7 +48,9 @@ class Val:
     owned: bool = False
     exact: Array = False   # float64 value == exact value (``Settings.exact64`` only)
     span: tuple[float, float] | None = None  # every element lies within [lo, hi] (None: unknown)
-    nan: Array = False     # NaN in exact arithmetic too (``Settings.track`` only; `certain_nan`)
+    nan: Array = False     # NaN in exact arithmetic too (``Settings.track``; `certain_nan`; and ``exact64``)
+    above: Array = False   # the exact value is above the float64 one (``exact64`` only, where known)
+    below: Array = False   # the exact value is below the float64 one (``exact64`` only, where known)
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +273,7 @@ class Evaluator:
             shape = np.shape(x)
             lo_hi = _span(a)
             return Val(np.negative(x, out=self.buffer(a, shape)), a.err, -a.sign, a.owned or np.ndim(x) == 0, a.exact,
-                       None if lo_hi is None else (-lo_hi[1], -lo_hi[0]), a.nan)
+                       None if lo_hi is None else (-lo_hi[1], -lo_hi[0]), a.nan, a.below, a.above)
         if op == "+":
             return a
         if op == "!":
@@ -301,7 +303,9 @@ class Evaluator:
         if out is None and (op in "+-*" or (op == "/" and relative_only)):
             out = self.buffer(b, shape)  # "/" needs the divisor afterwards only for absolute parts
         if self.s.exact64:
-            return Val(_ARITH[op](x, y), sign=B.sign_of(op, a.sign, b.sign), exact=_exact_op(op, a, b, x, y))
+            v = _ARITH[op](x, y)
+            val = Val(v, sign=B.sign_of(op, a.sign, b.sign), exact=_exact_op(op, a, b, x, y, v))
+            return _exact_sides(op, a, b, x, y, val) if op in "+-*/" else val
         v = _ARITH[op](x, y, out=out)
         sign = B.sign_of(op, a.sign, b.sign)
         if self.s.track and op in "/^":
@@ -475,7 +479,13 @@ class Evaluator:
             for a, x in zip(args, xs):
                 domain = domain & a.exact & np.isfinite(x)
             if name == "sqrt":
-                return Val(v, exact=(args[0].exact & E.root_exact(xs[0], v)) | domain)
+                # a float64 0 whose exact value lies below it: the exact root is NaN
+                nan = _nan_through(args[0]) | (args[0].below & (xs[0] == 0))
+                return Val(v, exact=(args[0].exact & E.root_exact(xs[0], v)) | domain, nan=nan)
+            if name in ("pow", "exp"):
+                return _near_one(name, args, xs, Val(v, exact=domain, nan=_nan_through(*args) if name == "exp" else False))
+            if name == "log":
+                return Val(v, exact=domain, nan=_nan_through(args[0]))
         return Val(v, exact=domain)
 
     def minmax(self, name: str, args: list[Val]) -> Val:
@@ -640,14 +650,71 @@ def _arith_span(op: str, a: Val, b: Val) -> tuple[float, float] | None:
     return (lo, hi) if math.isfinite(lo) and math.isfinite(hi) else None
 
 
-def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array) -> Array:
-    """Where ``x op y`` in float64 is the exact value (operands exact too)."""
+def _nan_through(*args: Val) -> Array:
+    """Where an argument's exact value is NaN (`Val.nan` in ``exact64``
+    mode), so is the result of arithmetic, sqrt, exp or log on it: mpmath's
+    NaN propagates through each (or the division raises, and the float64
+    value stands)."""
+    nan: Array = False
+    for a in args:
+        if any_true(a.nan):
+            nan = nan | a.nan
+    return nan
+
+
+def _near_one(name: str, args: list[Val], xs: list[Array], val: Val) -> Val:
+    """pow(b, t) or exp(t) of exact operands: exactly 1 for t == 0 (b
+    finite); where the float64 value is 1 otherwise, the exact value is
+    above 1 where t's sign agrees with ln(b)'s (b > 0, b != 1, t != 0 and
+    finite), below it otherwise: Adam's ``pow(Beta2, T)`` for a tiny T,
+    whose ``1 - pow(Beta2, T)`` cancels to 0 in float64."""
+    t = xs[-1]
+    exact = args[0].exact & args[-1].exact if name == "pow" else args[0].exact
+    if not any_true(exact):
+        return val
+    zero = exact & (t == 0) & (np.isfinite(xs[0]) if name == "pow" else True)
+    if any_true(zero):  # b ** 0 and exp(0) are exactly 1, in float64 and in mpmath
+        val = replace(val, exact=val.exact | zero)
+    known = exact & (val.v == 1) & (t != 0) & np.isfinite(t)
+    if not any_true(known):
+        return val
+    if name == "pow":
+        b = xs[0]
+        known = known & (b > 0) & (b != 1) & np.isfinite(b)
+        up = known & ((b > 1) == (t > 0))
+    else:
+        up = known & (t > 0)
+    return replace(val, above=up, below=known & ~up)
+
+
+def _exact_sides(op: str, a: Val, b: Val, x: Array, y: Array, val: Val) -> Val:
+    """NaN-ness and, for a float64 0 of ``x - y`` (x == y) or ``x + y``
+    (x == -y), on which side of it the exact value lies, from the operands'
+    sides (`Val.above`, `Val.below`; exact operands lie on neither).  A
+    division by an exact 0 makes mpmath raise, which fails the whole row
+    (the float64 value stands): as good as NaN for `FloatRun.exact_nan`."""
+    nan = _nan_through(a, b)
+    if op == "/" and any_true(b.exact):
+        zero_divisor = b.exact & (y == 0)
+        if any_true(zero_divisor):
+            nan = nan | zero_divisor
+    if not (any_true(a.above) or any_true(a.below) or any_true(b.above) or any_true(b.below)) or op in "*/":
+        return val if nan is False else replace(val, nan=nan)
+    # the exact result is (x + dx) -/+ (y + dy) = dx -/+ dy where the float64 result is 0
+    b_up, b_down = (b.above, b.below) if op == "-" else (b.below, b.above)
+    zero = (val.v == 0) & np.isfinite(x)
+    down = zero & ((a.below & (b_up | b.exact)) | (a.exact & b_up))
+    up = zero & ((a.above & (b_down | b.exact)) | (a.exact & b_down))
+    return replace(val, nan=nan, above=up, below=down)
+
+
+def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array, v: Array) -> Array:
+    """Where ``v = x op y`` in float64 is the exact value (operands exact too)."""
     from dmlconform.formula import exact64 as E
 
     both = a.exact & b.exact
     if not any_true(both):
         return False
-    v = _ARITH[op](x, y)
     nan = both & (np.isnan(x) | np.isnan(y))  # an exact NaN operand: the exact value is NaN too
     if op in "+-":
         return (both & E.sum_exact(x, y if op == "+" else -y, v)) | nan

@@ -21,7 +21,7 @@ from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan, decides
 from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
-from dmlconform.formula.tree import Call, FormulaTree, per_tree, walk
+from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, per_tree, walk
 
 #: Safety factor on the float64 error bound when deciding where float64 is not
 #: enough (the bound is first order).
@@ -37,6 +37,9 @@ _NONE = np.zeros(0, dtype=np.intp)
 #: At most this many elements of one evaluation whose float64 result is not
 #: finite are recomputed exactly (mpmath); the others keep long double.
 EXACT_LIMIT = 4096
+#: Elements up to which `exact_nan` and `risky` share one evaluation (where its
+#: fixed cost outweighs evaluating elements only one of them asks about).
+PREFETCH_LIMIT = 4096
 #: Probes standing in for an infinite input when looking for a limit.
 LIMIT_PROBES = (((2.0 ** 1000, 2.0 ** 1020), np.float64), ((2.0 ** 10, 2.0 ** 11), np.longdouble))
 
@@ -130,6 +133,9 @@ class SharedPass:
     def __init__(self, outputs: tuple[str | None, ...]) -> None:
         self.outputs = outputs
         self.blocks: dict[int, tuple[dict[str | None, tuple[np.ndarray, Val]], Evaluator]] = {}
+        #: per kind of evaluation, the last (sorted) set of elements evaluated and each output's
+        #: values and exactness there: one entry per kind, so bounded
+        self.subsets: dict[tuple[str, bool, Any], tuple[np.ndarray, dict[str | None, tuple[np.ndarray, ...]]]] = {}
 
     def take(self, run: "FloatRun", lo: int, part: Mapping[str, np.ndarray],
              spans: Mapping[str, tuple[float, float]]) -> tuple[np.ndarray, Val, Evaluator]:
@@ -142,6 +148,30 @@ class SharedPass:
         if not pending:
             del self.blocks[lo]
         return values, val, ev
+
+    def at(self, run: "FloatRun", index: np.ndarray,
+           key: tuple[str, bool, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`FloatRun.at` for every output at once: the outputs' second looks
+        (literal variants, exactness checks, long double) are mostly at the
+        same elements, those of the first output that asks (Adam's
+        parameters) holding the others'.  So the first evaluation at a set of
+        elements gives every output's values, kept per kind of evaluation
+        (``key``) until one asks outside it.  The evaluation is element-wise,
+        so a value taken from a larger set is the one its own set gives."""
+        found = self.subsets.get(key)
+        if found is not None:
+            pos = _positions(found[0], index)
+            if pos is not None:
+                values, exact, nan = found[1][run.output]
+                return values[pos], exact[pos], nan[pos]
+        minmax, exact64, work = key
+        results, _ = run.run_many(run.subset(index), self.outputs, track=False, minmax=minmax, exact64=exact64,
+                                  work=work)
+        per = {o: (_shaped(v, index.shape), _shaped(val.exact, index.shape), _shaped(val.nan, index.shape))
+               for o, (v, val) in zip(self.outputs, results)}
+        if index.size > 1 and bool((index[1:] > index[:-1]).all()):  # sorted: found again by a binary search
+            self.subsets[key] = (index, per)
+        return per[run.output]
 
 
 class FloatRun:
@@ -157,6 +187,7 @@ class FloatRun:
                  shared: "SharedPass | None" = None) -> None:
         self.tree, self.arrays, self.attrs, self.shape = tree, arrays, attrs, shape
         self.shared = shared
+        self.looks = shared if shared is not None else SharedPass((output,))  # second looks, kept (`at`)
         self.dtype, self.output, self.propagate_nan = dtype, output, propagate_nan
         self.float_target = is_float(dtype)
         self.info = finfo(dtype if self.float_target else np.float32)
@@ -227,6 +258,15 @@ class FloatRun:
             out.append((values, val))
         return out, ev
 
+    def at(self, index: np.ndarray, *, minmax: str = "propagate", exact64: bool = False,
+           work: Any = np.float64) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The untracked values at the flat ``index`` (in ``work``), where
+        they are exact and where the exact value is NaN (with ``exact64``;
+        `Val.nan`), each of ``index``'s shape; shared
+        with the other outputs of the same inputs and kept for a later look
+        within the same elements (`SharedPass.at`)."""
+        return self.looks.at(self, index, (minmax, exact64, work))
+
     def scan(self) -> _Scan:
         nan = inf = False
         for a in self.floats.values():
@@ -253,6 +293,9 @@ class FloatRun:
             self.block(lo, min(lo + BLOCK, self.size), expected, bound, acc, refine=refine and self.dtype != np.float64)
         found = acc.done()
         self.certain = np.concatenate(acc.certain_nan) if acc.certain_nan else _NONE
+        if found.range.size and found.risky.size and found.range.size + found.risky.size <= PREFETCH_LIMIT:
+            # both may ask where float64 is exact (`exact_nan` within the range, `risky`): one evaluation
+            self.at(np.union1d(found.range, found.risky), exact64=True)
         refined = self.widen(found.range, expected, bound) if found.range.size else 0
         refined += self.refine(found.risky, expected, bound) if found.risky.size else 0
         ambiguous = np.zeros(self.size, dtype=bool)
@@ -392,9 +435,8 @@ class FloatRun:
         """Of the candidate flat ``index``, those whose float64 value is not
         exact and lies within its own error of a rounding boundary of the
         target type.  The candidates are evaluated again, telling exactness."""
-        values, val, _ = self.run(self.subset(index), track=False, exact64=True)
-        v = np.broadcast_to(values, index.shape)
-        keep = ~np.broadcast_to(val.exact, index.shape)
+        v, exact, _ = self.at(index, exact64=True)
+        keep = ~exact
         index, v = index[keep], v[keep]
         if index.size == 0:
             return index
@@ -437,8 +479,7 @@ class FloatRun:
         double may only half resolve), exactly (mpmath), for up to
         `EXACT_LIMIT` elements.  Returns how many changed."""
         nan64 = np.isnan(expected[index].astype(np.float64))
-        values, _, _ = self.run(self.subset(index), track=False, work=np.longdouble)
-        values = np.broadcast_to(values, index.shape)
+        values, _, _ = self.at(index, work=np.longdouble)
         finite = np.isfinite(values)
         # long double's 64 bits cannot hold trunc(a / b) of a huge quotient
         wider = np.finfo(np.longdouble).maxexp > np.finfo(np.float64).maxexp and not self.integer_rounding
@@ -468,8 +509,10 @@ class FloatRun:
         add."""
         if index.size == 0:
             return np.zeros(0, dtype=bool)
-        values, val, _ = self.run(self.subset(index), track=False, exact64=True)
-        return np.broadcast_to(np.isnan(values) & val.exact, index.shape)
+        values, exact, nan = self.at(index, exact64=True)
+        if not self.decides:  # a choice may go another way in exact arithmetic: `Val.nan` holds on one path
+            exact = exact | nan
+        return np.isnan(values) & exact
 
     def exactly(self, index: np.ndarray, expected: np.ndarray, *, zeros: bool = False) -> int:
         from dmlconform.formula.refine import refine as exact
@@ -493,7 +536,7 @@ class FloatRun:
     ) -> tuple[Alternative, ...]:
         alts: list[Alternative] = []
         if self.has_minmax and found.nan.size:
-            alts += self.variant(found.nan, expected, ambiguous, MINMAX, minmax="number")
+            alts += self.variant(self.minmax_open(found.nan), expected, ambiguous, MINMAX, minmax="number")
         if found.limit.size:
             ambiguous[found.limit] = True
             alts += self.limit(found.limit)
@@ -513,6 +556,20 @@ class FloatRun:
             alts += self.flushed(expected)
         return tuple(alts)
 
+    def minmax_open(self, index: np.ndarray) -> np.ndarray:
+        """Of the NaN-input elements ``index``, those where IEEE min/max may
+        change the value: not where an input is NaN that reaches the output
+        through arithmetic alone (`_nan_strict`), as HardSwish's x in
+        ``x * max(0, min(1, a * x + b))``: the value is NaN either way, and
+        the variant would not differ there."""
+        strict = [self.flat[n] for n in _nan_strict(self.tree).get(self.output, ()) if n in self.floats]
+        if not strict:
+            return index
+        nan = np.isnan(strict[0][index])
+        for a in strict[1:]:
+            nan |= np.isnan(a[index])
+        return index[~nan]
+
     def subset(
         self, index: np.ndarray, transform: Callable[[str, np.ndarray], np.ndarray] | None = None
     ) -> dict[str, np.ndarray]:
@@ -525,8 +582,12 @@ class FloatRun:
     def values_at(self, index: np.ndarray, transform: Any = None, minmax: str = "propagate",
                   literal: bool = False, work: Any = None) -> np.ndarray:
         work = work if work is not None else (self.literal_type if literal else np.float64)
-        values, _, _ = self.run(self.subset(index, transform), track=False, minmax=minmax, work=work)
-        return to_float(np.broadcast_to(values, index.shape).astype(np.float64), self.dtype)
+        if transform is None:
+            values, _, _ = self.at(index, minmax=minmax, work=work)
+        else:
+            values, _, _ = self.run(self.subset(index, transform), track=False, minmax=minmax, work=work)
+            values = np.broadcast_to(values, index.shape)
+        return to_float(values.astype(np.float64), self.dtype)
 
     def variant(self, index: np.ndarray, expected: np.ndarray, ambiguous: np.ndarray, spec: AltSpec,
                 *, minmax: str = "propagate", transform: Any = None, literal: bool = False,
@@ -610,6 +671,40 @@ def _has_minmax(tree: FormulaTree) -> bool:
                for s in tree.assignments for n in walk(s.value))
 
 
+@per_tree
+def _nan_strict(tree: FormulaTree) -> dict[str | None, frozenset[str]]:
+    """Per output (None: the main statement), the names whose NaN makes it
+    NaN under any min/max semantics: those reaching it through + - * / and
+    negation alone (NaN op x is NaN in IEEE arithmetic; a function, power,
+    comparison, choice or min/max may drop a NaN, so nothing passes them)."""
+    bound: dict[str, frozenset[str]] = {}
+    out: dict[str | None, frozenset[str]] = {}
+    main = tree.main
+    for s in tree.assignments:
+        names = _strict_names(s.value, bound)
+        if s.op != "=":
+            names = names | bound.get(s.target, frozenset({s.target})) if s.op[0] in _STRICT_OPS else frozenset()
+        if s.params is None:
+            bound[s.target] = names
+        out[s.target] = names
+        if s is main:
+            out[None] = names
+    return out
+
+
+_STRICT_OPS = frozenset("+-*/")
+
+
+def _strict_names(e: Any, bound: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    if isinstance(e, Name):
+        return bound.get(e.id, frozenset({e.id}))
+    if isinstance(e, Unary) and e.op == "-":
+        return _strict_names(e.operand, bound)
+    if isinstance(e, Binary) and e.op in _STRICT_OPS:
+        return _strict_names(e.left, bound) | _strict_names(e.right, bound)
+    return frozenset()
+
+
 def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
     """Flat indices where the float64 result may sit within ``window`` float64
     ULPs of a rounding boundary of the target type (halfway between two of its
@@ -627,6 +722,25 @@ def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
     return np.flatnonzero(low <= 2 * width)
 
 
+
+
+def _shaped(a: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """``a`` broadcast to ``shape`` (np.broadcast_to costs microseconds, which
+    count at the sizes of most second looks)."""
+    if isinstance(a, np.ndarray) and a.shape == shape:
+        return a
+    if isinstance(a, (bool, np.bool_)):
+        return np.full(shape, bool(a))
+    return np.broadcast_to(a, shape)
+
+
+def _positions(held: np.ndarray, index: np.ndarray) -> np.ndarray | None:
+    """Where each of ``index`` is in the sorted ``held``, or None when one is
+    not there."""
+    pos = np.searchsorted(held, index)
+    if pos.size and _MAX(pos, axis=None) >= held.size:
+        return None
+    return pos if np.array_equal(held[pos], index) else None
 
 
 def _ro(a: np.ndarray) -> np.ndarray:

@@ -42,10 +42,14 @@ def test_every_certain_nan_is_nan_exactly(text: str, pairs: list[tuple[float, fl
     values64, val, ev = run.run({"x": x, "y": y}, track=True)
     marked = certain_nan(val, ev, x.shape, decides=decides(tree))  # as the oracle asks
     assert np.isnan(values64[marked]).all()
+    _assert_nan_exactly(text, tree, x, y, marked)
+
+
+def _assert_nan_exactly(text: str, tree: object, x: np.ndarray, y: np.ndarray, marked: np.ndarray) -> None:
     ctx = mp_context(PRECISION)
     for k in np.flatnonzero(marked):
         try:
-            exact = _Scalar(ctx, {"x": x[k], "y": y[k]}, "propagate").run(tree, None)
+            exact = _Scalar(ctx, {"x": x[k], "y": y[k]}, "propagate").run(tree, None)  # type: ignore[arg-type]
         except (ZeroDivisionError, ValueError, OverflowError):
             continue  # the oracle keeps the float64 NaN there as well
         assert ctx.isnan(exact), (text, float(x[k]), float(y[k]), exact)
@@ -73,3 +77,40 @@ def test_without_a_decision_an_overflow_leaves_the_nan_certain() -> None:
         _, val, ev = run.run({"x": x, "y": y}, track=True)
         assert ev.overflow is not None and ev.overflow.all()
         assert certain_nan(val, ev, x.shape, decides=decides(tree)).tolist() == want, text
+
+
+#: Formulas whose float64 value cancels to 0 while the exact value does not:
+#: pow or exp of a tiny exponent rounds to 1 (`evaluate._near_one`).
+NEAR_ONE = [
+    "f(x, y) = sqrt(1 - pow(0.25, y)) / (1 - pow(2, y)) * x",
+    "f(x, y) = sqrt(pow(3, y) - 1) / (1 - exp(y)) + x",
+    "f(x, y) = x - sqrt(exp(-y) - 1) * (1 - pow(x, y))",
+    "f(x, y) = sqrt(-(1 - pow(0.5, y)) + 0) / (exp(y) - 1)",
+]
+tiny = st.floats(-2.0 ** -66, 2.0 ** -66, width=32) | st.sampled_from([1.4e-45, -1.4e-45, 1.2e-38, -1.2e-38, 0.0])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(NEAR_ONE), st.lists(st.tuples(values, tiny), min_size=1, max_size=12))
+def test_every_exact64_nan_mark_is_nan_exactly(text: str, pairs: list[tuple[float, float]]) -> None:
+    """`FloatRun.exact_nan` (the exactness evaluation's `Val.nan`, which
+    knows on which side of 1 a rounded pow or exp lies) lets the oracle skip
+    mpmath: every element it marks is NaN (or fails) in exact arithmetic."""
+    tree = expand(parse(text))
+    x = np.asarray([p[0] for p in pairs], dtype=np.float32)
+    y = np.asarray([p[1] for p in pairs], dtype=np.float32)
+    run = FloatRun(tree, {"x": x, "y": y}, {}, x.shape, np.dtype(np.float32), output=None, propagate_nan=True)
+    marked = run.exact_nan(np.arange(x.size))
+    _assert_nan_exactly(text, tree, x, y, marked)
+
+
+def test_adams_bias_correction_of_a_tiny_negative_step_is_nan_exactly() -> None:
+    """1 - pow(0.25, T) cancels to 0 in float64 for a tiny T; its exact value
+    is negative for T < 0 (pow above 1) and positive for T > 0, so only the
+    former's square root is NaN exactly.  For T = 0 both factors are exactly
+    0, and mpmath's 0 / 0 raises: the float64 NaN stands."""
+    tree = expand(parse("f(x, y) = sqrt(1 - pow(0.25, y)) / (1 - pow(2, y)) * x"))
+    x = np.ones(6, dtype=np.float32)
+    y = np.asarray([-1e-30, 1e-30, -1.4e-45, 0.5, 0.0, -0.0], dtype=np.float32)
+    run = FloatRun(tree, {"x": x, "y": y}, {}, x.shape, np.dtype(np.float32), output=None, propagate_nan=True)
+    assert run.exact_nan(np.arange(6)).tolist() == [True, False, True, False, True, True]

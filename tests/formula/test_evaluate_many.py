@@ -64,3 +64,33 @@ def test_integer_outputs_at_once() -> None:
     together = evaluate_many(tree, inputs, outputs=("OutQ", "OutR"), dtype=np.int8, overflow=Overflow.SATURATE)
     for output, result in zip(("OutQ", "OutR"), together):
         _same(result, evaluate(tree, inputs, dtype=np.int8, overflow=Overflow.SATURATE, output=output))
+
+
+def test_positions_in_a_sorted_set() -> None:
+    held = np.asarray([2, 5, 9, 40])
+    assert floatrun._positions(held, np.asarray([5, 40])).tolist() == [1, 3]
+    assert floatrun._positions(held, np.asarray([], dtype=np.intp)).tolist() == []
+    for outside in ([5, 41], [3], [0, 2], [100]):
+        assert floatrun._positions(held, np.asarray(outside)) is None, outside
+
+
+def test_second_looks_are_shared_between_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The untracked evaluations of the later outputs (literal variants,
+    exactness checks) mostly come from the first output's: fewer evaluations
+    than one evaluate call per output, with the same results (above)."""
+    inputs = _adam_inputs(np.float32, 300)
+    attrs = {"LearningRate": 0.5, "Beta1": 2.0, "Beta2": 0.25, "Epsilon": 1.5}
+    runs: list[int] = []
+    original = floatrun.FloatRun.run_many
+
+    def counted(self: floatrun.FloatRun, *args: object, **kwargs: object) -> object:
+        runs.append(1)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(floatrun.FloatRun, "run_many", counted)
+    evaluate_many(ADAM, inputs, attrs, outputs=OUTPUTS, dtype=np.float32)
+    together = len(runs)
+    runs.clear()
+    for output in OUTPUTS:
+        evaluate(ADAM, inputs, attrs, dtype=np.float32, output=output)
+    assert together < len(runs) - 2  # the tracked pass once, not thrice, and shared second looks
