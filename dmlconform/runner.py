@@ -62,14 +62,15 @@ class Oracles:
 
     def get(self, spec: m.Spec) -> _Formula:
         if spec.operator not in self.cache:
-            from dmlconform.formula import Parsed, classify, parse
+            from dmlconform.cases.generate import classified  # the binding generate made, where the same
+            from dmlconform.formula import Parsed, parse
 
             if not spec.formula.evaluable or not spec.formula.parsed:
                 raise ValueError(f"{spec.operator}: the formula is not evaluable ({spec.formula.reason or 'no formula'})")
             tensors = [f for f in spec.fields if f.is_tensor]
-            bound = classify(spec.formula.parsed, [f.name for f in spec.fields],
-                             inputs=[f.name for f in tensors if f.role is m.TensorRole.INPUT],
-                             outputs=[f.name for f in tensors if f.role is m.TensorRole.OUTPUT])
+            bound = classified(spec.formula.parsed, tuple(f.name for f in spec.fields),
+                               tuple(f.name for f in tensors if f.role is m.TensorRole.INPUT),
+                               tuple(f.name for f in tensors if f.role is m.TensorRole.OUTPUT))
             tree = bound.tree if isinstance(bound, Parsed) else parse(spec.formula.parsed)
             self.cache[spec.operator] = _Formula(
                 tree=tree,

@@ -95,7 +95,7 @@ class _Binding:
 def _bind(spec: Spec) -> _Binding | str:
     """How ``spec``'s formula binds to its fields, or why it does not.
     `is_runnable` and then `generate` bind each spec: the binding is computed
-    once for the formula text and the fields it reads (`_bind_text`)."""
+    once for the formula text and the fields it reads (`classified`)."""
     if not spec.formula.evaluable or not spec.formula.parsed:
         return f"formula not evaluable ({spec.formula.reason or 'no parsed formula'})"
     ins = tuple(f.name for f in spec.tensors if f.role is TensorRole.INPUT and not f.optional)
@@ -104,10 +104,20 @@ def _bind(spec: Spec) -> _Binding | str:
 
 
 @functools.lru_cache(maxsize=256)
-def _bind_text(formula: str, fields: tuple[str, ...], ins: tuple[str, ...], outs: tuple[str, ...]) -> _Binding | str:
-    from dmlconform.formula import Parsed, classify
+def classified(formula: str, fields: tuple[str, ...], inputs: tuple[str, ...], outputs: tuple[str, ...]) -> Any:
+    """`formula.classify` of a formula text with a spec's fields and tensors
+    (a frozen `Parsed` or `NotParsed`), once per run of the same arguments:
+    `is_runnable`, `generate` and the runner's oracles all bind each spec."""
+    from dmlconform.formula import classify
 
-    parsed = classify(formula, list(fields), inputs=ins, outputs=outs)
+    return classify(formula, list(fields), inputs=inputs, outputs=outputs)
+
+
+@functools.lru_cache(maxsize=256)
+def _bind_text(formula: str, fields: tuple[str, ...], ins: tuple[str, ...], outs: tuple[str, ...]) -> _Binding | str:
+    from dmlconform.formula import Parsed
+
+    parsed = classified(formula, fields, ins, outs)
     if not isinstance(parsed, Parsed) or not parsed.evaluable:
         return f"formula does not bind to the fields ({getattr(parsed, 'reason', '')})"
     if not outs:
