@@ -74,7 +74,8 @@ class Request:
 
 
 def fill(requests: Sequence[Request]) -> list[np.ndarray]:
-    """The values of every request (1-D arrays of its dtype, in order), drawn
+    """The values of every request (1-D arrays of its dtype, in order; the
+    random ones read-only, the fixed ones as `numpy.asarray` gives them), drawn
     in one pass over every data type: the random bits and the shuffle of all
     the requests are whole-array operations, only the conversion to values is
     per data type (a request's values depend on its key and count alone, so
@@ -137,6 +138,7 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
     out = []
     for (_, a, b), into, (k0, k1) in zip(runs, values, _runs(requests)):
         shuffled = into[perm[a:b] - a]
+        shuffled.flags.writeable = False  # once for all its requests (each is a slice of it)
         out.extend(shuffled[s - a:e - a] for s, e in zip(bounds[k0:k1], bounds[k0 + 1:k1 + 1]))
     return out
 

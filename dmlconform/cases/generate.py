@@ -562,9 +562,12 @@ def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, flat: np.ndarra
         logical = flat[:int(np.prod(compact))].reshape(compact)
         return _tensor(name, dtype, sizes, strides, logical)
     if flat.ndim == 1 and flat.size == math.prod(sizes):
-        # packed: the drawn values in order, fresh arrays of the type (`draws.fill`): a read-only view, no copy
-        buf = flat.view()
-        buf.flags.writeable = False
+        # packed: the drawn values in order, arrays of the type of their own (`draws.fill`): as they are
+        # when read-only (random values), else a read-only view; no copy
+        buf = flat
+        if buf.flags.writeable:
+            buf = flat.view()
+            buf.flags.writeable = False
         return TensorData(name, dtype, sizes, packed_strides(sizes), buf)
     return _tensor(name, dtype, sizes, packed_strides(sizes), flat.reshape(sizes))
 
