@@ -80,10 +80,14 @@ class CpuBackend:
 
     def _verdict(self, case: Case, rules: _Rules) -> Support:
         """`_problems`' verdict, remembered per rules and what it reads of a
-        case (each tensor's name, data type and sizes, the aliases): the
-        cases of a suite share a few configurations each."""
-        config = (id(rules), case.aliases,
-                  tuple((t.name, t.dtype._name_, t.sizes) for t in (*case.inputs, *case.outputs)))  # names: an enum's hash is Python code
+        case: the aliases; each tensor's name, data type and dimension count,
+        and its sizes where they differ from the first tensor's (``same
+        Sizes`` compares them; equal sizes make the same verdict whatever
+        they are).  The cases of a suite share a few configurations each."""
+        tensors = (*case.inputs, *case.outputs)
+        first = tensors[0].sizes if tensors else ()
+        config = (id(rules), case.aliases, tuple((t.name, t.dtype._name_, len(t.sizes), None if t.sizes == first else t.sizes)
+                                                 for t in tensors))  # enum names: hashed by C
         known = self._configs.get(config)
         if known is None or known[0] is not rules:
             reason = next(_problems(case, self.level, rules), None)
