@@ -60,7 +60,6 @@ class CpuBackend:
             self.level = NEWEST if feature_level in (None, "") else FeatureLevel.parse(str(feature_level))
         self._verdicts: dict[int, tuple[Spec, Case, Support]] = {}
         self._rules: dict[tuple[object, ...], tuple[Spec, _Rules]] = {}
-        self._configs: dict[tuple[object, ...], tuple[_Rules, Support]] = {}
 
     def info(self) -> BackendInfo:
         return BackendInfo(name="cpu", device=f"numpy {np.__version__} on {platform.machine()}",
@@ -72,29 +71,12 @@ class CpuBackend:
         known = self._verdicts.get(id(case))
         if known is not None and known[0] is spec and known[1] is case:
             return known[2]
-        verdict = self._verdict(case, self._rules_for(spec, case.attributes))
+        reason = next(_problems(case, self.level, self._rules_for(spec, case.attributes)), None)
+        verdict = SUPPORTED if reason is None else Support(False, reason)
         if len(self._verdicts) >= VERDICTS_KEPT:
             self._verdicts.clear()
         self._verdicts[id(case)] = (spec, case, verdict)  # holds the case: its id stays its own
         return verdict
-
-    def _verdict(self, case: Case, rules: _Rules) -> Support:
-        """`_problems`' verdict, remembered per rules and what it reads of a
-        case: the aliases; each tensor's name, data type and dimension count,
-        and its sizes where they differ from the first tensor's (``same
-        Sizes`` compares them; equal sizes make the same verdict whatever
-        they are).  The cases of a suite share a few configurations each."""
-        tensors = (*case.inputs, *case.outputs)
-        first = tensors[0].sizes if tensors else ()
-        config = (id(rules), case.aliases, tuple((t.name, t.dtype._name_, len(t.sizes), None if t.sizes == first else t.sizes)
-                                                 for t in tensors))  # enum names: hashed by C
-        known = self._configs.get(config)
-        if known is None or known[0] is not rules:
-            reason = next(_problems(case, self.level, rules), None)
-            if len(self._configs) >= VERDICTS_KEPT:
-                self._configs.clear()
-            known = self._configs[config] = (rules, SUPPORTED if reason is None else Support(False, reason))  # holds the rules
-        return known[1]
 
     def _rules_for(self, spec: Spec, attributes: tuple[tuple[str, object], ...]) -> _Rules:
         """`_rules`, remembered per spec and the values of the attributes its
