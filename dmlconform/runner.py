@@ -62,14 +62,15 @@ class Oracles:
 
     def get(self, spec: m.Spec) -> _Formula:
         if spec.operator not in self.cache:
-            from dmlconform.formula import Parsed, classify, parse
+            from dmlconform.cases.generate import classified  # the binding generate made, where the same
+            from dmlconform.formula import Parsed, parse
 
             if not spec.formula.evaluable or not spec.formula.parsed:
                 raise ValueError(f"{spec.operator}: the formula is not evaluable ({spec.formula.reason or 'no formula'})")
             tensors = [f for f in spec.fields if f.is_tensor]
-            bound = classify(spec.formula.parsed, [f.name for f in spec.fields],
-                             inputs=[f.name for f in tensors if f.role is m.TensorRole.INPUT],
-                             outputs=[f.name for f in tensors if f.role is m.TensorRole.OUTPUT])
+            bound = classified(spec.formula.parsed, tuple(f.name for f in spec.fields),
+                               tuple(f.name for f in tensors if f.role is m.TensorRole.INPUT),
+                               tuple(f.name for f in tensors if f.role is m.TensorRole.OUTPUT))
             tree = bound.tree if isinstance(bound, Parsed) else parse(spec.formula.parsed)
             self.cache[spec.operator] = _Formula(
                 tree=tree,
@@ -118,17 +119,19 @@ def repro(case: Case, info: BackendInfo) -> str:
     """The one-line command that runs this case again, with the backend's
     ``--backend-arg KEY=VALUE`` options (``info.options``) shell-quoted."""
     args = "".join(f" --backend-arg {shlex.quote(f'{k}={v}')}" for k, v in info.options) if info.options else ""
-    return (f"dmlconform run --backend {info.name}{args} --feature-level {case.level.short} "
-            f"--case '{case.id}' --seed {case.seed}")
+    return (f"dmlconform run --backend {info.name}{args} --feature-level {case.level._name_[3:]} "
+            f"--case '{case.id}' --seed {case.seed}")  # `FeatureLevel.short` from the member's name, a plain attribute
 
 
 def verdict(case: Case, outcome: Outcome, message: str, info: BackendInfo | None, *, seconds: float = 0.0,
             **more: object) -> CaseResult:
     """The result of ``case``: its facts, the outcome, and the repro line
     (none while ``info`` is unknown: no worker has built the backend yet)."""
+    # the enums' names and values as plain attributes (``.name``/``.value``/``.short`` are Python properties)
     return CaseResult(
-        case_id=case.id, operator=case.operator, dtype=case.dtype.name, level=case.level.short,
-        dims=case.dimension_count, layout=case.layout.value, outcome=outcome, message=message,
+        case_id=case.id, operator=case.operator, dtype=case.dtype._name_, level=case.level._name_[3:],
+        dims=len(case.outputs[0].sizes) if case.outputs else 0, layout=case.layout._value_, outcome=outcome,
+        message=message,
         expect_supported=case.expect_supported, edges=case.edges, seconds=round(seconds, 6),
         repro=repro(case, info) if info is not None else "", **more,  # type: ignore[arg-type]
     )

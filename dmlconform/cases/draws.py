@@ -74,17 +74,22 @@ class Request:
 
 
 def fill(requests: Sequence[Request]) -> list[np.ndarray]:
-    """The values of every request (1-D arrays of its dtype, in order), drawn
-    per data type in one pass."""
+    """The values of every request (1-D arrays of its dtype, in order; the
+    random ones read-only, the fixed ones as `numpy.asarray` gives them), drawn
+    in one pass over every data type: the random bits and the shuffle of all
+    the requests are whole-array operations, only the conversion to values is
+    per data type (a request's values depend on its key and count alone, so
+    the grouping changes none)."""
     out: list[np.ndarray | None] = [None] * len(requests)
-    by_dtype: dict[DataType, list[int]] = {}
+    by_dtype: dict[int, list[int]] = {}  # by identity: an enum's hash is Python code
     for k, r in enumerate(requests):
         if r.fixed is not None:
             out[k] = np.asarray(r.fixed, dtype=np_dtype(r.dtype))
         else:
-            by_dtype.setdefault(r.dtype, []).append(k)
-    for dtype, members in by_dtype.items():
-        for k, values in zip(members, _fill_same_type(dtype, [requests[k] for k in members])):
+            by_dtype.setdefault(id(r.dtype), []).append(k)
+    if by_dtype:
+        order = [k for members in by_dtype.values() for k in members]  # each data type's requests together
+        for k, values in zip(order, _fill_all([requests[k] for k in order])):
             out[k] = values
     return out  # type: ignore[return-value]
 
@@ -94,31 +99,54 @@ def fill(requests: Sequence[Request]) -> list[np.ndarray]:
 CHUNK = 1 << 18
 
 
-def _fill_same_type(dtype: DataType, requests: list[Request]) -> list[np.ndarray]:
-    nt = np_dtype(dtype)
-    counts = np.fromiter((r.count for r in requests), dtype=np.int64, count=len(requests))
-    starts = np.zeros(len(requests), dtype=np.int64)
-    np.cumsum(counts[:-1], out=starts[1:])
-    total = int(counts.sum())
-    keys = np.fromiter((r.key for r in requests), dtype=np.uint64, count=len(requests))
-    values = np.empty(total, dtype=nt)
-    order_key = np.empty(total, dtype=np.uint64)  # (tensor, a random 32-bit key): the shuffle
+def _fill_all(requests: list[Request]) -> list[np.ndarray]:
+    """The values of ``requests``, those of one data type adjacent.  Elements
+    are numbered request after request; a request's shuffle sorts its own
+    elements by (request, a random 32-bit key), stably, so a sort of all of
+    them at once keeps every request, and every data type, in its place."""
+    n = len(requests)
+    counts = np.fromiter((r.count for r in requests), dtype=np.int64, count=n)
+    starts = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    total = int(starts[-1])
+    keys = np.fromiter((r.key for r in requests), dtype=np.uint64, count=n)
+    bounds = starts.tolist()
+    runs = [(requests[k].dtype, bounds[k], bounds[e]) for k, e in _runs(requests)]  # (dtype, elements) per type
+    values = [np.empty(b - a, dtype=np_dtype(dtype)) for dtype, a, b in runs]
+    order_key = np.empty(total, dtype=np.uint64)
     for lo in range(0, total, CHUNK):
         index = np.arange(lo, min(lo + CHUNK, total), dtype=np.int64)
+        hi = lo + index.size
         segment = np.searchsorted(starts, index, side="right") - 1
         position = index - starts[segment]
         key = keys[segment]
         step = position.astype(np.uint64) * np.uint64(2)
-        values[lo:lo + index.size] = _values(dtype, nt, mix(key + (step + np.uint64(1)) * GOLDEN), position)
+        words = mix(key + (step + np.uint64(1)) * GOLDEN)
+        for (dtype, a, b), into in zip(runs, values):
+            x, y = max(a, lo), min(b, hi)
+            if x < y:  # this data type's part of the chunk
+                into[x - a:y - a] = _values(dtype, into.dtype, words[x - lo:y - lo], position[x - lo:y - lo])
         shuffle = mix(key + (step + np.uint64(2)) * GOLDEN) >> np.uint64(32)
         shuffle |= segment.astype(np.uint64) << np.uint64(32)
-        order_key[lo:lo + index.size] = shuffle
-    for start, r in zip(starts.tolist(), requests):  # the pools first, then random values
-        if r.pool is not None and r.pool.size:
-            head = r.pool[:r.count]
-            values[start:start + head.size] = head
-    values = values[np.argsort(order_key, kind="stable")]
-    return np.split(values, starts[1:])
+        order_key[lo:hi] = shuffle
+    for (_, a, b), into, (k0, k1) in zip(runs, values, _runs(requests)):  # the pools first, then random values
+        for start, r in zip(bounds[k0:k1], requests[k0:k1]):
+            if r.pool is not None and r.pool.size:
+                head = r.pool[:r.count]
+                into[start - a:start - a + head.size] = head
+    perm = np.argsort(order_key, kind="stable")
+    out = []
+    for (_, a, b), into, (k0, k1) in zip(runs, values, _runs(requests)):
+        shuffled = into[perm[a:b] - a]
+        shuffled.flags.writeable = False  # once for all its requests (each is a slice of it)
+        out.extend(shuffled[s - a:e - a] for s, e in zip(bounds[k0:k1], bounds[k0 + 1:k1 + 1]))
+    return out
+
+
+def _runs(requests: list[Request]) -> list[tuple[int, int]]:
+    """The ranges of adjacent requests of one data type."""
+    cuts = [k for k in range(1, len(requests)) if requests[k].dtype is not requests[k - 1].dtype]
+    return list(zip([0] + cuts, cuts + [len(requests)]))
 
 
 def _values(dtype: DataType, nt: np.dtype, words: np.ndarray, position: np.ndarray) -> np.ndarray:

@@ -93,13 +93,31 @@ class _Binding:
 
 
 def _bind(spec: Spec) -> _Binding | str:
-    from dmlconform.formula import Parsed, classify
-
+    """How ``spec``'s formula binds to its fields, or why it does not.
+    `is_runnable` and then `generate` bind each spec: the binding is computed
+    once for the formula text and the fields it reads (`classified`)."""
     if not spec.formula.evaluable or not spec.formula.parsed:
         return f"formula not evaluable ({spec.formula.reason or 'no parsed formula'})"
     ins = tuple(f.name for f in spec.tensors if f.role is TensorRole.INPUT and not f.optional)
     outs = tuple(f.name for f in spec.tensors if f.role is TensorRole.OUTPUT)
-    parsed = classify(spec.formula.parsed, [f.name for f in spec.fields], inputs=ins, outputs=outs)
+    return _bind_text(spec.formula.parsed, tuple(f.name for f in spec.fields), ins, outs)
+
+
+@functools.lru_cache(maxsize=256)
+def classified(formula: str, fields: tuple[str, ...], inputs: tuple[str, ...], outputs: tuple[str, ...]) -> Any:
+    """`formula.classify` of a formula text with a spec's fields and tensors
+    (a frozen `Parsed` or `NotParsed`), once per run of the same arguments:
+    `is_runnable`, `generate` and the runner's oracles all bind each spec."""
+    from dmlconform.formula import classify
+
+    return classify(formula, list(fields), inputs=inputs, outputs=outputs)
+
+
+@functools.lru_cache(maxsize=256)
+def _bind_text(formula: str, fields: tuple[str, ...], ins: tuple[str, ...], outs: tuple[str, ...]) -> _Binding | str:
+    from dmlconform.formula import Parsed
+
+    parsed = classified(formula, fields, ins, outs)
     if not isinstance(parsed, Parsed) or not parsed.evaluable:
         return f"formula does not bind to the fields ({getattr(parsed, 'reason', '')})"
     if not outs:
@@ -338,11 +356,19 @@ def _cond(b: Any) -> str:
     return b.cond.split("; ")[0].replace(" ", "")
 
 
-@functools.lru_cache(maxsize=4096)
 def _boundary_pool(b: Any, dtype: DataType) -> np.ndarray:
     """The boundary's points in ``dtype`` (read-only); none where it lies
-    beyond the type's range (``Boundary.points`` overflows there)."""
-    points = _boundary_points(b, dtype)
+    beyond the type's range (``Boundary.points`` overflows there).  They
+    depend on the boundary's value alone: many operators share a few values
+    (0, 1, -1...), so they are computed once per value and type."""
+    return _value_pool(b.value, b.exact, dtype)
+
+
+@functools.lru_cache(maxsize=4096)
+def _value_pool(value: float, exact: Any, dtype: DataType) -> np.ndarray:
+    from dmlconform.formula.boundaries import Boundary
+
+    points = _boundary_points(Boundary("x", value, "", "", exact), dtype)
     points.flags.writeable = False
     return points
 
@@ -357,20 +383,36 @@ def _boundary_points(b: Any, dtype: DataType) -> np.ndarray:
     return ev.boundary_points(b.exact, b.value, dtype, points)
 
 
-def _pools(bound: _Binding, dtypes: dict[str, DataType], found: tuple[Any, ...]) -> dict[str, _Pool]:
-    """Per input read by the formula: its type's edge values and every boundary point."""
+def _pools(bound: _Binding, dtypes: dict[str, DataType], found: tuple[Any, ...],
+           known: dict[Any, Any]) -> dict[str, _Pool]:
+    """Per input read by the formula: its type's edge values and every
+    boundary point; each input's pool made once per boundaries, formula name
+    and data type (held in ``known``: the data types of the other tensors
+    change none of it)."""
     out = {}
     for tensor, name in bound.names:
         dtype = dtypes[tensor]
-        edge = ev.edge_values(dtype)
-        parts = [np.asarray([e.value for e in edge], dtype=ev.np_dtype(dtype))]
-        labels = [e.name for e in edge]
-        for b in found:
-            if b.var == name:
-                parts.append(_boundary_pool(b, dtype))
-                labels.append(f"boundary:{_cond(b)}")
-        out[tensor] = _Pool(np.concatenate(parts), tuple(dict.fromkeys(labels)))
+        key = ("pool", id(found), name, dtype._name_)  # ``found`` is held by ctx.found: its id stays its own
+        pool = known.get(key)
+        if pool is None:
+            edge = ev.edge_values(dtype)
+            parts = [_edge_array(dtype)]
+            labels = [e.name for e in edge]
+            for b in found:
+                if b.var == name:
+                    parts.append(_boundary_pool(b, dtype))
+                    labels.append(f"boundary:{_cond(b)}")
+            pool = known[key] = _Pool(np.concatenate(parts), tuple(dict.fromkeys(labels)))
+        out[tensor] = pool
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _edge_array(dtype: DataType) -> np.ndarray:
+    """The edge values of ``dtype`` as an array of it (read-only; one per type)."""
+    values = np.asarray([e.value for e in ev.edge_values(dtype)], dtype=ev.np_dtype(dtype))
+    values.flags.writeable = False
+    return values
 
 
 # -- tensors ---------------------------------------------------------------------------
@@ -401,9 +443,9 @@ def _tensor(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[i
         buf = logical.reshape(-1) if logical.dtype == nt else logical.astype(nt).reshape(-1)
     else:
         buf = np.full(count, _canary(dtype), dtype=nt)
-        view = np.lib.stride_tricks.as_strided(buf, shape=sizes, strides=tuple(s * nt.itemsize for s in strides),
-                                               writeable=True)
-        np.copyto(view, np.broadcast_to(logical.astype(nt, copy=False), sizes))
+        # the logical view by the ndarray constructor (twice as fast as as_strided); assignment broadcasts
+        view = np.ndarray(sizes, nt, buf, 0, tuple(s * nt.itemsize for s in strides))
+        view[...] = logical.astype(nt, copy=False)
     buf.flags.writeable = False
     return TensorData(name, dtype, sizes, strides, buf)
 
@@ -420,7 +462,17 @@ def _broadcast_dims(sizes: tuple[int, ...], multi: bool) -> tuple[int, ...]:
 #: Per input read by a filler: (pool, fixed) -- a pool to put first among random
 #: values, or values taken as they are; (None, None): random values only.
 Recipe = dict[str, tuple[np.ndarray | None, np.ndarray | None]]
-Filler = Any  # (dtypes, count) -> (recipe per input, edge classes)
+Filler = Any  # (types, count) -> (recipe per input, edge classes sorted)
+
+
+@dataclass(frozen=True, slots=True)
+class _Types:
+    """Each tensor's data type in the cases of one (data type, index), made
+    once for all of them; ``key`` names them all (hashing a tuple of enums
+    runs Python code for every member)."""
+
+    dtypes: dict[str, DataType]
+    key: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -440,6 +492,7 @@ class _Ctx:
     found: dict[Any, tuple[Any, ...]] = dataclass_field(default_factory=dict)
     pools: dict[Any, Any] = dataclass_field(default_factory=dict)  # and (recipe, edges) per pools and count
     texts: dict[Attrs, str] = dataclass_field(default_factory=dict)  # `attrs_text` per attribute values
+    types: dict[tuple[DataType, int], _Types] = dataclass_field(default_factory=dict)  # `_types`
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,8 +521,19 @@ class _Plan:
     edges: tuple[str, ...]
 
 
+def _types(ctx: _Ctx, dtype: DataType, index: int) -> _Types:
+    """`_assign` of ``dtype`` and ``index``, once per generate() call."""
+    found = ctx.types.get((dtype, index))
+    if found is None:
+        dtypes = _assign(list(ctx.primary), [list(g) for g in ctx.rest], ctx.allowed, dtype, index)
+        key = ",".join(f"{t}={d.name}" for t, d in sorted(dtypes.items()))
+        found = ctx.types[dtype, index] = _Types(dtypes, key)
+    return found
+
+
 def _plan(ctx: _Ctx, shape: _Shape, fill: Filler) -> _Plan:
-    dtypes = _assign(list(ctx.primary), [list(g) for g in ctx.rest], ctx.allowed, shape.dtype, shape.index)
+    types = _types(ctx, shape.dtype, shape.index)
+    dtypes = types.dtypes
     parts = [ctx.spec.operator, shape.dtype.name, f"{len(shape.sizes)}d", shape.what]
     if ctx.show_attrs:
         text = ctx.texts.get(shape.attrs)
@@ -477,11 +541,11 @@ def _plan(ctx: _Ctx, shape: _Shape, fill: Filler) -> _Plan:
     parts += [shape.tag or shape.layout.value] if shape.tag or shape.layout is not Layout.PACKED else []
     case_id = "/".join(parts)
     count = math.prod(shape.sizes)
-    recipe, edges = fill(dtypes, count)
+    recipe, edges = fill(types, count)
     requests = tuple(draws.Request(draws.stream_key(ctx.seed, case_id, name), dtypes[name], count,
                                    *recipe.get(name, (None, None)))
                      for name in ctx.bound.inputs)
-    return _Plan(case_id, shape, dtypes, requests, tuple(sorted(set(edges))))
+    return _Plan(case_id, shape, dtypes, requests, edges)
 
 
 def _build(ctx: _Ctx, plan: _Plan, values: list[np.ndarray]) -> Case:
@@ -493,10 +557,10 @@ def _build(ctx: _Ctx, plan: _Plan, values: list[np.ndarray]) -> Case:
     for name in ctx.bound.outputs:
         if pair is not None and pair[0] == name:
             src = next(t for t in inputs if t.name == pair[1])
-            outputs.append(_tensor(name, dtypes[name], src.sizes, src.strides, None))
+            outputs.append(_output(name, dtypes[name], src.sizes, src.strides))
         else:
             strides = _padded_strides(shape.sizes) if shape.layout is Layout.PADDED else packed_strides(shape.sizes)
-            outputs.append(_tensor(name, dtypes[name], shape.sizes, strides, None))
+            outputs.append(_output(name, dtypes[name], shape.sizes, strides))
     return Case(id=plan.id, operator=ctx.spec.operator, level=ctx.level, dtype=shape.dtype,
                 inputs=inputs, outputs=tuple(outputs), attributes=shape.attrs, layout=shape.layout,
                 aliases=(pair,) if pair else (), expect_supported=shape.supported,
@@ -513,7 +577,22 @@ def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, flat: np.ndarra
         strides = tuple(0 if i in dims else s for i, s in enumerate(packed_strides(compact)))
         logical = flat[:int(np.prod(compact))].reshape(compact)
         return _tensor(name, dtype, sizes, strides, logical)
+    if flat.ndim == 1 and flat.size == math.prod(sizes):
+        # packed: the drawn values in order, arrays of the type of their own (`draws.fill`): as they are
+        # when read-only (random values), else a read-only view; no copy
+        buf = flat
+        if buf.flags.writeable:
+            buf = flat.view()
+            buf.flags.writeable = False
+        return TensorData(name, dtype, sizes, packed_strides(sizes), buf)
     return _tensor(name, dtype, sizes, packed_strides(sizes), flat.reshape(sizes))
+
+
+def _output(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[int, ...]) -> TensorData:
+    """An output: a zero-filled read-only buffer addressing ``sizes`` at ``strides``."""
+    buf = np.zeros(buffer_elements(sizes, strides), dtype=ev.np_dtype(dtype))
+    buf.flags.writeable = False
+    return TensorData(name, dtype, sizes, strides, buf)
 
 
 def _alias(ctx: _Ctx, dtypes: dict[str, DataType]) -> tuple[str, str] | None:
@@ -526,18 +605,18 @@ def _alias(ctx: _Ctx, dtypes: dict[str, DataType]) -> tuple[str, str] | None:
 
 def _edges_fill(ctx: _Ctx, found: tuple[Any, ...]) -> Filler:
     """Every input read by the formula holds its pool; others random values."""
-    known = ctx.pools  # pools per boundaries and data types: read-only
+    known = ctx.pools  # pools per boundaries and data types, recipes per count too: read-only
 
-    def fill(dtypes: dict[str, DataType], count: int) -> tuple[Recipe, list[str]]:
-        key = (id(found), tuple(sorted(dtypes.items())))  # ``found`` is held by ctx.found: its id stays its own
-        if key not in known:
-            known[key] = _pools(ctx.bound, dtypes, found)
-        pools = known[key]
-        if (key, count) not in known:
+    def fill(types: _Types, count: int) -> tuple[Recipe, tuple[str, ...]]:
+        key = (id(found), types.key, count)  # ``found`` is held by ctx.found: its id stays its own
+        made = known.get(key)
+        if made is None:
+            pools = known.get(key[:2])
+            if pools is None:
+                pools = known[key[:2]] = _pools(ctx.bound, types.dtypes, found, known)
             edges = [e for t, p in pools.items() for e in p.edges if _covered(p, e, count)] + ["random"]
-            known[key, count] = ({t: (p.values, None) for t, p in pools.items()}, edges)
-        recipe, edges = known[key, count]
-        return dict(recipe), edges
+            made = known[key] = ({t: (p.values, None) for t, p in pools.items()}, tuple(sorted(set(edges))))
+        return made
     return fill
 
 
@@ -551,12 +630,13 @@ def _pairs_fill(ctx: _Ctx) -> Filler:
     """The cross product of the first two inputs' edge values."""
     a, b = (t for t, _ in ctx.bound.names[:2])
 
-    def fill(dtypes: dict[str, DataType], count: int) -> tuple[Recipe, list[str]]:
+    def fill(types: _Types, count: int) -> tuple[Recipe, tuple[str, ...]]:
+        dtypes = types.dtypes
         ea, eb = ev.edge_values(dtypes[a]), ev.edge_values(dtypes[b])
         va = np.asarray([e.value for e in ea], dtype=ev.np_dtype(dtypes[a]))
         vb = np.asarray([e.value for e in eb], dtype=ev.np_dtype(dtypes[b]))
         recipe: Recipe = {a: (None, np.repeat(va, vb.size)), b: (None, np.tile(vb, va.size))}
-        return recipe, [e.name for e in ea + eb]
+        return recipe, tuple(sorted({e.name for e in ea + eb}))
     return fill
 
 
@@ -566,17 +646,17 @@ def _boundary_fill(ctx: _Ctx, found: tuple[Any, ...], target: Any) -> Filler:
     tensor = next(t for t, n in ctx.bound.names if n == target.var)
     base = _edges_fill(ctx, found)
 
-    def fill(dtypes: dict[str, DataType], count: int) -> tuple[Recipe, list[str]]:
-        recipe, _ = base(dtypes, count)
-        points = _boundary_pool(target, dtypes[tensor])
+    def fill(types: _Types, count: int) -> tuple[Recipe, tuple[str, ...]]:
+        recipe = dict(base(types, count)[0])  # the shared recipe stays as it is
+        points = _boundary_pool(target, types.dtypes[tensor])
         if points.size:
             recipe[tensor] = (None, np.resize(points, count))
-        return recipe, [f"boundary:{_cond(target)}"] if points.size else []
+        return recipe, (f"boundary:{_cond(target)}",) if points.size else ()
     return fill
 
 
 def _pairs_sizes(ctx: _Ctx, dtype: DataType, index: int, rank: int) -> tuple[int, ...]:
-    dtypes = _assign(list(ctx.primary), [list(g) for g in ctx.rest], ctx.allowed, dtype, index)
+    dtypes = _types(ctx, dtype, index).dtypes
     a, b = (len(ev.edge_values(dtypes[t])) for t, _ in ctx.bound.names[:2])
     return (a * b,) if rank == 1 else (1,) * (rank - 2) + (a, b)
 
@@ -666,7 +746,7 @@ def _per_dtype(ctx: _Ctx, dtype: DataType, index: int, ranks: tuple[int, ...], r
     yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.PADDED), edges)
     if ctx.bound.inputs:
         yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.BROADCAST), edges)
-    if _alias(ctx, _assign(list(ctx.primary), [list(g) for g in ctx.rest], ctx.allowed, dtype, index)):
+    if _alias(ctx, _types(ctx, dtype, index).dtypes):
         yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.IN_PLACE), edges)
     if large:
         yield _plan(ctx, _Shape(dtype, index, _large_sizes(rep), "edges", base, tag="large"), edges)

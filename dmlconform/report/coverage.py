@@ -14,6 +14,8 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
+from itertools import chain
+from operator import attrgetter
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -227,15 +229,16 @@ def _counted(values: Iterable[K]) -> tuple[tuple[K, int], ...]:
 
 
 def _operator_coverage(operator: str, cases: list[CaseResult]) -> OperatorCoverage:
+    # each case counts an edge class once: a count per distinct class of each case (in any order), by C loops
     return OperatorCoverage(
         operator=operator,
         cases=len(cases),
-        dtypes=tuple(sorted({c.dtype for c in cases}, key=dtype_key)),
-        levels=tuple(sorted({c.level for c in cases}, key=level_key)),
-        dims=_counted(c.dims for c in cases),
-        layouts=_counted(c.layout for c in cases),
-        edges=_counted(e for c in cases for e in sorted(set(c.edges))),
-        combinations=len({(c.dims, c.dtype, c.level) for c in cases}),
+        dtypes=tuple(sorted(set(map(attrgetter("dtype"), cases)), key=dtype_key)),
+        levels=tuple(sorted(set(map(attrgetter("level"), cases)), key=level_key)),
+        dims=_counted(map(attrgetter("dims"), cases)),
+        layouts=_counted(map(attrgetter("layout"), cases)),
+        edges=_counted(chain.from_iterable(map(set, map(attrgetter("edges"), cases)))),
+        combinations=len(set(map(attrgetter("dims", "dtype", "level"), cases))),
     )
 
 
