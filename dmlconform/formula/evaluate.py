@@ -84,6 +84,7 @@ class Evaluator:
         self.env = {n: replace(v, owned=False) if v.owned else v for n, v in env.items()}
         self.s = settings
         self.uncertain: Array | None = None
+        self.final: Expr | None = None  # the root of a statement whose value nothing reads (`_final_roots`)
         self.conditions_exact: Array = True  # every comparison so far had exact operands
         self.overflow: Array | None = None    # elements where an intermediate exceeds ``range_limit``
 
@@ -98,8 +99,11 @@ class Evaluator:
         is asked, so each value is the one `run` gives for it alone."""
         main = tree.main
         results: dict[str | None, Val] = {}
+        finals = _final_roots(tree)
         for s in tree.assignments:
+            self.final = s.value if id(s.value) in finals else None
             val = self.value(s.value)
+            self.final = None
             if s.op != "=":
                 val = self.binary(s.op[0], self.lookup(s.target), val)
             if s.params is None:
@@ -127,6 +131,9 @@ class Evaluator:
         if isinstance(e, Unary):
             return self.unary(e.op, self.expr(e.operand))
         if isinstance(e, Binary):
+            if e is self.final:  # the statement's last step: its rounding is the result's own
+                return self.arith(e.op, self.expr(e.left), self.expr(e.right), final=True) \
+                    if e.op in _ARITH and not self.s.integer else self.binary(e.op, self.expr(e.left), self.expr(e.right))
             return self.binary(e.op, self.expr(e.left), self.expr(e.right))
         if isinstance(e, Conditional):
             c = self.truth(self.expr(e.cond))
@@ -294,7 +301,11 @@ class Evaluator:
             raise FormulaError(f"operator {op!r} needs integer tensors", path="<formula>")
         return self.arith(op, a, b)
 
-    def arith(self, op: str, a: Val, b: Val) -> Val:
+    def arith(self, op: str, a: Val, b: Val, *, final: bool = False) -> Val:
+        """``a op b`` with its error.  ``final``: the last step of a value
+        nothing else reads, whose underflow is the final rounding the bound
+        and the comparison already allow for (`underflow_error` is for an
+        underflow that a later step may scale up)."""
         x, y = self.num(a.v), self.num(b.v)
         shape = _broadcast(x, y)
         err = self.arith_error(op, a, b) if self.s.track and op in "+-*" else EXACT
@@ -310,7 +321,7 @@ class Evaluator:
         sign = B.sign_of(op, a.sign, b.sign)
         if self.s.track and op in "/^":
             err = self.div_error(a, b, v, sign) if op == "/" else self.pow_error(a, b, v)
-        if self.s.track and self.s.tiny and op in "*/" and isinstance(v, np.ndarray):
+        if self.s.track and self.s.tiny and op in "*/" and not final and isinstance(v, np.ndarray):
             err = self.underflow_error(v, err)
         span = _arith_span(op, a, b) if isinstance(v, np.ndarray) else None
         if self.s.range_limit is not None and isinstance(v, np.ndarray):
@@ -547,6 +558,25 @@ _DOMAIN: dict[str, Callable[[Array, Array], Array]] = {
 #: The error bound is first order: this multiple of it, and of float64's
 #: own rounding, must separate the argument from the domain's edge.
 _DOMAIN_MARGIN = 16.0
+
+
+@per_tree
+def _final_roots(tree: FormulaTree) -> frozenset[int]:
+    """Ids of the root expressions of the plain statements (``t = e``,
+    ``f(x) = e``) whose target no later statement reads: their value goes
+    nowhere but out, so their last step's rounding is the result's own."""
+    from dmlconform.formula.tree import names
+
+    out = set()
+    statements = tree.assignments
+    for k, s in enumerate(statements):
+        if s.op != "=" or not isinstance(s.value, Binary):
+            continue
+        later = statements[k + 1:]
+        if any(s.target in names(t.value) or t.target == s.target for t in later):
+            continue
+        out.add(id(s.value))
+    return frozenset(out)
 
 
 def certain_nan(val: Val, ev: Evaluator, shape: tuple[int, ...], *, decides: bool = True) -> np.ndarray:

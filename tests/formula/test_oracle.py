@@ -162,6 +162,18 @@ def test_an_underflow_of_computed_operands_reaches_the_bound() -> None:
                    alternatives=got.alternatives).status.tolist() == [Verdict.QUALITY_WARNING]
 
 
+def test_an_underflow_in_the_last_step_is_the_results_own_rounding() -> None:
+    """A product that underflows as the last step of the output is the one
+    rounding of the result: no slack beyond it and no step-by-step
+    alternative; the same product inside a larger formula gets the slack."""
+    x = np.float32([1e-30, 3.0])
+    last = evaluate(parse("f(x) = x * Scale"), {"x": x}, {"Scale": 1e-20}, dtype=np.float32)
+    assert last.alternatives == () and not last.ambiguous.any()
+    assert last.bound_strict[0] < float(np.finfo(np.float32).smallest_subnormal)
+    inner = evaluate(parse("f(x) = (x * Scale) * Big"), {"x": x}, {"Scale": 1e-20, "Big": 1e30}, dtype=np.float32)
+    assert inner.bound_strict[0] > 1e-30  # the underflowed 1e-50 may be off by half a subnormal spacing, times 1e30
+
+
 def test_min_max_with_nan_accepts_both_and_reports() -> None:
     got = evaluate(HARD_SIGMOID, {"x": np.float32([np.nan, 0.0])}, {"Alpha": 0.2, "Beta": 0.5}, dtype=np.float32)
     assert np.isnan(got.expected[0]) and got.ambiguous.tolist() == [True, False]
