@@ -62,8 +62,7 @@ class Oracles:
 
     def get(self, spec: m.Spec) -> _Formula:
         if spec.operator not in self.cache:
-            from dmlconform.cases.generate import classified  # the binding generate made, where the same
-            from dmlconform.formula import Parsed, parse
+            from dmlconform.formula import Parsed, classified, parse  # classified: the binding generate made
 
             if not spec.formula.evaluable or not spec.formula.parsed:
                 raise ValueError(f"{spec.operator}: the formula is not evaluable ({spec.formula.reason or 'no formula'})")

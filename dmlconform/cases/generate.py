@@ -104,18 +104,8 @@ def _bind(spec: Spec) -> _Binding | str:
 
 
 @functools.lru_cache(maxsize=256)
-def classified(formula: str, fields: tuple[str, ...], inputs: tuple[str, ...], outputs: tuple[str, ...]) -> Any:
-    """`formula.classify` of a formula text with a spec's fields and tensors
-    (a frozen `Parsed` or `NotParsed`), once per run of the same arguments:
-    `is_runnable`, `generate` and the runner's oracles all bind each spec."""
-    from dmlconform.formula import classify
-
-    return classify(formula, list(fields), inputs=inputs, outputs=outputs)
-
-
-@functools.lru_cache(maxsize=256)
 def _bind_text(formula: str, fields: tuple[str, ...], ins: tuple[str, ...], outs: tuple[str, ...]) -> _Binding | str:
-    from dmlconform.formula import Parsed
+    from dmlconform.formula import Parsed, classified
 
     parsed = classified(formula, fields, ins, outs)
     if not isinstance(parsed, Parsed) or not parsed.evaluable:

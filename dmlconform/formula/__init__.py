@@ -22,9 +22,10 @@ classify); the oracle modules load numpy when imported themselves.
 
 from __future__ import annotations
 
-from dmlconform.formula.classify import Category, NotParsed, Parsed, classify
+from dmlconform.formula.classify import Category, NotParsed, Parsed, classified, classify
 from dmlconform.formula.parser import parse
 from dmlconform.formula.printer import expr_text, to_text
 from dmlconform.formula.tree import FormulaTree
 
-__all__ = ["Category", "FormulaTree", "NotParsed", "Parsed", "classify", "expr_text", "parse", "to_text"]
+__all__ = ["Category", "FormulaTree", "NotParsed", "Parsed", "classified", "classify", "expr_text", "parse",
+           "to_text"]

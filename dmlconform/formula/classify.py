@@ -10,6 +10,7 @@ import: no numpy.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from dataclasses import dataclass, replace
 from typing import Sequence
@@ -240,3 +241,12 @@ def _unsupported(tree: FormulaTree) -> str | None:
                     count = str(lo) if lo == hi else f"at least {lo}"
                     return f"{node.func} takes {count} arguments, got {len(node.args)}"
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def classified(formula: str, fields: tuple[str, ...], inputs: tuple[str, ...],
+               outputs: tuple[str, ...]) -> Parsed | NotParsed:
+    """`classify` of a formula text with a spec's fields and tensors (a frozen
+    `Parsed` or `NotParsed`), once per process for the same arguments: the
+    generator and the runner's oracles both bind every spec of a run."""
+    return classify(formula, list(fields), inputs=inputs, outputs=outputs)
