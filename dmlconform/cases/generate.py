@@ -134,10 +134,8 @@ def is_runnable(spec: Spec, level: FeatureLevel | None = None) -> tuple[bool, st
     """Whether `generate` can make cases for ``spec`` (at ``level``), and if
     not, why (a reason a spec writer can act on)."""
     bound = _bind(spec)
-    return (False, bound) if isinstance(bound, str) else _bound_runnable(spec, bound, level)
-
-
-def _bound_runnable(spec: Spec, bound: _Binding, level: FeatureLevel | None) -> tuple[bool, str]:
+    if isinstance(bound, str):
+        return False, bound
     for field in spec.attributes:
         problem = _attribute_problem(spec, field)
         if problem:
@@ -420,15 +418,12 @@ def _canary(dtype: DataType) -> Any:
 
 
 def _tensor(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[int, ...],
-            logical: np.ndarray | None) -> TensorData:
-    """A read-only buffer holding ``logical`` (shape ``sizes``) at ``strides``;
-    gaps hold a canary (NaN or the type's max).  ``logical`` None: an output,
-    zero-filled."""
+            logical: np.ndarray) -> TensorData:
+    """A read-only buffer holding ``logical`` (broadcastable to ``sizes``) at
+    ``strides``; gaps hold a canary (NaN or the type's max)."""
     nt = ev.np_dtype(dtype)
     count = buffer_elements(sizes, strides)
-    if logical is None:
-        buf = np.zeros(count, dtype=nt)
-    elif logical.shape == sizes and count == logical.size and strides == packed_strides(sizes):
+    if logical.shape == sizes and count == logical.size and strides == packed_strides(sizes):
         # packed: the values in order, no gap to fill (the drawn values are fresh arrays: no copy)
         buf = logical.reshape(-1) if logical.dtype == nt else logical.astype(nt).reshape(-1)
     else:
@@ -567,15 +562,13 @@ def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, flat: np.ndarra
         strides = tuple(0 if i in dims else s for i, s in enumerate(packed_strides(compact)))
         logical = flat[:int(np.prod(compact))].reshape(compact)
         return _tensor(name, dtype, sizes, strides, logical)
-    if flat.ndim == 1 and flat.size == math.prod(sizes):
-        # packed: the drawn values in order, arrays of the type of their own (`draws.fill`): as they are
-        # when read-only (random values), else a read-only view; no copy
-        buf = flat
-        if buf.flags.writeable:
-            buf = flat.view()
-            buf.flags.writeable = False
-        return TensorData(name, dtype, sizes, packed_strides(sizes), buf)
-    return _tensor(name, dtype, sizes, packed_strides(sizes), flat.reshape(sizes))
+    # packed: the drawn values in order (`draws.fill`: ``count`` values of the type each), no copy;
+    # as they are when read-only (random values), else a read-only view
+    buf = flat
+    if buf.flags.writeable:
+        buf = flat.view()
+        buf.flags.writeable = False
+    return TensorData(name, dtype, sizes, packed_strides(sizes), buf)
 
 
 def _output(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[int, ...]) -> TensorData:
@@ -664,11 +657,10 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     `is_runnable` refuses (with its reason) or a negative seed."""
     if not isinstance(seed, int) or seed < 0:
         raise InputError(f"seed={seed!r} must be an integer >= 0")
-    bound = _bind(spec)
-    ok, reason = (False, bound) if isinstance(bound, str) else _bound_runnable(spec, bound, level)
-    if not ok or isinstance(bound, str):
+    ok, reason = is_runnable(spec, level)
+    if not ok:
         raise InputError(f"{spec.operator}: no cases at {level.short}: {reason}")
-    ctx = _context(spec, bound, level, seed)
+    ctx = _context(spec, level, seed)
     ranks = _ranks(ctx.table, ctx.bound)
     rep = 4 if 4 in ranks else ranks[-1]
     plans = list(itertools.chain(
@@ -704,7 +696,9 @@ def _draw_groups(plans: list[_Plan]) -> Iterator[list[_Plan]]:
         yield group
 
 
-def _context(spec: Spec, bound: _Binding, level: FeatureLevel, seed: int) -> _Ctx:
+def _context(spec: Spec, level: FeatureLevel, seed: int) -> _Ctx:
+    bound = _bind(spec)  # the same binding is_runnable made (cached)
+    assert isinstance(bound, _Binding)
     table = spec.table_at(level)
     assert table is not None
     primary, rest = _dtype_plan(spec, table, bound)
