@@ -179,17 +179,13 @@ def _rejected(case: Case, info: BackendInfo, started: float, reason: str) -> Cas
     return _result(case, Outcome.NOT_SUPPORTED, reason, info, started)
 
 
-def _check_output(spec: m.Spec, formula: _Formula, views: Mapping[str, np.ndarray], actual: np.ndarray,
-                  out: TensorData, attributes: Mapping[str, object], info: BackendInfo, *,
-                  worst: int | None = 10, result: Any = None) -> tuple[Any, Any]:
-    """The oracle's values for output ``out`` compared with ``actual``, under
-    the spec's tolerance and the backend's flush policy: a `Comparison`, or
-    with ``worst`` None a `SparseComparison`.  ``result``: the oracle's result
-    for ``out`` when the caller has it (`_oracle_results`)."""
+def _check_output(spec: m.Spec, formula: _Formula, result: Any, actual: np.ndarray, out: TensorData,
+                  info: BackendInfo, *, worst: int | None = 10) -> Any:
+    """The oracle's ``result`` for output ``out`` (`_oracle_results`) compared
+    with ``actual``, under the spec's tolerance and the backend's flush
+    policy: a `Comparison`, or with ``worst`` None a `SparseComparison`."""
     from dmlconform.compare import Policy, compare, compare_sparse
 
-    if result is None:
-        (result,) = _oracle_results(spec, formula, views, [out], attributes, info)
     signed_zero = result.signed_zero if spec.formula.signed_zero is None else spec.formula.signed_zero
     ulp = formula.tolerance.get(out.dtype, result.ulp)
     bound_strict, bound_relaxed = result.bound_strict, _relaxed(result)
@@ -202,10 +198,10 @@ def _check_output(spec: m.Spec, formula: _Formula, views: Mapping[str, np.ndarra
     policy = Policy(ulp=ulp, relaxed_factor=result.relaxed_factor,
                     signed_zero=signed_zero, flush_subnormals=info.flush_subnormals)
     if worst is None:
-        return result, compare_sparse(result.expected, actual, policy=policy, bound_strict=bound_strict,
-                                      bound_relaxed=bound_relaxed, alternatives=result.alternatives)
-    return result, compare(result.expected, actual, policy=policy, bound_strict=bound_strict,
-                           bound_relaxed=bound_relaxed, alternatives=result.alternatives, worst=worst)
+        return compare_sparse(result.expected, actual, policy=policy, bound_strict=bound_strict,
+                              bound_relaxed=bound_relaxed, alternatives=result.alternatives)
+    return compare(result.expected, actual, policy=policy, bound_strict=bound_strict,
+                   bound_relaxed=bound_relaxed, alternatives=result.alternatives, worst=worst)
 
 
 def _oracle_results(spec: m.Spec, formula: _Formula, views: Mapping[str, np.ndarray], outputs: Sequence[TensorData],
@@ -242,7 +238,7 @@ def _compare(spec: m.Spec, case: Case, buffers: Mapping[str, np.ndarray], info: 
     oracle = _oracle_results(spec, formula, views, case.outputs, attributes, info)
     for out, result in zip(case.outputs, oracle):
         actual = np.ascontiguousarray(out.view(buffers[out.name]))
-        _, cmp = _check_output(spec, formula, views, actual, out, attributes, info, result=result)
+        cmp = _check_output(spec, formula, result, actual, out, info)
         counts = [a + b for a, b in zip(counts, cmp.counts)]
         elements += int(cmp.status.size)
         bad = cmp.ulp[(cmp.status > Verdict.PASS) & (cmp.ulp < NOT_COMPARABLE_ULP)]
@@ -412,8 +408,7 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
         chunk = {n: v[lo:hi] for n, v in views.items()}
         oracle = _oracle_results(spec, formula, chunk, case0.outputs, attributes, info)
         for j, out in enumerate(case0.outputs):
-            _, cmp = _check_output(spec, formula, chunk, actuals[j][lo:hi], out, attributes, info, worst=None,
-                                   result=oracle[j])
+            cmp = _check_output(spec, formula, oracle[j], actuals[j][lo:hi], out, info, worst=None)
             parts[j].append(cmp.shifted(lo))
     return [SparseComparison.join(p) for p in parts]
 

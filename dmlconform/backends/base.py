@@ -9,7 +9,6 @@ hands the same array for the output and the input it aliases).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence, runtime_checkable
@@ -145,9 +144,4 @@ def is_whole(tensor: TensorData, buffer: np.ndarray, sizes: tuple[int, ...]) -> 
     ``buffer`` (1-D, contiguous, exactly its elements): its logical elements
     in order are then the buffer's, element for element."""
     return (tensor.sizes == sizes and buffer.ndim == 1 and buffer.size == math.prod(sizes)
-            and buffer.flags.c_contiguous and tensor.strides == _packed(sizes))
-
-
-@functools.lru_cache(maxsize=4096)
-def _packed(sizes: tuple[int, ...]) -> tuple[int, ...]:
-    return packed_strides(sizes)
+            and buffer.flags.c_contiguous and tensor.strides == packed_strides(sizes))

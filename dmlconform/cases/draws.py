@@ -111,7 +111,8 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
     total = int(starts[-1])
     keys = np.fromiter((r.key for r in requests), dtype=np.uint64, count=n)
     bounds = starts.tolist()
-    runs = [(requests[k].dtype, bounds[k], bounds[e]) for k, e in _runs(requests)]  # (dtype, elements) per type
+    ranges = _runs(requests)  # adjacent requests of one data type
+    runs = [(requests[k].dtype, bounds[k], bounds[e]) for k, e in ranges]  # (dtype, elements) per type
     values = [np.empty(b - a, dtype=np_dtype(dtype)) for dtype, a, b in runs]
     order_key = np.empty(total, dtype=np.uint64)
     for lo in range(0, total, CHUNK):
@@ -129,14 +130,14 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
         shuffle = mix(key + (step + np.uint64(2)) * GOLDEN) >> np.uint64(32)
         shuffle |= segment.astype(np.uint64) << np.uint64(32)
         order_key[lo:hi] = shuffle
-    for (_, a, b), into, (k0, k1) in zip(runs, values, _runs(requests)):  # the pools first, then random values
+    for (_, a, b), into, (k0, k1) in zip(runs, values, ranges):  # the pools first, then random values
         for start, r in zip(bounds[k0:k1], requests[k0:k1]):
             if r.pool is not None and r.pool.size:
                 head = r.pool[:r.count]
                 into[start - a:start - a + head.size] = head
     perm = np.argsort(order_key, kind="stable")
     out = []
-    for (_, a, b), into, (k0, k1) in zip(runs, values, _runs(requests)):
+    for (_, a, b), into, (k0, k1) in zip(runs, values, ranges):
         shuffled = into[perm[a:b] - a]
         shuffled.flags.writeable = False  # once for all its requests (each is a slice of it)
         out.extend(shuffled[s - a:e - a] for s, e in zip(bounds[k0:k1], bounds[k0 + 1:k1 + 1]))
