@@ -307,24 +307,28 @@ def _one(item: _Pending, info: BackendInfo, oracles: Oracles) -> CaseResult:
 CHUNK = 1 << 19
 
 
-def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[tuple[int, CaseResult]]:
+def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles,
+                   attributes: Mapping[str, object] | None = None) -> list[tuple[int, CaseResult]]:
     """Evaluate and compare a batch at once, block by block, output by
     output, and split the comparison per case: every result is what
     `run_case` gives (the oracle is element-wise; the tests hold the two
     paths equal).  A case whose elements all PASS (the common case) gets its
     result from its sizes and its alternatives' counts, found for the whole
     batch at once (`_passed`, `_alternatives`); only the others are taken
-    apart element by element (`_case_result`)."""
+    apart element by element (`_case_result`).  ``attributes``: those of
+    several batches merged (`_compare_merged`), per element; then an error
+    is raised, not answered case by case."""
     case0 = items[0][2]
     sizes = [_size(it[2]) for it in items]
-    alike = all(o.sizes == it[2].outputs[0].sizes for it in items for o in it[2].outputs)
-    if not case0.outputs or min(sizes) == 0 or not alike:
+    if attributes is None and not _whole(items):
         return [(it[0], _one(it, info, oracles)) for it in items]
     t0 = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            sparse = _batch_comparison(items, info, oracles)
+            sparse = _batch_comparison(items, info, oracles, attributes)
     except Exception:  # noqa: BLE001 - the per-case path reports the error
+        if attributes is not None:
+            raise
         return [(it[0], _one(it, info, oracles)) for it in items]
     share = (time.perf_counter() - t0) / len(items)  # the batch's comparison, split evenly
     formula = oracles.get(items[0][1])
@@ -340,6 +344,77 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
             parts = [(sp, int(c[k]), int(c[k + 1])) for sp, c in zip(sparse, cuts)]
             result = _case_result(it[2], parts, int(offsets[k]), size, formula, info, it[4] + share)
         out.append((it[0], result))
+    return out
+
+
+def _whole(items: list[_Pending]) -> bool:
+    """Whether a batch is compared as a whole (`_batch_comparison`): its
+    cases have outputs, all of one shape, and elements."""
+    return bool(items[0][2].outputs) and all(
+        _size(it[2]) > 0 and all(o.sizes == it[2].outputs[0].sizes for o in it[2].outputs) for it in items)
+
+
+#: Batches of one operator and types whose attributes differ in numbers only
+#: (`_merge_key`) are evaluated together up to this many elements: one block
+#: of the oracle (`floatrun.BLOCK`), so each batch's facts of a block are its own.
+MERGE_ELEMENTS = 1 << 17
+
+
+def _merge_key(spec: m.Spec, case: Case) -> tuple[object, ...] | None:
+    """Batches (`_batch_key`) with the same key may share one oracle
+    evaluation, their attributes given per element: the same operator,
+    tensors and types, float outputs, the same attribute names, enum
+    constants and signs of numbers (the bound reads the sign).  None: not
+    merged (integer tensors, attributes the oracle would refuse)."""
+    from dmlconform.compare import is_float
+    from dmlconform.formula.oracle import attribute_sign
+
+    if not case.outputs or not all(is_float(numpy_dtype(t.dtype)) for t in case.outputs) \
+            or not any(is_float(numpy_dtype(t.dtype)) for t in case.inputs):
+        return None
+    try:
+        facts = tuple((n, attribute_sign(n, v)) for n, v in case.attributes)
+    except Exception:  # noqa: BLE001 - the batch's own evaluation reports it
+        return None
+    return (*_batch_key(spec, case)[:3], facts)
+
+
+def _compare_merged(batches: list[list[_Pending]], info: BackendInfo,
+                    oracles: Oracles) -> list[tuple[int, CaseResult]]:
+    """Compare batches of one `_merge_key`: those compared as a whole are
+    packed, in order, into runs of at most `MERGE_ELEMENTS` elements, each
+    evaluated once with its attributes per element (`oracle.PerElement`);
+    where the oracle finds that the merge would change an element
+    (`UnmergeableError`), or anything fails, each batch of the run is
+    compared on its own, as it would be without merging."""
+    from dmlconform.formula.oracle import PerElement
+
+    out: list[tuple[int, CaseResult]] = []
+    runs: list[list[list[_Pending]]] = []
+    total = 0
+    for items in batches:
+        size = sum(_size(it[2]) for it in items)
+        if not _whole(items) or size > MERGE_ELEMENTS:
+            out.extend(_compare_batch(items, info, oracles))
+            continue
+        if not runs or total + size > MERGE_ELEMENTS:
+            runs.append([])
+            total = 0
+        runs[-1].append(items)
+        total += size
+    for run in runs:
+        if len(run) > 1:
+            sizes = tuple(sum(_size(it[2]) for it in items) for items in run)
+            names = [n for n, _ in run[0][0][2].attributes]
+            attributes = {n: PerElement(tuple(items[0][2].attributes[k][1] for items in run), sizes)
+                          for k, n in enumerate(names)}
+            try:
+                out.extend(_compare_batch([it for items in run for it in items], info, oracles, attributes))
+                continue
+            except Exception:  # noqa: BLE001 - UnmergeableError, or an error each batch reports its way
+                pass
+        for items in run:
+            out.extend(_compare_batch(items, info, oracles))
     return out
 
 
@@ -385,7 +460,8 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[Any]:
+def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles,
+                      attributes: Mapping[str, object] | None = None) -> list[Any]:
     """The batch's cases end to end as one flat array per output, compared
     `CHUNK` elements at a time: a `SparseComparison` per output.  The cases
     of a batch share their tensors' names and types in order (`_batch_key`),
@@ -398,7 +474,7 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
     views = {formula.inputs.get(t.name, t.name): _joined(
         [flat_view(it[2].inputs[j], None, shape) for it, shape in zip(items, shapes)])
         for j, t in enumerate(case0.inputs)}
-    attributes = case0.attribute_map()
+    attributes = case0.attribute_map() if attributes is None else attributes
     actuals = [_joined([flat_view(it[2].outputs[j], it[3][out.name], shape) for it, shape in zip(items, shapes)])
                for j, out in enumerate(case0.outputs)]
     parts: list[list[Any]] = [[] for _ in case0.outputs]
@@ -501,11 +577,18 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
         for part in _parts(group):
             for item in _execute_batch(part, backend, run_batch, info, on_start):
                 pending(key, *item)
-    for items in batches.values():
-        for i, result in _compare_batch(items, info, oracles):
+    merged: dict[object, list[list[_Pending]]] = {}
+    for key, items in batches.items():
+        mergeable = _merge_key(items[0][1], items[0][2])
+        merged.setdefault(("batch", key) if mergeable is None else ("merge", mergeable), []).append(items)
+    for group in merged.values():
+        for i, result in (_compare_merged(group, info, oracles) if len(group) > 1
+                          else _compare_batch(group[0], info, oracles)):
             results[i] = result
-            if progress is not None:
-                progress(result)
+    if progress is not None:  # in the order of the batches, as each is compared
+        for items in batches.values():
+            for it in items:
+                progress(results[it[0]])  # type: ignore[arg-type]
     return tuple(r for r in results if r is not None)
 
 
