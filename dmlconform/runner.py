@@ -364,16 +364,18 @@ def _merge_key(spec: m.Spec, case: Case) -> tuple[object, ...] | None:
     """Batches (`_batch_key`) with the same key may share one oracle
     evaluation, their attributes given per element: the same operator,
     tensors and types, float outputs, the same attribute names, enum
-    constants and signs of numbers (the bound reads the sign).  None: not
+    constants and signs of numbers (the bound reads them; whether a number
+    is a power of two the oracle checks, `_compare_merged`).  None: not
     merged (integer tensors, attributes the oracle would refuse)."""
     from dmlconform.compare import is_float
-    from dmlconform.formula.oracle import attribute_sign
+    from dmlconform.formula.oracle import attribute_facts
 
     if not case.outputs or not all(is_float(numpy_dtype(t.dtype)) for t in case.outputs) \
             or not any(is_float(numpy_dtype(t.dtype)) for t in case.inputs):
         return None
     try:
-        facts = tuple((n, attribute_sign(n, v)) for n, v in case.attributes)
+        facts = tuple((n, f if isinstance(f, str) else f[0]) for n, v in case.attributes
+                      for f in (attribute_facts(n, v),))
     except Exception:  # noqa: BLE001 - the batch's own evaluation reports it
         return None
     return (*_batch_key(spec, case)[:3], facts)
@@ -387,35 +389,70 @@ def _compare_merged(batches: list[list[_Pending]], info: BackendInfo,
     where the oracle finds that the merge would change an element
     (`UnmergeableError`), or anything fails, each batch of the run is
     compared on its own, as it would be without merging."""
-    from dmlconform.formula.oracle import PerElement
-
     out: list[tuple[int, CaseResult]] = []
+    for run in _runs(batches):
+        found = _compare_run(run, info, oracles)
+        if found is None:  # refused: again in parts whose attributes agree on being powers of two
+            parts: dict[object, list[list[_Pending]]] = {}
+            for items in run:
+                parts.setdefault(_scaling(items[0][2]), []).append(items)
+            for part in parts.values():
+                found = _compare_run(part, info, oracles) if len(parts) > 1 else None
+                out.extend(found if found is not None else
+                           [r for items in part for r in _compare_batch(items, info, oracles)])
+            continue
+        out.extend(found)
+    return out
+
+
+def _compare_run(run: list[list[_Pending]], info: BackendInfo,
+                 oracles: Oracles) -> list[tuple[int, CaseResult]] | None:
+    """A run of batches compared with one evaluation; None where the oracle
+    refuses it (or anything fails): then nothing was reported."""
+    if len(run) == 1:
+        return _compare_batch(run[0], info, oracles)
+    try:
+        return _compare_batch([it for items in run for it in items], info, oracles, _per_element(run))
+    except Exception:  # noqa: BLE001 - UnmergeableError, or an error each batch reports its way
+        return None
+
+
+def _scaling(case: Case) -> tuple[bool, ...]:
+    """Per attribute, whether it is a power of two (an exact scaling, which
+    decides the bound's form: `oracle.attribute_facts`)."""
+    from dmlconform.formula.oracle import attribute_facts
+
+    return tuple(isinstance(f, tuple) and f[1] for f in (attribute_facts(n, v) for n, v in case.attributes))
+
+
+def _runs(batches: list[list[_Pending]]) -> list[list[list[_Pending]]]:
+    """``batches`` (of one `_merge_key`) in order, those compared as a whole
+    and small enough packed into runs of at most `MERGE_ELEMENTS` elements,
+    any other alone."""
     runs: list[list[list[_Pending]]] = []
-    total = 0
+    total = MERGE_ELEMENTS + 1  # the first one opens a run
     for items in batches:
         size = sum(_size(it[2]) for it in items)
         if not _whole(items) or size > MERGE_ELEMENTS:
-            out.extend(_compare_batch(items, info, oracles))
+            runs.append([items])
+            total = MERGE_ELEMENTS + 1
             continue
-        if not runs or total + size > MERGE_ELEMENTS:
+        if total + size > MERGE_ELEMENTS:
             runs.append([])
             total = 0
         runs[-1].append(items)
         total += size
-    for run in runs:
-        if len(run) > 1:
-            sizes = tuple(sum(_size(it[2]) for it in items) for items in run)
-            names = [n for n, _ in run[0][0][2].attributes]
-            attributes = {n: PerElement(tuple(items[0][2].attributes[k][1] for items in run), sizes)
-                          for k, n in enumerate(names)}
-            try:
-                out.extend(_compare_batch([it for items in run for it in items], info, oracles, attributes))
-                continue
-            except Exception:  # noqa: BLE001 - UnmergeableError, or an error each batch reports its way
-                pass
-        for items in run:
-            out.extend(_compare_batch(items, info, oracles))
-    return out
+    return runs
+
+
+def _per_element(run: list[list[_Pending]]) -> dict[str, object]:
+    """The attributes of a run of batches, each given per element
+    (`oracle.PerElement`: a batch's value over its cases' elements)."""
+    from dmlconform.formula.oracle import PerElement
+
+    sizes = tuple(sum(_size(it[2]) for it in items) for items in run)
+    names = [n for n, _ in run[0][0][2].attributes]
+    return {n: PerElement(tuple(items[0][2].attributes[k][1] for items in run), sizes) for k, n in enumerate(names)}
 
 
 def _flagged(sparse: Any, cuts: np.ndarray) -> np.ndarray:
@@ -471,9 +508,7 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
     spec, case0 = items[0][1], items[0][2]
     formula = oracles.get(spec)
     shapes = [it[2].outputs[0].sizes for it in items]
-    views = {formula.inputs.get(t.name, t.name): _joined(
-        [flat_view(it[2].inputs[j], None, shape) for it, shape in zip(items, shapes)])
-        for j, t in enumerate(case0.inputs)}
+    views = _batch_inputs(items, formula)
     attributes = case0.attribute_map() if attributes is None else attributes
     actuals = [_joined([flat_view(it[2].outputs[j], it[3][out.name], shape) for it, shape in zip(items, shapes)])
                for j, out in enumerate(case0.outputs)]
@@ -487,6 +522,15 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
             cmp = _check_output(spec, formula, oracle[j], actuals[j][lo:hi], out, info, worst=None)
             parts[j].append(cmp.shifted(lo))
     return [SparseComparison.join(p) for p in parts]
+
+
+def _batch_inputs(items: list[_Pending], formula: _Formula) -> dict[str, np.ndarray]:
+    """The inputs of a batch's cases end to end, one flat array per input,
+    keyed by the formula's names."""
+    shapes = [it[2].outputs[0].sizes for it in items]
+    return {formula.inputs.get(t.name, t.name): _joined(
+        [flat_view(it[2].inputs[j], None, shape) for it, shape in zip(items, shapes)])
+        for j, t in enumerate(items[0][2].inputs)}
 
 
 def _case_result(case: Case, parts: list[tuple[Any, int, int]], offset: int, size: int, formula: _Formula,

@@ -340,12 +340,15 @@ def _per_element(name: str, given: PerElement) -> Val:
     return Val(values, sign=vals[0].sign, uniform=True)
 
 
-def attribute_sign(name: str, value: Any) -> int | str:
-    """What of a float evaluation's attribute value an evaluation with it
-    per element (`PerElement`) must share with the others: an enum
-    constant itself, else the sign the bound reads (`Val.sign`)."""
+def attribute_facts(name: str, value: Any) -> tuple[int, bool] | str:
+    """What of a float evaluation's attribute value the others evaluated
+    with it per element (`PerElement`) must share: an enum constant itself,
+    else the sign (`Val.sign`) and whether it is a power of two (an exact
+    scaling), which decide the bound's form for the whole evaluation."""
     val = _attribute(name, value, False)
-    return val.v if isinstance(val.v, str) else val.sign
+    if isinstance(val.v, str):
+        return val.v
+    return val.sign, abs(float(np.frexp(val.v)[0])) == 0.5
 
 
 def _float_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val], shape: tuple[int, ...],
