@@ -681,9 +681,9 @@ def _arith_span(op: str, a: Val, b: Val) -> tuple[float, float] | None:
 
 def _nan_through(*args: Val) -> Array:
     """Where an argument's exact value is NaN (`Val.nan` in ``exact64``
-    mode), so is the result of arithmetic, sqrt, exp or log on it: mpmath's
-    NaN propagates through each (or the division raises, and the float64
-    value stands)."""
+    mode), so is the result of arithmetic or of any function on it: mpmath's
+    NaN propagates through each, pow(NaN, 0) included (or the division
+    raises, and the float64 value stands)."""
     nan: Array = False
     for a in args:
         if any_true(a.nan):
@@ -716,12 +716,12 @@ def _near_one(name: str, args: list[Val], xs: list[Array], val: Val) -> Val:
     return replace(val, above=up, below=known & ~up)
 
 
-#: What an overflowed pow or exp exceeds (it rounded beyond float64's largest
-#: value, about 2**1024, by a libm that is off by an ULP or so): `Val.huge`
-#: claims half of it, and a finite operand of at most `_HUGE_SLACK` may be
-#: added to or subtracted from it that many times (2**22: more steps than any
-#: formula has) without the exact value falling below the claim.
-_HUGE, _HUGE_SLACK = 2.0 ** 1022, 2.0 ** 1000
+#: An overflowed pow or exp exceeds 2**1023 (it rounded beyond float64's
+#: largest value, about 2**1024, by a libm off by an ULP or so); `Val.huge`
+#: claims 2**1022, so an exact operand of at most this magnitude may be added
+#: to or subtracted from it 2**22 times (more steps than any formula has)
+#: without the exact value falling below the claim or changing sign.
+_HUGE_SLACK = 2.0 ** 1000
 #: Functions whose exact value is NaN (complex, in mpmath) for a negative
 #: argument, and those for an argument of any sign beyond 1 in magnitude.
 _NEGATIVE_DOMAIN = frozenset({"sqrt", "log", "log2", "log10", "acosh"})
@@ -759,7 +759,7 @@ def _outside(name: str, args: list[Val], xs: list[Array], nan: Array) -> Array:
     return nan
 
 
-def _huge_sum(op: str, a: Val, b: Val, x: Array, y: Array, v: Array) -> Array:
+def _huge_sum(a: Val, b: Val, x: Array, y: Array, v: Array) -> Array:
     """Where ``x + y`` or ``x - y`` keeps `Val.huge`: one operand is huge,
     the other exact and at most `_HUGE_SLACK` in magnitude, so the exact
     result has the huge operand's sign (as the float64 infinity has)."""
@@ -778,7 +778,7 @@ def _exact_sides(op: str, a: Val, b: Val, x: Array, y: Array, val: Val) -> Val:
     (the float64 value stands): as good as NaN for `FloatRun.exact_nan`."""
     nan = _nan_through(a, b)
     if op in "+-" and (any_true(a.huge) or any_true(b.huge)):
-        val = replace(val, huge=_huge_sum(op, a, b, x, y, val.v))
+        val = replace(val, huge=_huge_sum(a, b, x, y, val.v))
     if op == "/" and any_true(b.exact):
         zero_divisor = b.exact & (y == 0)
         if any_true(zero_divisor):
