@@ -10,10 +10,12 @@ data the ONNX backend test runner uses, expanded variants included), each
 prepared with `onnxruntime.backend.prepare` (model check + session), run, and
 compared with `np.testing.assert_allclose(rtol, atol)` as the runner does.
 Columns: ours end to end (``ms/case``; the runner hands the backend's
-``run_batch`` the small cases of one batch key per call), case generation
-(``+gen``), the backend alone called once per case (``backend``, what a
-backend without ``run_batch`` gets) and once for all cases (``batched``);
-each ratio is the onnx loop's time per case over ours.
+``run_batch`` the small cases of one operator and data type per call, every
+attribute set included, and the backend runs the attribute sets through one
+session), case generation (``+gen``), the backend alone called once per case
+(``backend``, what a backend without ``run_batch`` gets: one session per
+attribute set) and once for all cases (``batched``); each ratio is the onnx
+loop's time per case over ours.
 
     python bench/bench_onnx.py [--repeat 3]
 """

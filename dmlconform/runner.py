@@ -282,7 +282,9 @@ _Pending = tuple[int, m.Spec, Case, dict[str, np.ndarray], float]
 
 
 def _batch_key(spec: m.Spec, case: Case) -> tuple[object, ...]:
-    """Cases with the same key share one oracle evaluation and one comparison.
+    """Cases with the same key share one oracle evaluation and one comparison
+    (the oracle takes one set of attributes per call); its first three
+    members, without the attributes, are the key of one ``run_batch`` call.
     Data types enter by name (``_name_``, the enum's own attribute): hashing
     an enum member runs Python code, and the key is hashed per case."""
     return (spec.operator, tuple((t.name, t.dtype._name_) for t in case.inputs),
@@ -578,11 +580,13 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     """Every case, results in input order; ``progress`` is called after each.
 
     Backends run one case at a time, or, when they have ``run_batch``
-    (`backends.base.Backend`), the small cases of one batch key per call; the
-    oracle and the comparison run once per batch of cases that share
-    operator, types and attributes.  With ``run_batch`` every case of the
-    call is started (``on_start``) before it, so the whole batch is in
-    flight during the call, and its time is split evenly among them.
+    (`backends.base.Backend`), the small cases of one operator and tensor
+    types per call, whatever their attributes (a backend that builds
+    something per attribute set, like onnxruntime's sessions, then sees them
+    all at once); the oracle and the comparison run once per batch of cases
+    that share operator, types and attributes.  With ``run_batch`` every
+    case of the call is started (``on_start``) before it, so the whole batch
+    is in flight during the call, and its time is split evenly among them.
     ``overrides`` loosens the comparison per (operator, data type);
     ``on_start(i)`` is called just before the backend runs the i-th case (a
     worker reports it to its parent, which then knows the case in flight).
@@ -593,7 +597,8 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     results: list[CaseResult | None] = []
     batches: dict[tuple[object, ...], list[_Pending]] = {}
     run_batch = getattr(backend, "run_batch", None)
-    queued: dict[tuple[object, ...], list[tuple[int, m.Spec, Case]]] = {}
+    queued: dict[tuple[object, ...], list[tuple[int, m.Spec, Case]]] = {}  # run key -> cases for run_batch
+    keys: list[tuple[object, ...]] = []  # per case, its batch key
 
     def pending(key: tuple[object, ...], i: int, spec: m.Spec, case: Case, early: CaseResult | None,
                 buffers: dict[str, np.ndarray], spent: float) -> None:
@@ -606,8 +611,9 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     for i, (spec, case) in enumerate(pairs):
         results.append(None)
         key = _batch_key(spec, case)
+        keys.append(key)
         if run_batch is not None and _batchable(case):
-            queued.setdefault(key, []).append((i, spec, case))
+            queued.setdefault(key[:3], []).append((i, spec, case))
             continue
         if on_start is not None:
             on_start(i)
@@ -617,10 +623,10 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
         except Exception as exc:  # noqa: BLE001 - the harness itself
             early, buffers = _harness_error(case, exc, info, started), {}
         pending(key, i, spec, case, early, buffers, time.perf_counter() - started)
-    for key, group in queued.items():
+    for group in queued.values():
         for part in _parts(group):
             for item in _execute_batch(part, backend, run_batch, info, on_start):
-                pending(key, *item)
+                pending(keys[item[0]], *item)
     merged: dict[object, list[list[_Pending]]] = {}
     for key, items in batches.items():
         mergeable = _merge_key(items[0][1], items[0][2])
@@ -629,10 +635,8 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
         for i, result in (_compare_merged(group, info, oracles) if len(group) > 1
                           else _compare_batch(group[0], info, oracles)):
             results[i] = result
-    if progress is not None:  # in the order of the batches, as each is compared
-        for items in batches.values():
-            for it in items:
-                progress(results[it[0]])  # type: ignore[arg-type]
+            if progress is not None:
+                progress(result)
     return tuple(r for r in results if r is not None)
 
 

@@ -173,6 +173,34 @@ def test_run_batch_results_equal_run_results(op: str) -> None:
     assert [repr(_strip(r)) for r in batched] == [repr(_strip(r)) for r in single]  # repr: NaN == NaN
 
 
+class _Recorder(CpuBackend):
+    """The cpu reference, recording the cases of each ``run_batch`` call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[list[object]] = []
+
+    def run_batch(self, items):  # type: ignore[no-untyped-def]
+        self.calls.append([c for _, c, _ in items])
+        return super().run_batch(items)
+
+
+@pytest.mark.parametrize("op", ("ACTIVATION_HARD_SIGMOID", "ELEMENT_WISE_CLIP"))
+def test_one_run_batch_call_gets_every_attribute_set_of_an_operator_and_types(op: str) -> None:
+    """The runner queues cases for ``run_batch`` by operator and tensor types
+    alone (a backend builds per attribute set once per call), while the
+    oracle still compares one attribute set at a time: results equal the
+    one-by-one path."""
+    pairs = _pairs(op)
+    backend = _Recorder()
+    batched, single = run_cases(pairs, backend), run_cases(pairs, _OneByOne())
+    assert [repr(_strip(r)) for r in batched] == [repr(_strip(r)) for r in single]  # repr: NaN == NaN
+    types = [{tuple((t.name, t.dtype) for t in (*c.inputs, *c.outputs)) for c in call} for call in backend.calls]
+    assert all(len(t) == 1 for t in types)  # one operator and tensor types per call
+    assert len(types) == len({next(iter(t)) for t in types})  # ... and one call for each (no cut here)
+    assert max(len({c.attributes for c in call}) for call in backend.calls) > 1
+
+
 class _Batcher(CpuBackend):
     """A batch backend that records the order of events and fails on demand:
     case k of a call gets ``verdicts[case id]`` instead of being computed."""

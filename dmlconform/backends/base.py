@@ -67,8 +67,9 @@ class Backend(Protocol):
     as keyword arguments of the backend's factory.
 
     Optionally a backend also has ``run_batch`` (`BatchBackend`): the runner
-    then hands it the small cases of one batch key (operator, tensor data
-    types, attributes) in one call instead of one ``run`` each."""
+    then hands it the small cases of one operator and tensor names and data
+    types in one call, whatever their attributes, instead of one ``run``
+    each."""
 
     def info(self) -> BackendInfo:
         """Name, device, version, claimed feature level, flush policy."""
@@ -101,7 +102,10 @@ class BatchBackend(Backend, Protocol):
     so the whole batch is in flight (a worker process that dies or hangs
     during the call has all of them as suspects, and the parallel engine
     re-runs them one by one to find the culprit).  The call's time is split
-    evenly among its cases.  Cases too large to copy cheaply
+    evenly among its cases.  The cases of one call share the operator and
+    their tensors' names and data types, in order; their attributes may
+    differ (every attribute set of the combination comes in one call, so a
+    backend can prepare them together).  Cases too large to copy cheaply
     still go through ``run``, which a batch backend keeps for one case."""
 
     def run_batch(self, items: Sequence[BatchItem]) -> list[Exception | None]:

@@ -8,7 +8,13 @@ strides (stride 0 broadcasts), flattened, run, and the result is written back
 through the output's strided view.  Because rank and length do not reach the
 model, one session serves every case with the same (operator, data types,
 ONNX attributes, scalar operands); `OnnxRuntimeBackend.run_batch` concatenates
-the cases of one such key into a single ``session.run``.
+the cases of one such key into one input per tensor.  The runner hands it
+every attribute set of an operator and its types in one call, and building a
+session costs far more than running a small case, so the keys of one call
+that differ only in attributes and scalar operands share one session: its
+model has one independent node per key, and one ``session.run`` computes
+them all.  Where that session cannot be built or run, each key falls back to
+its own one-node session, so a rejected attribute set costs only its cases.
 
 Where ONNX semantics differ from the DirectML doc, the `Mapping` says so in
 its ``note`` (``docs/backends.md`` lists them all), and a case the mapping
@@ -38,6 +44,16 @@ INSTALL_HINT = "pip install -e '.[onnxruntime]'"
 #: The opset every model uses unless its `Mapping` needs a newer one; old
 #: enough for the onnxruntime builds of the last few years.
 BASE_OPSET = 18
+#: Sessions (and build errors) a backend keeps; at this many it starts over.
+#: The default suite needs a few hundred.
+SESSIONS_KEPT = 1024
+#: Keys that share one session at most.  Building a session costs about the
+#: same per node where onnxruntime has the node's kernel (0.1 ms for one
+#: float32 HardSigmoid, 0.18 ms for eight), but where it must insert casts
+#: (float16, float64 without a kernel) it costs 0.3-0.5 ms per node and grows
+#: faster than the node count (32 float16 nodes: 0.66 ms each); eight keeps
+#: both cheaper than one session per key.
+FAMILY_NODES = 8
 
 Value = float | int | bool | str
 Item = tuple[Spec, Case, Mapping[str, np.ndarray]]
@@ -283,12 +299,20 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
 
 @dataclass(frozen=True, slots=True)
 class Plan:
-    """One case resolved against its mapping: the session key and what to feed."""
+    """One case resolved against its mapping: the session key (spec
+    operator, ONNX operator, tensor names and types, ONNX attributes, scalar
+    operands) and what to feed."""
 
     key: tuple[Any, ...]
     mapping: OnnxMapping
     attrs: dict[str, Any]
     scalars: tuple[float | int, ...]
+
+    @property
+    def family(self) -> tuple[Any, ...]:
+        """The key without attributes and scalar operands: plans of one
+        family can be nodes of one model (same operator, opset and types)."""
+        return self.key[:3]
 
 
 def plan(spec: Spec, case: Case) -> Plan:
@@ -332,9 +356,10 @@ class OnnxRuntimeBackend:
         self.provider = provider
         self.level = max(FeatureLevel) if not feature_level else FeatureLevel.parse(str(feature_level))
         self.threads = int(threads)
-        self.sessions: dict[tuple[Any, ...], Any] = {}   # key -> InferenceSession or the error it gave
-        self.hits = 0
-        self.misses = 0
+        #: plan key, or tuple of plan keys (`_run_family`) -> InferenceSession or the error its build gave
+        self.sessions: dict[tuple[Any, ...], Any] = {}
+        self.hits = 0     # session look-ups the cache answered
+        self.misses = 0   # sessions built (one-node or a family's, failed builds included)
         self._ort, self._reason = _import()
         if self._ort is not None and provider not in self._ort.get_available_providers():
             self._reason = (f"execution provider {provider!r} is not available in this onnxruntime build "
@@ -356,9 +381,12 @@ class OnnxRuntimeBackend:
 
     def run_batch(self, items: Sequence[Item]) -> list[Exception | None]:
         """Run many cases: those with one session key go through one
-        ``session.run`` on their concatenated inputs.  Returns, per item,
-        None or the exception that item raised (NotSupportedError to reject);
-        one bad case does not cost the others."""
+        ``session.run`` on their concatenated inputs, and the keys of one
+        family (`Plan.family`: they differ only in ONNX attributes or
+        scalar operands), `FAMILY_NODES` at a time, through one session of
+        one node per key (`_run_family`).  Returns, per item, None or the
+        exception that item raised (NotSupportedError to reject); one bad
+        case does not cost the others."""
         errors: list[Exception | None] = [None] * len(items)
         groups: dict[tuple[Any, ...], list[tuple[int, Plan]]] = {}
         for i, (spec, case, buffers) in enumerate(items):
@@ -369,48 +397,83 @@ class OnnxRuntimeBackend:
                 errors[i] = exc
                 continue
             groups.setdefault(p.key, []).append((i, p))
+        families: dict[tuple[Any, ...], list[list[tuple[int, Plan]]]] = {}
         for members in groups.values():
-            try:
-                self._run_group([items[i] for i, _ in members], members[0][1])
-            except Exception as exc:  # noqa: BLE001 - every member gets the group's error
-                for i, _ in members:
-                    errors[i] = exc
+            families.setdefault(members[0][1].family, []).append(members)
+        chunks = (family[lo:lo + FAMILY_NODES] for family in families.values()
+                  for lo in range(0, len(family), FAMILY_NODES))
+        for chunk in chunks:
+            if len(chunk) > 1 and self._run_family(items, chunk, errors):
+                continue
+            for members in chunk:
+                try:
+                    self._run_group([items[i] for i, _ in members], members[0][1])
+                except Exception as exc:  # noqa: BLE001 - every member gets the group's error
+                    for i, _ in members:
+                        errors[i] = exc
         return errors
 
     def _run_group(self, items: list[Item], p: Plan) -> None:
+        """The cases of one key through the key's one-node session."""
         session = self.session(p, items[0][1])
-        case0 = items[0][1]
-        feeds: dict[str, np.ndarray] = {}
-        for k, t in enumerate(case0.inputs):
-            parts = [np.broadcast_to(c.input(t.name).view(b[t.name]), c.outputs[0].sizes).ravel() for _, c, b in items]
-            x = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
-            feeds[f"x{k}"] = (x != 0) if t.name in p.mapping.bool_inputs else x
-        for k, value in enumerate(p.scalars):
-            feeds[f"s{k}"] = np.asarray(value, dtype=numpy_dtype(case0.dtype))
-        (y,) = session.run(None, feeds)
-        offset = 0
-        for _, case, buffers in items:  # every input was copied above, so in-place outputs are safe to write
-            out = case.outputs[0]
-            n = int(np.prod(out.sizes))
-            writable_view(out, buffers[out.name])[...] = y[offset:offset + n].reshape(out.sizes).astype(
-                numpy_dtype(out.dtype), copy=False)
-            offset += n
+        (y,) = session.run(None, _feeds(items, p, "x", "s"))
+        _scatter(items, y)  # the run is over: in-place outputs are safe to write
+
+    def _run_family(self, items: Sequence[Item], family: list[list[tuple[int, Plan]]],
+                    errors: list[Exception | None]) -> bool:
+        """The groups of several keys of one family through one session whose
+        model has a node per key, cached under the tuple of keys: one
+        session to build instead of one per attribute set (most of a small
+        batch's time).  False, with nothing written, when that session
+        cannot be built or run: the caller then runs each key alone, so a
+        rejected attribute set costs only its own cases, with the error it
+        gives alone."""
+        parts = [[items[i] for i, _ in members] for members in family]
+        plans = [members[0][1] for members in family]
+        try:
+            session = self._cached(tuple(p.key for p in plans),
+                                   lambda: self._build(build_family_model(plans, [part[0][1] for part in parts]),
+                                                       plans[0], parts[0][0][1]))
+            feeds: dict[str, np.ndarray] = {}
+            for k, (p, part) in enumerate(zip(plans, parts)):
+                feeds.update(_feeds(part, p, f"x{k}_", f"s{k}_"))
+            outputs = session.run(None, feeds)
+        except Exception:  # noqa: BLE001 - each key alone tells whose error it is
+            return False
+        for members, part, y in zip(family, parts, outputs):  # the run is over: in-place outputs are safe to write
+            try:
+                _scatter(part, y)
+            except Exception as exc:  # noqa: BLE001 - every member gets the group's error
+                for i, _ in members:
+                    errors[i] = exc
+        return True
 
     def session(self, p: Plan, case: Case) -> Any:
-        """The cached session of ``p.key``; a kernel onnxruntime lacks is
-        cached as its error, so it is asked for once."""
-        found = self.sessions.get(p.key)
+        """The cached one-node session of ``p.key``; a kernel onnxruntime
+        lacks is cached as its error, so it is asked for once."""
+        return self._cached(p.key, lambda: self._build(build_model(p, case), p, case))
+
+    def _cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        """The session (or the error its build gave, raised) cached under
+        ``key``: a plan's key, or a tuple of them for a family's session.
+        ``misses`` counts the builds (failed ones included), ``hits`` the
+        look-ups the cache answered; at `SESSIONS_KEPT` the cache starts
+        over."""
+        found = self.sessions.get(key)
         if found is None:
             self.misses += 1
-            found = self.sessions[p.key] = self._build(p, case)
+            if len(self.sessions) >= SESSIONS_KEPT:
+                self.sessions.clear()
+            found = self.sessions[key] = build()
         else:
             self.hits += 1
         if isinstance(found, Exception):
             raise found
         return found
 
-    def _build(self, p: Plan, case: Case) -> Any:
-        model = build_model(p, case)
+    def _build(self, model: Any, p: Plan, case: Case) -> Any:
+        """A session of ``model``, or the NotSupportedError its creation gave
+        (named after ``p`` and ``case``)."""
         options = self._ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = self.threads
@@ -426,9 +489,65 @@ class OnnxRuntimeBackend:
                                      f"{p.mapping.op_type} on {case.dtype.name}: {first}")
 
 
+def _feeds(items: list[Item], p: Plan, x: str, s: str) -> dict[str, np.ndarray]:
+    """The inputs of ``p``'s node for ``items`` (cases of one key): tensor
+    j's elements of every case end to end as ``{x}{j}``, scalar operand j as
+    ``{s}{j}``."""
+    case0 = items[0][1]
+    feeds: dict[str, np.ndarray] = {}
+    for j, t in enumerate(case0.inputs):
+        parts = [np.broadcast_to(c.input(t.name).view(b[t.name]), c.outputs[0].sizes).ravel() for _, c, b in items]
+        joined = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
+        feeds[f"{x}{j}"] = (joined != 0) if t.name in p.mapping.bool_inputs else joined
+    for j, value in enumerate(p.scalars):
+        feeds[f"{s}{j}"] = np.asarray(value, dtype=numpy_dtype(case0.dtype))
+    return feeds
+
+
+def _scatter(items: list[Item], y: np.ndarray) -> None:
+    """The flat result ``y`` of ``items`` (end to end, as `_feeds` joined
+    them) into each case's output buffer; call it only once every input
+    has been read (an in-place output aliases an input)."""
+    offset = 0
+    for _, case, buffers in items:
+        out = case.outputs[0]
+        n = int(np.prod(out.sizes))
+        writable_view(out, buffers[out.name])[...] = y[offset:offset + n].reshape(out.sizes).astype(
+            numpy_dtype(out.dtype), copy=False)
+        offset += n
+
+
 def build_model(p: Plan, case: Case) -> Any:
     """The one-node model of a plan: 1-D inputs ``x0..`` of any length,
     scalar operands ``s0..``, output ``y``."""
+    from onnx import helper
+
+    inputs, node, output = _node(p, case, "x", "s", "y", "n")
+    graph = helper.make_graph([node], case.operator.lower(), inputs, [output])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", p.mapping.opset)], ir_version=9)
+
+
+def build_family_model(plans: Sequence[Plan], cases: Sequence[Case]) -> Any:
+    """One model for the plans of one family (``cases[k]`` one case of
+    ``plans[k]``): node k reads ``x{k}_0..`` and ``s{k}_0..`` and writes
+    ``y{k}``, of length ``n{k}``; the nodes share nothing (not even a
+    length: onnxruntime holds tensors of one named length equal, and plans
+    memory by it), so each computes what its one-node model would."""
+    from onnx import helper
+
+    inputs, nodes, outputs = [], [], []
+    for k, (p, case) in enumerate(zip(plans, cases)):
+        node_inputs, node, output = _node(p, case, f"x{k}_", f"s{k}_", f"y{k}", f"n{k}")
+        inputs += node_inputs
+        nodes.append(node)
+        outputs.append(output)
+    graph = helper.make_graph(nodes, cases[0].operator.lower(), inputs, outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", plans[0].mapping.opset)], ir_version=9)
+
+
+def _node(p: Plan, case: Case, x: str, s: str, y: str, n: str) -> tuple[list[Any], Any, Any]:
+    """``p``'s node with its graph inputs (1-D tensors ``{x}{j}`` of any
+    length ``n``, 0-d scalar operands ``{s}{j}``) and its graph output ``y``."""
     from onnx import helper
 
     def onnx_type(dtype: np.dtype) -> int:
@@ -436,15 +555,13 @@ def build_model(p: Plan, case: Case) -> Any:
 
     bool_type = onnx_type(np.dtype(bool))
     inputs = [helper.make_tensor_value_info(
-        f"x{k}", bool_type if t.name in p.mapping.bool_inputs else onnx_type(numpy_dtype(t.dtype)), ["n"])
-        for k, t in enumerate(case.inputs)]
-    inputs += [helper.make_tensor_value_info(f"s{k}", onnx_type(numpy_dtype(case.dtype)), [])
-               for k in range(len(p.scalars))]
-    node = helper.make_node(p.mapping.op_type, [i.name for i in inputs], ["y"], **p.attrs)
-    out_type = _output_type(p.mapping, case)
-    graph = helper.make_graph([node], case.operator.lower(), inputs,
-                              [helper.make_tensor_value_info("y", onnx_type(out_type), ["n"])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", p.mapping.opset)], ir_version=9)
+        f"{x}{j}", bool_type if t.name in p.mapping.bool_inputs else onnx_type(numpy_dtype(t.dtype)), [n])
+        for j, t in enumerate(case.inputs)]
+    inputs += [helper.make_tensor_value_info(f"{s}{j}", onnx_type(numpy_dtype(case.dtype)), [])
+               for j in range(len(p.scalars))]
+    node = helper.make_node(p.mapping.op_type, [i.name for i in inputs], [y], **p.attrs)
+    output = helper.make_tensor_value_info(y, onnx_type(_output_type(p.mapping, case)), [n])
+    return inputs, node, output
 
 
 _BOOL_RESULTS = frozenset({"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor",

@@ -51,6 +51,7 @@ class Val:
     nan: Array = False     # NaN in exact arithmetic too (``Settings.track``; `certain_nan`; and ``exact64``)
     above: Array = False   # the exact value is above the float64 one (``exact64`` only, where known)
     below: Array = False   # the exact value is below the float64 one (``exact64`` only, where known)
+    huge: Array = False    # float64 overflowed to +-inf; the exact value has its sign and exceeds 2**1022 (`_overflowed`)
     #: an attribute expression given per element (`oracle.PerElement`): an array whose every element
     #: is what the scalar of one attribute set would be, so every scalar-only path (no range or
     #: underflow check, no span of its own, `_power_of_two` per element) is taken as for that scalar
@@ -290,7 +291,8 @@ class Evaluator:
             shape = np.shape(x)
             lo_hi = _span(a)
             return Val(np.negative(x, out=self.buffer(a, shape)), a.err, -a.sign, a.owned or np.ndim(x) == 0, a.exact,
-                       None if lo_hi is None else (-lo_hi[1], -lo_hi[0]), a.nan, a.below, a.above, a.uniform)
+                       None if lo_hi is None else (-lo_hi[1], -lo_hi[0]), a.nan, a.below, a.above, a.huge,
+                       a.uniform)
         if op == "+":
             return a
         if op == "!":
@@ -511,20 +513,18 @@ class Evaluator:
         xs = [self.num(a.v) for a in args]
         with np.errstate(all="ignore"):
             v = _call(name, xs, None, args)
+            nan = _nan_through(*args)  # every function of the table gives NaN for a NaN argument
             if name == "abs":
-                return Val(v, exact=args[0].exact)
+                return Val(v, exact=args[0].exact, nan=nan)
             domain = np.isnan(v)
             for a, x in zip(args, xs):
                 domain = domain & a.exact & np.isfinite(x)
+            nan = _outside(name, args, xs, nan | domain)
             if name == "sqrt":
-                # a float64 0 whose exact value lies below it: the exact root is NaN
-                nan = _nan_through(args[0]) | (args[0].below & (xs[0] == 0))
                 return Val(v, exact=(args[0].exact & E.root_exact(xs[0], v)) | domain, nan=nan)
             if name in ("pow", "exp"):
-                return _near_one(name, args, xs, Val(v, exact=domain, nan=_nan_through(*args) if name == "exp" else False))
-            if name == "log":
-                return Val(v, exact=domain, nan=_nan_through(args[0]))
-        return Val(v, exact=domain)
+                return _near_one(name, args, xs, Val(v, exact=domain, nan=nan, huge=_overflowed(name, args, xs, v)))
+        return Val(v, exact=domain, nan=nan)
 
     def minmax(self, name: str, args: list[Val]) -> Val:
         if name == "clamp":
@@ -713,9 +713,9 @@ def _arith_span(op: str, a: Val, b: Val) -> tuple[float, float] | None:
 
 def _nan_through(*args: Val) -> Array:
     """Where an argument's exact value is NaN (`Val.nan` in ``exact64``
-    mode), so is the result of arithmetic, sqrt, exp or log on it: mpmath's
-    NaN propagates through each (or the division raises, and the float64
-    value stands)."""
+    mode), so is the result of arithmetic or of any function on it: mpmath's
+    NaN propagates through each, pow(NaN, 0) included (or the division
+    raises, and the float64 value stands)."""
     nan: Array = False
     for a in args:
         if any_true(a.nan):
@@ -748,6 +748,60 @@ def _near_one(name: str, args: list[Val], xs: list[Array], val: Val) -> Val:
     return replace(val, above=up, below=known & ~up)
 
 
+#: An overflowed pow or exp exceeds 2**1023 (it rounded beyond float64's
+#: largest value, about 2**1024, by a libm off by an ULP or so); `Val.huge`
+#: claims 2**1022, so an exact operand of at most this magnitude may be added
+#: to or subtracted from it 2**22 times (more steps than any formula has)
+#: without the exact value falling below the claim or changing sign.
+_HUGE_SLACK = 2.0 ** 1000
+#: Functions whose exact value is NaN (complex, in mpmath) for a negative
+#: argument, and those for an argument of any sign beyond 1 in magnitude.
+_NEGATIVE_DOMAIN = frozenset({"sqrt", "log", "log2", "log10", "acosh"})
+_UNIT_DOMAIN = frozenset({"asin", "acos", "atanh"})
+
+
+def _overflowed(name: str, args: list[Val], xs: list[Array], v: Array) -> Array:
+    """Where pow(b, t) (b > 0) or exp(t) of exact finite operands overflowed
+    float64 to +inf: the exact value is finite, positive and beyond 2**1023
+    (`Val.huge`).  Adam's ``pow(Beta2, T)`` for a huge |T|, whose ``1 -
+    pow(Beta2, T)`` is -inf in float64 and exactly negative, so its square
+    root is NaN exactly."""
+    if not isinstance(v, np.ndarray) or v.dtype != np.float64 or not np.isinf(_MAX(v, axis=None)):
+        return False
+    huge = v == np.inf
+    for a, x in zip(args, xs):
+        huge = huge & a.exact & np.isfinite(x)
+    if name == "pow":
+        huge = huge & (xs[0] > 0)
+    return huge if any_true(huge) else False
+
+
+def _outside(name: str, args: list[Val], xs: list[Array], nan: Array) -> Array:
+    """``nan`` (a NaN argument, or exact finite arguments outside the real
+    domain) and where the exact argument lies outside the domain although
+    float64 does not show it: a float64 0 whose exact value lies below it
+    under sqrt (`Val.below`) or an overflowed value of known sign
+    (`Val.huge`).  Not pow(0, t < 0): mpmath raises for some t and gives
+    +inf for others (-0.25, tiny ones)."""
+    a, x = args[0], xs[0]
+    if name == "sqrt" and any_true(a.below):
+        nan = nan | (a.below & (x == 0))
+    if any_true(a.huge) and (name in _NEGATIVE_DOMAIN or name in _UNIT_DOMAIN):
+        nan = nan | (a.huge & (x < 0 if name in _NEGATIVE_DOMAIN else True))
+    return nan
+
+
+def _huge_sum(a: Val, b: Val, x: Array, y: Array, v: Array) -> Array:
+    """Where ``x + y`` or ``x - y`` keeps `Val.huge`: one operand is huge,
+    the other exact and at most `_HUGE_SLACK` in magnitude, so the exact
+    result has the huge operand's sign (as the float64 infinity has)."""
+    out: Array = False
+    for big, other, o in ((a, b, y), (b, a, x)):
+        if any_true(big.huge):
+            out = out | (big.huge & other.exact & (np.abs(o) <= _HUGE_SLACK))
+    return (out & np.isinf(v)) if any_true(out) else False
+
+
 def _exact_sides(op: str, a: Val, b: Val, x: Array, y: Array, val: Val) -> Val:
     """NaN-ness and, for a float64 0 of ``x - y`` (x == y) or ``x + y``
     (x == -y), on which side of it the exact value lies, from the operands'
@@ -755,6 +809,8 @@ def _exact_sides(op: str, a: Val, b: Val, x: Array, y: Array, val: Val) -> Val:
     division by an exact 0 makes mpmath raise, which fails the whole row
     (the float64 value stands): as good as NaN for `FloatRun.exact_nan`."""
     nan = _nan_through(a, b)
+    if op in "+-" and (any_true(a.huge) or any_true(b.huge)):
+        val = replace(val, huge=_huge_sum(a, b, x, y, val.v))
     if op == "/" and any_true(b.exact):
         zero_divisor = b.exact & (y == 0)
         if any_true(zero_divisor):

@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from dmlconform.backends import onnxruntime_backend
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime_backend import MAPPINGS, OnnxRuntimeBackend, plan
 from dmlconform.cases.generate import generate
@@ -124,3 +125,76 @@ def test_every_mapping_names_an_onnx_operator() -> None:
     for op, mapping in MAPPINGS.items():
         assert defs.has(mapping.op_type), (op, mapping.op_type)
         assert dataclasses.is_dataclass(mapping)
+
+
+def _hard_sigmoid_items(dtype: m.DataType = m.DataType.FLOAT32):  # type: ignore[no-untyped-def]
+    spec = _spec("ACTIVATION_HARD_SIGMOID")
+    cases = [c for c in generate(spec, m.FeatureLevel.FL_6_4, seed=0) if c.dtype is dtype and c.expect_supported]
+    assert len({c.attributes for c in cases}) > 2  # several attribute sets, one family
+    return spec, cases
+
+
+def _alone(spec: m.Spec, cases: list[Case], backend: OnnxRuntimeBackend):  # type: ignore[no-untyped-def]
+    """Each case through its own ``run_batch`` call: the per-key path."""
+    out = []
+    for c in cases:
+        b = bind(c)
+        (error,) = backend.run_batch([(spec, c, b)])
+        out.append((b, error))
+    return out
+
+
+def test_attribute_sets_of_one_family_share_one_session_and_equal_one_call_per_case(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(onnxruntime_backend, "FAMILY_NODES", 4)
+    spec, cases = _hard_sigmoid_items()
+    single = _alone(spec, cases, OnnxRuntimeBackend())
+    backend = OnnxRuntimeBackend()
+    batched = [bind(c) for c in cases]
+    assert backend.run_batch([(spec, c, b) for c, b in zip(cases, batched)]) == [None] * len(cases)
+    for c, (s, error), b in zip(cases, single, batched):
+        assert error is None and s["OutputTensor"].tobytes() == b["OutputTensor"].tobytes(), c.id
+    keys = tuple(dict.fromkeys(plan(spec, c).key for c in cases))
+    assert len(keys) % 4 > 1  # every session has several nodes
+    chunks = [keys[lo:lo + 4] for lo in range(0, len(keys), 4)]
+    assert (backend.misses, backend.hits, list(backend.sessions)) == (len(chunks), 0, chunks)
+    backend.run_batch([(spec, c, bind(c)) for c in cases])  # the same family again: the cached sessions
+    assert (backend.misses, backend.hits) == (len(chunks), len(chunks))
+
+
+@pytest.mark.parametrize("fails", ["build", "run"])
+def test_a_family_session_that_fails_falls_back_to_one_session_per_key(monkeypatch, fails: str) -> None:  # type: ignore[no-untyped-def]
+    """One attribute set that onnxruntime rejects (here: a session build that
+    refuses any model with that node) fails the family's session; each key
+    then runs alone, and the rejected one's cases get the error they get
+    alone.  A family session whose run raises falls back the same way."""
+    monkeypatch.setattr(onnxruntime_backend, "FAMILY_NODES", 64)  # one session for the family
+    spec, cases = _hard_sigmoid_items()
+    bad = plan(spec, cases[0]).attrs["alpha"]
+    build = OnnxRuntimeBackend._build
+
+    class Broken:
+        def run(self, *args: object) -> None:
+            raise RuntimeError("the family's run failed")
+
+    def refusing(self, model, p, case):  # type: ignore[no-untyped-def]
+        alphas = [a.f for n in model.graph.node for a in n.attribute if a.name == "alpha"]
+        if fails == "build" and bad in alphas:
+            return NotSupportedError(f"alpha={bad} refused")
+        if fails == "run" and len(model.graph.node) > 1:
+            return Broken()
+        return build(self, model, p, case)
+
+    monkeypatch.setattr(OnnxRuntimeBackend, "_build", refusing)
+    single = _alone(spec, cases, OnnxRuntimeBackend())
+    backend = OnnxRuntimeBackend()
+    batched = [bind(c) for c in cases]
+    errors = backend.run_batch([(spec, c, b) for c, b in zip(cases, batched)])
+    rejected = [plan(spec, c).attrs["alpha"] == bad and fails == "build" for c in cases]
+    assert any(rejected) == (fails == "build") and not all(rejected)
+    for c, (s, alone), b, error, no in zip(cases, single, batched, errors, rejected):
+        assert repr(error) == repr(alone), c.id
+        assert (error is not None) == no, c.id
+        if not no:
+            assert s["OutputTensor"].tobytes() == b["OutputTensor"].tobytes(), c.id
+    keys = len({plan(spec, c).key for c in cases})
+    assert backend.misses == 1 + keys  # the family's session, then one per key

@@ -69,5 +69,29 @@ def swish(scale: float) -> Callable[[mpmath.mpf], mpmath.mpf]:
 
 def expected(fn: Callable[[mpmath.mpf], mpmath.mpf], xs: np.ndarray, dtype: type) -> np.ndarray:
     """``fn`` at every element (test sizes only), rounded once to ``dtype``."""
-    out = [rounded(fn(mp.mpf(float(x))), dtype) for x in xs.astype(np.float64)]
+    out = [_rounded_value(fn, mp.mpf(float(x)), dtype) for x in xs.astype(np.float64)]
     return np.asarray(out, dtype=np.float64).astype(dtype)
+
+
+#: Precision of a second look at a value that lands on a rounding tie at
+#: ``mp.prec``: swish's x / (1 + exp(-s * x)) for x = 2**-149 and s = 1.8e-21
+#: is x / 2 * (1 + 1e-66), above the tie by less than 200 bits can show.
+TIE_PRECISION = 4000
+
+
+def _rounded_value(fn: Callable[[mpmath.mpf], mpmath.mpf], x: mpmath.mpf, dtype: type) -> float:
+    value = fn(x)
+    if _on_tie(value, dtype):
+        with mp.workprec(TIE_PRECISION):
+            value = fn(x)
+    return rounded(value, dtype)
+
+
+def _on_tie(value: mpmath.mpf, dtype: type) -> bool:
+    """Whether ``value`` lies exactly halfway between two values of ``dtype``."""
+    if mp.isnan(value) or mp.isinf(value) or value == 0:
+        return False
+    info = ml_dtypes.finfo(dtype)
+    _, e = mp.frexp(value)
+    scaled = mp.ldexp(value, -(max(int(e) - 1, int(info.minexp)) - int(info.nmant)))
+    return scaled - mp.floor(scaled) == mp.mpf(0.5)

@@ -35,14 +35,19 @@ values = st.floats(-8, 8, width=32) | st.floats(width=32, allow_nan=False, allow
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(FORMULAS), st.lists(st.tuples(values, values), min_size=1, max_size=12))
 def test_every_certain_nan_is_nan_exactly(text: str, pairs: list[tuple[float, float]]) -> None:
-    tree = expand(parse(text))
-    x = np.asarray([p[0] for p in pairs], dtype=np.float32)
-    y = np.asarray([p[1] for p in pairs], dtype=np.float32)
-    run = FloatRun(tree, {"x": x, "y": y}, {}, x.shape, np.dtype(np.float32), output=None, propagate_nan=True)
+    tree, x, y, run = _float_run(text, [p[0] for p in pairs], [p[1] for p in pairs])
     values64, val, ev = run.run({"x": x, "y": y}, track=True)
     marked = certain_nan(val, ev, x.shape, decides=decides(tree))  # as the oracle asks
     assert np.isnan(values64[marked]).all()
     _assert_nan_exactly(text, tree, x, y, marked)
+
+
+def _float_run(text: str, x: list[float], y: list[float]) -> tuple[object, np.ndarray, np.ndarray, FloatRun]:
+    """The tree of ``text`` and a float32 oracle run of it on ``x`` and ``y``."""
+    tree = expand(parse(text))
+    xs, ys = np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.float32)
+    run = FloatRun(tree, {"x": xs, "y": ys}, {}, xs.shape, np.dtype(np.float32), output=None, propagate_nan=True)
+    return tree, xs, ys, run
 
 
 def _assert_nan_exactly(text: str, tree: object, x: np.ndarray, y: np.ndarray, marked: np.ndarray) -> None:
@@ -96,10 +101,7 @@ def test_every_exact64_nan_mark_is_nan_exactly(text: str, pairs: list[tuple[floa
     """`FloatRun.exact_nan` (the exactness evaluation's `Val.nan`, which
     knows on which side of 1 a rounded pow or exp lies) lets the oracle skip
     mpmath: every element it marks is NaN (or fails) in exact arithmetic."""
-    tree = expand(parse(text))
-    x = np.asarray([p[0] for p in pairs], dtype=np.float32)
-    y = np.asarray([p[1] for p in pairs], dtype=np.float32)
-    run = FloatRun(tree, {"x": x, "y": y}, {}, x.shape, np.dtype(np.float32), output=None, propagate_nan=True)
+    tree, x, y, run = _float_run(text, [p[0] for p in pairs], [p[1] for p in pairs])
     marked = run.exact_nan(np.arange(x.size))
     _assert_nan_exactly(text, tree, x, y, marked)
 
@@ -114,3 +116,71 @@ def test_adams_bias_correction_of_a_tiny_negative_step_is_nan_exactly() -> None:
     y = np.asarray([-1e-30, 1e-30, -1.4e-45, 0.5, 0.0, -0.0], dtype=np.float32)
     run = FloatRun(tree, {"x": x, "y": y}, {}, x.shape, np.dtype(np.float32), output=None, propagate_nan=True)
     assert run.exact_nan(np.arange(6)).tolist() == [True, False, True, False, True, True]
+
+
+#: Formulas whose float64 NaN comes from a negative base to a fractional
+#: power, pow(0, t < 0), or an overflowed pow or exp of known sign under a
+#: square root or logarithm (`evaluate._overflowed`, `_outside`), and some
+#: whose float64 NaN is not NaN exactly (inf * 0, inf - inf of an overflow).
+OVERFLOWING = [
+    "f(x, y) = x - sqrt(1 - pow(0.25, y)) / (1 - pow(-2, y)) * x",
+    "f(x, y) = log(1.5 - exp(y)) * x + pow(0, y)",
+    "f(x, y) = sqrt(1 - pow(x, y)) * y - pow(0, y) * x",
+    "f(x, y) = asin(-(2 - pow(3, y))) / x",
+    "f(x, y) = sqrt(1 - pow(2, y) * 0) + x",
+    "f(x, y) = x / sqrt(pow(0.5, y) - pow(0.5, y))",
+    "f(x, y) = sqrt(-(pow(x, y) - 2)) + abs(pow(-0.5, y)) * x",
+    "f(x, y) = log10(exp(y) * -1 + x) - sqrt(exp(-y) - exp(-y))",
+]
+steps = st.floats(width=32, allow_nan=False) | st.floats(-4, 4, width=32) | st.sampled_from([-1e30, 1e30, 0.5, -0.5])
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.sampled_from(OVERFLOWING), st.lists(st.tuples(values, steps), min_size=1, max_size=12))
+def test_every_overflow_or_power_nan_mark_is_nan_exactly(text: str, pairs: list[tuple[float, float]]) -> None:
+    tree, x, y, run = _float_run(text, [p[0] for p in pairs], [p[1] for p in pairs])
+    marked = run.exact_nan(np.arange(x.size))
+    _assert_nan_exactly(text, tree, x, y, marked)
+
+
+def _exact_nan(text: str, x: list[float], y: list[float]) -> list[bool]:
+    run = _float_run(text, x, y)[3]
+    return run.exact_nan(np.arange(len(x))).tolist()
+
+
+def test_a_negative_base_to_a_fractional_power_is_nan_through_inexact_arithmetic() -> None:
+    """Adam with Beta1 = -2: pow(-2, T) is NaN exactly for a fractional T
+    (mpmath's value is complex), and stays NaN through the inexact division
+    and product; an integer T gives a number."""
+    text = "f(x, y) = x - sqrt(1 - pow(0.25, y)) / (1 - pow(-2, y)) * x / (sqrt(x) + 1.5)"
+    assert _exact_nan(text, [0.3, 0.3, 0.3], [0.5, 3.0, 0.1]) == [True, False, True]
+
+
+def test_an_overflowed_power_under_a_square_root_is_nan_exactly() -> None:
+    """Adam with Beta2 = 0.25 and a huge negative T: pow overflows to +inf,
+    ``1 - pow`` is -inf in float64 and exactly negative, its square root NaN.
+    A huge positive T underflows instead (no NaN), and an overflow times 0
+    (float64 NaN, exactly 1 under the root) is not claimed."""
+    adam = "f(x, y) = x - sqrt(1 - pow(0.25, y)) / (1 - pow(2, y)) * x / (sqrt(x) + 1.5)"
+    assert _exact_nan(adam, [0.3, 0.3, 0.3], [-5e34, 5e34, -3e38]) == [True, False, True]
+    assert _exact_nan("f(x, y) = sqrt(1 - pow(2, y) * 0) + x", [1.0], [2000.0]) == [False]
+    assert _exact_nan("f(x, y) = x / sqrt(pow(0.5, y) - pow(0.5, y))", [1.0], [-2000.0]) == [False]
+    # a negative base gives no known sign: (-2)**2000 is positive, (-2)**2001 negative
+    assert _exact_nan("f(x, y) = sqrt(1 - pow(-2, y)) + x", [1.0, 1.0], [2000.0, 2001.0]) == [False, False]
+
+
+def test_the_sign_of_an_overflow_survives_only_a_small_exact_addend() -> None:
+    """exp(y) for y = 1000 overflows (the exact value is about 2**1443): x -
+    exp(y) keeps its sign for any float32 x, its logarithm is NaN exactly;
+    sqrt of exp(y) - x is +inf (no NaN); and NaN propagates through every
+    function (abs and pow included), as mpmath's does."""
+    assert _exact_nan("f(x, y) = log(x - exp(y)) * x", [3e38, -1.0], [1000.0, 1000.0]) == [True, True]
+    assert _exact_nan("f(x, y) = sqrt(exp(y) - x) - exp(y)", [1.0], [1000.0]) == [False]
+    assert _exact_nan("f(x, y) = pow(abs(sqrt(x - exp(y))), 2) * y", [1.0], [1000.0]) == [True]
+
+
+def test_pow_of_zero_to_a_negative_power_is_not_claimed() -> None:
+    """mpmath's 0 ** t (t < 0) raises for some t and is +inf for others
+    (-0.25, -1e-20): inf - inf is NaN in float64, yet no mark."""
+    text = "f(x, y) = pow(0, y) - pow(0, y) + x"
+    assert _exact_nan(text, [1.0, 1.0, 1.0], [-1.5, -0.25, 2.0]) == [False, False, False]

@@ -88,6 +88,16 @@ def test_swish(dtype: type, data: st.DataObject) -> None:
     exactly(got, cf.expected(cf.swish(scale), x, dtype))
 
 
+def test_swish_just_above_a_subnormal_tie() -> None:
+    """x = 2**-149, SigmoidInputScale = 1.82e-21: x / (1 + exp(-s x)) is
+    x / 2 * (1 + 2.3e-66), just above half the smallest subnormal, so it
+    rounds up to x; the closed form must see that too (hypothesis found it)."""
+    x = np.float32([2.0 ** -149])
+    got = evaluate(SWISH, {"x": x}, {"SigmoidInputScale": 1.82e-21}, dtype=np.float32).expected
+    assert got.tolist() == [2.0 ** -149]
+    exactly(got, cf.expected(cf.swish(1.82e-21), x, np.float32))
+
+
 def test_float64_is_not_always_enough() -> None:
     """1 + 2**-24 is a float32 tie; adding 2**-80 in float64 lands on the tie
     again, and rounding it to even would go down.  The exact sum is above the
