@@ -103,3 +103,12 @@ class BackendLoadError(DmlconformError):
     ``dist[name]`` and the cause), or the object it made is not a `Backend`."""
 
     exit_code = ExitCode.BACKEND_UNAVAILABLE
+
+
+class UnmergeableError(DmlconformError):
+    """Raised by the oracle when an evaluation of several attribute sets at
+    once (per-element attributes, `formula.oracle.PerElement`) would not give
+    each set's elements what its own evaluation gives: a scalar fact of an
+    attribute expression (a power of two) or a decision taken over the whole
+    block (an underflow in one set only) differs between the sets.  The
+    runner then evaluates the sets one by one; nothing reaches a user."""

@@ -309,24 +309,28 @@ def _one(item: _Pending, info: BackendInfo, oracles: Oracles) -> CaseResult:
 CHUNK = 1 << 19
 
 
-def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[tuple[int, CaseResult]]:
+def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles,
+                   attributes: Mapping[str, object] | None = None) -> list[tuple[int, CaseResult]]:
     """Evaluate and compare a batch at once, block by block, output by
     output, and split the comparison per case: every result is what
     `run_case` gives (the oracle is element-wise; the tests hold the two
     paths equal).  A case whose elements all PASS (the common case) gets its
     result from its sizes and its alternatives' counts, found for the whole
     batch at once (`_passed`, `_alternatives`); only the others are taken
-    apart element by element (`_case_result`)."""
+    apart element by element (`_case_result`).  ``attributes``: those of
+    several batches merged (`_compare_merged`), per element; then an error
+    is raised, not answered case by case."""
     case0 = items[0][2]
     sizes = [_size(it[2]) for it in items]
-    alike = all(o.sizes == it[2].outputs[0].sizes for it in items for o in it[2].outputs)
-    if not case0.outputs or min(sizes) == 0 or not alike:
+    if attributes is None and not _whole(items):
         return [(it[0], _one(it, info, oracles)) for it in items]
     t0 = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            sparse = _batch_comparison(items, info, oracles)
+            sparse = _batch_comparison(items, info, oracles, attributes)
     except Exception:  # noqa: BLE001 - the per-case path reports the error
+        if attributes is not None:
+            raise
         return [(it[0], _one(it, info, oracles)) for it in items]
     share = (time.perf_counter() - t0) / len(items)  # the batch's comparison, split evenly
     formula = oracles.get(items[0][1])
@@ -343,6 +347,114 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -
             result = _case_result(it[2], parts, int(offsets[k]), size, formula, info, it[4] + share)
         out.append((it[0], result))
     return out
+
+
+def _whole(items: list[_Pending]) -> bool:
+    """Whether a batch is compared as a whole (`_batch_comparison`): its
+    cases have outputs, all of one shape, and elements."""
+    return bool(items[0][2].outputs) and all(
+        _size(it[2]) > 0 and all(o.sizes == it[2].outputs[0].sizes for o in it[2].outputs) for it in items)
+
+
+#: Batches of one operator and types whose attributes differ in numbers only
+#: (`_merge_key`) are evaluated together up to this many elements: one block
+#: of the oracle (`floatrun.BLOCK`), so each batch's facts of a block are its own.
+MERGE_ELEMENTS = 1 << 17
+
+
+def _merge_key(spec: m.Spec, case: Case) -> tuple[object, ...] | None:
+    """Batches (`_batch_key`) with the same key may share one oracle
+    evaluation, their attributes given per element: the same operator,
+    tensors and types, float outputs, the same attribute names, enum
+    constants and signs of numbers (the bound reads them; whether a number
+    is a power of two the oracle checks, `_compare_merged`).  None: not
+    merged (integer tensors, attributes the oracle would refuse)."""
+    from dmlconform.compare import is_float
+    from dmlconform.formula.oracle import attribute_facts
+
+    if not case.outputs or not all(is_float(numpy_dtype(t.dtype)) for t in case.outputs) \
+            or not any(is_float(numpy_dtype(t.dtype)) for t in case.inputs):
+        return None
+    try:
+        facts = tuple((n, f if isinstance(f, str) else f[0]) for n, v in case.attributes
+                      for f in (attribute_facts(n, v),))
+    except Exception:  # noqa: BLE001 - the batch's own evaluation reports it
+        return None
+    return (*_batch_key(spec, case)[:3], facts)
+
+
+def _compare_merged(batches: list[list[_Pending]], info: BackendInfo,
+                    oracles: Oracles) -> list[tuple[int, CaseResult]]:
+    """Compare batches of one `_merge_key`: those compared as a whole are
+    packed, in order, into runs of at most `MERGE_ELEMENTS` elements, each
+    evaluated once with its attributes per element (`oracle.PerElement`);
+    where the oracle finds that the merge would change an element
+    (`UnmergeableError`), or anything fails, each batch of the run is
+    compared on its own, as it would be without merging."""
+    out: list[tuple[int, CaseResult]] = []
+    for run in _runs(batches):
+        found = _compare_run(run, info, oracles)
+        if found is None:  # refused: again in parts whose attributes agree on being powers of two
+            parts: dict[object, list[list[_Pending]]] = {}
+            for items in run:
+                parts.setdefault(_scaling(items[0][2]), []).append(items)
+            for part in parts.values():
+                found = _compare_run(part, info, oracles) if len(parts) > 1 else None
+                out.extend(found if found is not None else
+                           [r for items in part for r in _compare_batch(items, info, oracles)])
+            continue
+        out.extend(found)
+    return out
+
+
+def _compare_run(run: list[list[_Pending]], info: BackendInfo,
+                 oracles: Oracles) -> list[tuple[int, CaseResult]] | None:
+    """A run of batches compared with one evaluation; None where the oracle
+    refuses it (or anything fails): then nothing was reported."""
+    if len(run) == 1:
+        return _compare_batch(run[0], info, oracles)
+    try:
+        return _compare_batch([it for items in run for it in items], info, oracles, _per_element(run))
+    except Exception:  # noqa: BLE001 - UnmergeableError, or an error each batch reports its way
+        return None
+
+
+def _scaling(case: Case) -> tuple[bool, ...]:
+    """Per attribute, whether it is a power of two (an exact scaling, which
+    decides the bound's form: `oracle.attribute_facts`)."""
+    from dmlconform.formula.oracle import attribute_facts
+
+    return tuple(isinstance(f, tuple) and f[1] for f in (attribute_facts(n, v) for n, v in case.attributes))
+
+
+def _runs(batches: list[list[_Pending]]) -> list[list[list[_Pending]]]:
+    """``batches`` (of one `_merge_key`) in order, those compared as a whole
+    and small enough packed into runs of at most `MERGE_ELEMENTS` elements,
+    any other alone."""
+    runs: list[list[list[_Pending]]] = []
+    total = MERGE_ELEMENTS + 1  # the first one opens a run
+    for items in batches:
+        size = sum(_size(it[2]) for it in items)
+        if not _whole(items) or size > MERGE_ELEMENTS:
+            runs.append([items])
+            total = MERGE_ELEMENTS + 1
+            continue
+        if total + size > MERGE_ELEMENTS:
+            runs.append([])
+            total = 0
+        runs[-1].append(items)
+        total += size
+    return runs
+
+
+def _per_element(run: list[list[_Pending]]) -> dict[str, object]:
+    """The attributes of a run of batches, each given per element
+    (`oracle.PerElement`: a batch's value over its cases' elements)."""
+    from dmlconform.formula.oracle import PerElement
+
+    sizes = tuple(sum(_size(it[2]) for it in items) for items in run)
+    names = [n for n, _ in run[0][0][2].attributes]
+    return {n: PerElement(tuple(items[0][2].attributes[k][1] for items in run), sizes) for k, n in enumerate(names)}
 
 
 def _flagged(sparse: Any, cuts: np.ndarray) -> np.ndarray:
@@ -387,7 +499,8 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[Any]:
+def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles,
+                      attributes: Mapping[str, object] | None = None) -> list[Any]:
     """The batch's cases end to end as one flat array per output, compared
     `CHUNK` elements at a time: a `SparseComparison` per output.  The cases
     of a batch share their tensors' names and types in order (`_batch_key`),
@@ -397,10 +510,8 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
     spec, case0 = items[0][1], items[0][2]
     formula = oracles.get(spec)
     shapes = [it[2].outputs[0].sizes for it in items]
-    views = {formula.inputs.get(t.name, t.name): _joined(
-        [flat_view(it[2].inputs[j], None, shape) for it, shape in zip(items, shapes)])
-        for j, t in enumerate(case0.inputs)}
-    attributes = case0.attribute_map()
+    views = _batch_inputs(items, formula)
+    attributes = case0.attribute_map() if attributes is None else attributes
     actuals = [_joined([flat_view(it[2].outputs[j], it[3][out.name], shape) for it, shape in zip(items, shapes)])
                for j, out in enumerate(case0.outputs)]
     parts: list[list[Any]] = [[] for _ in case0.outputs]
@@ -413,6 +524,15 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
             cmp = _check_output(spec, formula, oracle[j], actuals[j][lo:hi], out, info, worst=None)
             parts[j].append(cmp.shifted(lo))
     return [SparseComparison.join(p) for p in parts]
+
+
+def _batch_inputs(items: list[_Pending], formula: _Formula) -> dict[str, np.ndarray]:
+    """The inputs of a batch's cases end to end, one flat array per input,
+    keyed by the formula's names."""
+    shapes = [it[2].outputs[0].sizes for it in items]
+    return {formula.inputs.get(t.name, t.name): _joined(
+        [flat_view(it[2].inputs[j], None, shape) for it, shape in zip(items, shapes)])
+        for j, t in enumerate(items[0][2].inputs)}
 
 
 def _case_result(case: Case, parts: list[tuple[Any, int, int]], offset: int, size: int, formula: _Formula,
@@ -507,8 +627,13 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
         for part in _parts(group):
             for item in _execute_batch(part, backend, run_batch, info, on_start):
                 pending(keys[item[0]], *item)
-    for items in batches.values():
-        for i, result in _compare_batch(items, info, oracles):
+    merged: dict[object, list[list[_Pending]]] = {}
+    for key, items in batches.items():
+        mergeable = _merge_key(items[0][1], items[0][2])
+        merged.setdefault(("batch", key) if mergeable is None else ("merge", mergeable), []).append(items)
+    for group in merged.values():
+        for i, result in (_compare_merged(group, info, oracles) if len(group) > 1
+                          else _compare_batch(group[0], info, oracles)):
             results[i] = result
             if progress is not None:
                 progress(result)

@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from dmlconform.errors import FormulaError
+from dmlconform.errors import FormulaError, UnmergeableError
 from dmlconform.formula import bounds as B
 from dmlconform.formula import integers
 from dmlconform.formula.bounds import EXACT, Err
@@ -52,6 +52,10 @@ class Val:
     above: Array = False   # the exact value is above the float64 one (``exact64`` only, where known)
     below: Array = False   # the exact value is below the float64 one (``exact64`` only, where known)
     huge: Array = False    # float64 overflowed to +-inf; the exact value has its sign and exceeds 2**1022 (`_overflowed`)
+    #: an attribute expression given per element (`oracle.PerElement`): an array whose every element
+    #: is what the scalar of one attribute set would be, so every scalar-only path (no range or
+    #: underflow check, no span of its own, `_power_of_two` per element) is taken as for that scalar
+    uniform: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +92,8 @@ class Evaluator:
         self.final: Expr | None = None  # the root of a statement whose value nothing reads (`_final_roots`)
         self.conditions_exact: Array = True  # every comparison so far had exact operands
         self.overflow: Array | None = None    # elements where an intermediate exceeds ``range_limit``
+        #: with per-element attributes, the first element of each attribute set (`underflow_error`)
+        self.segments: np.ndarray | None = None
 
     # -- statements ----------------------------------------------------
     def run(self, tree: FormulaTree, output: str | None = None) -> Val:
@@ -120,8 +126,10 @@ class Evaluator:
 
     def value(self, node: Value) -> Val:
         if isinstance(node, Piecewise):
-            conds = [None if b.cond is None else self.truth(self.expr(b.cond)) for b in node.branches]
-            return self.select(conds, [self.expr(b.value) for b in node.branches])
+            tests = [None if b.cond is None else self.expr(b.cond) for b in node.branches]
+            vals = [self.expr(b.value) for b in node.branches]
+            _scalar_choice([t for t in tests if t is not None], vals)
+            return self.select([None if t is None else self.truth(t) for t in tests], vals)
         return self.expr(node)
 
     def expr(self, e: Expr) -> Val:
@@ -137,8 +145,10 @@ class Evaluator:
                     if e.op in _ARITH and not self.s.integer else self.binary(e.op, self.expr(e.left), self.expr(e.right))
             return self.binary(e.op, self.expr(e.left), self.expr(e.right))
         if isinstance(e, Conditional):
-            c = self.truth(self.expr(e.cond))
-            return self.select([c, None], [self.expr(e.then), self.expr(e.otherwise)])
+            test = self.expr(e.cond)
+            vals = [self.expr(e.then), self.expr(e.otherwise)]
+            _scalar_choice([test], vals)
+            return self.select([self.truth(test), None], vals)
         if isinstance(e, Call):
             if self.s.integer and _rounded_quotient(e):
                 q = e.args[0]
@@ -281,11 +291,12 @@ class Evaluator:
             shape = np.shape(x)
             lo_hi = _span(a)
             return Val(np.negative(x, out=self.buffer(a, shape)), a.err, -a.sign, a.owned or np.ndim(x) == 0, a.exact,
-                       None if lo_hi is None else (-lo_hi[1], -lo_hi[0]), a.nan, a.below, a.above, a.huge)
+                       None if lo_hi is None else (-lo_hi[1], -lo_hi[0]), a.nan, a.below, a.above, a.huge,
+                       a.uniform)
         if op == "+":
             return a
         if op == "!":
-            return Val(np.logical_not(self.truth(a)), exact=a.exact)
+            return Val(np.logical_not(self.truth(a)), exact=a.exact, uniform=a.uniform)
         if not self.s.integer:
             raise FormulaError("bitwise '~' needs integer tensors", path="<formula>")
         return Val(np.invert(a.v))
@@ -295,7 +306,7 @@ class Evaluator:
             return self.compare(op, a, b)
         if op in ("&&", "||"):
             fn = np.logical_and if op == "&&" else np.logical_or
-            return Val(fn(self.truth(a), self.truth(b)), exact=a.exact & b.exact)
+            return Val(fn(self.truth(a), self.truth(b)), exact=a.exact & b.exact, uniform=_uniform(a, b))
         if self.s.integer:
             return Val(integers.binary(op, self.num(a.v), self.num(b.v), self.s.bits))
         if op in integers.BITWISE:
@@ -314,29 +325,31 @@ class Evaluator:
         relative_only = a.err.abs is None and b.err.abs is None
         if out is None and (op in "+-*" or (op == "/" and relative_only)):
             out = self.buffer(b, shape)  # "/" needs the divisor afterwards only for absolute parts
+        uniform = _uniform(a, b)
         if self.s.exact64:
-            v = _ARITH[op](x, y)
-            val = Val(v, sign=B.sign_of(op, a.sign, b.sign), exact=_exact_op(op, a, b, x, y, v))
+            v = _power(x, y) if op == "^" and b.uniform else _ARITH[op](x, y)
+            val = Val(v, sign=B.sign_of(op, a.sign, b.sign), exact=_exact_op(op, a, b, x, y, v), uniform=uniform)
             return _exact_sides(op, a, b, x, y, val) if op in "+-*/" else val
-        v = _ARITH[op](x, y, out=out)
+        v = _power(x, y) if op == "^" and b.uniform else _ARITH[op](x, y, out=out)
         sign = B.sign_of(op, a.sign, b.sign)
         if self.s.track and op in "/^":
             err = self.div_error(a, b, v, sign) if op == "/" else self.pow_error(a, b, v)
-        if self.s.track and self.s.tiny and op in "*/" and not final and isinstance(v, np.ndarray):
+        array = isinstance(v, np.ndarray) and not uniform  # a scalar per attribute set takes the scalar path
+        if self.s.track and self.s.tiny and op in "*/" and not final and array:
             err = self.underflow_error(v, err)
-        span = _arith_span(op, a, b) if isinstance(v, np.ndarray) else None
-        if self.s.range_limit is not None and isinstance(v, np.ndarray):
+        span = _arith_span(op, a, b) if array else None
+        if self.s.range_limit is not None and array:
             if not self.within_range(span):
                 self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
-            if op == "/" and b.err.abs is not None and b.sign == 0:  # a known sign: no cancellation
+            if op == "/" and b.err.abs is not None and b.sign == 0 and not b.uniform:  # a known sign: no cancellation
                 self.check_divisor(y, b.err.abs)
         nan = _propagated(v, a, b) if op in "+-*/" else False
-        return Val(v, err, sign, isinstance(v, np.ndarray), span=span, nan=nan)
+        return Val(v, err, sign, isinstance(v, np.ndarray), span=span, nan=nan, uniform=uniform)
 
     def arith_error(self, op: str, a: Val, b: Val) -> Err:
         ea, eb = a.err, b.err
         if op == "*":
-            if _power_of_two(a.v) or _power_of_two(b.v):  # scaling by 2**k rounds nothing
+            if _power_of_two(a) or _power_of_two(b):  # scaling by 2**k rounds nothing
                 return Err(ea.rel + eb.rel, B.add(B.times(ea.abs, B.magnitude(b.v, b.sign), owned=a.owned),
                                                   B.times(eb.abs, B.magnitude(a.v, a.sign), owned=b.owned), owned=True))
             ma, mb = B.magnitude(a.v, a.sign), B.magnitude(b.v, b.sign)
@@ -364,11 +377,23 @@ class Evaluator:
             small = np.abs(v) < tiny
             if not small.any():
                 return err
+            if self.segments is not None:
+                self.same_everywhere(small)
             small &= v != 0
         return Err(err.rel, B.add(err.abs, np.where(small, tiny, 0.0)))
 
+    def same_everywhere(self, found: np.ndarray) -> None:
+        """With several attribute sets (`segments`), raise `UnmergeableError`
+        unless each set has an element of ``found``: the error's form (an
+        absolute part or none) holds for the whole evaluation, and each
+        set's own evaluation would have chosen it only where it has one."""
+        segments = self.segments
+        assert segments is not None
+        if found.shape != (found.size,) or not np.logical_or.reduceat(found, segments).all():
+            raise UnmergeableError("an underflow in some attribute sets only")
+
     def div_error(self, a: Val, b: Val, v: Array, sign: int) -> Err:
-        exact_divisor = _power_of_two(b.v)
+        exact_divisor = _power_of_two(b)
         rel = a.err.rel + b.err.rel + (0 if exact_divisor else 1)
         if a.err.abs is None and b.err.abs is None:
             return Err(rel)
@@ -399,7 +424,7 @@ class Evaluator:
         if self.s.track and not (a.err.exact and b.err.exact):
             slack = (self.bound(a) + self.bound(b)) * self.s.unit
             self.mark_uncertain(np.abs(x - y) <= slack)
-        return Val(_COMPARE[op](x, y), exact=a.exact & b.exact)
+        return Val(_COMPARE[op](x, y), exact=a.exact & b.exact, uniform=_uniform(a, b))
 
     # -- calls ---------------------------------------------------------
     def call(self, node: Call, args: list[Val]) -> Val:
@@ -410,15 +435,18 @@ class Evaluator:
         if self.s.integer:
             return Val(integers.call(name, [self.num(a.v) for a in args], node.func))
         if name in ("min", "max", "clamp"):
-            return self.minmax(name, args)
+            return _marked(self.minmax(name, args), args)
         if name in ("floor", "ceil", "round", "trunc"):
-            return self.rounding(name, args[0])
+            return _marked(self.rounding(name, args[0]), args)
         if name in ("isinf", "isnan"):
-            return Val((np.isinf if name == "isinf" else np.isnan)(args[0].v), exact=args[0].exact)
+            return Val((np.isinf if name == "isinf" else np.isnan)(args[0].v), exact=args[0].exact,
+                       uniform=args[0].uniform)
         if self.s.exact64:
-            return self.exact_call(name, args)
+            return _marked(self.exact_call(name, args), args)
         with np.errstate(all="ignore"):
             val = self.transcendental(name, args, p.error)
+            if _uniform(*args):  # a scalar per attribute set: no domain, span or range check of its own
+                return replace(val, uniform=True)
             if self.s.track and isinstance(val.v, np.ndarray):
                 nan = self.domain_nan(name, args, val.v)
                 if nan is not False:
@@ -456,9 +484,9 @@ class Evaluator:
         sign = 1 if name in _NONNEGATIVE else 0
         if not self.s.track or all(a.err.exact for a in args):
             out = self.buffer(args[0], np.shape(xs[0])) if len(xs) == 1 else None
-            return Val(_call(name, xs, out), Err(own) if self.s.track else EXACT, sign, True)
+            return Val(_call(name, xs, out, args), Err(own) if self.s.track else EXACT, sign, True)
         if len(args) == 2:
-            v = _call(name, xs, None)
+            v = _call(name, xs, None, args)
             if name == "pow":
                 return Val(v, self.pow_error(args[0], args[1], v), 0, True)
             y, x = args  # atan2
@@ -484,7 +512,7 @@ class Evaluator:
 
         xs = [self.num(a.v) for a in args]
         with np.errstate(all="ignore"):
-            v = _call(name, xs, None)
+            v = _call(name, xs, None, args)
             nan = _nan_through(*args)  # every function of the table gives NaN for a NaN argument
             if name == "abs":
                 return Val(v, exact=args[0].exact, nan=nan)
@@ -654,6 +682,10 @@ def _span(val: Val) -> tuple[float, float] | None:
     v = val.v
     if isinstance(v, (float, np.floating)) and np.isfinite(v):
         return (float(v), float(v))
+    if val.uniform and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size:
+        lo, hi = _MIN(v, axis=None), _MAX(v, axis=None)  # each set's scalar lies within: the union of theirs
+        if np.isfinite(lo) and np.isfinite(hi):
+            return (float(lo), float(hi))
     return None
 
 
@@ -810,16 +842,66 @@ def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array, v: Array) -> Array:
     return nan
 
 
-def _power_of_two(v: Array) -> bool:
+def _power(x: Array, y: Array) -> Array:
+    """``x ** y`` for an exponent given per attribute set (`Val.uniform`):
+    numpy computes a scalar exponent its own way (0.5 as a square root,
+    which differs from pow at -inf, -0 and in float32's last bit), so each
+    distinct exponent is applied as the scalar that its set's evaluation
+    gives numpy."""
+    if not np.ndim(y):
+        return np.power(x, y)
+    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
+    base = np.broadcast_to(x, shape)
+    exps = np.broadcast_to(y, shape)
+    distinct, inverse = np.unique(exps, return_inverse=True)
+    out = np.empty(shape, dtype=np.result_type(x, y))
+    inverse = inverse.reshape(shape)
+    for k, e in enumerate(distinct):  # one per attribute set at most: not a loop over elements
+        at = inverse == k
+        out[at] = np.power(base[at], e)
+    return out
+
+
+def _power_of_two(val: Val) -> bool:
     """A scalar +-2**k: multiplying or dividing by it is exact (barring
-    overflow and underflow)."""
+    overflow and underflow).  A value per attribute set (`Val.uniform`) is
+    one when it is in every set, not one when in none; otherwise the sets
+    cannot share an evaluation (`UnmergeableError`)."""
+    v = val.v
+    if val.uniform and np.ndim(v):
+        m, _ = np.frexp(np.asarray(v, dtype=np.float64))
+        found = np.abs(m) == 0.5
+        if found.all() != found.any():
+            raise UnmergeableError("an attribute expression is a power of two in some attribute sets only")
+        return bool(found.all())
     if np.ndim(v) or isinstance(v, str):
         return False
     m, _ = np.frexp(float(v))
     return abs(float(m)) == 0.5
 
 
-def _call(name: str, xs: list[Array], out: np.ndarray | None) -> Array:
+def _scalar_choice(tests: list[Val], vals: list[Val]) -> None:
+    """A choice between values per attribute set on conditions per set
+    (`Val.uniform`): for one set it is a 0-d array, which the checks take
+    as an array; per element it would be taken as a scalar.  Not merged."""
+    if _uniform(*tests, *vals):
+        raise UnmergeableError("a choice that depends on attributes alone")
+
+
+def _uniform(*vals: Val) -> bool:
+    """Whether an operation on ``vals`` gives a value per attribute set
+    (`Val.uniform`): one of them is, and the others are scalars."""
+    return any(v.uniform for v in vals) and all(v.uniform or not np.ndim(v.v) for v in vals)
+
+
+def _marked(val: Val, args: list[Val]) -> Val:
+    """``val`` marked `Val.uniform` when its arguments make it so."""
+    return replace(val, uniform=True) if not val.uniform and _uniform(*args) else val
+
+
+def _call(name: str, xs: list[Array], out: np.ndarray | None, args: list[Val] | None = None) -> Array:
+    if name == "pow" and args is not None and args[1].uniform:
+        return _power(*xs)
     fn = _FUNCS[name]
     if out is not None and isinstance(fn, np.ufunc):
         return fn(*xs, out=out)

@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from dmlconform.compare import Alternative, Tier, finfo, is_float, ulp_distance
+from dmlconform.errors import UnmergeableError
 from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan, decides
 from dmlconform.formula.refine import rounds_to_integer
@@ -184,8 +185,11 @@ class FloatRun:
 
     def __init__(self, tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
                  shape: tuple[int, ...], dtype: np.dtype, *, output: str | None, propagate_nan: bool,
-                 shared: "SharedPass | None" = None) -> None:
+                 shared: "SharedPass | None" = None, segments: np.ndarray | None = None) -> None:
         self.tree, self.arrays, self.attrs, self.shape = tree, arrays, attrs, shape
+        #: with attributes given per element (`Val.uniform`, flat, over ``shape``), the first element of
+        #: each attribute set: every element must get what its set's own evaluation gives it
+        self.segments = segments
         self.shared = shared
         self.looks = shared if shared is not None else SharedPass((output,))  # second looks, kept (`at`)
         self.dtype, self.output, self.propagate_nan = dtype, output, propagate_nan
@@ -200,6 +204,10 @@ class FloatRun:
             lambda x: float(to_float(np.asarray([x]), info_dtype)[0]) == x)  # noqa: E731
         self.size = int(np.prod(shape, dtype=np.int64))
         self.flat = {n: np.broadcast_to(a, shape).reshape(-1) for n, a in arrays.items()}
+        #: per-element attributes: sliced with the inputs (blocks, second looks), never taken as inputs
+        #: (no NaN, infinity or subnormal of theirs is looked for, replaced or flushed)
+        self.lanes = {n: np.broadcast_to(v.v, shape).reshape(-1) for n, v in attrs.items() if v.uniform}
+        self.flat.update(self.lanes)
         self.rel = 0.0  # relative part of the bound (in u), known after the first block
         self.constants = _constants(info_dtype)  # literal values, shared by every evaluation into the type
         self.fixed: dict[Any, dict[str, Val]] = {}  # attributes and pi per work type
@@ -229,12 +237,13 @@ class FloatRun:
         """`run` for several outputs in one evaluation: per output its values
         (each its own array) and value."""
         spans = spans or {}
-        env = {n: Val(np.asarray(a, dtype=work), exact=True, span=spans.get(n)) for n, a in arrays.items()}
+        env = {n: Val(np.asarray(a, dtype=work), exact=True, span=spans.get(n)) if n not in self.lanes
+               else replace(self.attrs[n], v=np.asarray(a, dtype=work), exact=True) for n, a in arrays.items()}
         fixed = self.fixed.get(work)
         if fixed is None:
             fixed = self.fixed[work] = {
                 n: replace(v, v=v.v if isinstance(v.v, str) else work(v.v), exact=not isinstance(v.v, str))
-                for n, v in self.attrs.items()}
+                for n, v in self.attrs.items() if n not in self.lanes}
             fixed["pi"] = Val(work(np.pi), Err(1.0), 1)
         env.update(fixed)
         key = (track, minmax, exact64, work)
@@ -246,6 +255,8 @@ class FloatRun:
                 work=work, range_limit=limit, constants=self.constants,
                 tiny=float(self.info.smallest_normal) if track and self.float_target else 0.0)
         ev = Evaluator(env, settings)
+        if track and self.segments is not None:
+            ev.segments = self.segments
         with np.errstate(all="ignore"):
             vals = ev.run_many(self.tree, outputs)
         out: list[tuple[np.ndarray, Val]] = []
@@ -311,6 +322,8 @@ class FloatRun:
 
     def block(self, lo: int, hi: int, expected: np.ndarray, bound: np.ndarray, acc: "_Found", *, refine: bool) -> None:
         """Evaluate elements [lo, hi) and note what needs a second look."""
+        if self.segments is not None and (lo, hi) != (0, self.size):  # a block's facts hold for all of it
+            raise UnmergeableError(f"{self.size} elements of several attribute sets are more than one block")
         part = {n: a[lo:hi] for n, a in self.flat.items()}
         spans: dict[str, tuple[float, float]] = {}
         nan_in, inf_in = self.special_inputs(part, spans)
@@ -331,11 +344,29 @@ class FloatRun:
                 np.copyto(out, values, casting="unsafe")
         else:
             out[...] = to_float(values, self.dtype)
-        small, loose = self.block_bound(values, val.err, out, bound[lo:hi], inf_in is not None)
+        small, loose = self.block_bound(values, val.err, out, bound[lo:hi], self.per_set(inf_in))
         self.rel = max(self.rel, val.err.rel + 1)
         self.note_wild(out, bound[lo:hi], small, loose, acc, lo)
         if refine:
             self.note_candidates(values, small, loose, bound[lo:hi], acc, lo)
+
+    def per_set(self, found: np.ndarray | None) -> np.ndarray | bool:
+        """Whether the block has an element of ``found``: with several
+        attribute sets (`segments`), per element whether its set has one,
+        which is what each set's own evaluation sees."""
+        if found is None or self.segments is None:
+            return found is not None
+        sizes = np.diff(np.append(self.segments, self.size))
+        return np.repeat(np.logical_or.reduceat(found, self.segments), sizes)
+
+    def first(self, index: np.ndarray, count: int) -> np.ndarray:
+        """The first ``count`` of the sorted flat ``index``: of each attribute
+        set's (`segments`) when there are several."""
+        if self.segments is None or index.size <= count:
+            return index[:count]
+        owner = np.searchsorted(self.segments, index, side="right")
+        rank = np.arange(index.size) - np.searchsorted(owner, owner, side="left")
+        return index[rank < count]
 
     def special_inputs(self, part: Mapping[str, np.ndarray],
                        spans: dict[str, tuple[float, float]]) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -406,7 +437,7 @@ class FloatRun:
             acc.risky.append((np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0]) + lo)
 
     def block_bound(self, values: np.ndarray, err: Err, expected: np.ndarray, bound: np.ndarray,
-                    has_inf: bool) -> tuple[np.ndarray, np.ndarray]:
+                    has_inf: np.ndarray | bool) -> tuple[np.ndarray, np.ndarray]:
         """Fill ``bound`` with ``u * ((rel + 1) * |v| + abs)``, the +1 being the
         final rounding (FLOAT64 counts the oracle's own error twice).  Returns
         the block indices the bit window cannot judge: results below the
@@ -421,8 +452,10 @@ class FloatRun:
             small = _NONE if _MIN(bound, axis=None) >= tiny else np.flatnonzero(bound < tiny)  # a reduction: usually none
             if err.abs is not None:
                 part = np.broadcast_to(err.abs, values.shape) * scale
-                if has_inf:
+                if has_inf is True:
                     part[~np.isfinite(part)] = 0.0
+                elif has_inf is not False:  # per element: the attribute sets with an infinite input
+                    part[~np.isfinite(part) & has_inf] = 0.0
                 dominant = (part > bound * (WIDE_WINDOW * scale)) & (bound >= kind(self.info.smallest_normal))
                 loose = np.flatnonzero(dominant)
             bound *= kind((err.rel + 1) * scale)
@@ -493,7 +526,7 @@ class FloatRun:
         rest = index[~finite | nan64] if wider else index
         if self.certain.size:  # the tracked evaluation knows these are NaN exactly too
             rest = rest[~np.isin(rest, self.certain)]
-        rest = rest[~self.exact_nan(rest)][:EXACT_LIMIT]
+        rest = self.first(rest[~self.exact_nan(rest)], EXACT_LIMIT)
         if rest.size:
             fixed = self.exactly(rest, expected, zeros=True)
             changed += fixed
@@ -518,7 +551,7 @@ class FloatRun:
         from dmlconform.formula.refine import refine as exact
 
         env: dict[str, Any] = dict(self.arrays)
-        env.update({n: v.v for n, v in self.attrs.items()})
+        env.update({n: v.v for n, v in self.attrs.items()})  # per-element ones full-size: refine indexes them
         fixed, done = exact(self.tree, env, index, self.shape, self.dtype, minmax="propagate", output=self.output,
                             zeros=zeros)
         expected[index[done]] = fixed[done]
@@ -576,7 +609,7 @@ class FloatRun:
         out = {}
         for n, a in self.flat.items():
             picked = a[index].astype(np.float64)
-            out[n] = transform(n, picked) if transform else picked
+            out[n] = transform(n, picked) if transform and n not in self.lanes else picked
         return out
 
     def values_at(self, index: np.ndarray, transform: Any = None, minmax: str = "propagate",

@@ -38,7 +38,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float
-from dmlconform.errors import InputError
+from dmlconform.errors import InputError, UnmergeableError
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
 from dmlconform.formula.expand import expand
 from dmlconform.formula.floatrun import FloatRun, SharedPass
@@ -86,6 +86,18 @@ class OracleResult:
         """The comparator policy this result implies."""
         return Policy(ulp=self.ulp, relaxed_factor=self.relaxed_factor, signed_zero=self.signed_zero,
                       flush_subnormals=flush_subnormals)
+
+
+@dataclass(frozen=True, slots=True)
+class PerElement:
+    """An attribute given per element: ``values[k]`` (any value `evaluate`
+    takes for an attribute) over the next ``sizes[k]`` elements of the flat
+    inputs.  Several attribute sets evaluated at once (`evaluate_many`),
+    each set's elements getting exactly what its own evaluation gives, or
+    `UnmergeableError` where that cannot be had."""
+
+    values: tuple[Any, ...]
+    sizes: tuple[int, ...]
 
 
 def target_dtype(dtype: Any) -> np.dtype:
@@ -157,7 +169,9 @@ def evaluate_many(
     arrays = _check_inputs(expanded, inputs, attrs or {})
     shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
     integer = bool(arrays) and all(a.dtype.kind in "iub" for a in arrays.values())
-    attr_env = {n: _attribute(n, v, integer) for n, v in (attrs or {}).items()}
+    segments = _segments(attrs or {}, shape, integer, out_dtype)
+    attr_env = {n: _attribute(n, v, integer) if not isinstance(v, PerElement) else _per_element(n, v)
+                for n, v in (attrs or {}).items()}
     distinct = tuple(dict.fromkeys(outputs))
     if integer:
         results = _integer_results(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor, distinct)
@@ -165,7 +179,7 @@ def evaluate_many(
         shared = SharedPass(distinct) if len(distinct) > 1 else None
         results = [_float_result(expanded, arrays, attr_env, shape, out_dtype, nan_policy=nan_policy,
                                  overflow=overflow, output=o, relaxed_factor=relaxed_factor, flush=flush_subnormals,
-                                 refine=refine, shared=shared) for o in distinct]
+                                 refine=refine, shared=shared, segments=segments) for o in distinct]
     found = dict(zip(distinct, results))
     return tuple(found[o] for o in outputs)
 
@@ -290,11 +304,59 @@ def _attribute(name: str, value: Any, integer: bool) -> Val:
     return Val(f, sign=1 if f >= 0 else -1)
 
 
+def _segments(attrs: Mapping[str, Any], shape: tuple[int, ...], integer: bool,
+              dtype: np.dtype) -> np.ndarray | None:
+    """The first element of each attribute set when ``attrs`` has
+    `PerElement` values (None when it has none): they must agree on the
+    sets, cover the flat inputs, and the evaluation must be a float one
+    into a float type (the integer and float-to-integer paths are not
+    written for them)."""
+    given = [v for v in attrs.values() if isinstance(v, PerElement)]
+    if not given:
+        return None
+    sizes = given[0].sizes
+    if any(v.sizes != sizes or len(v.values) != len(sizes) for v in given) or len(shape) != 1 \
+            or sum(sizes) != shape[0] or min(sizes) <= 0:
+        raise InputError(f"per-element attributes must share their sizes and cover the {shape} inputs")
+    if integer or not is_float(dtype):
+        raise UnmergeableError("per-element attributes need float inputs and a float target")
+    return np.cumsum((0, *sizes[:-1]))
+
+
+def _per_element(name: str, given: PerElement) -> Val:
+    """The value per element of an attribute given per attribute set:
+    what `_attribute` makes of each set's value, repeated; an enum constant
+    must be the same in every set, and a number's sign (`Val.sign`, which
+    the bound reads) too."""
+    vals = [_attribute(name, v, False) for v in given.values]
+    if any(isinstance(v.v, str) for v in vals):
+        if any(v.v != vals[0].v for v in vals):
+            raise UnmergeableError(f"attribute {name} is a different constant in different sets")
+        return vals[0]
+    if any(v.sign != vals[0].sign for v in vals):
+        raise UnmergeableError(f"attribute {name} has different signs in different sets")
+    values = np.repeat(np.array([v.v for v in vals], dtype=np.float64), given.sizes)
+    values.flags.writeable = False
+    return Val(values, sign=vals[0].sign, uniform=True)
+
+
+def attribute_facts(name: str, value: Any) -> tuple[int, bool] | str:
+    """What of a float evaluation's attribute value the others evaluated
+    with it per element (`PerElement`) must share: an enum constant itself,
+    else the sign (`Val.sign`) and whether it is a power of two (an exact
+    scaling), which decide the bound's form for the whole evaluation."""
+    val = _attribute(name, value, False)
+    if isinstance(val.v, str):
+        return val.v
+    return val.sign, abs(float(np.frexp(val.v)[0])) == 0.5
+
+
 def _float_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val], shape: tuple[int, ...],
                   dtype: np.dtype, *, nan_policy: NanPolicy, overflow: Overflow, output: str | None,
-                  relaxed_factor: float, flush: bool, refine: bool, shared: SharedPass | None = None) -> OracleResult:
+                  relaxed_factor: float, flush: bool, refine: bool, shared: SharedPass | None = None,
+                  segments: np.ndarray | None = None) -> OracleResult:
     run = FloatRun(tree, arrays, attrs, shape, dtype, output=output, propagate_nan=nan_policy is NanPolicy.PROPAGATE,
-                   shared=shared)
+                   shared=shared, segments=segments)
     if not run.float_target:  # comparisons and logic on float tensors into an integer type
         values, _, _ = run.run(arrays, track=False)
         if nan_policy is NanPolicy.PROPAGATE and run.scan().has_nan:

@@ -1,0 +1,174 @@
+"""Batches whose attributes differ in numbers only share one oracle
+evaluation (`runner._compare_merged`): each element's oracle result must be
+bitwise what its own batch's evaluation gives."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dmlconform.cases.generate import generate
+from dmlconform.errors import UnmergeableError
+from dmlconform.formula.oracle import OracleResult, evaluate_many
+from dmlconform.runner import Oracles, _batch_inputs, _batch_key, _merge_key, _per_element, _runs, _scaling
+from dmlconform.spec import model as m
+from dmlconform.spec.load import load_spec
+from tests.conftest import REPO
+
+FAST = ("ACTIVATION_HARD_SIGMOID", "ACTIVATION_SHRINK", "ELEMENT_WISE_CLIP", "ADAM_OPTIMIZER",
+        "ELEMENT_WISE_CONSTANT_POW", "ELEMENT_WISE_THRESHOLD")
+NOTE = ("discontinuity within rounding error at some elements",)
+
+
+def _runnable() -> list[str]:
+    from dmlconform.cases.generate import is_runnable
+
+    found = []
+    for path in sorted((REPO / "specs").glob("*.yaml")):
+        spec = load_spec(path)
+        if is_runnable(spec, m.FeatureLevel.FL_6_4)[0]:
+            found.append(path.stem)
+    return found
+
+
+def _evaluate(spec: m.Spec, oracles: Oracles, items: list[Any], attributes: Any, flush: bool) -> list[OracleResult]:
+    """`runner._oracle_results` for a batch (or a run of batches): the
+    outputs share one evaluation per data type."""
+    formula = oracles.get(spec)
+    outputs = items[0][2].outputs
+    results: list[Any] = [None] * len(outputs)
+    for dtype in dict.fromkeys(o.dtype for o in outputs):
+        members = [k for k, o in enumerate(outputs) if o.dtype == dtype]
+        found = evaluate_many(formula.tree, _batch_inputs(items, formula), attributes, dtype=dtype,
+                              outputs=[formula.outputs.get(outputs[k].name) for k in members],
+                              nan_policy=spec.formula.nan_policy, overflow=spec.formula.integer_overflow,
+                              flush_subnormals=flush)
+        for k, r in zip(members, found):
+            results[k] = r
+    return results
+
+
+def _bits(a: np.ndarray | None, lo: int, hi: int) -> bytes | None:
+    return None if a is None else np.ascontiguousarray(a.reshape(-1)[lo:hi]).tobytes()
+
+
+def _alternatives(r: OracleResult, lo: int, hi: int) -> list[tuple[Any, ...]]:
+    """Each alternative's elements within [lo, hi), renumbered from lo, with
+    the bits of their values; those with none left out."""
+    out = []
+    for alt in r.alternatives:
+        at = (alt.index >= lo) & (alt.index < hi)
+        if at.any():
+            out.append((alt.name, alt.tier, alt.reason, (alt.index[at] - lo).tolist(),
+                        np.ascontiguousarray(alt.values[at]).tobytes()))
+    return out
+
+
+def _same(merged: OracleResult, own: OracleResult, lo: int, hi: int) -> list[str]:
+    """The fields of ``merged`` at [lo, hi) that differ from ``own``'s (empty: bitwise equal)."""
+    diffs = []
+    uncertain = None if merged.uncertain is None else merged.uncertain.reshape(-1)[lo:hi]
+    if uncertain is not None and not uncertain.any():
+        uncertain = None
+    for name, a, b in (("expected", _bits(merged.expected, lo, hi), _bits(own.expected, 0, hi - lo)),
+                       ("bound_strict", _bits(merged.bound_strict, lo, hi), _bits(own.bound_strict, 0, hi - lo)),
+                       ("ambiguous", _bits(merged.ambiguous, lo, hi), _bits(own.ambiguous, 0, hi - lo)),
+                       ("uncertain", _bits(uncertain, 0, hi - lo), _bits(own.uncertain, 0, hi - lo)),
+                       ("alternatives", _alternatives(merged, lo, hi), _alternatives(own, 0, hi - lo)),
+                       ("facts", (merged.ulp, merged.signed_zero, merged.relaxed_factor),
+                        (own.ulp, own.signed_zero, own.relaxed_factor)),
+                       ("notes", NOTE if uncertain is not None else (), own.notes)):
+        if a != b:
+            diffs.append(name)
+    return diffs
+
+
+def _check(op: str, seed: int, flush: bool) -> tuple[int, int]:
+    """Every run of batches the runner would merge for ``op``: merged against
+    each batch alone.  Returns (runs merged, runs the oracle refused)."""
+    spec = load_spec(REPO / "specs" / f"{op}.yaml")
+    oracles = Oracles()
+    batches: dict[Any, list[Any]] = {}
+    for i, case in enumerate(generate(spec, m.FeatureLevel.FL_6_4, seed=seed)):
+        batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, {}, 0.0))
+    groups: dict[Any, list[Any]] = {}
+    for items in batches.values():
+        key = _merge_key(spec, items[0][2])
+        if key is not None:
+            groups.setdefault(key, []).append(items)
+    merged = refused = 0
+    runs = [r for group in groups.values() for r in _runs(group) if len(r) > 1]
+    with np.errstate(all="ignore"):
+        while runs:
+            run = runs.pop(0)
+            try:
+                together = _evaluate(spec, oracles, [it for items in run for it in items], _per_element(run), flush)
+            except UnmergeableError:
+                refused += 1
+                parts: dict[Any, list[Any]] = {}
+                for items in run:  # as `runner._compare_merged` tries again
+                    parts.setdefault(_scaling(items[0][2]), []).append(items)
+                if len(parts) > 1:
+                    runs[:0] = [p for p in parts.values() if len(p) > 1]
+                continue
+            merged += 1
+            lo = 0
+            for items in run:
+                size = sum(int(np.prod(it[2].outputs[0].sizes)) for it in items)
+                own = _evaluate(spec, oracles, items, items[0][2].attribute_map(), flush)
+                for k, (a, b) in enumerate(zip(together, own)):
+                    diffs = _same(a, b, lo, lo + size)
+                    assert not diffs, f"{op} seed {seed} output {k} {items[0][2].attributes}: {diffs}"
+                lo += size
+    return merged, refused
+
+
+@pytest.mark.parametrize("op", FAST)
+def test_merged_evaluation_is_each_batch_s_own(op: str) -> None:
+    merged, _ = _check(op, 0, flush=False)
+    assert merged  # these operators have attribute sets to merge
+
+
+def test_merged_evaluation_with_flushed_inputs() -> None:
+    """The flushed-input alternative: only tensors are flushed."""
+    assert _check("ACTIVATION_HARD_SIGMOID", 0, flush=True)[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", (0, 1))
+def test_merged_evaluation_is_each_batch_s_own_for_every_spec(seed: int) -> None:
+    counts = {op: _check(op, seed, flush=False) for op in _runnable()}
+    assert sum(c[0] for c in counts.values()) > 20  # each run bitwise its batches' own
+
+
+def test_a_power_of_two_in_some_sets_only_is_not_merged() -> None:
+    """``_power_of_two`` decides the bound's form for the whole evaluation:
+    attribute sets that disagree must not share one."""
+    from dmlconform.formula import parse
+    from dmlconform.formula.oracle import PerElement
+
+    tree = parse("y = Alpha * x")
+    x = np.linspace(-3, 3, 8)
+    with pytest.raises(UnmergeableError):
+        evaluate_many(tree, {"x": x}, {"Alpha": PerElement((0.5, 0.3), (4, 4))}, outputs=("y",), dtype="float32")
+    both = evaluate_many(tree, {"x": x}, {"Alpha": PerElement((0.5, 0.25), (4, 4))}, outputs=("y",),
+                         dtype="float32")[0]
+    alone = evaluate_many(tree, {"x": x[4:]}, {"Alpha": 0.25}, outputs=("y",), dtype="float32")[0]
+    assert not _same(both, alone, 4, 8)
+
+
+def test_a_scalar_exponent_per_set_is_numpy_s_scalar_power() -> None:
+    """numpy computes x ** 0.5 as sqrt (NaN at -inf, -0 at -0), unlike pow on
+    an exponent array: each set must get its scalar's value."""
+    from dmlconform.formula import parse
+    from dmlconform.formula.oracle import PerElement
+
+    tree = parse("y = pow(x, E)")
+    x = np.array([-np.inf, -0.0, 3.0, 2.0, -np.inf, -0.0, 3.0, 2.0])
+    both = evaluate_many(tree, {"x": x}, {"E": PerElement((0.5, 2.0), (4, 4))}, outputs=("y",), dtype="float32")[0]
+    for lo, e in ((0, 0.5), (4, 2.0)):
+        alone = evaluate_many(tree, {"x": x[lo:lo + 4]}, {"E": e}, outputs=("y",), dtype="float32")[0]
+        assert not _same(both, alone, lo, lo + 4)
+    assert np.isnan(both.expected[0]) and np.signbit(both.expected[1])
