@@ -395,12 +395,14 @@ class FloatRun:
         (`exact_nan` within the range, `risky`), long double (`widen`), the
         literal variants, the limit probes, IEEE min/max."""
         looks = self.looks
-        looks.plan(("propagate", True, np.float64), np.concatenate((found.range, found.risky)))
+        if found.range.size or found.risky.size:  # usually neither: no plan costs nothing
+            looks.plan(("propagate", True, np.float64), np.concatenate((found.range, found.risky)))
         looks.plan(("propagate", False, np.longdouble), found.range)
-        literal = np.concatenate((found.overflow, found.range, found.wild))
-        looks.plan(("propagate", False, self.literal_type), literal)
-        if self.dtype.itemsize < 4 and self.literal_type is not np.float32:
-            looks.plan(("propagate", False, np.float32), literal)
+        if found.overflow.size or found.range.size or found.wild.size:
+            literal = np.concatenate((found.overflow, found.range, found.wild))
+            looks.plan(("propagate", False, self.literal_type), literal)
+            if self.dtype.itemsize < 4 and self.literal_type is not np.float32:
+                looks.plan(("propagate", False, np.float32), literal)
         for probes, work in LIMIT_PROBES:
             looks.plan(("propagate", False, work), found.limit, probes)
         if self.has_minmax:
