@@ -38,8 +38,9 @@ _NONE = np.zeros(0, dtype=np.intp)
 #: At most this many elements of one evaluation whose float64 result is not
 #: finite are recomputed exactly (mpmath); the others keep long double.
 EXACT_LIMIT = 4096
-#: Elements up to which `exact_nan` and `risky` share one evaluation (where its
-#: fixed cost outweighs evaluating elements only one of them asks about).
+#: Elements up to which the second looks of one kind of evaluation, of every
+#: output and step, share one pass (`SharedPass.plan`): where its fixed cost
+#: outweighs evaluating elements that only some of them ask about.
 PREFETCH_LIMIT = 4096
 #: Probes standing in for an infinite input when looking for a limit.
 LIMIT_PROBES = (((2.0 ** 1000, 2.0 ** 1020), np.float64), ((2.0 ** 10, 2.0 ** 11), np.longdouble))
@@ -134,9 +135,81 @@ class SharedPass:
     def __init__(self, outputs: tuple[str | None, ...]) -> None:
         self.outputs = outputs
         self.blocks: dict[int, tuple[dict[str | None, tuple[np.ndarray, Val]], Evaluator]] = {}
-        #: per kind of evaluation, the last (sorted) set of elements evaluated and each output's
-        #: values and exactness there: one entry per kind, so bounded
-        self.subsets: dict[tuple[str, bool, Any], tuple[np.ndarray, dict[str | None, tuple[np.ndarray, ...]]]] = {}
+        #: per look (evaluation settings, probes), the last (sorted) set of elements evaluated and each
+        #: output's arrays there: one entry per kind of look, so bounded
+        self.subsets: dict[tuple[Any, ...], tuple[np.ndarray, dict[str | None, tuple[np.ndarray, ...]]]] = {}
+        #: per evaluation settings, per probes (None: the inputs themselves), the sorted elements any
+        #: output may ask about (`plan`)
+        self.plans: dict[tuple[Any, ...], dict[Any, np.ndarray]] = {}
+
+    def plan(self, settings: tuple[str, bool, Any], index: np.ndarray,
+             probes: tuple[float, ...] | None = None) -> None:
+        """Note that a second look with evaluation ``settings`` (minmax,
+        exact64, work) may ask about ``index`` (with ``probes``: its
+        infinite inputs replaced by each, `FloatRun.probe`).  The first look
+        with those settings then evaluates every element noted for them, by
+        every output and for every probe, in one pass (`look`): what the
+        outputs and the successive steps ask (the exactness look of `widen`
+        and `risky`, long double in `widen` and in the limit probes, the
+        literal variants) is known once every output's tracked pass is done
+        (`oracle.evaluate_many`), and a pass costs about the same for a
+        hundred elements as for one."""
+        if index.size:
+            parts = self.plans.setdefault(settings, {})
+            held = parts.get(probes)
+            parts[probes] = np.unique(index) if held is None else np.union1d(held, index)
+
+    def look(self, run: "FloatRun", index: np.ndarray, settings: tuple[str, bool, Any],
+             probes: tuple[float, ...] | None = None) -> tuple[np.ndarray, ...]:
+        """`evaluate`'s arrays for ``run``'s output at ``index``: taken from
+        the kept evaluation of this look where it holds ``index``, else from
+        one pass over everything planned with these settings where that
+        holds it and is at most `PREFETCH_LIMIT` elements (more would cost
+        more than the passes saved), else from a pass at ``index`` itself.
+        The evaluation is element-wise, so a value taken from a larger set is
+        the one its own set gives."""
+        key = (settings, probes)
+        held = self.subsets.get(key)
+        if held is None or _positions(held[0], index) is None:
+            parts = self.plans.get(settings, {})
+            planned = parts.get(probes)
+            if (planned is not None and _positions(planned, index) is not None
+                    and sum(i.size * len(p or (0,)) for p, i in parts.items()) <= PREFETCH_LIMIT):
+                del self.plans[settings]
+                for (p, i), per in zip(parts.items(), self.evaluate(run, settings, tuple(parts.items()))):
+                    self.subsets[(settings, p)] = (i, per)
+            else:
+                [per] = self.evaluate(run, settings, ((probes, index),))
+                if index.size > 1 and bool((index[1:] > index[:-1]).all()):  # sorted: found by a binary search
+                    self.subsets[key] = (index, per)
+                else:
+                    return per[run.output]
+            held = self.subsets[key]
+        pos = _positions(held[0], index)
+        return tuple(a[pos] for a in held[1][run.output])
+
+    def evaluate(self, run: "FloatRun", settings: tuple[str, bool, Any],
+                 parts: tuple[tuple[tuple[float, ...] | None, np.ndarray], ...]
+                 ) -> list[dict[str | None, tuple[np.ndarray, ...]]]:
+        """One untracked evaluation of the flat indices of every part, one
+        after another (with probes: the elements repeated once per probe,
+        their infinite inputs replaced): per part, per output, the values,
+        where they are exact and where the exact value is NaN (`Val.nan`),
+        or with probes the values in the target type, a row per element and
+        a column per probe."""
+        minmax, exact64, work = settings
+        inputs = [run.subset(i) if p is None else run.subset(np.tile(i, len(p)), _stand_in(p, i.size))
+                  for p, i in parts]
+        arrays = inputs[0] if len(inputs) == 1 else {n: np.concatenate([x[n] for x in inputs]) for n in inputs[0]}
+        sizes = [i.size * (1 if p is None else len(p)) for p, i in parts]
+        results, _ = run.run_many(arrays, self.outputs, track=False, minmax=minmax, exact64=exact64, work=work)
+        total, cuts = (sum(sizes),), np.cumsum(sizes)[:-1]
+        out: list[dict[str | None, tuple[np.ndarray, ...]]] = [{} for _ in parts]
+        for o, (v, val) in zip(self.outputs, results):
+            pieces = zip(*(np.split(_shaped(a, total), cuts) for a in (v, val.exact, val.nan)))
+            for found, (p, _), (values, exact, nan) in zip(out, parts, pieces):
+                found[o] = (values, exact, nan) if p is None else (to_float(values, run.dtype).reshape(len(p), -1).T,)
+        return out
 
     def take(self, run: "FloatRun", lo: int, part: Mapping[str, np.ndarray],
              spans: Mapping[str, tuple[float, float]]) -> tuple[np.ndarray, Val, Evaluator]:
@@ -151,28 +224,29 @@ class SharedPass:
         return values, val, ev
 
     def at(self, run: "FloatRun", index: np.ndarray,
-           key: tuple[str, bool, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """`FloatRun.at` for every output at once: the outputs' second looks
-        (literal variants, exactness checks, long double) are mostly at the
-        same elements, those of the first output that asks (Adam's
-        parameters) holding the others'.  So the first evaluation at a set of
-        elements gives every output's values, kept per kind of evaluation
-        (``key``) until one asks outside it.  The evaluation is element-wise,
-        so a value taken from a larger set is the one its own set gives."""
-        found = self.subsets.get(key)
-        if found is not None:
-            pos = _positions(found[0], index)
-            if pos is not None:
-                values, exact, nan = found[1][run.output]
-                return values[pos], exact[pos], nan[pos]
-        minmax, exact64, work = key
-        results, _ = run.run_many(run.subset(index), self.outputs, track=False, minmax=minmax, exact64=exact64,
-                                  work=work)
-        per = {o: (_shaped(v, index.shape), _shaped(val.exact, index.shape), _shaped(val.nan, index.shape))
-               for o, (v, val) in zip(self.outputs, results)}
-        if index.size > 1 and bool((index[1:] > index[:-1]).all()):  # sorted: found again by a binary search
-            self.subsets[key] = (index, per)
-        return per[run.output]
+           settings: tuple[str, bool, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`FloatRun.at` for every output at once (`look`): the outputs'
+        second looks (literal variants, exactness checks, long double) are
+        mostly at the same elements, so one evaluation gives every output's
+        values."""
+        values, exact, nan = self.look(run, index, settings)
+        return values, exact, nan
+
+    def probe(self, run: "FloatRun", index: np.ndarray, probes: tuple[float, ...], work: Any) -> list[np.ndarray]:
+        """`FloatRun.probe` for every output at once (`look`)."""
+        [rows] = self.look(run, index, ("propagate", False, work), probes)
+        return list(rows.T)
+
+
+def _stand_in(probes: tuple[float, ...], size: int) -> Callable[[str, np.ndarray], np.ndarray]:
+    """The transform (`FloatRun.subset`) of ``size`` elements repeated once
+    per probe: each infinite input replaced by the probe, its sign kept."""
+    stand = np.repeat(np.asarray(probes, dtype=np.float64), size)
+
+    def swap(name: str, x: np.ndarray) -> np.ndarray:
+        return np.where(np.isinf(x), np.copysign(stand, x), x)
+
+    return swap
 
 
 class FloatRun:
@@ -297,6 +371,15 @@ class FloatRun:
 
     # -- the whole oracle ------------------------------------------------
     def outcome(self, *, refine: bool, flush: bool) -> Outcome:
+        """The whole oracle for this output alone (`oracle.evaluate_many`
+        runs the steps itself, each for every output in turn)."""
+        expected, bound, found = self.scan_blocks(refine=refine)
+        self.plan(found)
+        return self.finish(expected, bound, found, flush=flush)
+
+    def scan_blocks(self, *, refine: bool) -> tuple[np.ndarray, np.ndarray, _Indices]:
+        """The tracked pass, block by block: the values, their bound and the
+        elements that need a second look."""
         expected = np.empty(self.size, dtype=self.dtype)
         bound = np.empty(self.size, dtype=np.float64 if self.dtype == np.float64 else np.float32)
         acc = _Found()
@@ -304,9 +387,30 @@ class FloatRun:
             self.block(lo, min(lo + BLOCK, self.size), expected, bound, acc, refine=refine and self.dtype != np.float64)
         found = acc.done()
         self.certain = np.concatenate(acc.certain_nan) if acc.certain_nan else _NONE
-        if found.range.size and found.risky.size and found.range.size + found.risky.size <= PREFETCH_LIMIT:
-            # both may ask where float64 is exact (`exact_nan` within the range, `risky`): one evaluation
-            self.at(np.union1d(found.range, found.risky), exact64=True)
+        return expected, bound, found
+
+    def plan(self, found: _Indices) -> None:
+        """Tell the second looks (`SharedPass.plan`) every element this
+        output's `finish` may ask about, per kind: where float64 is exact
+        (`exact_nan` within the range, `risky`), long double (`widen`), the
+        literal variants, the limit probes, IEEE min/max."""
+        looks = self.looks
+        if found.range.size or found.risky.size:  # usually neither: no plan costs nothing
+            looks.plan(("propagate", True, np.float64), np.concatenate((found.range, found.risky)))
+        looks.plan(("propagate", False, np.longdouble), found.range)
+        if found.overflow.size or found.range.size or found.wild.size:
+            literal = np.concatenate((found.overflow, found.range, found.wild))
+            looks.plan(("propagate", False, self.literal_type), literal)
+            if self.dtype.itemsize < 4 and self.literal_type is not np.float32:
+                looks.plan(("propagate", False, np.float32), literal)
+        for probes, work in LIMIT_PROBES:
+            looks.plan(("propagate", False, work), found.limit, probes)
+        if self.has_minmax:
+            looks.plan(("number", False, np.float64), found.nan)
+
+    def finish(self, expected: np.ndarray, bound: np.ndarray, found: _Indices, *, flush: bool) -> Outcome:
+        """What follows the tracked pass (`scan_blocks`): the second looks,
+        the alternatives."""
         refined = self.widen(found.range, expected, bound) if found.range.size else 0
         refined += self.refine(found.risky, expected, bound) if found.risky.size else 0
         ambiguous = np.zeros(self.size, dtype=bool)
@@ -656,15 +760,9 @@ class FloatRun:
     def probe(self, index: np.ndarray, probes: tuple[float, ...], work: Any) -> list[np.ndarray]:
         """The values at ``index`` with every infinite input replaced by each
         of ``probes`` (its sign kept): one evaluation of the elements repeated
-        once per probe (the evaluation is element-wise)."""
-        stand = np.repeat(np.asarray(probes, dtype=np.float64), index.size)
-
-        def swap(name: str, x: np.ndarray) -> np.ndarray:
-            return np.where(np.isinf(x), np.copysign(stand, x), x)
-
-        every = np.tile(index, len(probes))
-        values, _, _ = self.run(self.subset(every, swap), track=False, work=work)
-        return np.split(to_float(np.broadcast_to(values, every.shape), self.dtype), len(probes))
+        once per probe (the evaluation is element-wise), shared with the
+        other outputs (`SharedPass.probe`)."""
+        return self.looks.probe(self, index, probes, work)
 
     def flushed(self, expected: np.ndarray) -> list[Alternative]:
         """The value with subnormal inputs flushed to zero, for a backend that

@@ -41,7 +41,7 @@ from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float
 from dmlconform.errors import InputError, UnmergeableError
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
 from dmlconform.formula.expand import expand
-from dmlconform.formula.floatrun import FloatRun, SharedPass
+from dmlconform.formula.floatrun import FloatRun, Outcome, SharedPass
 from dmlconform.formula.functions import CONSTANTS, LibraryFunction, is_enum_constant
 from dmlconform.formula.rounding import fraction_to_float, to_float
 from dmlconform.formula.tolerance import default_ulp, signed_zero
@@ -177,9 +177,16 @@ def evaluate_many(
         results = _integer_results(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor, distinct)
     else:
         shared = SharedPass(distinct) if len(distinct) > 1 else None
-        results = [_float_result(expanded, arrays, attr_env, shape, out_dtype, nan_policy=nan_policy,
-                                 overflow=overflow, output=o, relaxed_factor=relaxed_factor, flush=flush_subnormals,
-                                 refine=refine, shared=shared, segments=segments) for o in distinct]
+        runs = [FloatRun(expanded, arrays, attr_env, shape, out_dtype, output=o, shared=shared, segments=segments,
+                         propagate_nan=nan_policy is NanPolicy.PROPAGATE) for o in distinct]
+        if not runs[0].float_target:
+            results = [_float_to_integer_result(run, nan_policy, overflow, relaxed_factor) for run in runs]
+        else:  # every output's tracked pass first: then each kind of second look is one pass for them all
+            scanned = [run.scan_blocks(refine=refine) for run in runs]
+            for run, (_, _, found) in zip(runs, scanned):
+                run.plan(found)
+            results = [_float_result(expanded, run.finish(*s, flush=flush_subnormals), relaxed_factor)
+                       for run, s in zip(runs, scanned)]
     found = dict(zip(distinct, results))
     return tuple(found[o] for o in outputs)
 
@@ -351,19 +358,17 @@ def attribute_facts(name: str, value: Any) -> tuple[int, bool] | str:
     return val.sign, abs(float(np.frexp(val.v)[0])) == 0.5
 
 
-def _float_result(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val], shape: tuple[int, ...],
-                  dtype: np.dtype, *, nan_policy: NanPolicy, overflow: Overflow, output: str | None,
-                  relaxed_factor: float, flush: bool, refine: bool, shared: SharedPass | None = None,
-                  segments: np.ndarray | None = None) -> OracleResult:
-    run = FloatRun(tree, arrays, attrs, shape, dtype, output=output, propagate_nan=nan_policy is NanPolicy.PROPAGATE,
-                   shared=shared, segments=segments)
-    if not run.float_target:  # comparisons and logic on float tensors into an integer type
-        values, _, _ = run.run(arrays, track=False)
-        if nan_policy is NanPolicy.PROPAGATE and run.scan().has_nan:
-            values[run.mask(np.isnan)] = np.nan
-        expected, ambiguous = _float_to_integer(values, dtype, overflow)
-        return OracleResult(_frozen(expected), None, _frozen(ambiguous), (), 0, False, relaxed_factor, 0)
-    out = run.outcome(refine=refine, flush=flush)
+def _float_to_integer_result(run: FloatRun, nan_policy: NanPolicy, overflow: Overflow,
+                             relaxed_factor: float) -> OracleResult:
+    """Comparisons and logic on float tensors into an integer type."""
+    values, _, _ = run.run(run.arrays, track=False)
+    if nan_policy is NanPolicy.PROPAGATE and run.scan().has_nan:
+        values[run.mask(np.isnan)] = np.nan
+    expected, ambiguous = _float_to_integer(values, run.dtype, overflow)
+    return OracleResult(_frozen(expected), None, _frozen(ambiguous), (), 0, False, relaxed_factor, 0)
+
+
+def _float_result(tree: FormulaTree, out: Outcome, relaxed_factor: float) -> OracleResult:
     notes = ("discontinuity within rounding error at some elements",) if out.uncertain is not None else ()
     return OracleResult(
         _frozen(out.expected), _frozen(out.bound), _frozen(out.ambiguous), out.alternatives,

@@ -45,9 +45,11 @@ def _adam_inputs(dtype: type, n: int) -> dict[str, np.ndarray]:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("block", [floatrun.BLOCK, 64])
-def test_adams_outputs_at_once_are_the_outputs_one_by_one(dtype: type, block: int,
+@pytest.mark.parametrize("prefetch", [floatrun.PREFETCH_LIMIT, 0])
+def test_adams_outputs_at_once_are_the_outputs_one_by_one(dtype: type, block: int, prefetch: int,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(floatrun, "BLOCK", block)  # several blocks: each shared evaluation used by every output
+    monkeypatch.setattr(floatrun, "PREFETCH_LIMIT", prefetch)  # 0: every second look at its own elements
     inputs = _adam_inputs(dtype, 300)
     attrs = {"LearningRate": 0.5, "Beta1": 2.0, "Beta2": 0.25, "Epsilon": 1.5}
     asked = (*OUTPUTS, OUTPUTS[1], None)  # a repeat and the main statement too
@@ -94,3 +96,25 @@ def test_second_looks_are_shared_between_outputs(monkeypatch: pytest.MonkeyPatch
     for output in OUTPUTS:
         evaluate(ADAM, inputs, attrs, dtype=np.float32, output=output)
     assert together < len(runs) - 2  # the tracked pass once, not thrice, and shared second looks
+
+
+def test_one_pass_per_kind_of_second_look(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every output's second looks of one kind of evaluation (exactness in
+    `widen` and `risky`, long double in `widen` and in the limit probes, the
+    literal variants) are planned before any is taken: one pass each for all
+    outputs and steps, besides the one tracked pass."""
+    inputs = _adam_inputs(np.float32, 300)
+    attrs = {"LearningRate": 0.5, "Beta1": 2.0, "Beta2": 0.25, "Epsilon": 1.5}
+    passes: list[tuple[object, ...]] = []
+    original = floatrun.FloatRun.run_many
+
+    def counted(self: floatrun.FloatRun, arrays: dict, outputs: tuple, **kwargs: object) -> object:
+        passes.append(tuple(kwargs.get(k) for k in ("track", "minmax", "exact64", "work")))
+        return original(self, arrays, outputs, **kwargs)
+
+    monkeypatch.setattr(floatrun.FloatRun, "run_many", counted)
+    results = evaluate_many(ADAM, inputs, attrs, outputs=OUTPUTS, dtype=np.float32)
+    assert any(a.name == "limit" for r in results for a in r.alternatives)  # the probes ran
+    assert any(r.refined for r in results)  # so did the exactness look
+    assert len(passes) == len(set(passes)), passes
+    assert (False, "propagate", False, np.longdouble) in passes  # widen and the probes in long double: one
