@@ -18,6 +18,8 @@ attribute set) and once for all cases (``batched``); each ratio is the onnx
 loop's time per case over ours.
 
     python bench/bench_onnx.py [--repeat 3]
+
+Each side keeps its best of ``--repeat`` runs, the two sides' runs interleaved.
 """
 
 from __future__ import annotations
@@ -91,9 +93,12 @@ def main() -> None:
           f"{'onnx cases':>10} {'ms/case':>8} {'ratio':>7} {'ratio+gen':>9} {'backend':>8} {'batched':>8}")
     for op_type, operator in OPS.items():
         node = onnx_node_tests(op_type)
-        n_ours, t_ours, t_gen, t_alone, t_batched = min((ours(operator) for _ in range(args.repeat)),
-                                                        key=lambda r: r[1])
-        n_theirs, t_theirs = min((theirs(node) for _ in range(args.repeat)), key=lambda r: r[1])
+        mine, others = [], []
+        for _ in range(args.repeat):  # interleaved: a drift of the machine's speed meets both sides alike
+            mine.append(ours(operator))
+            others.append(theirs(node))
+        n_ours, t_ours, t_gen, t_alone, t_batched = min(mine, key=lambda r: r[1])
+        n_theirs, t_theirs = min(others, key=lambda r: r[1])
         per_ours, per_gen, per_theirs = t_ours / n_ours * 1e3, t_gen / n_ours * 1e3, t_theirs / n_theirs * 1e3
         per_alone, per_batched = t_alone / n_ours * 1e3, t_batched / n_ours * 1e3
         print(f"{op_type:12} {n_ours:10d} {per_ours:8.3f} {per_gen:7.3f} {per_alone:8.3f} {per_batched:8.3f} "
