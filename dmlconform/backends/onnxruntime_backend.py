@@ -520,11 +520,7 @@ def _scatter(items: list[Item], y: np.ndarray) -> None:
 def build_model(p: Plan, case: Case) -> Any:
     """The one-node model of a plan: 1-D inputs ``x0..`` of any length,
     scalar operands ``s0..``, output ``y``."""
-    from onnx import helper
-
-    inputs, node, output = _node(p, case, "x", "s", "y", "n")
-    graph = helper.make_graph([node], case.operator.lower(), inputs, [output])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", p.mapping.opset)], ir_version=9)
+    return _model([_node(p, case, "x", "s", "y", "n")], p, case)
 
 
 def build_family_model(plans: Sequence[Plan], cases: Sequence[Case]) -> Any:
@@ -533,16 +529,19 @@ def build_family_model(plans: Sequence[Plan], cases: Sequence[Case]) -> Any:
     ``y{k}``, of length ``n{k}``; the nodes share nothing (not even a
     length: onnxruntime holds tensors of one named length equal, and plans
     memory by it), so each computes what its one-node model would."""
+    return _model([_node(p, case, f"x{k}_", f"s{k}_", f"y{k}", f"n{k}")
+                   for k, (p, case) in enumerate(zip(plans, cases))], plans[0], cases[0])
+
+
+def _model(nodes: list[tuple[list[Any], Any, Any]], p: Plan, case: Case) -> Any:
+    """The model of ``nodes`` (`_node`'s graph inputs, node and graph
+    output each), at ``p``'s opset, named after ``case``'s operator."""
     from onnx import helper
 
-    inputs, nodes, outputs = [], [], []
-    for k, (p, case) in enumerate(zip(plans, cases)):
-        node_inputs, node, output = _node(p, case, f"x{k}_", f"s{k}_", f"y{k}", f"n{k}")
-        inputs += node_inputs
-        nodes.append(node)
-        outputs.append(output)
-    graph = helper.make_graph(nodes, cases[0].operator.lower(), inputs, outputs)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", plans[0].mapping.opset)], ir_version=9)
+    inputs = [i for node_inputs, _, _ in nodes for i in node_inputs]
+    graph = helper.make_graph([node for _, node, _ in nodes], case.operator.lower(), inputs,
+                              [output for _, _, output in nodes])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", p.mapping.opset)], ir_version=9)
 
 
 def _node(p: Plan, case: Case, x: str, s: str, y: str, n: str) -> tuple[list[Any], Any, Any]:

@@ -85,7 +85,8 @@ _NONNEGATIVE = frozenset({"abs", "exp", "sqrt", "cosh", "acos"})
 class Evaluator:
     """Walks one expanded tree over arrays."""
 
-    def __init__(self, env: Mapping[str, Val], settings: Settings) -> None:
+    def __init__(self, env: Mapping[str, Val], settings: Settings, *,
+                 segments: np.ndarray | None = None) -> None:
         self.env = {n: replace(v, owned=False) if v.owned else v for n, v in env.items()}
         self.s = settings
         self.uncertain: Array | None = None
@@ -93,7 +94,7 @@ class Evaluator:
         self.conditions_exact: Array = True  # every comparison so far had exact operands
         self.overflow: Array | None = None    # elements where an intermediate exceeds ``range_limit``
         #: with per-element attributes, the first element of each attribute set (`underflow_error`)
-        self.segments: np.ndarray | None = None
+        self.segments = segments
 
     # -- statements ----------------------------------------------------
     def run(self, tree: FormulaTree, output: str | None = None) -> Val:

@@ -328,9 +328,7 @@ class FloatRun:
                 track=track, minmax=minmax, unit=self.unit, representable=self.representable, exact64=exact64,
                 work=work, range_limit=limit, constants=self.constants,
                 tiny=float(self.info.smallest_normal) if track and self.float_target else 0.0)
-        ev = Evaluator(env, settings)
-        if track and self.segments is not None:
-            ev.segments = self.segments
+        ev = Evaluator(env, settings, segments=self.segments if track else None)
         with np.errstate(all="ignore"):
             vals = ev.run_many(self.tree, outputs)
         out: list[tuple[np.ndarray, Val]] = []
@@ -370,13 +368,6 @@ class FloatRun:
         return out
 
     # -- the whole oracle ------------------------------------------------
-    def outcome(self, *, refine: bool, flush: bool) -> Outcome:
-        """The whole oracle for this output alone (`oracle.evaluate_many`
-        runs the steps itself, each for every output in turn)."""
-        expected, bound, found = self.scan_blocks(refine=refine)
-        self.plan(found)
-        return self.finish(expected, bound, found, flush=flush)
-
     def scan_blocks(self, *, refine: bool) -> tuple[np.ndarray, np.ndarray, _Indices]:
         """The tracked pass, block by block: the values, their bound and the
         elements that need a second look."""

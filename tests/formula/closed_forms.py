@@ -29,8 +29,7 @@ def rounded(value: mpmath.mpf, dtype: type) -> float:
         return float("nan")
     if mp.isinf(value) or value == 0:
         return float(value)
-    _, e = mp.frexp(value)  # value = m * 2**e with 0.5 <= |m| < 1
-    quantum = max(int(e) - 1, int(info.minexp)) - int(info.nmant)
+    quantum = _quantum(value, info)
     r = mp.ldexp(mp.nint(mp.ldexp(value, -quantum)), quantum)
     if abs(r) > mp.mpf(float(info.max)):
         return float(mp.sign(value)) * float("inf")
@@ -91,7 +90,12 @@ def _on_tie(value: mpmath.mpf, dtype: type) -> bool:
     """Whether ``value`` lies exactly halfway between two values of ``dtype``."""
     if mp.isnan(value) or mp.isinf(value) or value == 0:
         return False
-    info = ml_dtypes.finfo(dtype)
-    _, e = mp.frexp(value)
-    scaled = mp.ldexp(value, -(max(int(e) - 1, int(info.minexp)) - int(info.nmant)))
+    scaled = mp.ldexp(value, -_quantum(value, ml_dtypes.finfo(dtype)))
     return scaled - mp.floor(scaled) == mp.mpf(0.5)
+
+
+def _quantum(value: mpmath.mpf, info: ml_dtypes.finfo) -> int:
+    """The exponent of the spacing of ``info``'s type at nonzero finite
+    ``value`` (subnormals included)."""
+    _, e = mp.frexp(value)  # value = m * 2**e with 0.5 <= |m| < 1
+    return max(int(e) - 1, int(info.minexp)) - int(info.nmant)
