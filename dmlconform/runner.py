@@ -23,6 +23,7 @@ import numpy as np
 
 from dmlconform.backends.base import Backend, BackendCrashError, BackendInfo, NotSupportedError, flat_view
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
+from dmlconform.errors import UnmergeableError
 from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
 
@@ -389,34 +390,43 @@ def _compare_merged(batches: list[list[_Pending]], info: BackendInfo,
     packed, in order, into runs of at most `MERGE_ELEMENTS` elements, each
     evaluated once with its attributes per element (`oracle.PerElement`);
     where the oracle finds that the merge would change an element
-    (`UnmergeableError`), or anything fails, each batch of the run is
-    compared on its own, as it would be without merging."""
+    (`UnmergeableError`), the run is tried again in groups whose attribute
+    sets agree on what differed (`_split`), down to each batch on its own,
+    as it would be compared without merging."""
     out: list[tuple[int, CaseResult]] = []
-    for run in _runs(batches):
-        found = _compare_run(run, info, oracles)
-        if found is None:  # refused: again in parts whose attributes agree on being powers of two
-            parts: dict[object, list[list[_Pending]]] = {}
-            for items in run:
-                parts.setdefault(_scaling(items[0][2]), []).append(items)
-            for part in parts.values():
-                found = _compare_run(part, info, oracles) if len(parts) > 1 else None
-                out.extend(found if found is not None else
-                           [r for items in part for r in _compare_batch(items, info, oracles)])
+    pending = _runs(batches)
+    while pending:
+        run = pending.pop(0)
+        if len(run) == 1:
+            out.extend(_compare_batch(run[0], info, oracles))
             continue
-        out.extend(found)
+        try:
+            out.extend(_compare_batch([it for items in run for it in items], info, oracles, _per_element(run)))
+        except Exception as exc:  # noqa: BLE001 - UnmergeableError, or an error each batch reports its way
+            pending[:0] = _split(run, exc)
     return out
 
 
-def _compare_run(run: list[list[_Pending]], info: BackendInfo,
-                 oracles: Oracles) -> list[tuple[int, CaseResult]] | None:
-    """A run of batches compared with one evaluation; None where the oracle
-    refuses it (or anything fails): then nothing was reported."""
-    if len(run) == 1:
-        return _compare_batch(run[0], info, oracles)
-    try:
-        return _compare_batch([it for items in run for it in items], info, oracles, _per_element(run))
-    except Exception:  # noqa: BLE001 - UnmergeableError, or an error each batch reports its way
-        return None
+def _split(run: list[list[_Pending]], error: Exception) -> list[list[list[_Pending]]]:
+    """A refused run (`_compare_merged`) in smaller runs, in order, each
+    shorter than ``run``: the batches grouped by the fact the oracle found
+    to differ (`UnmergeableError.where`: whether the batch's set has it),
+    else by which attributes are powers of two (`_scaling`), else each
+    batch alone (also after any other error: each batch reports its own)."""
+    groups: dict[object, list[list[_Pending]]] = {}
+    where = error.where if isinstance(error, UnmergeableError) else None
+    sizes = [sum(_size(it[2]) for it in items) for items in run]
+    if isinstance(where, np.ndarray) and where.shape[-1:] == (sum(sizes),):
+        has = np.logical_or.reduceat(np.atleast_2d(where), np.cumsum([0, *sizes[:-1]]), axis=1)
+        for items, key in zip(run, map(tuple, has.T.tolist())):
+            groups.setdefault(key, []).append(items)
+    if len(groups) < 2 and isinstance(error, UnmergeableError):
+        groups = {}
+        for items in run:
+            groups.setdefault(_scaling(items[0][2]), []).append(items)
+    if len(groups) < 2:
+        return [[items] for items in run]
+    return list(groups.values())
 
 
 def _scaling(case: Case) -> tuple[bool, ...]:

@@ -12,7 +12,7 @@ import pytest
 from dmlconform.cases.generate import generate
 from dmlconform.errors import UnmergeableError
 from dmlconform.formula.oracle import OracleResult, evaluate_many
-from dmlconform.runner import Oracles, _batch_inputs, _batch_key, _merge_key, _per_element, _runs, _scaling
+from dmlconform.runner import Oracles, _batch_inputs, _batch_key, _merge_key, _per_element, _runs, _scaling, _split
 from dmlconform.spec import model as m
 from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
@@ -105,13 +105,9 @@ def _check(op: str, seed: int, flush: bool) -> tuple[int, int]:
             run = runs.pop(0)
             try:
                 together = _evaluate(spec, oracles, [it for items in run for it in items], _per_element(run), flush)
-            except UnmergeableError:
+            except UnmergeableError as exc:
                 refused += 1
-                parts: dict[Any, list[Any]] = {}
-                for items in run:  # as `runner._compare_merged` tries again
-                    parts.setdefault(_scaling(items[0][2]), []).append(items)
-                if len(parts) > 1:
-                    runs[:0] = [p for p in parts.values() if len(p) > 1]
+                runs[:0] = [p for p in _split(run, exc) if len(p) > 1]  # as `runner._compare_merged` tries again
                 continue
             merged += 1
             lo = 0
@@ -172,3 +168,44 @@ def test_a_scalar_exponent_per_set_is_numpy_s_scalar_power() -> None:
         alone = evaluate_many(tree, {"x": x[lo:lo + 4]}, {"E": e}, outputs=("y",), dtype="float32")[0]
         assert not _same(both, alone, lo, lo + 4)
     assert np.isnan(both.expected[0]) and np.signbit(both.expected[1])
+
+
+def test_every_disagreement_is_found_in_one_pass() -> None:
+    """The pass goes on past the first fact the sets disagree on: the error
+    names each (per element, whether its set has it), so one refusal is
+    enough to group the sets."""
+    from dmlconform.formula import parse
+    from dmlconform.formula.oracle import PerElement
+
+    tree = parse("y = Alpha * x + Beta * x")
+    x = np.linspace(-3, 3, 12)
+    attrs = {"Alpha": PerElement((0.5, 0.3, 0.5), (4, 4, 4)), "Beta": PerElement((0.25, 0.25, 0.7), (4, 4, 4))}
+    with pytest.raises(UnmergeableError) as info:
+        evaluate_many(tree, {"x": x}, attrs, outputs=("y",), dtype="float32")
+    where = info.value.where
+    assert isinstance(where, np.ndarray)
+    assert where.tolist() == [[True] * 4 + [False] * 4 + [True] * 4, [True] * 8 + [False] * 4]
+
+
+def test_a_refused_run_is_split_by_what_its_sets_disagree_on() -> None:
+    """`_split` groups the batches by the facts in the error, in order; with
+    no facts, by which attributes are powers of two; after any other error,
+    each batch alone."""
+    spec = load_spec(REPO / "specs" / "ACTIVATION_HARD_SIGMOID.yaml")
+    batches: dict[Any, list[Any]] = {}
+    for i, case in enumerate(generate(spec, m.FeatureLevel.FL_6_4, seed=0)):
+        if case.inputs[0].dtype is m.DataType.FLOAT32 and len(case.attributes) == 2:
+            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, {}, 0.0))
+    run = list(batches.values())[:4]
+    sizes = [sum(int(np.prod(it[2].outputs[0].sizes)) for it in items) for items in run]
+    rows = np.stack([np.repeat([True, False, True, False], sizes), np.repeat([True, True, False, False], sizes)])
+    parts = _split(run, UnmergeableError("differs", where=rows))
+    assert parts == [[run[0]], [run[1]], [run[2]], [run[3]]]
+    parts = _split(run, UnmergeableError("differs", where=np.repeat([True, False, True, False], sizes)))
+    assert parts == [[run[0], run[2]], [run[1], run[3]]]
+    assert _split(run, ValueError("boom")) == [[items] for items in run]
+    by_scaling: dict[Any, list[Any]] = {}
+    for items in run:
+        by_scaling.setdefault(_scaling(items[0][2]), []).append(items)
+    expected = list(by_scaling.values()) if len(by_scaling) > 1 else [[items] for items in run]
+    assert _split(run, UnmergeableError("differs")) == expected

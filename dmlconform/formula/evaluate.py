@@ -95,6 +95,10 @@ class Evaluator:
         self.overflow: Array | None = None    # elements where an intermediate exceeds ``range_limit``
         #: with per-element attributes, the first element of each attribute set (`underflow_error`)
         self.segments = segments
+        #: with per-element attributes, each fact of the bound's form that holds in some attribute
+        #: sets only, per element whether its set has it: the sets cannot share this evaluation
+        #: (`floatrun.FloatRun.run_many` refuses it), and the pass goes on to find all of them
+        self.disagreements: list[np.ndarray] = []
 
     # -- statements ----------------------------------------------------
     def run(self, tree: FormulaTree, output: str | None = None) -> Val:
@@ -350,7 +354,7 @@ class Evaluator:
     def arith_error(self, op: str, a: Val, b: Val) -> Err:
         ea, eb = a.err, b.err
         if op == "*":
-            if _power_of_two(a) or _power_of_two(b):  # scaling by 2**k rounds nothing
+            if self.power_of_two(a) or self.power_of_two(b):  # scaling by 2**k rounds nothing
                 return Err(ea.rel + eb.rel, B.add(B.times(ea.abs, B.magnitude(b.v, b.sign), owned=a.owned),
                                                   B.times(eb.abs, B.magnitude(a.v, a.sign), owned=b.owned), owned=True))
             ma, mb = B.magnitude(a.v, a.sign), B.magnitude(b.v, b.sign)
@@ -384,17 +388,31 @@ class Evaluator:
         return Err(err.rel, B.add(err.abs, np.where(small, tiny, 0.0)))
 
     def same_everywhere(self, found: np.ndarray) -> None:
-        """With several attribute sets (`segments`), raise `UnmergeableError`
-        unless each set has an element of ``found``: the error's form (an
-        absolute part or none) holds for the whole evaluation, and each
-        set's own evaluation would have chosen it only where it has one."""
+        """With several attribute sets (`segments`), each set must have an
+        element of ``found``: the error's form (an absolute part or none)
+        holds for the whole evaluation, and each set's own evaluation would
+        have chosen it only where it has one.  Where some sets have none,
+        the disagreement is noted (`disagreements`)."""
         segments = self.segments
         assert segments is not None
-        if found.shape != (found.size,) or not np.logical_or.reduceat(found, segments).all():
+        if found.shape != (found.size,):
             raise UnmergeableError("an underflow in some attribute sets only")
+        if not np.logical_or.reduceat(found, segments).all():
+            self.disagreements.append(found.copy())
+
+    def power_of_two(self, val: Val) -> bool:
+        """`_power_of_two`; a value per attribute set that is one in some
+        sets only is noted (`disagreements`) and taken as not one."""
+        try:
+            return _power_of_two(val)
+        except UnmergeableError as exc:
+            if self.segments is None or not isinstance(exc.where, np.ndarray) or exc.where.ndim != 1:
+                raise
+            self.disagreements.append(exc.where)
+            return False
 
     def div_error(self, a: Val, b: Val, v: Array, sign: int) -> Err:
-        exact_divisor = _power_of_two(b)
+        exact_divisor = self.power_of_two(b)
         rel = a.err.rel + b.err.rel + (0 if exact_divisor else 1)
         if a.err.abs is None and b.err.abs is None:
             return Err(rel)
@@ -873,7 +891,8 @@ def _power_of_two(val: Val) -> bool:
         m, _ = np.frexp(np.asarray(v, dtype=np.float64))
         found = np.abs(m) == 0.5
         if found.all() != found.any():
-            raise UnmergeableError("an attribute expression is a power of two in some attribute sets only")
+            raise UnmergeableError("an attribute expression is a power of two in some attribute sets only",
+                                   where=found)
         return bool(found.all())
     if np.ndim(v) or isinstance(v, str):
         return False

@@ -331,6 +331,11 @@ class FloatRun:
         ev = Evaluator(env, settings, segments=self.segments if track else None)
         with np.errstate(all="ignore"):
             vals = ev.run_many(self.tree, outputs)
+        if ev.disagreements:  # every fact the attribute sets disagree on, found in one pass
+            found = ev.disagreements
+            where = np.stack(found) if all(f.shape == (self.size,) for f in found) else None
+            raise UnmergeableError(f"the attribute sets disagree on {len(found)} facts of the bound's form",
+                                   where=where)
         out: list[tuple[np.ndarray, Val]] = []
         for val in vals:
             values = np.asarray(ev.num(val.v), dtype=work)
