@@ -342,8 +342,9 @@ class Evaluator:
         array = isinstance(v, np.ndarray) and not uniform  # a scalar per attribute set takes the scalar path
         if self.s.track and self.s.tiny and op in "*/" and not final and array:
             err = self.underflow_error(v, err)
-        span = _arith_span(op, a, b) if array else None
+        span = None  # the interval serves the range check alone (and `FloatRun.block`, from a pass with one)
         if self.s.range_limit is not None and array:
+            span = _arith_span(op, a, b)
             if not self.within_range(span):
                 self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
             if op == "/" and b.err.abs is not None and b.sign == 0 and not b.uniform:  # a known sign: no cancellation
@@ -470,7 +471,8 @@ class Evaluator:
                 nan = self.domain_nan(name, args, val.v)
                 if nan is not False:
                     val = replace(val, nan=nan)
-        if name == "abs" and isinstance(val.v, np.ndarray) and _span(args[0]) is not None:
+        if name == "abs" and self.s.range_limit is not None and isinstance(val.v, np.ndarray) \
+                and _span(args[0]) is not None:  # a span serves the range check alone (`arith`)
             lo, hi = _span(args[0])  # type: ignore[misc]
             val = replace(val, span=(0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi))))
         if not self.within_range(val.span):

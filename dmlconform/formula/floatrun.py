@@ -170,7 +170,8 @@ class SharedPass:
         the one its own set gives."""
         key = (settings, probes)
         held = self.subsets.get(key)
-        if held is None or _positions(held[0], index) is None:
+        pos = None if held is None else _positions(held[0], index)
+        if pos is None:
             parts = self.plans.get(settings, {})
             planned = parts.get(probes)
             if (planned is not None and _positions(planned, index) is not None
@@ -185,7 +186,7 @@ class SharedPass:
                 else:
                     return per[run.output]
             held = self.subsets[key]
-        pos = _positions(held[0], index)
+            pos = _positions(held[0], index)
         return tuple(a[pos] for a in held[1][run.output])
 
     def evaluate(self, run: "FloatRun", settings: tuple[str, bool, Any],
@@ -203,10 +204,11 @@ class SharedPass:
         arrays = inputs[0] if len(inputs) == 1 else {n: np.concatenate([x[n] for x in inputs]) for n in inputs[0]}
         sizes = [i.size * (1 if p is None else len(p)) for p, i in parts]
         results, _ = run.run_many(arrays, self.outputs, track=False, minmax=minmax, exact64=exact64, work=work)
-        total, cuts = (sum(sizes),), np.cumsum(sizes)[:-1]
+        total = (sum(sizes),)
+        cut = _splitter(sizes)
         out: list[dict[str | None, tuple[np.ndarray, ...]]] = [{} for _ in parts]
         for o, (v, val) in zip(self.outputs, results):
-            pieces = zip(*(np.split(_shaped(a, total), cuts) for a in (v, val.exact, val.nan)))
+            pieces = zip(*(cut(_shaped(a, total)) for a in (v, val.exact, val.nan)))
             for found, (p, _), (values, exact, nan) in zip(out, parts, pieces):
                 found[o] = (values, exact, nan) if p is None else (to_float(values, run.dtype).reshape(len(p), -1).T,)
         return out
@@ -236,6 +238,16 @@ class SharedPass:
         """`FloatRun.probe` for every output at once (`look`)."""
         [rows] = self.look(run, index, ("propagate", False, work), probes)
         return list(rows.T)
+
+
+def _splitter(sizes: list[int]) -> Callable[[np.ndarray], list[np.ndarray]]:
+    """A function cutting an array into consecutive pieces of ``sizes``.
+    Most looks evaluate one part: the array itself is its one piece, without
+    np.split's fixed cost (tens of microseconds for three arrays per output)."""
+    if len(sizes) == 1:
+        return lambda a: [a]
+    cuts = np.cumsum(sizes)[:-1]
+    return lambda a: np.split(a, cuts)
 
 
 def _stand_in(probes: tuple[float, ...], size: int) -> Callable[[str, np.ndarray], np.ndarray]:
@@ -337,9 +349,10 @@ class FloatRun:
             raise UnmergeableError(f"the attribute sets disagree on {len(found)} facts of the bound's form",
                                    where=where)
         out: list[tuple[np.ndarray, Val]] = []
+        given = _common_shape([np.shape(a) for a in arrays.values()])
         for val in vals:
             values = np.asarray(ev.num(val.v), dtype=work)
-            shape = np.broadcast_shapes(values.shape, *(np.shape(a) for a in arrays.values()))
+            shape = given if values.shape == given else np.broadcast_shapes(values.shape, given)
             if (values.shape != shape or not values.flags.c_contiguous or not val.owned
                     or any(values is seen for seen, _ in out)):
                 values = np.array(np.broadcast_to(values, shape), dtype=work, order="C")
@@ -708,7 +721,7 @@ class FloatRun:
     ) -> dict[str, np.ndarray]:
         out = {}
         for n, a in self.flat.items():
-            picked = a[index].astype(np.float64)
+            picked = a[index].astype(np.float64, copy=False)  # indexing copies already
             out[n] = transform(n, picked) if transform and n not in self.lanes else picked
         return out
 
@@ -851,6 +864,15 @@ def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
 
 
 
+def _common_shape(shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The broadcast shape of ``shapes``: most often they are one shape (a
+    block's or a look's flat inputs), which needs no np.broadcast_shapes
+    (microseconds, several times per pass)."""
+    if shapes and all(s == shapes[0] for s in shapes):
+        return shapes[0]
+    return np.broadcast_shapes(*shapes)
+
+
 def _shaped(a: Any, shape: tuple[int, ...]) -> np.ndarray:
     """``a`` broadcast to ``shape`` (np.broadcast_to costs microseconds, which
     count at the sizes of most second looks)."""
@@ -864,10 +886,12 @@ def _shaped(a: Any, shape: tuple[int, ...]) -> np.ndarray:
 def _positions(held: np.ndarray, index: np.ndarray) -> np.ndarray | None:
     """Where each of ``index`` is in the sorted ``held``, or None when one is
     not there."""
-    pos = np.searchsorted(held, index)
-    if pos.size and _MAX(pos, axis=None) >= held.size:
+    pos = held.searchsorted(index)
+    if not pos.size:
+        return pos
+    if _MAX(pos, axis=None) >= held.size or not _MIN(held[pos] == index, axis=None):  # np.array_equal, less its checks
         return None
-    return pos if np.array_equal(held[pos], index) else None
+    return pos
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
