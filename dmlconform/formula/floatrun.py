@@ -175,10 +175,8 @@ class SharedPass:
             parts = self.plans.get(settings, {})
             planned = parts.get(probes)
             if (planned is not None and _positions(planned, index) is not None
-                    and sum(i.size * len(p or (0,)) for p, i in parts.items()) <= PREFETCH_LIMIT):
-                del self.plans[settings]
-                for (p, i), per in zip(parts.items(), self.evaluate(run, settings, tuple(parts.items()))):
-                    self.subsets[(settings, p)] = (i, per)
+                    and _planned_size(parts) <= PREFETCH_LIMIT):
+                self.prefetch(run, settings)
             else:
                 [per] = self.evaluate(run, settings, ((probes, index),))
                 if index.size > 1 and bool((index[1:] > index[:-1]).all()):  # sorted: found by a binary search
@@ -188,6 +186,25 @@ class SharedPass:
             held = self.subsets[key]
             pos = _positions(held[0], index)
         return tuple(a[pos] for a in held[1][run.output])
+
+    def prefetch(self, run: "FloatRun", settings: tuple[str, bool, Any]) -> None:
+        """Evaluate everything planned with ``settings`` in one pass, and
+        keep it (`subsets`).  A float64 evaluation telling exactness
+        (``exact64``) computes the very values of one that does not (the
+        same operations; the flags come beside them), and only the values of
+        the plain one are read (long double in `widen`, the literal
+        variants, the limit probes): where both are planned and fit in
+        `PREFETCH_LIMIT`, one exactness pass serves both."""
+        minmax, exact64, work = settings
+        groups = [(settings, self.plans.pop(settings))]
+        partner = (minmax, not exact64, work)
+        if work is np.float64 and partner in self.plans \
+                and _planned_size(groups[0][1]) + _planned_size(self.plans[partner]) <= PREFETCH_LIMIT:
+            groups.append((partner, self.plans.pop(partner)))
+            settings = (minmax, True, work)
+        keyed = [(kind, p, i) for kind, parts in groups for p, i in parts.items()]
+        for (kind, p, i), per in zip(keyed, self.evaluate(run, settings, tuple((p, i) for _, p, i in keyed))):
+            self.subsets[(kind, p)] = (i, per)
 
     def evaluate(self, run: "FloatRun", settings: tuple[str, bool, Any],
                  parts: tuple[tuple[tuple[float, ...] | None, np.ndarray], ...]
@@ -238,6 +255,12 @@ class SharedPass:
         """`FloatRun.probe` for every output at once (`look`)."""
         [rows] = self.look(run, index, ("propagate", False, work), probes)
         return list(rows.T)
+
+
+def _planned_size(parts: Mapping[Any, np.ndarray]) -> int:
+    """Elements one pass over planned ``parts`` evaluates: each part's,
+    once per probe (`SharedPass.plan`)."""
+    return sum(i.size * len(p or (0,)) for p, i in parts.items())
 
 
 def _splitter(sizes: list[int]) -> Callable[[np.ndarray], list[np.ndarray]]:

@@ -43,6 +43,20 @@ def _adam_inputs(dtype: type, n: int) -> dict[str, np.ndarray]:
     return out
 
 
+def _passes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
+    """The evaluation passes made from now on, each as (track, minmax,
+    exact64, work)."""
+    passes: list[tuple[object, ...]] = []
+    original = floatrun.FloatRun.run_many
+
+    def counted(self: floatrun.FloatRun, arrays: dict, outputs: tuple, **kwargs: object) -> object:
+        passes.append(tuple(kwargs.get(k) for k in ("track", "minmax", "exact64", "work")))
+        return original(self, arrays, outputs, **kwargs)
+
+    monkeypatch.setattr(floatrun.FloatRun, "run_many", counted)
+    return passes
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("block", [floatrun.BLOCK, 64])
 @pytest.mark.parametrize("prefetch", [floatrun.PREFETCH_LIMIT, 0])
@@ -105,16 +119,30 @@ def test_one_pass_per_kind_of_second_look(monkeypatch: pytest.MonkeyPatch) -> No
     outputs and steps, besides the one tracked pass."""
     inputs = _adam_inputs(np.float32, 300)
     attrs = {"LearningRate": 0.5, "Beta1": 2.0, "Beta2": 0.25, "Epsilon": 1.5}
-    passes: list[tuple[object, ...]] = []
-    original = floatrun.FloatRun.run_many
-
-    def counted(self: floatrun.FloatRun, arrays: dict, outputs: tuple, **kwargs: object) -> object:
-        passes.append(tuple(kwargs.get(k) for k in ("track", "minmax", "exact64", "work")))
-        return original(self, arrays, outputs, **kwargs)
-
-    monkeypatch.setattr(floatrun.FloatRun, "run_many", counted)
+    passes = _passes(monkeypatch)
     results = evaluate_many(ADAM, inputs, attrs, outputs=OUTPUTS, dtype=np.float32)
     assert any(a.name == "limit" for r in results for a in r.alternatives)  # the probes ran
     assert any(r.refined for r in results)  # so did the exactness look
     assert len(passes) == len(set(passes)), passes
     assert (False, "propagate", False, np.longdouble) in passes  # widen and the probes in long double: one
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_plain_float64_looks_ride_on_the_exactness_pass(dtype: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limit probes in float64 (and, into float64, the literal variant)
+    need the values alone, which the exactness pass computes identically:
+    they take no pass of their own, and every result is the one that looks
+    at their own elements (no prefetch, so no sharing) give."""
+    inputs = _adam_inputs(dtype, 300)
+    attrs = {"LearningRate": 0.5, "Beta1": 2.0, "Beta2": 0.25, "Epsilon": 1.5}
+    passes = _passes(monkeypatch)
+    shared = evaluate_many(ADAM, inputs, attrs, outputs=OUTPUTS, dtype=dtype)
+    assert any(a.name == "limit" for r in shared for a in r.alternatives)  # float64 probes were asked for
+    assert (False, "propagate", True, np.float64) in passes
+    assert (False, "propagate", False, np.float64) not in passes, passes
+    monkeypatch.setattr(floatrun, "PREFETCH_LIMIT", 0)
+    passes.clear()
+    alone = evaluate_many(ADAM, inputs, attrs, outputs=OUTPUTS, dtype=dtype)
+    assert (False, "propagate", False, np.float64) in passes  # the probes on their own this time
+    for a, b in zip(shared, alone):
+        _same(a, b)
