@@ -75,6 +75,8 @@ class Settings:
 
 #: np.max and np.min without their Python-level dispatch (the same reductions).
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce
+#: The same, NaN-ignoring (NaN only where every element is NaN).
+_FMAX, _FMIN = np.fmax.reduce, np.fmin.reduce
 _COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
             ">": np.greater, ">=": np.greater_equal}
 _ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "^": np.power}
@@ -247,8 +249,8 @@ class Evaluator:
         limit = self.s.range_limit
         if limit is None or not np.ndim(v) or not np.size(v):
             return
-        hi, lo = _MAX(v, axis=None), _MIN(v, axis=None)
-        if not (hi > limit or lo < -limit or np.isnan(hi) or np.isnan(lo)):
+        hi, lo = _FMAX(v, axis=None), _FMIN(v, axis=None)  # NaN elements are never beyond: fmax/fmin skip them
+        if not (hi > limit or lo < -limit):
             return
         with np.errstate(invalid="ignore"):
             mask = np.abs(v) > limit

@@ -157,7 +157,7 @@ class SharedPass:
         if index.size:
             parts = self.plans.setdefault(settings, {})
             held = parts.get(probes)
-            parts[probes] = np.unique(index) if held is None else np.union1d(held, index)
+            parts[probes] = _sorted_set(index) if held is None else np.union1d(held, index)
 
     def look(self, run: "FloatRun", index: np.ndarray, settings: tuple[str, bool, Any],
              probes: tuple[float, ...] | None = None) -> tuple[np.ndarray, ...]:
@@ -255,6 +255,14 @@ class SharedPass:
         """`FloatRun.probe` for every output at once (`look`)."""
         [rows] = self.look(run, index, ("propagate", False, work), probes)
         return list(rows.T)
+
+
+def _sorted_set(index: np.ndarray) -> np.ndarray:
+    """np.unique of ``index``; most plans are one kind's flat indices,
+    sorted and distinct already (`_Found.done`), which one comparison tells."""
+    if index.size < 2 or bool((index[1:] > index[:-1]).all()):
+        return index
+    return np.unique(index)
 
 
 def _planned_size(parts: Mapping[Any, np.ndarray]) -> int:

@@ -90,6 +90,12 @@ def test_positions_in_a_sorted_set() -> None:
         assert floatrun._positions(held, np.asarray(outside)) is None, outside
 
 
+def test_plans_are_sorted_sets() -> None:
+    for index in ([], [4], [1, 5, 9], [9, 1, 5], [3, 3, 1], [2, 7, 7]):
+        a = np.asarray(index, dtype=np.intp)
+        assert floatrun._sorted_set(a).tolist() == np.unique(a).tolist(), index
+
+
 def test_second_looks_are_shared_between_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
     """The untracked evaluations of the later outputs (literal variants,
     exactness checks) mostly come from the first output's: fewer evaluations

@@ -42,3 +42,11 @@ def test_a_span_within_range_skips_the_check_and_a_wide_one_does_not() -> None:
     assert not overflow_marks("f(x) = x * x * 3 - x", small, spans=True).any()
     big = np.array([1.0, 3e19], dtype=np.float32)
     assert overflow_marks("f(x) = x * x * 3 - x", big, spans=True).tolist() == [False, True]
+
+
+def test_nan_elements_neither_hide_an_overflow_nor_are_one() -> None:
+    """The range check's reductions skip NaN (fmax/fmin): an element beyond
+    the range beside a NaN is marked, the NaN never is."""
+    x = np.array([np.nan, 1.0, 3e19, np.nan], dtype=np.float32)
+    assert overflow_marks("f(x) = x * x * 3 - x", x, spans=False).tolist() == [False, False, True, False]
+    assert not overflow_marks("f(x) = x * x * 3 - x", np.full(3, np.nan, dtype=np.float32), spans=False).any()
