@@ -97,14 +97,22 @@ MEMO_LIMIT = 1 << 16
 
 def _distinct(picked: Mapping[str, Any], size: int) -> tuple[np.ndarray, np.ndarray]:
     """The first position of each distinct row of operands (by bit pattern,
-    as `_Scalar.lift` sees them) and, per position, the index of its row."""
+    as `_Scalar.lift` sees them) and, per position, the index of its row.
+    Rows grouped by one stable sort (np.unique's ``axis=0`` costs several
+    times more at these sizes); their order is immaterial, each row's value
+    being its own."""
     columns = [np.asarray(v).astype(np.float64).view(np.uint64)
                for v in picked.values() if isinstance(v, np.ndarray) and v.ndim]
     if not columns or size <= 1:
         return np.arange(size), np.arange(size)
-    matrix = np.stack(columns, axis=1)
-    _, first, inverse = np.unique(matrix, axis=0, return_index=True, return_inverse=True)
-    return first, inverse.reshape(-1)
+    order = np.lexsort(columns[::-1])  # stable: each run of equal rows starts at its first position
+    ordered = np.stack(columns, axis=1)[order]
+    new = np.empty(size, dtype=bool)  # where a run of equal rows starts
+    new[0] = True
+    np.any(ordered[1:] != ordered[:-1], axis=1, out=new[1:])
+    inverse = np.empty(size, dtype=np.intp)
+    inverse[order] = np.cumsum(new) - 1
+    return order[new], inverse
 
 
 def _exact_values(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: np.ndarray, minmax: str,
@@ -186,13 +194,14 @@ def _round(ctx: Any, exacts: list[Any], dtype: np.dtype) -> np.ndarray:
 
     info = finfo(dtype)
     largest = ctx.mpf(float(info.max))
-    half_top = ctx.ldexp(1, int(info.maxexp) - 2 - int(info.nmant))  # max + half its ULP overflows
+    half_top = ctx.ldexp(1, int(info.maxexp) - 2 - int(info.nmant))
+    top = largest + half_top  # max + half its ULP overflows
     wide = np.asarray([float(e) for e in exacts], dtype=np.float64)
     guess = to_float(wide, dtype)
     slow = range(len(exacts))
     if np.dtype(dtype).itemsize < 8:
         below, above = midpoints(guess)
-        threshold = float(largest + half_top)
+        threshold = float(top)
         with np.errstate(invalid="ignore"):
             decided = np.isfinite(guess.astype(np.float64)) & (below < wide) & (wide < above) & (abs(wide) < threshold)
         if decided.all():
@@ -201,12 +210,13 @@ def _round(ctx: Any, exacts: list[Any], dtype: np.dtype) -> np.ndarray:
     candidates = (guess, neighbours(guess, -1), neighbours(guess, 1))
     odd = [(ordered_bits(c) & 1).astype(bool) for c in candidates]
     out = guess.copy()
+    overflow = np.asarray([math.inf, -math.inf]).astype(dtype)  # what each sign of an overflow becomes
     for k in slow:
         exact = exacts[k]
         if ctx.isnan(exact) or ctx.isinf(exact):
             out[k] = np.asarray([float(exact)]).astype(dtype)[0]
-        elif abs(exact) >= largest + half_top:
-            out[k] = np.asarray([math.copysign(math.inf, float(ctx.sign(exact)))]).astype(dtype)[0]
+        elif abs(exact) >= top:
+            out[k] = overflow[0] if ctx.sign(exact) > 0 else overflow[1]
         else:
             finite = [j for j, c in enumerate(candidates) if math.isfinite(float(c[k]))]
             best = min(finite, key=lambda j: (abs(ctx.mpf(float(candidates[j][k])) - exact), bool(odd[j][k])))
