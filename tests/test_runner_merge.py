@@ -298,3 +298,16 @@ def test_a_per_set_scalar_chosen_beside_a_tensor_is_numpy_s_cast() -> None:
                               overflow=Overflow.SATURATE)[0]
         assert not _same(both, alone, lo, lo + 2)
     assert int(both.expected[0]) == -2 ** 63  # -2**63 - 1, saturated
+
+
+def test_a_refused_integer_run_is_split_into_single_batches() -> None:
+    """An exact evaluation reads no power of two: with no facts in the
+    error, each batch is evaluated alone (not grouped by `_scaling`)."""
+    spec = load_spec(REPO / "specs" / "ELEMENT_WISE_CLIP.yaml")
+    batches: dict[Any, list[Any]] = {}
+    for i, case in enumerate(generate(spec, m.FeatureLevel.FL_6_4, seed=0)):
+        if case.inputs[0].dtype is m.DataType.INT8:
+            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, {}, 0.0))
+    run = list(batches.values())[:4]
+    assert len(run) == 4 and all(_exact(items[0][2]) and _scaling(items[0][2]) == () for items in run)
+    assert _split(run, UnmergeableError("differs")) == [[items] for items in run]
