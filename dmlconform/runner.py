@@ -366,18 +366,22 @@ MERGE_ELEMENTS = 1 << 17
 def _merge_key(spec: m.Spec, case: Case) -> tuple[object, ...] | None:
     """Batches (`_batch_key`) with the same key may share one oracle
     evaluation, their attributes given per element: the same operator,
-    tensors and types, float outputs, the same attribute names, enum
-    constants and signs of numbers (the bound reads them; whether a number
-    is a power of two the oracle checks, `_compare_merged`).  None: not
-    merged (integer tensors, attributes the oracle would refuse)."""
+    tensors and types, the same attribute names and enum constants; for a
+    float evaluation (float outputs) also the signs of numbers (the bound
+    reads them; whether a number is a power of two the oracle checks,
+    `_compare_merged`); an exact one (integer tensors) reads none of a
+    number's facts for the whole evaluation.  None: not merged (float
+    tensors into an integer type, attributes the oracle would refuse)."""
     from dmlconform.compare import is_float
     from dmlconform.formula.oracle import attribute_facts
 
-    if not case.outputs or not all(is_float(numpy_dtype(t.dtype)) for t in case.outputs) \
-            or not any(is_float(numpy_dtype(t.dtype)) for t in case.inputs):
+    exact = _exact(case)
+    floats = all(is_float(numpy_dtype(t.dtype)) for t in case.outputs) \
+        and any(is_float(numpy_dtype(t.dtype)) for t in case.inputs)
+    if not case.outputs or not (exact or floats):
         return None
     try:
-        facts = tuple((n, f if isinstance(f, str) else f[0]) for n, v in case.attributes
+        facts = tuple((n, f if isinstance(f, str) else None if exact else f[0]) for n, v in case.attributes
                       for f in (attribute_facts(n, v),))
     except Exception:  # noqa: BLE001 - the batch's own evaluation reports it
         return None
@@ -429,11 +433,20 @@ def _split(run: list[list[_Pending]], error: Exception) -> list[list[list[_Pendi
     return list(groups.values())
 
 
+def _exact(case: Case) -> bool:
+    """Whether the oracle evaluates ``case`` exactly (integer tensors:
+    `oracle.evaluate_many`'s integer path)."""
+    return bool(case.inputs) and all(numpy_dtype(t.dtype).kind in "iub" for t in case.inputs)
+
+
 def _scaling(case: Case) -> tuple[bool, ...]:
     """Per attribute, whether it is a power of two (an exact scaling, which
-    decides the bound's form: `oracle.attribute_facts`)."""
+    decides the bound's form: `oracle.attribute_facts`); nothing for an
+    exact evaluation, which reads no such fact."""
     from dmlconform.formula.oracle import attribute_facts
 
+    if _exact(case):
+        return ()
     return tuple(isinstance(f, tuple) and f[1] for f in (attribute_facts(n, v) for n, v in case.attributes))
 
 

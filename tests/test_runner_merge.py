@@ -12,7 +12,9 @@ import pytest
 from dmlconform.cases.generate import generate
 from dmlconform.errors import UnmergeableError
 from dmlconform.formula.oracle import OracleResult, evaluate_many
-from dmlconform.runner import Oracles, _batch_inputs, _batch_key, _merge_key, _per_element, _runs, _scaling, _split
+from dmlconform.runner import (
+    Oracles, _batch_inputs, _batch_key, _exact, _merge_key, _per_element, _runs, _scaling, _split,
+)
 from dmlconform.spec import model as m
 from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
@@ -85,20 +87,23 @@ def _same(merged: OracleResult, own: OracleResult, lo: int, hi: int) -> list[str
     return diffs
 
 
-def _check(op: str, seed: int, flush: bool) -> tuple[int, int]:
-    """Every run of batches the runner would merge for ``op``: merged against
-    each batch alone.  Returns (runs merged, runs the oracle refused)."""
+def _check(op: str, seed: int, flush: bool, dtype: m.DataType | None = None) -> tuple[int, int, int]:
+    """Every run of batches the runner would merge for ``op`` (with inputs
+    of ``dtype`` only, when given): merged against each batch alone.
+    Returns (runs merged, runs the oracle refused, runs merged that the
+    oracle evaluates exactly: integer tensors)."""
     spec = load_spec(REPO / "specs" / f"{op}.yaml")
     oracles = Oracles()
     batches: dict[Any, list[Any]] = {}
     for i, case in enumerate(generate(spec, m.FeatureLevel.FL_6_4, seed=seed)):
-        batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, {}, 0.0))
+        if dtype is None or case.inputs[0].dtype is dtype:
+            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, {}, 0.0))
     groups: dict[Any, list[Any]] = {}
     for items in batches.values():
         key = _merge_key(spec, items[0][2])
         if key is not None:
             groups.setdefault(key, []).append(items)
-    merged = refused = 0
+    merged = refused = exact = 0
     runs = [r for group in groups.values() for r in _runs(group) if len(r) > 1]
     with np.errstate(all="ignore"):
         while runs:
@@ -110,6 +115,7 @@ def _check(op: str, seed: int, flush: bool) -> tuple[int, int]:
                 runs[:0] = [p for p in _split(run, exc) if len(p) > 1]  # as `runner._compare_merged` tries again
                 continue
             merged += 1
+            exact += _exact(run[0][0][2])
             lo = 0
             for items in run:
                 size = sum(int(np.prod(it[2].outputs[0].sizes)) for it in items)
@@ -118,13 +124,25 @@ def _check(op: str, seed: int, flush: bool) -> tuple[int, int]:
                     diffs = _same(a, b, lo, lo + size)
                     assert not diffs, f"{op} seed {seed} output {k} {items[0][2].attributes}: {diffs}"
                 lo += size
-    return merged, refused
+    return merged, refused, exact
 
 
 @pytest.mark.parametrize("op", FAST)
 def test_merged_evaluation_is_each_batch_s_own(op: str) -> None:
-    merged, _ = _check(op, 0, flush=False)
+    merged, _, _ = _check(op, 0, flush=False)
     assert merged  # these operators have attribute sets to merge
+
+
+@pytest.mark.parametrize(("op", "dtype"), [
+    ("ELEMENT_WISE_CLIP", m.DataType.INT8), ("ELEMENT_WISE_CLIP", m.DataType.UINT64),
+    ("ACTIVATION_SHRINK", m.DataType.INT32), ("ELEMENT_WISE_THRESHOLD", m.DataType.INT16),
+    ("ELEMENT_WISE_CLIP_GRAD", m.DataType.UINT8),
+])
+def test_integer_batches_merge_into_each_batch_s_own(op: str, dtype: m.DataType) -> None:
+    """Integer tensors: the exact evaluation takes its attributes per
+    element, and nothing in these formulas is refused."""
+    merged, refused, exact = _check(op, 0, flush=False, dtype=dtype)
+    assert exact == merged > 0 and refused == 0
 
 
 def test_merged_evaluation_with_flushed_inputs() -> None:
@@ -137,6 +155,7 @@ def test_merged_evaluation_with_flushed_inputs() -> None:
 def test_merged_evaluation_is_each_batch_s_own_for_every_spec(seed: int) -> None:
     counts = {op: _check(op, seed, flush=False) for op in _runnable()}
     assert sum(c[0] for c in counts.values()) > 20  # each run bitwise its batches' own
+    assert sum(c[2] for c in counts.values()) > 20  # integer runs among them
 
 
 def test_a_power_of_two_in_some_sets_only_is_not_merged() -> None:
@@ -209,3 +228,86 @@ def test_a_refused_run_is_split_by_what_its_sets_disagree_on() -> None:
         by_scaling.setdefault(_scaling(items[0][2]), []).append(items)
     expected = list(by_scaling.values()) if len(by_scaling) > 1 else [[items] for items in run]
     assert _split(run, UnmergeableError("differs")) == expected
+
+
+def test_an_integer_attribute_expression_keeps_each_set_s_scalar_semantics() -> None:
+    """numpy negates a Python int as a fixed-width scalar (2**63 and up as a
+    uint64, which wraps): each set's elements get what its own evaluation
+    computes, not the exact negation an object array would give."""
+    from dmlconform.formula import parse
+    from dmlconform.formula.oracle import PerElement
+
+    tree = parse("f(x) = max(x, -T)")
+    x = np.tile(np.array([0, 5, 2 ** 63, 2 ** 64 - 1], dtype=np.uint64), 2)
+    huge = 2 ** 63 + 2048
+    for dtype in ("uint64", "int64"):
+        both = evaluate_many(tree, {"x": x}, {"T": PerElement((3, huge), (4, 4))}, outputs=(None,), dtype=dtype)[0]
+        for lo, t in ((0, 3), (4, huge)):
+            alone = evaluate_many(tree, {"x": x[lo:lo + 4]}, {"T": t}, outputs=(None,), dtype=dtype)[0]
+            assert not _same(both, alone, lo, lo + 4)
+        assert int(both.expected[4]) == 2 ** 64 - huge  # the uint64 wrap of -T, as the set alone has it
+
+
+def test_integer_attributes_per_element_keep_fractions_and_ambiguity() -> None:
+    """A FLOAT attribute on integer tensors stays an exact fraction in its
+    own set only: SHRINK's x - Bias is ambiguous where Bias is not whole."""
+    from dmlconform.formula import parse
+    from dmlconform.formula.oracle import PerElement
+
+    tree = parse("f(x) = x - Bias, if x > Threshold\n       x + Bias, if x < -Threshold\n       0,        otherwise")
+    x = np.tile(np.arange(-6, 6, 3, dtype=np.int32), 3)
+    attrs = {"Threshold": PerElement((1.5, 2, 0.25), (4, 4, 4)), "Bias": PerElement((0.5, 1, 3), (4, 4, 4))}
+    both = evaluate_many(tree, {"x": x}, attrs, outputs=(None,), dtype="int32")[0]
+    for k, lo in enumerate((0, 4, 8)):
+        own = {n: v.values[k] for n, v in attrs.items()}
+        alone = evaluate_many(tree, {"x": x[lo:lo + 4]}, own, outputs=(None,), dtype="int32")[0]
+        assert not _same(both, alone, lo, lo + 4)
+    assert both.ambiguous.tolist() == [True, True, False, True] + [False] * 8
+
+
+def test_an_integer_choice_among_per_set_scalars_is_not_merged() -> None:
+    """np.select gives scalar choices a common fixed type per set (2**64 - 1
+    beside -1 becomes the int64 -1): per element they would stay exact."""
+    from dmlconform.formula import parse
+    from dmlconform.formula.oracle import Overflow, PerElement
+
+    tree = parse("f(x) = A, if x > 0\n       B, otherwise")
+    x = np.arange(-4, 4, dtype=np.int64)
+    with pytest.raises(UnmergeableError):
+        evaluate_many(tree, {"x": x}, {"A": PerElement((1, 2 ** 64 - 1), (4, 4)), "B": -1}, outputs=(None,),
+                      dtype="uint64", overflow=Overflow.SATURATE)
+    alone = evaluate_many(tree, {"x": x[4:]}, {"A": 2 ** 64 - 1, "B": -1}, outputs=(None,), dtype="uint64",
+                          overflow=Overflow.SATURATE)[0]
+    assert alone.expected.tolist() == [0, 0, 0, 0]  # the set's own evaluation saturates that -1
+
+
+def test_a_per_set_scalar_chosen_beside_a_tensor_is_numpy_s_cast() -> None:
+    """np.select casts a scalar int64 (-T) to a Python int among object
+    arrays, so the sum after it is exact: per element it must not stay an
+    int64, whose sum would wrap past the int64 range."""
+    from dmlconform.formula import parse
+    from dmlconform.formula.oracle import Overflow, PerElement
+
+    tree = parse("y = -T, if x < 0\n    x, otherwise\nz = y + x")
+    x = np.array([-2 ** 62 - 1, 3, -2 ** 62 - 1, 3], dtype=np.int64)
+    attrs = {"T": PerElement((2 ** 62, 1), (2, 2))}
+    with np.errstate(all="ignore"):
+        both = evaluate_many(tree, {"x": x}, attrs, outputs=("z",), dtype="int64", overflow=Overflow.SATURATE)[0]
+    for lo, t in ((0, 2 ** 62), (2, 1)):
+        alone = evaluate_many(tree, {"x": x[lo:lo + 2]}, {"T": t}, outputs=("z",), dtype="int64",
+                              overflow=Overflow.SATURATE)[0]
+        assert not _same(both, alone, lo, lo + 2)
+    assert int(both.expected[0]) == -2 ** 63  # -2**63 - 1, saturated
+
+
+def test_a_refused_integer_run_is_split_into_single_batches() -> None:
+    """An exact evaluation reads no power of two: with no facts in the
+    error, each batch is evaluated alone (not grouped by `_scaling`)."""
+    spec = load_spec(REPO / "specs" / "ELEMENT_WISE_CLIP.yaml")
+    batches: dict[Any, list[Any]] = {}
+    for i, case in enumerate(generate(spec, m.FeatureLevel.FL_6_4, seed=0)):
+        if case.inputs[0].dtype is m.DataType.INT8:
+            batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, {}, 0.0))
+    run = list(batches.values())[:4]
+    assert len(run) == 4 and all(_exact(items[0][2]) and _scaling(items[0][2]) == () for items in run)
+    assert _split(run, UnmergeableError("differs")) == [[items] for items in run]

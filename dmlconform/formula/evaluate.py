@@ -160,9 +160,9 @@ class Evaluator:
             if self.s.integer and _rounded_quotient(e):
                 q = e.args[0]
                 assert isinstance(q, Binary)
-                a, b = self.expr(q.left), self.expr(q.right)
                 name = _ALIASES.get(e.func.lower(), e.func.lower())
-                return Val(integers.rounded_division(name, self.num(a.v), self.num(b.v)))
+                return self.exact(lambda x, y: integers.rounded_division(name, self.num(x), self.num(y)),
+                                  [self.expr(q.left), self.expr(q.right)])
             return self.call(e, [self.expr(a) for a in e.args])
         assert isinstance(e, Integral)
         raise FormulaError(f"cannot evaluate {expr_text(e)}: no closed form", path="<formula>")
@@ -215,6 +215,64 @@ class Evaluator:
         if isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.dtype == bool):
             return v
         return np.not_equal(v, 0)
+
+    # -- integer mode, attribute sets per element ----------------------
+    # numpy treats a scalar unlike an array of objects: the negation of a Python int is an int64
+    # (2**63 and up wrap as uint64), a ufunc casts an int64 scalar to a Python int while an object
+    # array keeps it an int64, np.select gives scalars a common fixed type.  A value that is one
+    # scalar per attribute set (`Val.uniform`) must reach each element as its set's own evaluation
+    # has it: operations on such values alone run once per set (`per_set`), and one meeting a tensor
+    # enters as its scalar would (`entered`).
+    def exact(self, fn: Callable[..., Array], args: list[Val], *, cast: bool = False) -> Val:
+        """``fn`` on ``args``' values (integer mode; ``fn`` applies `num`
+        itself).  ``cast``: ``fn`` hands a scalar to a ufunc as it is
+        (numpy casts it), rather than wrapping it in an object array."""
+        if self.segments is None or not any(a.uniform for a in args):
+            return Val(fn(*(a.v for a in args)))
+        if _uniform(*args):
+            return self.per_set(fn, args)
+        return Val(fn(*(self.entered(a, cast=cast) if a.uniform else a.v for a in args)))
+
+    def per_set(self, fn: Callable[..., Array], args: list[Val]) -> Val:
+        """``fn`` on each attribute set's scalars (`Val.uniform` values read
+        at the set's first element), repeated over the set's elements: the
+        very objects each set's own evaluation holds.  A result numpy keeps
+        as an array (a shift's ``np.where``) is refused: an object array
+        cannot hold it as the set's evaluation does."""
+        starts = self.segments
+        assert starts is not None
+        size = next(len(a.v) for a in args if a.uniform)
+        scalars = np.empty(len(starts), dtype=object)
+        for k, at in enumerate(starts.tolist()):
+            found = fn(*(a.v[at] if a.uniform else a.v for a in args))
+            if isinstance(found, np.ndarray):
+                raise UnmergeableError("an attribute expression that numpy keeps as an array in each set")
+            scalars[k] = found
+        values = np.repeat(scalars, np.diff(starts, append=size))
+        values.flags.writeable = False
+        return Val(values, uniform=True)
+
+    def entered(self, val: Val, *, cast: bool) -> np.ndarray:
+        """A value per attribute set (`Val.uniform`) as it meets a tensor in
+        each set's own evaluation: its scalar through `num`, wrapped in an
+        object array (the object itself, an int64 stays one) or, ``cast``,
+        cast by a ufunc (a numpy scalar becomes the Python number)."""
+        def one(x: Any) -> Any:
+            held = np.asarray(self.num(x), dtype=None if cast else object)
+            return held[()] if held.dtype == object else held.item()
+
+        return self.per_set(one, [val]).v
+
+    def choices(self, vals: list[Val]) -> list[Array]:
+        """The values of an integer `select`, as numpy's ``select`` takes
+        them in each set's own evaluation (`entered`).  With no tensor among
+        them, each set's values would be given a common fixed type of their
+        own (an int64 and a uint64 make a float64): not merged."""
+        if self.segments is None or not any(v.uniform for v in vals):
+            return [self.num(v.v) for v in vals]
+        if _uniform(*vals):
+            raise UnmergeableError("a choice among values that are one scalar per attribute set")
+        return [self.entered(v, cast=True) if v.uniform else self.num(v.v) for v in vals]
 
     def mark_uncertain(self, mask: Array) -> None:
         if any_true(mask):
@@ -271,7 +329,7 @@ class Evaluator:
 
     def select(self, conds: list[Array | None], vals: list[Val]) -> Val:
         """First true condition wins; None is ``otherwise``.  Unmatched: NaN."""
-        values = [self.num(v.v) for v in vals]
+        values = self.choices(vals) if self.s.integer else [self.num(v.v) for v in vals]
         shape = np.broadcast_shapes(*(np.shape(c) for c in conds if c is not None), *(np.shape(v) for v in values))
         cl = [np.broadcast_to(True if c is None else c, shape) for c in conds]
         out = np.select(cl, values, 0 if self.s.integer else np.nan)
@@ -293,6 +351,14 @@ class Evaluator:
 
     # -- operators -----------------------------------------------------
     def unary(self, op: str, a: Val) -> Val:
+        if op == "+":
+            return a
+        if self.s.integer:
+            if op == "-":
+                return self.exact(lambda x: np.negative(self.num(x)), [a])
+            if op == "!":
+                return self.exact(lambda x: np.logical_not(self.truth(Val(x))), [a])
+            return self.exact(np.invert, [a])
         if op == "-":
             x = self.num(a.v)
             shape = np.shape(x)
@@ -300,22 +366,20 @@ class Evaluator:
             return Val(np.negative(x, out=self.buffer(a, shape)), a.err, -a.sign, a.owned or np.ndim(x) == 0, a.exact,
                        None if lo_hi is None else (-lo_hi[1], -lo_hi[0]), a.nan, a.below, a.above, a.huge,
                        a.uniform)
-        if op == "+":
-            return a
         if op == "!":
             return Val(np.logical_not(self.truth(a)), exact=a.exact, uniform=a.uniform)
-        if not self.s.integer:
-            raise FormulaError("bitwise '~' needs integer tensors", path="<formula>")
-        return Val(np.invert(a.v))
+        raise FormulaError("bitwise '~' needs integer tensors", path="<formula>")
 
     def binary(self, op: str, a: Val, b: Val) -> Val:
         if op in _COMPARE:
             return self.compare(op, a, b)
         if op in ("&&", "||"):
             fn = np.logical_and if op == "&&" else np.logical_or
+            if self.s.integer:
+                return self.exact(lambda x, y: fn(self.truth(Val(x)), self.truth(Val(y))), [a, b], cast=True)
             return Val(fn(self.truth(a), self.truth(b)), exact=a.exact & b.exact, uniform=_uniform(a, b))
         if self.s.integer:
-            return Val(integers.binary(op, self.num(a.v), self.num(b.v), self.s.bits))
+            return self.exact(lambda x, y: integers.binary(op, self.num(x), self.num(y), self.s.bits), [a, b])
         if op in integers.BITWISE:
             raise FormulaError(f"operator {op!r} needs integer tensors", path="<formula>")
         return self.arith(op, a, b)
@@ -440,6 +504,8 @@ class Evaluator:
     def compare(self, op: str, a: Val, b: Val) -> Val:
         if isinstance(a.v, str) or isinstance(b.v, str):  # enum constants compare by name
             return Val(np.bool_((a.v == b.v) == (op == "==")))
+        if self.s.integer:
+            return self.exact(lambda x, y: _COMPARE[op](self.num(x), self.num(y)), [a, b], cast=True)
         x, y = self.num(a.v), self.num(b.v)
         if self.s.exact64:
             self.conditions_exact = self.conditions_exact & a.exact & b.exact
@@ -455,7 +521,7 @@ class Evaluator:
         if p is None:
             raise FormulaError(f"unknown function {node.func}; expand library calls first", path="<formula>")
         if self.s.integer:
-            return Val(integers.call(name, [self.num(a.v) for a in args], node.func))
+            return self.exact(lambda *xs: integers.call(name, [self.num(x) for x in xs], node.func), args)
         if name in ("min", "max", "clamp"):
             return _marked(self.minmax(name, args), args)
         if name in ("floor", "ceil", "round", "trunc"):

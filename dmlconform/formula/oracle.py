@@ -170,11 +170,12 @@ def evaluate_many(
     shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
     integer = bool(arrays) and all(a.dtype.kind in "iub" for a in arrays.values())
     segments = _segments(attrs or {}, shape, integer, out_dtype)
-    attr_env = {n: _attribute(n, v, integer) if not isinstance(v, PerElement) else _per_element(n, v)
+    attr_env = {n: _attribute(n, v, integer) if not isinstance(v, PerElement) else _per_element(n, v, integer)
                 for n, v in (attrs or {}).items()}
     distinct = tuple(dict.fromkeys(outputs))
     if integer:
-        results = _integer_results(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor, distinct)
+        results = _integer_results(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor, distinct,
+                                   segments)
     else:
         shared = SharedPass(distinct) if len(distinct) > 1 else None
         runs = [FloatRun(expanded, arrays, attr_env, shape, out_dtype, output=o, shared=shared, segments=segments,
@@ -315,9 +316,9 @@ def _segments(attrs: Mapping[str, Any], shape: tuple[int, ...], integer: bool,
               dtype: np.dtype) -> np.ndarray | None:
     """The first element of each attribute set when ``attrs`` has
     `PerElement` values (None when it has none): they must agree on the
-    sets, cover the flat inputs, and the evaluation must be a float one
-    into a float type (the integer and float-to-integer paths are not
-    written for them)."""
+    sets and cover the flat inputs, and the evaluation must be an exact
+    one (integer inputs) or a float one into a float type (the
+    float-to-integer path is not written for them)."""
     given = [v for v in attrs.values() if isinstance(v, PerElement)]
     if not given:
         return None
@@ -325,21 +326,29 @@ def _segments(attrs: Mapping[str, Any], shape: tuple[int, ...], integer: bool,
     if any(v.sizes != sizes or len(v.values) != len(sizes) for v in given) or len(shape) != 1 \
             or sum(sizes) != shape[0] or min(sizes) <= 0:
         raise InputError(f"per-element attributes must share their sizes and cover the {shape} inputs")
-    if integer or not is_float(dtype):
-        raise UnmergeableError("per-element attributes need float inputs and a float target")
+    if not integer and not is_float(dtype):
+        raise UnmergeableError("per-element attributes need integer inputs or a float target")
     return np.cumsum((0, *sizes[:-1]))
 
 
-def _per_element(name: str, given: PerElement) -> Val:
+def _per_element(name: str, given: PerElement, integer: bool) -> Val:
     """The value per element of an attribute given per attribute set:
     what `_attribute` makes of each set's value, repeated; an enum constant
-    must be the same in every set, and a number's sign (`Val.sign`, which
-    the bound reads) too."""
-    vals = [_attribute(name, v, False) for v in given.values]
+    must be the same in every set, and for a float evaluation a number's
+    sign (`Val.sign`, which the bound reads) too.  For an exact evaluation
+    an object array of each set's own int or Fraction (`Evaluator.exact`
+    keeps each set's scalar semantics)."""
+    vals = [_attribute(name, v, integer) for v in given.values]
     if any(isinstance(v.v, str) for v in vals):
         if any(v.v != vals[0].v for v in vals):
             raise UnmergeableError(f"attribute {name} is a different constant in different sets")
         return vals[0]
+    if integer:
+        held = np.empty(len(vals), dtype=object)
+        held[:] = [v.v for v in vals]
+        values = np.repeat(held, given.sizes)
+        values.flags.writeable = False
+        return Val(values, uniform=True)
     if any(v.sign != vals[0].sign for v in vals):
         raise UnmergeableError(f"attribute {name} has different signs in different sets")
     values = np.repeat(np.array([v.v for v in vals], dtype=np.float64), given.sizes)
@@ -386,19 +395,20 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 # -- integer targets -------------------------------------------------------
 def _integer_results(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
                      shape: tuple[int, ...], dtype: np.dtype, overflow: Overflow, relaxed_factor: float,
-                     outputs: tuple[str | None, ...]) -> list[OracleResult]:
+                     outputs: tuple[str | None, ...], segments: np.ndarray | None) -> list[OracleResult]:
     env: dict[str, Any] = {n: Val(_python_ints(a)) for n, a in arrays.items()}
     env.update(attrs)
     bits = dtype.itemsize * 8 if dtype.kind in "iu" else None
     if bits is not None and dtype.name in ("int4", "uint4"):
         bits = 4
-    ev = Evaluator(env, Settings(integer=True, track=False, bits=bits))
+    ev = Evaluator(env, Settings(integer=True, track=False, bits=bits), segments=segments)
     return [_integer_result(ev, val, shape, dtype, overflow, relaxed_factor) for val in ev.run_many(tree, outputs)]
 
 
 def _integer_result(ev: Evaluator, val: Val, shape: tuple[int, ...], dtype: np.dtype, overflow: Overflow,
                     relaxed_factor: float) -> OracleResult:
-    raw = np.broadcast_to(np.asarray(ev.num(val.v), dtype=object), shape)
+    held = ev.entered(val, cast=False) if val.uniform and ev.segments is not None else ev.num(val.v)
+    raw = np.broadcast_to(np.asarray(held, dtype=object), shape)
     if is_float(dtype):
         expected = to_float(raw.astype(np.float64), dtype)
         return OracleResult(_frozen(expected), _frozen(np.zeros(shape)), _frozen(np.zeros(shape, bool)), (),
