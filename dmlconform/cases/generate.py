@@ -323,20 +323,38 @@ class _Pool:
     edges: tuple[str, ...]
 
 
-def _boundaries(bound: _Binding, attrs: Attrs) -> tuple[Any, ...]:
+#: What `boundaries.find` may raise: attribute values for which the formula
+#: has no solvable boundary, or a formula it cannot expand.
+_NO_BOUNDARY = (FormulaError, ValueError, TypeError, ZeroDivisionError, OverflowError)
+
+
+def _criticals(bound: _Binding) -> Any:
+    """The formula's `boundaries.Criticals` (the same for every attribute
+    set: made once per generate() call), or None where it has none."""
     from dmlconform.formula import boundaries
 
-    names = [n for _, n in bound.names]
     try:
-        return boundaries.find(bound.tree, dict(attrs), inputs=names)
-    except (FormulaError, ValueError, TypeError, ZeroDivisionError, OverflowError):
-        return ()  # attribute values for which the formula has no solvable boundary
+        return boundaries.criticals(bound.tree)
+    except _NO_BOUNDARY:
+        return None
+
+
+def _boundaries(ctx: _Ctx, attrs: Attrs) -> tuple[Any, ...]:
+    from dmlconform.formula import boundaries
+
+    if ctx.criticals is None:
+        return ()
+    names = [n for _, n in ctx.bound.names]
+    try:
+        return boundaries.find(ctx.bound.tree, dict(attrs), inputs=names, prepared=ctx.criticals)
+    except _NO_BOUNDARY:
+        return ()
 
 
 def _found(ctx: _Ctx, attrs: Attrs) -> tuple[Any, ...]:
     """`_boundaries` of ``attrs``, once per generate() call."""
     if attrs not in ctx.found:
-        ctx.found[attrs] = _boundaries(ctx.bound, attrs)
+        ctx.found[attrs] = _boundaries(ctx, attrs)
     return ctx.found[attrs]
 
 
@@ -471,6 +489,7 @@ class _Ctx:
     rest: tuple[tuple[str, ...], ...]
     allowed: dict[str, tuple[DataType, ...]]
     show_attrs: bool
+    criticals: Any  # `_criticals`
     #: Per generate() call: the formula's boundaries per attribute values (they
     #: do not depend on the data type) and the value pools per boundaries and
     #: data types, computed once.
@@ -705,7 +724,8 @@ def _context(spec: Spec, level: FeatureLevel, seed: int) -> _Ctx:
     tensors = bound.inputs + bound.outputs
     allowed = {t: tuple(r.dtypes) if (r := table.row(t)) else () for t in tensors}
     show = any(f.kind is not FieldKind.STRUCT_PTR for f in spec.attributes)
-    return _Ctx(spec, bound, table, level, seed, tuple(primary), tuple(tuple(g) for g in rest), allowed, show)
+    return _Ctx(spec, bound, table, level, seed, tuple(primary), tuple(tuple(g) for g in rest), allowed, show,
+                _criticals(bound))
 
 
 def _per_dtype(ctx: _Ctx, dtype: DataType, index: int, ranks: tuple[int, ...], rep: int,
