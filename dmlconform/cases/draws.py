@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -61,11 +61,12 @@ def mix(x: np.ndarray) -> np.ndarray:
     return x
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     """One tensor to fill: ``count`` values of ``dtype``, the ``pool`` first
     (cut to ``count``), the rest random, all shuffled; or ``fixed`` values
-    as they are."""
+    as they are.  A NamedTuple, not a frozen dataclass: immutable all the
+    same, and the generator makes one per tensor of every case (a frozen
+    dataclass's ``__init__`` costs three times as much)."""
 
     key: int
     dtype: DataType
@@ -141,7 +142,7 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
     out = []
     for (_, a, b), into, (k0, k1) in zip(runs, values, ranges):
         shuffled = into[perm[a:b] - a]
-        shuffled.flags.writeable = False  # once for all its requests (each is a slice of it)
+        shuffled.setflags(write=False)  # once for all its requests (each is a slice of it)
         out.extend(shuffled[s - a:e - a] for s, e in zip(bounds[k0:k1], bounds[k0 + 1:k1 + 1]))
     return out
 

@@ -49,7 +49,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -449,7 +449,7 @@ def _tensor(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[i
         # the logical view by the ndarray constructor (twice as fast as as_strided); assignment broadcasts
         view = np.ndarray(sizes, nt, buf, 0, tuple(s * nt.itemsize for s in strides))
         view[...] = logical.astype(nt, copy=False)
-    buf.flags.writeable = False
+    buf.setflags(write=False)
     return TensorData(name, dtype, sizes, strides, buf)
 
 
@@ -499,9 +499,11 @@ class _Ctx:
     types: dict[tuple[DataType, int], _Types] = dataclass_field(default_factory=dict)  # `_types`
 
 
-@dataclass(frozen=True, slots=True)
-class _Shape:
-    """What one case looks like, apart from its values."""
+class _Shape(NamedTuple):
+    """What one case looks like, apart from its values.  This and `_Plan`
+    are NamedTuples, not frozen dataclasses: immutable all the same, made
+    once per case and never leaving this module, and a frozen dataclass's
+    ``__init__`` costs three times as much (a tenth of the generator's time)."""
 
     dtype: DataType
     index: int
@@ -513,8 +515,7 @@ class _Shape:
     supported: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
+class _Plan(NamedTuple):
     """One case before its values are drawn: the values of every case of a
     spec are drawn together (`draws.fill`)."""
 
@@ -538,24 +539,27 @@ def _types(ctx: _Ctx, dtype: DataType, index: int) -> _Types:
 def _plan(ctx: _Ctx, shape: _Shape, fill: Filler) -> _Plan:
     types = _types(ctx, shape.dtype, shape.index)
     dtypes = types.dtypes
-    parts = [ctx.spec.operator, shape.dtype.name, f"{len(shape.sizes)}d", shape.what]
+    # the enums' name and value as plain attributes (``.name``/``.value`` are Python properties)
+    parts = [ctx.spec.operator, shape.dtype._name_, f"{len(shape.sizes)}d", shape.what]
     if ctx.show_attrs:
         text = ctx.texts.get(shape.attrs)
         parts.append(text if text is not None else ctx.texts.setdefault(shape.attrs, attrs_text(shape.attrs)))
-    parts += [shape.tag or shape.layout.value] if shape.tag or shape.layout is not Layout.PACKED else []
+    parts += [shape.tag or shape.layout._value_] if shape.tag or shape.layout is not Layout.PACKED else []
     case_id = "/".join(parts)
     count = math.prod(shape.sizes)
     recipe, edges = fill(types, count)
-    requests = tuple(draws.Request(draws.stream_key(ctx.seed, case_id, name), dtypes[name], count,
-                                   *recipe.get(name, (None, None)))
-                     for name in ctx.bound.inputs)
+    requests = tuple([draws.Request(draws.stream_key(ctx.seed, case_id, name), dtypes[name], count,
+                                    *recipe.get(name, (None, None)))
+                      for name in ctx.bound.inputs])
     return _Plan(case_id, shape, dtypes, requests, edges)
 
 
 def _build(ctx: _Ctx, plan: _Plan, values: list[np.ndarray]) -> Case:
     """The case of ``plan`` with its inputs' drawn ``values``."""
     shape, dtypes = plan.shape, plan.dtypes
-    inputs = tuple(_input(ctx, name, dtypes[name], shape, flat) for name, flat in zip(ctx.bound.inputs, values))
+    packed = packed_strides(shape.sizes)
+    inputs = tuple([_input(ctx, name, dtypes[name], shape, packed, flat)
+                    for name, flat in zip(ctx.bound.inputs, values)])
     pair = _alias(ctx, dtypes) if shape.layout is Layout.IN_PLACE else None
     outputs = []
     for name in ctx.bound.outputs:
@@ -563,7 +567,7 @@ def _build(ctx: _Ctx, plan: _Plan, values: list[np.ndarray]) -> Case:
             src = next(t for t in inputs if t.name == pair[1])
             outputs.append(_output(name, dtypes[name], src.sizes, src.strides))
         else:
-            strides = _padded_strides(shape.sizes) if shape.layout is Layout.PADDED else packed_strides(shape.sizes)
+            strides = _padded_strides(shape.sizes) if shape.layout is Layout.PADDED else packed
             outputs.append(_output(name, dtypes[name], shape.sizes, strides))
     return Case(id=plan.id, operator=ctx.spec.operator, level=ctx.level, dtype=shape.dtype,
                 inputs=inputs, outputs=tuple(outputs), attributes=shape.attrs, layout=shape.layout,
@@ -571,7 +575,10 @@ def _build(ctx: _Ctx, plan: _Plan, values: list[np.ndarray]) -> Case:
                 edges=plan.edges, seed=ctx.seed)
 
 
-def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, flat: np.ndarray) -> TensorData:
+def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, packed: tuple[int, ...],
+           flat: np.ndarray) -> TensorData:
+    """Input ``name`` of the case of ``shape`` holding the drawn values
+    ``flat`` (``packed``: the strides of a packed tensor of its sizes)."""
     sizes = shape.sizes
     if shape.layout is Layout.PADDED:
         return _tensor(name, dtype, sizes, _padded_strides(sizes), flat.reshape(sizes))
@@ -586,14 +593,14 @@ def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, flat: np.ndarra
     buf = flat
     if buf.flags.writeable:
         buf = flat.view()
-        buf.flags.writeable = False
-    return TensorData(name, dtype, sizes, packed_strides(sizes), buf)
+        buf.setflags(write=False)  # (``flags.writeable = False`` makes a flags object first: slower)
+    return TensorData(name, dtype, sizes, packed, buf)
 
 
 def _output(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[int, ...]) -> TensorData:
     """An output: a zero-filled read-only buffer addressing ``sizes`` at ``strides``."""
     buf = np.zeros(buffer_elements(sizes, strides), dtype=ev.np_dtype(dtype))
-    buf.flags.writeable = False
+    buf.setflags(write=False)
     return TensorData(name, dtype, sizes, strides, buf)
 
 

@@ -23,6 +23,8 @@ request = st.builds(
     key=st.integers(0, 2 ** 64 - 1),
     dtype=st.sampled_from(FLOATS + INTS),
     count=st.integers(0, 300),
+    pool=st.none(),   # random values only (builds would fill a NamedTuple's defaulted fields too)
+    fixed=st.none(),
 )
 
 
