@@ -497,6 +497,7 @@ class _Ctx:
     pools: dict[Any, Any] = dataclass_field(default_factory=dict)  # and (recipe, edges) per pools and count
     texts: dict[Attrs, str] = dataclass_field(default_factory=dict)  # `attrs_text` per attribute values
     types: dict[tuple[DataType, int], _Types] = dataclass_field(default_factory=dict)  # `_types`
+    zeros: dict[tuple[str, int], np.ndarray] = dataclass_field(default_factory=dict)  # `_output`
 
 
 class _Shape(NamedTuple):
@@ -565,10 +566,10 @@ def _build(ctx: _Ctx, plan: _Plan, values: list[np.ndarray]) -> Case:
     for name in ctx.bound.outputs:
         if pair is not None and pair[0] == name:
             src = next(t for t in inputs if t.name == pair[1])
-            outputs.append(_output(name, dtypes[name], src.sizes, src.strides))
+            outputs.append(_output(ctx, name, dtypes[name], src.sizes, src.strides))
         else:
             strides = _padded_strides(shape.sizes) if shape.layout is Layout.PADDED else packed
-            outputs.append(_output(name, dtypes[name], shape.sizes, strides))
+            outputs.append(_output(ctx, name, dtypes[name], shape.sizes, strides))
     return Case(id=plan.id, operator=ctx.spec.operator, level=ctx.level, dtype=shape.dtype,
                 inputs=inputs, outputs=tuple(outputs), attributes=shape.attrs, layout=shape.layout,
                 aliases=(pair,) if pair else (), expect_supported=shape.supported,
@@ -597,10 +598,17 @@ def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, packed: tuple[i
     return TensorData(name, dtype, sizes, packed, buf)
 
 
-def _output(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[int, ...]) -> TensorData:
-    """An output: a zero-filled read-only buffer addressing ``sizes`` at ``strides``."""
-    buf = np.zeros(buffer_elements(sizes, strides), dtype=ev.np_dtype(dtype))
-    buf.setflags(write=False)
+def _output(ctx: _Ctx, name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[int, ...]) -> TensorData:
+    """An output: a zero-filled read-only buffer addressing ``sizes`` at
+    ``strides``, one per data type and length for the cases of a
+    generate() call (read-only: nothing writes into it, a backend gets
+    fresh buffers from the runner)."""
+    count = buffer_elements(sizes, strides)
+    key = (dtype._name_, count)  # by name: an enum's hash is Python code
+    buf = ctx.zeros.get(key)
+    if buf is None:
+        buf = ctx.zeros[key] = np.zeros(count, dtype=ev.np_dtype(dtype))
+        buf.setflags(write=False)
     return TensorData(name, dtype, sizes, strides, buf)
 
 
