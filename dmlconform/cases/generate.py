@@ -317,10 +317,17 @@ def attrs_text(attrs: Attrs) -> str:
 # -- values ----------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class _Pool:
-    """Values an input must hold, and the edge classes they cover."""
+    """Values an input must hold, and the edge classes they cover; of
+    those, the ``plain`` ones (the type's edge values: they come first, so
+    they always fit in the small shapes) and the boundaries'."""
 
     values: np.ndarray
     edges: tuple[str, ...]
+    plain: tuple[str, ...]
+
+    def covered(self, count: int) -> tuple[str, ...]:
+        """The edge classes whose values fit in ``count`` elements."""
+        return self.edges if count >= self.values.size else self.plain
 
 
 #: What `boundaries.find` may raise: attribute values for which the formula
@@ -408,7 +415,9 @@ def _pools(bound: _Binding, dtypes: dict[str, DataType], found: tuple[Any, ...],
                 if b.var == name:
                     parts.append(_boundary_pool(b, dtype))
                     labels.append(f"boundary:{_cond(b)}")
-            pool = known[key] = _Pool(np.concatenate(parts), tuple(dict.fromkeys(labels)))
+            edges = tuple(dict.fromkeys(labels))
+            plain = tuple(e for e in edges if not e.startswith("boundary:"))
+            pool = known[key] = _Pool(np.concatenate(parts), edges, plain)
         out[tensor] = pool
     return out
 
@@ -631,16 +640,10 @@ def _edges_fill(ctx: _Ctx, found: tuple[Any, ...]) -> Filler:
             pools = known.get(key[:2])
             if pools is None:
                 pools = known[key[:2]] = _pools(ctx.bound, types.dtypes, found, known)
-            edges = [e for t, p in pools.items() for e in p.edges if _covered(p, e, count)] + ["random"]
+            edges = [e for p in pools.values() for e in p.covered(count)] + ["random"]
             made = known[key] = ({t: (p.values, None) for t, p in pools.items()}, tuple(sorted(set(edges))))
         return made
     return fill
-
-
-def _covered(pool: _Pool, edge: str, count: int) -> bool:
-    """Whether the pool's values behind ``edge`` fit in ``count`` elements
-    (edge values come first, so they always fit in the small shapes)."""
-    return count >= pool.values.size or not edge.startswith("boundary:")
 
 
 def _pairs_fill(ctx: _Ctx) -> Filler:
