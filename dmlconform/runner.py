@@ -683,11 +683,12 @@ def _parts(group: list[tuple[int, m.Spec, Case]]) -> Iterable[list[tuple[int, m.
     part: list[tuple[int, m.Spec, Case]] = []
     total = 0
     for item in group:
-        if part and total + _size(item[2]) > BATCH_ELEMENTS:
+        size = _size(item[2])
+        if part and total + size > BATCH_ELEMENTS:
             yield part
             part, total = [], 0
         part.append(item)
-        total += _size(item[2])
+        total += size
     if part:
         yield part
 

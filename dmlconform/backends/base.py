@@ -133,12 +133,12 @@ def flat_view(tensor: TensorData, buffer: np.ndarray | None, sizes: tuple[int, .
         if not buf.flags.writeable:
             return buf
         flat = buf.view()
-        flat.flags.writeable = False
+        flat.setflags(write=False)  # (``flags.writeable = False`` makes a flags object first: slower)
         return flat
     if tensor.sizes == sizes:  # strided (padded, stride 0): `TensorData.view`, built by the ndarray constructor
         item = buf.itemsize
         view = np.ndarray(sizes, buf.dtype, buf, 0, tuple(s * item for s in tensor.strides))
-        view.flags.writeable = False
+        view.setflags(write=False)
         return view.reshape(-1)
     return np.broadcast_to(tensor.view(buf), sizes).reshape(-1)
 

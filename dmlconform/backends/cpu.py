@@ -306,7 +306,8 @@ def _constraint_problems(same: tuple[Constraint, ...], tensors: Mapping[str, Ten
         present = [tensors[n] for n in c.tensors if n in tensors]
         for prop in c.properties:
             compared, shown_as = _PROPERTIES[prop]
-            if any(compared(t) != compared(present[0]) for t in present[1:]):
+            first = compared(present[0])
+            if any(compared(t) != first for t in present[1:]):
                 values = {t.name: shown_as(t) for t in present}
                 shown = ", ".join(f"{n}={v}" for n, v in sorted(values.items()))
                 yield f"{', '.join(sorted(values))} must have the same {prop} ({shown})"

@@ -28,9 +28,10 @@ by random values, then shuffled.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -60,11 +61,12 @@ def mix(x: np.ndarray) -> np.ndarray:
     return x
 
 
-@dataclass(frozen=True, slots=True)
-class Request:
+class Request(NamedTuple):
     """One tensor to fill: ``count`` values of ``dtype``, the ``pool`` first
     (cut to ``count``), the rest random, all shuffled; or ``fixed`` values
-    as they are."""
+    as they are.  A NamedTuple, not a frozen dataclass: immutable all the
+    same, and the generator makes one per tensor of every case (a frozen
+    dataclass's ``__init__`` costs three times as much)."""
 
     key: int
     dtype: DataType
@@ -115,12 +117,13 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
     runs = [(requests[k].dtype, bounds[k], bounds[e]) for k, e in ranges]  # (dtype, elements) per type
     values = [np.empty(b - a, dtype=np_dtype(dtype)) for dtype, a, b in runs]
     order_key = np.empty(total, dtype=np.uint64)
+    numbers = np.arange(n, dtype=np.int64)
     for lo in range(0, total, CHUNK):
-        index = np.arange(lo, min(lo + CHUNK, total), dtype=np.int64)
-        hi = lo + index.size
-        segment = np.searchsorted(starts, index, side="right") - 1
-        position = index - starts[segment]
-        key = keys[segment]
+        hi = min(lo + CHUNK, total)
+        within = np.diff(np.clip(starts, lo, hi))  # each request's elements in this chunk
+        segment = np.repeat(numbers, within)  # the request of each element
+        position = np.arange(lo, hi, dtype=np.int64) - np.repeat(starts[:-1], within)
+        key = np.repeat(keys, within)
         step = position.astype(np.uint64) * np.uint64(2)
         words = mix(key + (step + np.uint64(1)) * GOLDEN)
         for (dtype, a, b), into in zip(runs, values):
@@ -139,7 +142,7 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
     out = []
     for (_, a, b), into, (k0, k1) in zip(runs, values, ranges):
         shuffled = into[perm[a:b] - a]
-        shuffled.flags.writeable = False  # once for all its requests (each is a slice of it)
+        shuffled.setflags(write=False)  # once for all its requests (each is a slice of it)
         out.extend(shuffled[s - a:e - a] for s, e in zip(bounds[k0:k1], bounds[k0 + 1:k1 + 1]))
     return out
 
@@ -150,18 +153,31 @@ def _runs(requests: list[Request]) -> list[tuple[int, int]]:
     return list(zip([0] + cuts, cuts + [len(requests)]))
 
 
+@functools.lru_cache(maxsize=64)
+def _heads(lo: int, hi: int) -> np.ndarray:
+    """Per value of a word's low 12 bits, the sign and exponent bits of the
+    float64 ``±(1 + mantissa) * 2**e`` they pick: bit 0 the sign, bits 1-11
+    ``e`` (modulo the ``hi - lo`` exponents from ``lo``).  With the word's
+    upper 52 bits as the mantissa this is the spread value, built from its
+    bits in one pass (always a normal float64: the exponents of every type
+    we draw lie within float64's)."""
+    low = np.arange(4096, dtype=np.uint64)
+    exps = ((low >> np.uint64(1)) & np.uint64(0x7FF)).astype(np.int64) % (hi - lo) + lo
+    heads = ((low & np.uint64(1)) << np.uint64(63)) | ((exps + 1023).astype(np.uint64) << np.uint64(52))
+    heads.setflags(write=False)
+    return heads
+
+
 def _values(dtype: DataType, nt: np.dtype, words: np.ndarray, position: np.ndarray) -> np.ndarray:
     """Random values of ``dtype`` from 64 random bits each; ``position`` (in
     its tensor) picks the kind of value."""
     if dtype.is_float:
         fi = finfo(nt)
-        lo, hi = int(fi.minexp), int(fi.maxexp)
-        unit = (words >> np.uint64(12)).astype(np.float64) * 2.0 ** -52           # [0, 1)
-        sign = 1.0 - 2.0 * (words & np.uint64(1)).astype(np.float64)              # bit 0
-        exps = ((words >> np.uint64(1)) & np.uint64(0x7FF)).astype(np.int64) % (hi - lo) + lo  # bits 1-11
-        spread = np.ldexp(sign * (1.0 + unit), exps)
-        wide = ((words >> np.uint64(1)) & np.uint64(1)).astype(bool)              # [-4, 4) or [-1, 1)
-        mixed = (2.0 * unit - 1.0) * np.where(wide, 4.0, 1.0)
+        low = (words & np.uint64(0xFFF)).astype(np.intp)       # bit 0: sign; bits 1-11: exponent
+        mantissa = words >> np.uint64(12)                        # bits 12-63
+        spread = (_heads(int(fi.minexp), int(fi.maxexp))[low] | mantissa).view(np.float64)
+        unit = mantissa.astype(np.float64) * 2.0 ** -52          # [0, 1)
+        mixed = (2.0 * unit - 1.0) * np.where(low & 2, 4.0, 1.0)  # bit 1: [-4, 4) or [-1, 1)
         with np.errstate(over="ignore"):
             return np.where(position % 5 < 2, spread, mixed).astype(nt)
     info = np.iinfo(nt)

@@ -49,7 +49,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -317,26 +317,51 @@ def attrs_text(attrs: Attrs) -> str:
 # -- values ----------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class _Pool:
-    """Values an input must hold, and the edge classes they cover."""
+    """Values an input must hold, and the edge classes they cover; of
+    those, the ``plain`` ones (the type's edge values: they come first, so
+    they always fit in the small shapes) and the boundaries'."""
 
     values: np.ndarray
     edges: tuple[str, ...]
+    plain: tuple[str, ...]
+
+    def covered(self, count: int) -> tuple[str, ...]:
+        """The edge classes whose values fit in ``count`` elements."""
+        return self.edges if count >= self.values.size else self.plain
 
 
-def _boundaries(bound: _Binding, attrs: Attrs) -> tuple[Any, ...]:
+#: What `boundaries.find` may raise: attribute values for which the formula
+#: has no solvable boundary, or a formula it cannot expand.
+_NO_BOUNDARY = (FormulaError, ValueError, TypeError, ZeroDivisionError, OverflowError)
+
+
+def _criticals(bound: _Binding) -> Any:
+    """The formula's `boundaries.Criticals` (the same for every attribute
+    set: made once per generate() call), or None where it has none."""
     from dmlconform.formula import boundaries
 
-    names = [n for _, n in bound.names]
     try:
-        return boundaries.find(bound.tree, dict(attrs), inputs=names)
-    except (FormulaError, ValueError, TypeError, ZeroDivisionError, OverflowError):
-        return ()  # attribute values for which the formula has no solvable boundary
+        return boundaries.criticals(bound.tree)
+    except _NO_BOUNDARY:
+        return None
+
+
+def _boundaries(ctx: _Ctx, attrs: Attrs) -> tuple[Any, ...]:
+    from dmlconform.formula import boundaries
+
+    if ctx.criticals is None:
+        return ()
+    names = [n for _, n in ctx.bound.names]
+    try:
+        return boundaries.find(ctx.bound.tree, dict(attrs), inputs=names, prepared=ctx.criticals)
+    except _NO_BOUNDARY:
+        return ()
 
 
 def _found(ctx: _Ctx, attrs: Attrs) -> tuple[Any, ...]:
     """`_boundaries` of ``attrs``, once per generate() call."""
     if attrs not in ctx.found:
-        ctx.found[attrs] = _boundaries(ctx.bound, attrs)
+        ctx.found[attrs] = _boundaries(ctx, attrs)
     return ctx.found[attrs]
 
 
@@ -390,7 +415,9 @@ def _pools(bound: _Binding, dtypes: dict[str, DataType], found: tuple[Any, ...],
                 if b.var == name:
                     parts.append(_boundary_pool(b, dtype))
                     labels.append(f"boundary:{_cond(b)}")
-            pool = known[key] = _Pool(np.concatenate(parts), tuple(dict.fromkeys(labels)))
+            edges = tuple(dict.fromkeys(labels))
+            plain = tuple(e for e in edges if not e.startswith("boundary:"))
+            pool = known[key] = _Pool(np.concatenate(parts), edges, plain)
         out[tensor] = pool
     return out
 
@@ -431,7 +458,7 @@ def _tensor(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[i
         # the logical view by the ndarray constructor (twice as fast as as_strided); assignment broadcasts
         view = np.ndarray(sizes, nt, buf, 0, tuple(s * nt.itemsize for s in strides))
         view[...] = logical.astype(nt, copy=False)
-    buf.flags.writeable = False
+    buf.setflags(write=False)
     return TensorData(name, dtype, sizes, strides, buf)
 
 
@@ -471,6 +498,7 @@ class _Ctx:
     rest: tuple[tuple[str, ...], ...]
     allowed: dict[str, tuple[DataType, ...]]
     show_attrs: bool
+    criticals: Any  # `_criticals`
     #: Per generate() call: the formula's boundaries per attribute values (they
     #: do not depend on the data type) and the value pools per boundaries and
     #: data types, computed once.
@@ -478,11 +506,14 @@ class _Ctx:
     pools: dict[Any, Any] = dataclass_field(default_factory=dict)  # and (recipe, edges) per pools and count
     texts: dict[Attrs, str] = dataclass_field(default_factory=dict)  # `attrs_text` per attribute values
     types: dict[tuple[DataType, int], _Types] = dataclass_field(default_factory=dict)  # `_types`
+    zeros: dict[tuple[str, int], np.ndarray] = dataclass_field(default_factory=dict)  # `_output`
 
 
-@dataclass(frozen=True, slots=True)
-class _Shape:
-    """What one case looks like, apart from its values."""
+class _Shape(NamedTuple):
+    """What one case looks like, apart from its values.  This and `_Plan`
+    are NamedTuples, not frozen dataclasses: immutable all the same, made
+    once per case and never leaving this module, and a frozen dataclass's
+    ``__init__`` costs three times as much (a tenth of the generator's time)."""
 
     dtype: DataType
     index: int
@@ -494,8 +525,7 @@ class _Shape:
     supported: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
+class _Plan(NamedTuple):
     """One case before its values are drawn: the values of every case of a
     spec are drawn together (`draws.fill`)."""
 
@@ -519,40 +549,46 @@ def _types(ctx: _Ctx, dtype: DataType, index: int) -> _Types:
 def _plan(ctx: _Ctx, shape: _Shape, fill: Filler) -> _Plan:
     types = _types(ctx, shape.dtype, shape.index)
     dtypes = types.dtypes
-    parts = [ctx.spec.operator, shape.dtype.name, f"{len(shape.sizes)}d", shape.what]
+    # the enums' name and value as plain attributes (``.name``/``.value`` are Python properties)
+    parts = [ctx.spec.operator, shape.dtype._name_, f"{len(shape.sizes)}d", shape.what]
     if ctx.show_attrs:
         text = ctx.texts.get(shape.attrs)
         parts.append(text if text is not None else ctx.texts.setdefault(shape.attrs, attrs_text(shape.attrs)))
-    parts += [shape.tag or shape.layout.value] if shape.tag or shape.layout is not Layout.PACKED else []
+    parts += [shape.tag or shape.layout._value_] if shape.tag or shape.layout is not Layout.PACKED else []
     case_id = "/".join(parts)
     count = math.prod(shape.sizes)
     recipe, edges = fill(types, count)
-    requests = tuple(draws.Request(draws.stream_key(ctx.seed, case_id, name), dtypes[name], count,
-                                   *recipe.get(name, (None, None)))
-                     for name in ctx.bound.inputs)
+    requests = tuple([draws.Request(draws.stream_key(ctx.seed, case_id, name), dtypes[name], count,
+                                    *recipe.get(name, (None, None)))
+                      for name in ctx.bound.inputs])
     return _Plan(case_id, shape, dtypes, requests, edges)
 
 
 def _build(ctx: _Ctx, plan: _Plan, values: list[np.ndarray]) -> Case:
     """The case of ``plan`` with its inputs' drawn ``values``."""
     shape, dtypes = plan.shape, plan.dtypes
-    inputs = tuple(_input(ctx, name, dtypes[name], shape, flat) for name, flat in zip(ctx.bound.inputs, values))
+    packed = packed_strides(shape.sizes)
+    inputs = tuple([_input(ctx, name, dtypes[name], shape, packed, flat)
+                    for name, flat in zip(ctx.bound.inputs, values)])
     pair = _alias(ctx, dtypes) if shape.layout is Layout.IN_PLACE else None
     outputs = []
     for name in ctx.bound.outputs:
         if pair is not None and pair[0] == name:
             src = next(t for t in inputs if t.name == pair[1])
-            outputs.append(_output(name, dtypes[name], src.sizes, src.strides))
+            outputs.append(_output(ctx, name, dtypes[name], src.sizes, src.strides))
         else:
-            strides = _padded_strides(shape.sizes) if shape.layout is Layout.PADDED else packed_strides(shape.sizes)
-            outputs.append(_output(name, dtypes[name], shape.sizes, strides))
+            strides = _padded_strides(shape.sizes) if shape.layout is Layout.PADDED else packed
+            outputs.append(_output(ctx, name, dtypes[name], shape.sizes, strides))
     return Case(id=plan.id, operator=ctx.spec.operator, level=ctx.level, dtype=shape.dtype,
                 inputs=inputs, outputs=tuple(outputs), attributes=shape.attrs, layout=shape.layout,
                 aliases=(pair,) if pair else (), expect_supported=shape.supported,
                 edges=plan.edges, seed=ctx.seed)
 
 
-def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, flat: np.ndarray) -> TensorData:
+def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, packed: tuple[int, ...],
+           flat: np.ndarray) -> TensorData:
+    """Input ``name`` of the case of ``shape`` holding the drawn values
+    ``flat`` (``packed``: the strides of a packed tensor of its sizes)."""
     sizes = shape.sizes
     if shape.layout is Layout.PADDED:
         return _tensor(name, dtype, sizes, _padded_strides(sizes), flat.reshape(sizes))
@@ -567,14 +603,21 @@ def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, flat: np.ndarra
     buf = flat
     if buf.flags.writeable:
         buf = flat.view()
-        buf.flags.writeable = False
-    return TensorData(name, dtype, sizes, packed_strides(sizes), buf)
+        buf.setflags(write=False)  # (``flags.writeable = False`` makes a flags object first: slower)
+    return TensorData(name, dtype, sizes, packed, buf)
 
 
-def _output(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[int, ...]) -> TensorData:
-    """An output: a zero-filled read-only buffer addressing ``sizes`` at ``strides``."""
-    buf = np.zeros(buffer_elements(sizes, strides), dtype=ev.np_dtype(dtype))
-    buf.flags.writeable = False
+def _output(ctx: _Ctx, name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[int, ...]) -> TensorData:
+    """An output: a zero-filled read-only buffer addressing ``sizes`` at
+    ``strides``, one per data type and length for the cases of a
+    generate() call (read-only: nothing writes into it, a backend gets
+    fresh buffers from the runner)."""
+    count = buffer_elements(sizes, strides)
+    key = (dtype._name_, count)  # by name: an enum's hash is Python code
+    buf = ctx.zeros.get(key)
+    if buf is None:
+        buf = ctx.zeros[key] = np.zeros(count, dtype=ev.np_dtype(dtype))
+        buf.setflags(write=False)
     return TensorData(name, dtype, sizes, strides, buf)
 
 
@@ -597,16 +640,10 @@ def _edges_fill(ctx: _Ctx, found: tuple[Any, ...]) -> Filler:
             pools = known.get(key[:2])
             if pools is None:
                 pools = known[key[:2]] = _pools(ctx.bound, types.dtypes, found, known)
-            edges = [e for t, p in pools.items() for e in p.edges if _covered(p, e, count)] + ["random"]
+            edges = [e for p in pools.values() for e in p.covered(count)] + ["random"]
             made = known[key] = ({t: (p.values, None) for t, p in pools.items()}, tuple(sorted(set(edges))))
         return made
     return fill
-
-
-def _covered(pool: _Pool, edge: str, count: int) -> bool:
-    """Whether the pool's values behind ``edge`` fit in ``count`` elements
-    (edge values come first, so they always fit in the small shapes)."""
-    return count >= pool.values.size or not edge.startswith("boundary:")
 
 
 def _pairs_fill(ctx: _Ctx) -> Filler:
@@ -705,7 +742,8 @@ def _context(spec: Spec, level: FeatureLevel, seed: int) -> _Ctx:
     tensors = bound.inputs + bound.outputs
     allowed = {t: tuple(r.dtypes) if (r := table.row(t)) else () for t in tensors}
     show = any(f.kind is not FieldKind.STRUCT_PTR for f in spec.attributes)
-    return _Ctx(spec, bound, table, level, seed, tuple(primary), tuple(tuple(g) for g in rest), allowed, show)
+    return _Ctx(spec, bound, table, level, seed, tuple(primary), tuple(tuple(g) for g in rest), allowed, show,
+                _criticals(bound))
 
 
 def _per_dtype(ctx: _Ctx, dtype: DataType, index: int, ranks: tuple[int, ...], rep: int,

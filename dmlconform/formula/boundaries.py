@@ -80,18 +80,36 @@ class _Critical:
     kind: str
 
 
+@dataclass(frozen=True, slots=True)
+class Criticals:
+    """What `find` reads of a tree whatever the attribute values: the tree
+    expanded, and its critical expressions, each with the names it reads.
+    The case generator finds the boundaries of one formula for several
+    attribute sets; it makes this once for all of them."""
+
+    tree: FormulaTree
+    items: tuple[tuple[_Critical, frozenset[str]], ...]
+
+
+def criticals(tree: FormulaTree) -> Criticals:
+    """`Criticals` of ``tree``, for `find`'s ``prepared``."""
+    expanded = expand(tree)
+    return Criticals(expanded, tuple((crit, names(crit.expr)) for crit in critical(expanded)))
+
+
 def find(tree: FormulaTree, attrs: Mapping[str, Any] | None = None, *,
-         inputs: Sequence[str] | None = None) -> tuple[Boundary, ...]:
+         inputs: Sequence[str] | None = None, prepared: Criticals | None = None) -> tuple[Boundary, ...]:
     """Every boundary of ``tree`` (expanded first) for these attribute values,
     sorted by input and value.  ``inputs`` are the varying names (default:
-    the main statement's parameters, else every name not in ``attrs``)."""
-    expanded = expand(tree)
+    the main statement's parameters, else every name not in ``attrs``).
+    ``prepared``: `criticals` of ``tree``, made once for several calls."""
+    prepared = criticals(tree) if prepared is None else prepared
     consts = {n: _exact(v) for n, v in (attrs or {}).items()}
-    varying = _inputs(expanded, consts, inputs)
+    varying = _inputs(prepared.tree, consts, inputs)
     found: dict[tuple[str, float], Boundary] = {}
-    for crit in critical(expanded):
-        for var in sorted(names(crit.expr) & varying):
-            if len(names(crit.expr) & varying) > 1:
+    for crit, read in prepared.items:
+        for var in sorted(read & varying):
+            if len(read & varying) > 1:
                 continue  # a relation between inputs, not a point
             for b in _solve_all(crit, var, consts):
                 seen = found.get((b.var, b.value))

@@ -23,6 +23,8 @@ request = st.builds(
     key=st.integers(0, 2 ** 64 - 1),
     dtype=st.sampled_from(FLOATS + INTS),
     count=st.integers(0, 300),
+    pool=st.none(),   # random values only (builds would fill a NamedTuple's defaulted fields too)
+    fixed=st.none(),
 )
 
 
@@ -97,3 +99,31 @@ def test_integer_values_cover_the_range_and_small_values(dtype):
     small = values[(values.astype(np.float64) >= lo) & (values.astype(np.float64) <= hi)].astype(np.int64)
     assert small.size >= 0.45 * values.size  # every other value is small (then shuffled)
     assert small.min() == lo and small.max() == hi
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_float_values_are_the_documented_formula_of_the_bits(dtype):
+    """The spread values are built from their bits (`draws._heads`): each
+    element is what the module docstring's arithmetic gives for its word."""
+    nt = np_dtype(dtype)
+    words = draws.mix(np.arange(1, 5001, dtype=np.uint64) * draws.GOLDEN)
+    position = np.arange(words.size, dtype=np.int64)
+    fi = finfo(nt)
+    lo, hi = int(fi.minexp), int(fi.maxexp)
+    unit = (words >> np.uint64(12)).astype(np.float64) * 2.0 ** -52
+    sign = 1.0 - 2.0 * (words & np.uint64(1)).astype(np.float64)
+    exps = ((words >> np.uint64(1)) & np.uint64(0x7FF)).astype(np.int64) % (hi - lo) + lo
+    spread = np.ldexp(sign * (1.0 + unit), exps)
+    mixed = (2.0 * unit - 1.0) * np.where((words >> np.uint64(1)) & np.uint64(1), 4.0, 1.0)
+    with np.errstate(over="ignore"):
+        expected = np.where(position % 5 < 2, spread, mixed).astype(nt)
+    assert _bits(draws._values(dtype, nt, words, position)) == _bits(expected)
+
+
+def test_values_do_not_depend_on_the_chunking(monkeypatch):
+    requests = [draws.Request(k, dtype, count, pool=np.arange(5, dtype=np_dtype(dtype)) if k % 2 else None)
+                for k, (dtype, count) in enumerate([(DataType.FLOAT16, 40), (DataType.INT8, 3), (DataType.FLOAT16, 0),
+                                                    (DataType.FLOAT32, 77), (DataType.FLOAT32, 1)])]
+    whole = draws.fill(requests)
+    monkeypatch.setattr(draws, "CHUNK", 7)
+    assert [_bits(a) for a in draws.fill(requests)] == [_bits(a) for a in whole]

@@ -90,3 +90,15 @@ def test_overlap_with_equal_values_says_so() -> None:
     clip_grad = parse("f(x, gradient) = if x <= Min then 0\n                 if x >= Max then 0\n                 else then gradient")
     (o,) = overlaps(clip_grad, inputs=("x", "gradient"))
     assert o.same_value and o.message().endswith("both give the same value")
+
+
+@pytest.mark.parametrize("tree", [SHRINK, SIGN, HARD_SIGMOID])
+def test_prepared_criticals_give_what_find_finds_alone(tree) -> None:
+    from dmlconform.formula.boundaries import criticals
+
+    prepared = criticals(tree)
+    for attrs in ({"Bias": 0.25, "Threshold": 0.75, "Alpha": 0.2, "Beta": 0.5},
+                  {"Bias": 0.0, "Threshold": 2.0, "Alpha": -1.0, "Beta": 0.0}):
+        attrs = {n: v for n, v in attrs.items() if n in ("Bias", "Threshold") or tree is HARD_SIGMOID}
+        alone = find(tree, attrs, inputs=["x"])
+        assert alone and find(tree, attrs, inputs=["x"], prepared=prepared) == alone
