@@ -183,7 +183,7 @@ def clip_bounds(a: Attrs) -> tuple[dict[str, Any], tuple[float | int, ...]]:
                                     "then gives the bound fitted to the type, which ONNX Clip cannot express")
     else:
         lo, hi = _float_bound(a, "Min", -math.inf), _float_bound(a, "Max", math.inf)
-        lo, hi = float(a.dtype.type(lo)), float(a.dtype.type(hi))
+        lo, hi = _in_type(a, lo), _in_type(a, hi)
     if lo > hi:
         raise NotSupportedError(f"Min={lo!r} > Max={hi!r}: the doc gives Min (max(Min, min(x, Max))), "
                                 "ONNX Clip and torch.clamp give Max")
@@ -196,7 +196,14 @@ def _threshold(a: Attrs) -> tuple[dict[str, Any], tuple[float | int, ...]]:
         if lo is None:
             raise NotSupportedError(f"Min={a.raw('Min')!r} lies above {a.dtype}'s range")
         return {}, (lo,)
-    return {}, (float(a.dtype.type(a.f32("Min"))),)
+    return {}, (_in_type(a, a.f32("Min")),)
+
+
+def _in_type(a: Attrs, value: float) -> float:
+    """``value`` rounded to the tensor type, as the operator compares with
+    it: beyond float16's range it is the infinity of its sign (no warning)."""
+    with np.errstate(over="ignore"):
+        return float(a.dtype.type(value))
 
 
 def _is_infinity(a: Attrs) -> tuple[dict[str, Any], tuple]:
@@ -273,7 +280,7 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
     "ELEMENT_WISE_CLIP1": OnnxMapping("Clip", attrs=clip_bounds, note=_CLIP_NOTE),
     "ELEMENT_WISE_THRESHOLD": OnnxMapping("Max", attrs=_threshold, note="max(x, Min) as Max with a scalar Min input"),
     "ELEMENT_WISE_CONSTANT_POW": OnnxMapping(
-        "Pow", attrs=lambda a: ({}, (float(a.dtype.type(a.f32("Exponent"))),)), integer=False,
+        "Pow", attrs=lambda a: ({}, (_in_type(a, a.f32("Exponent")),)), integer=False,
         note="Exponent becomes a scalar input in the tensor type"),
     "ACTIVATION_CELU": OnnxMapping("Celu", attrs=_named(alpha="Alpha")),
     "ACTIVATION_ELU": OnnxMapping("Elu", attrs=_named(alpha="Alpha")),
