@@ -158,20 +158,66 @@ def test_merged_evaluation_is_each_batch_s_own_for_every_spec(seed: int) -> None
     assert sum(c[2] for c in counts.values()) > 20  # integer runs among them
 
 
-def test_a_power_of_two_in_some_sets_only_is_not_merged() -> None:
-    """``_power_of_two`` decides the bound's form for the whole evaluation:
-    attribute sets that disagree must not share one."""
+def _each_set_alone(source: str, x: np.ndarray, attrs: dict[str, Any], dtype: str) -> OracleResult:
+    """``source`` evaluated with ``attrs`` given per element (each a
+    `PerElement` of one set's values over equal parts of ``x``), asserted
+    bitwise equal to each set's own evaluation."""
+    from dmlconform.formula import parse
+
+    tree = parse(source)
+    sizes = next(iter(attrs.values())).sizes
+    with np.errstate(all="ignore"):
+        both = evaluate_many(tree, {"x": x}, attrs, outputs=("y",), dtype=dtype)[0]
+    lo = 0
+    for k, size in enumerate(sizes):
+        own = {n: v.values[k] for n, v in attrs.items()}
+        with np.errstate(all="ignore"):
+            alone = evaluate_many(tree, {"x": x[lo:lo + size]}, own, outputs=("y",), dtype=dtype)[0]
+        assert not _same(both, alone, lo, lo + size), (k, own)
+        lo += size
+    return both
+
+
+def test_a_power_of_two_in_some_sets_only_is_a_per_element_rounding() -> None:
+    """Scaling by a power of two rounds nothing: where the sets differ in
+    it, the rounding it saves is per element (``Err.rel`` an array), and
+    every element gets its own set's result bitwise (the relative bound
+    carried through products, sums, a square root, a division and into the
+    float64-is-not-enough check of a float16 target)."""
+    from dmlconform.formula.oracle import PerElement
+
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-3, 3, 600), rng.uniform(-1e-6, 1e-6, 200),
+                        [0.0, -0.0, np.inf, np.nan, 1e200, -1e170]] * 3)
+    parts = (len(x) // 3,) * 3
+    alpha, beta = PerElement((0.5, 0.3, 0.3), parts), PerElement((0.7, 2.0, 0.7), parts)
+    y = _each_set_alone("y = Alpha * x", x, {"Alpha": alpha}, "float32")
+    with np.errstate(all="ignore"):
+        bound = y.bound_strict.reshape(-1)[:parts[0] * 2] / np.abs(y.expected.reshape(-1)[:parts[0] * 2])
+    assert np.nanmax(bound[:parts[0]]) < np.nanmin(bound[parts[0]:])  # 0.5 * x rounds once, 0.3 * x twice
+    for dtype in ("float16", "float32"):
+        _each_set_alone("y = sqrt(Alpha * x * x + 1) / Beta", x, {"Alpha": alpha, "Beta": beta}, dtype)
+        _each_set_alone("y = max(Alpha * x, x * x) * Beta", x, {"Alpha": alpha, "Beta": beta}, dtype)
+        _each_set_alone("y = Alpha * x * x / (x * x + 1) * Beta", x, {"Alpha": alpha, "Beta": beta}, dtype)  # widen
+
+
+def test_a_decision_on_a_per_element_rounding_is_not_merged() -> None:
+    """Whether a relative bound is 0 decides the bound's form (a sum of an
+    exact ``Alpha * x`` and ``Beta`` needs no absolute part): attribute sets
+    that differ in it must not share one evaluation, and the error says,
+    per element, which sets have it; sets that agree share one."""
     from dmlconform.formula import parse
     from dmlconform.formula.oracle import PerElement
 
-    tree = parse("y = Alpha * x")
+    tree = parse("y = Alpha * x + Beta")
     x = np.linspace(-3, 3, 8)
-    with pytest.raises(UnmergeableError):
-        evaluate_many(tree, {"x": x}, {"Alpha": PerElement((0.5, 0.3), (4, 4))}, outputs=("y",), dtype="float32")
-    both = evaluate_many(tree, {"x": x}, {"Alpha": PerElement((0.5, 0.25), (4, 4))}, outputs=("y",),
-                         dtype="float32")[0]
-    alone = evaluate_many(tree, {"x": x[4:]}, {"Alpha": 0.25}, outputs=("y",), dtype="float32")[0]
-    assert not _same(both, alone, 4, 8)
+    with pytest.raises(UnmergeableError) as info:
+        evaluate_many(tree, {"x": x}, {"Alpha": PerElement((0.5, 0.3), (4, 4)), "Beta": 1.0}, outputs=("y",),
+                      dtype="float32")
+    assert isinstance(info.value.where, np.ndarray)
+    assert info.value.where.tolist() == [[True] * 4 + [False] * 4]
+    _each_set_alone("y = Alpha * x + Beta", x, {"Alpha": PerElement((0.5, 0.25), (4, 4)),
+                                                "Beta": PerElement((1.0, 0.1), (4, 4))}, "float32")
 
 
 def test_a_scalar_exponent_per_set_is_numpy_s_scalar_power() -> None:
@@ -196,7 +242,7 @@ def test_every_disagreement_is_found_in_one_pass() -> None:
     from dmlconform.formula import parse
     from dmlconform.formula.oracle import PerElement
 
-    tree = parse("y = Alpha * x + Beta * x")
+    tree = parse("y = (Alpha * x + 1) + (Beta * x + 1)")  # each sum's form: whether its product is exact
     x = np.linspace(-3, 3, 12)
     attrs = {"Alpha": PerElement((0.5, 0.3, 0.5), (4, 4, 4)), "Beta": PerElement((0.25, 0.25, 0.7), (4, 4, 4))}
     with pytest.raises(UnmergeableError) as info:

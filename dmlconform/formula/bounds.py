@@ -3,7 +3,9 @@ value, propagated through the tree to first order.
 
 DESIGN.md, "Comparison" (a per-element error bound that the oracle derives from
 the formula).  A bound is ``u * (rel * |v| + abs)`` with ``u`` the target type's
-unit roundoff: ``rel`` (a scalar) covers relative error, ``abs`` (an array, or
+unit roundoff: ``rel`` covers relative error (a scalar; with attributes given
+per element, `oracle.PerElement`, an array holding each attribute set's scalar
+where the sets differ in it, `collapse`), ``abs`` (an array, or
 None for zero) what relative error cannot describe: the magnitudes of the terms
 of a sum of unknown sign (``Alpha*x + Beta`` near 0), an inexact argument of a
 transcendental function scaled by its slope.  The rules are the textbook ones
@@ -31,13 +33,17 @@ _TWO_OVER_ROOT_PI = 2 / math.sqrt(math.pi)
 
 @dataclass(frozen=True, slots=True)
 class Err:
-    """Error bound in units of u: ``rel * |value| + abs`` (abs None = 0)."""
+    """Error bound in units of u: ``rel * |value| + abs`` (abs None = 0).
+    ``rel`` is a float, or a float64 array per element where attribute sets
+    merged into one evaluation differ in it (`collapse`)."""
 
-    rel: float = 0.0
+    rel: float | np.ndarray = 0.0
     abs: Array | None = None
 
     @property
     def exact(self) -> bool:
+        """For a scalar ``rel`` only: with an array, whether it is 0 is a
+        decision each attribute set takes (`evaluate.Evaluator.is_exact`)."""
         return self.rel == 0 and self.abs is None
 
 
@@ -80,12 +86,33 @@ def times(err_abs: Array | None, factor: Array, *, owned: bool = False) -> Array
     return err_abs * factor
 
 
-def scaled(v: Array, sign: int, rel: float) -> Array | None:
-    """rel * |v|, or None when rel is 0."""
+def scaled(v: Array, sign: int, rel: float | np.ndarray) -> Array | None:
+    """rel * |v|, or None when rel is 0.  A ``rel`` per element (`collapse`)
+    gives each element its set's value, and 0 where that is None (not NaN
+    for an infinite ``v``): both callers only add it to other parts or read
+    it as a number, which is the same for 0 as for None since ``x + 0`` is
+    ``x`` for the non-negative parts of a bound; where None would make the
+    whole sum None (every part None: both operands exact), the caller's
+    decision was taken per set first (`evaluate.Evaluator.arith_error`)."""
+    if isinstance(rel, np.ndarray):
+        m = magnitude(v, sign)
+        return np.where(rel == 0, 0.0, np.where(rel == 1, np.abs(v), m * rel))
     if rel == 0:
         return None
     m = magnitude(v, sign)
     return m * rel if rel != 1 else (m if m is not v else np.abs(v))
+
+
+def collapse(rel: np.ndarray) -> float | np.ndarray:
+    """A ``rel`` computed per element back to the scalar where it is one
+    value everywhere (every attribute set agrees): the scalar path, and its
+    decisions, are then the ones each set's own evaluation takes.  The same
+    IEEE operations in the same order on each element as on its set's scalar
+    give that scalar bitwise, so the array holds exactly each set's own."""
+    first = rel.flat[0] if rel.size else 0.0
+    if rel.size == 0 or bool((rel == first).all()):
+        return float(first)
+    return rel
 
 
 #: |f'(x)| from the argument x and the value v = f(x), for the functions whose

@@ -340,7 +340,7 @@ class Evaluator:
             return Val(out, exact=picked & self.conditions_exact)
         if not self.s.track:
             return Val(out, owned=True)
-        rel = max(v.err.rel for v in vals)
+        rel = _max_rel([v.err.rel for v in vals])
         parts = [v.err.abs for v in vals]
         absv = None if all(p is None for p in parts) else np.select(cl, [0.0 if p is None else p for p in parts], 0.0)
         sign = vals[0].sign if all(v.sign == vals[0].sign for v in vals) else 0
@@ -421,15 +421,16 @@ class Evaluator:
     def arith_error(self, op: str, a: Val, b: Val) -> Err:
         ea, eb = a.err, b.err
         if op == "*":
-            if self.power_of_two(a) or self.power_of_two(b):  # scaling by 2**k rounds nothing
-                return Err(ea.rel + eb.rel, B.add(B.times(ea.abs, B.magnitude(b.v, b.sign), owned=a.owned),
-                                                  B.times(eb.abs, B.magnitude(a.v, a.sign), owned=b.owned), owned=True))
-            ma, mb = B.magnitude(a.v, a.sign), B.magnitude(b.v, b.sign)
-            parts = B.add(B.times(ea.abs, mb, owned=a.owned), B.times(eb.abs, ma, owned=b.owned), owned=True)
-            return Err(ea.rel + eb.rel + 1, parts)
+            parts = B.add(B.times(ea.abs, B.magnitude(b.v, b.sign), owned=a.owned),
+                          B.times(eb.abs, B.magnitude(a.v, a.sign), owned=b.owned), owned=True)
+            scaling = self.power_of_two(a)  # scaling by 2**k rounds nothing
+            if scaling is not True:
+                scaling = _either(scaling, self.power_of_two(b))
+            return Err(_plus_rounding(ea.rel + eb.rel, scaling), parts)
         same = a.sign != 0 and a.sign * b.sign == (1 if op == "+" else -1)
-        if same or (ea.rel == 0 and eb.rel == 0):
-            return Err(max(ea.rel, eb.rel) + 1, B.add(ea.abs, eb.abs, owned=a.owned))
+        arrays = isinstance(ea.rel, np.ndarray) or isinstance(eb.rel, np.ndarray)
+        if same or (self.decide((ea.rel == 0) & (eb.rel == 0)) if arrays else ea.rel == 0 and eb.rel == 0):
+            return Err(_max_rel([ea.rel, eb.rel]) + 1, B.add(ea.abs, eb.abs, owned=a.owned))
         total = None
         for part in (B.scaled(a.v, a.sign, ea.rel), B.scaled(b.v, b.sign, eb.rel), ea.abs, eb.abs):
             total = B.add(total, part, owned=True)
@@ -467,20 +468,46 @@ class Evaluator:
         if not np.logical_or.reduceat(found, segments).all():
             self.disagreements.append(found.copy())
 
-    def power_of_two(self, val: Val) -> bool:
-        """`_power_of_two`; a value per attribute set that is one in some
-        sets only is noted (`disagreements`) and taken as not one."""
+    def power_of_two(self, val: Val) -> bool | np.ndarray:
+        """`_power_of_two`; for a value per attribute set that is one in
+        some sets only, per element whether its set's is: the rounding it
+        saves becomes a per-element part of ``rel`` (`_plus_rounding`)."""
         try:
             return _power_of_two(val)
         except UnmergeableError as exc:
             if self.segments is None or not isinstance(exc.where, np.ndarray) or exc.where.ndim != 1:
                 raise
-            self.disagreements.append(exc.where)
+            return exc.where
+
+    def decide(self, found: np.ndarray) -> bool:
+        """A decision on a per-element ``rel`` (`bounds.collapse`): whether
+        ``found`` holds, which each attribute set's own evaluation decides
+        for its set.  Where the sets differ, the disagreement is noted
+        (`disagreements`) and the answer is False (the pass goes on, the
+        evaluation is refused)."""
+        every = bool(found.all())
+        if every != bool(found.any()):
+            self.disagreements.append(found.copy())
             return False
+        return every
+
+    def is_exact(self, err: Err) -> bool:
+        """`Err.exact`, with a ``rel`` per element decided per set (`decide`)."""
+        if not isinstance(err.rel, np.ndarray):
+            return err.rel == 0 and err.abs is None
+        return err.abs is None and self.decide(err.rel == 0)
+
+    def all_exact(self, args: list[Val]) -> bool:
+        """Whether every one of ``args`` is exact (`is_exact`), decided per
+        attribute set as a whole where a ``rel`` is per element."""
+        if not any(isinstance(a.err.rel, np.ndarray) for a in args):
+            return all(a.err.exact for a in args)
+        if any(a.err.abs is not None for a in args):
+            return False
+        return self.decide(np.logical_and.reduce([np.equal(a.err.rel, 0) for a in args]))
 
     def div_error(self, a: Val, b: Val, v: Array, sign: int) -> Err:
-        exact_divisor = self.power_of_two(b)
-        rel = a.err.rel + b.err.rel + (0 if exact_divisor else 1)
+        rel = _plus_rounding(a.err.rel + b.err.rel, self.power_of_two(b))
         if a.err.abs is None and b.err.abs is None:
             return Err(rel)
         num = B.add(a.err.abs, B.times(b.err.abs, B.magnitude(v, sign), owned=b.owned), owned=a.owned)
@@ -492,12 +519,13 @@ class Evaluator:
     def pow_error(self, a: Val, b: Val, v: Array) -> Err:
         from dmlconform.formula.functions import TRANSCENDENTAL_ERROR as K
 
-        if a.err.exact and b.err.exact:
+        a_exact, b_exact = self.is_exact(a.err), self.is_exact(b.err)
+        if a_exact and b_exact:
             return Err(K)
         av, parts = np.abs(v), None
-        if not a.err.exact:
+        if not a_exact:
             parts = B.add(parts, av * np.abs(b.v) * self.bound(a) / np.abs(a.v), owned=True)
-        if not b.err.exact:
+        if not b_exact:
             parts = B.add(parts, av * np.abs(np.log(np.abs(a.v))) * self.bound(b), owned=True)
         return Err(K, parts)
 
@@ -509,7 +537,7 @@ class Evaluator:
         x, y = self.num(a.v), self.num(b.v)
         if self.s.exact64:
             self.conditions_exact = self.conditions_exact & a.exact & b.exact
-        if self.s.track and not (a.err.exact and b.err.exact):
+        if self.s.track and not self.all_exact([a, b]):
             slack = (self.bound(a) + self.bound(b)) * self.s.unit
             self.mark_uncertain(np.abs(x - y) <= slack)
         return Val(_COMPARE[op](x, y), exact=a.exact & b.exact, uniform=_uniform(a, b))
@@ -571,7 +599,7 @@ class Evaluator:
     def transcendental(self, name: str, args: list[Val], own: float) -> Val:
         xs = [self.num(a.v) for a in args]
         sign = 1 if name in _NONNEGATIVE else 0
-        if not self.s.track or all(a.err.exact for a in args):
+        if not self.s.track or self.all_exact(args):
             out = self.buffer(args[0], np.shape(xs[0])) if len(xs) == 1 else None
             return Val(_call(name, xs, out, args), Err(own) if self.s.track else EXACT, sign, True)
         if len(args) == 2:
@@ -637,7 +665,7 @@ class Evaluator:
             return Val(fn(x, y), sign=sign, exact=a.exact & b.exact)
         if not self.s.track or (a.err.abs is None and b.err.abs is None):
             buf = self.buffer(a, shape) if self.buffer(a, shape) is not None else self.buffer(b, shape)
-            err = Err(max(a.err.rel, b.err.rel)) if self.s.track else EXACT
+            err = Err(_max_rel([a.err.rel, b.err.rel])) if self.s.track else EXACT
             v = fn(x, y, out=buf)
             return Val(v, err, sign, isinstance(v, np.ndarray))
         bx, by = self.bound(a), self.bound(b)
@@ -650,7 +678,7 @@ class Evaluator:
     def rounding(self, name: str, a: Val) -> Val:
         x = self.num(a.v)
         v = {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc}[name](x)
-        if self.s.track and not a.err.exact:
+        if self.s.track and not self.is_exact(a.err):
             jump = np.floor(x) + (0.5 if name == "round" else 0.0)
             near = np.minimum(np.abs(x - jump), np.abs(jump + 1 - x))
             self.mark_uncertain(near <= self.bound(a) * self.s.unit)
@@ -954,8 +982,9 @@ def _power(x: Array, y: Array) -> Array:
 def _power_of_two(val: Val) -> bool:
     """A scalar +-2**k: multiplying or dividing by it is exact (barring
     overflow and underflow).  A value per attribute set (`Val.uniform`) is
-    one when it is in every set, not one when in none; otherwise the sets
-    cannot share an evaluation (`UnmergeableError`)."""
+    one when it is in every set, not one when in none; otherwise
+    `UnmergeableError`, whose ``where`` says per element whether its set's
+    is one (`Evaluator.power_of_two` makes that a per-element rounding)."""
     v = val.v
     if val.uniform and np.ndim(v):
         m, _ = np.frexp(np.asarray(v, dtype=np.float64))
@@ -968,6 +997,34 @@ def _power_of_two(val: Val) -> bool:
         return False
     m, _ = np.frexp(float(v))
     return abs(float(m)) == 0.5
+
+
+def _either(x: bool | np.ndarray, y: bool | np.ndarray) -> bool | np.ndarray:
+    """``x or y`` of `Evaluator.power_of_two`'s answers: a per-element mask
+    where the attribute sets differ, True where every set has one."""
+    if x is False or y is True:
+        return y
+    if y is False:
+        return x
+    found = x | y
+    return True if found.all() else found
+
+
+def _plus_rounding(rel: float | np.ndarray, exact: bool | np.ndarray) -> float | np.ndarray:
+    """``rel`` plus the rounding of an operation, 0 where it is ``exact`` (a
+    scaling by a power of two), 1 otherwise: per element where the attribute
+    sets differ in it (``rel + 0`` is ``rel``, so each element holds its own
+    set's sum; `bounds.collapse`)."""
+    if exact is True or exact is False:
+        return rel + (0 if exact else 1)
+    return B.collapse(rel + np.where(exact, 0.0, 1.0))
+
+
+def _max_rel(rels: list[float | np.ndarray]) -> float | np.ndarray:
+    """``max(rels)``, per element where one is an array (`bounds.collapse`)."""
+    if not any(isinstance(r, np.ndarray) for r in rels):
+        return max(rels)
+    return B.collapse(np.maximum.reduce(np.broadcast_arrays(*rels)))
 
 
 def _scalar_choice(tests: list[Val], vals: list[Val]) -> None:

@@ -325,7 +325,9 @@ class FloatRun:
         #: (no NaN, infinity or subnormal of theirs is looked for, replaced or flushed)
         self.lanes = {n: np.broadcast_to(v.v, shape).reshape(-1) for n, v in attrs.items() if v.uniform}
         self.flat.update(self.lanes)
-        self.rel = 0.0  # relative part of the bound (in u), known after the first block
+        #: relative part of the bound (in u), known after the first block; per element (one block) where
+        #: merged attribute sets differ in it (`bounds.collapse`)
+        self.rel: float | np.ndarray = 0.0
         self.constants = _constants(info_dtype)  # literal values, shared by every evaluation into the type
         self.fixed: dict[Any, dict[str, Val]] = {}  # attributes and pi per work type
         self.settings: dict[tuple[Any, ...], Settings] = {}  # per kind of evaluation
@@ -489,7 +491,9 @@ class FloatRun:
         else:
             out[...] = to_float(values, self.dtype)
         small, loose = self.block_bound(values, val.err, out, bound[lo:hi], self.per_set(inf_in))
-        self.rel = max(self.rel, val.err.rel + 1)
+        rel = val.err.rel + 1
+        arrays = isinstance(rel, np.ndarray) or isinstance(self.rel, np.ndarray)
+        self.rel = np.maximum(self.rel, rel) if arrays else max(self.rel, rel)
         self.note_wild(out, bound[lo:hi], small, loose, acc, lo)
         if refine:
             self.note_candidates(values, small, loose, bound[lo:hi], acc, lo)
@@ -574,7 +578,7 @@ class FloatRun:
                         acc: "_Found", lo: int) -> None:
         """Collect the block's elements that may need exact rounding."""
         if small.size:  # most are far from the evenly spaced subnormal midpoints
-            small = small[self.near_subnormal_midpoint(values[small], bound[small])]
+            small = small[self.near_subnormal_midpoint(values[small], bound[small], self.rel_at(small + lo))]
         window = FLOAT64_SAFETY * (self.rel + WIDE_WINDOW)
         parts = [p for p in (_candidates(values, window, self.info), small, loose) if p.size]
         if parts:
@@ -602,7 +606,8 @@ class FloatRun:
                     part[~np.isfinite(part) & has_inf] = 0.0
                 dominant = (part > bound * (WIDE_WINDOW * scale)) & (bound >= kind(self.info.smallest_normal))
                 loose = np.flatnonzero(dominant)
-            bound *= kind((err.rel + 1) * scale)
+            rel = (err.rel + 1) * scale
+            bound *= rel.astype(kind) if isinstance(rel, np.ndarray) else kind(rel)
             if err.abs is not None:
                 bound += part
         return small, loose
@@ -619,31 +624,37 @@ class FloatRun:
             return index
         e, b = expected[index], bound[index]
         small = np.abs(e.astype(np.float64)) < float(self.info.smallest_normal)
-        near = np.where(small, self.near_subnormal_midpoint(v, b), self.near_midpoint(v, e, b))
+        rel = self.rel_at(index)
+        near = np.where(small, self.near_subnormal_midpoint(v, b, rel), self.near_midpoint(v, e, b, rel))
         return index[near]
 
-    def float64_error(self, v: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    def rel_at(self, index: np.ndarray) -> float | np.ndarray:
+        """`rel` at the flat ``index``: per element where it is an array."""
+        return self.rel[index] if isinstance(self.rel, np.ndarray) else self.rel
+
+    def float64_error(self, v: np.ndarray, bound: np.ndarray, rel: float | np.ndarray) -> np.ndarray:
         """The float64 evaluation's own error bound: the target bound scaled
         to float64's unit roundoff, plus its relative part taken on the
         float64 value itself (the target bound uses the rounded value, which
         is 0 or infinite where the result underflows or overflows)."""
         b = bound.astype(np.float64)
         with np.errstate(invalid="ignore"):
-            b = np.where(np.isfinite(b), b / self.unit, 0.0) + self.rel * np.abs(v)
+            b = np.where(np.isfinite(b), b / self.unit, 0.0) + rel * np.abs(v)
         return b * (2.0 ** -53 * FLOAT64_SAFETY)
 
-    def near_midpoint(self, v: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> np.ndarray:
-        err64 = self.float64_error(v, bound)
+    def near_midpoint(self, v: np.ndarray, expected: np.ndarray, bound: np.ndarray,
+                      rel: float | np.ndarray) -> np.ndarray:
+        err64 = self.float64_error(v, bound, rel)
         below, above = midpoints(expected)
         with np.errstate(invalid="ignore"):
             return (err64 > 0) & np.isfinite(v) & ((v - err64 <= below) | (v + err64 >= above))
 
-    def near_subnormal_midpoint(self, v: np.ndarray, bound: np.ndarray) -> np.ndarray:
+    def near_subnormal_midpoint(self, v: np.ndarray, bound: np.ndarray, rel: float | np.ndarray) -> np.ndarray:
         """Below the smallest normal the grid is evenly spaced: scale it to
         the integers and look at the distance from a half."""
         step = float(self.info.smallest_subnormal)
         w = v / step
-        err = self.float64_error(v, bound) / step
+        err = self.float64_error(v, bound, rel) / step
         with np.errstate(invalid="ignore"):
             return (err > 0) & (np.abs(w - np.floor(w) - 0.5) <= err)
 
@@ -665,7 +676,7 @@ class FloatRun:
             at = index[finite]
             expected[at] = to_float(values[finite], self.dtype)
             scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
-            bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
+            bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel_at(at) * scale)
             changed = int(finite.sum())
         rest = index[~finite | nan64] if wider else index
         if self.certain.size:  # the tracked evaluation knows these are NaN exactly too
@@ -676,7 +687,7 @@ class FloatRun:
             changed += fixed
             at = rest[np.isfinite(expected[rest].astype(np.float64))]
             scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
-            bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
+            bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel_at(at) * scale)
         return changed
 
     def exact_nan(self, index: np.ndarray) -> np.ndarray:
@@ -876,7 +887,7 @@ def _strict_names(e: Any, bound: Mapping[str, frozenset[str]]) -> frozenset[str]
     return frozenset()
 
 
-def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
+def _candidates(values: np.ndarray, window: float | np.ndarray, info: Any) -> np.ndarray:
     """Flat indices where the float64 result may sit within ``window`` float64
     ULPs of a rounding boundary of the target type (halfway between two of its
     values), read from the bits the target drops.  Valid where the target
@@ -887,7 +898,10 @@ def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
     bits: np.ndarray = flat.view(np.uint64)
     if dropped <= 32 and np.little_endian:  # the low word holds every dropped bit
         word, bits = np.uint32, flat.view(np.uint32)[::2]
-    width = word(int(np.ceil(window)) + 1)
+    if isinstance(window, np.ndarray):  # per element (`FloatRun.rel`)
+        width = np.ceil(window).astype(word) + word(1)
+    else:
+        width = word(int(np.ceil(window)) + 1)
     low = bits & word((1 << dropped) - 1)
     low -= word(1 << (dropped - 1)) - width  # wraps below zero: unsigned
     return np.flatnonzero(low <= 2 * width)
