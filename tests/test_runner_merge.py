@@ -159,10 +159,11 @@ def test_merged_evaluation_is_each_batch_s_own_for_every_spec(seed: int) -> None
 
 
 def _each_set_alone(source: str, x: np.ndarray, attrs: dict[str, Any], dtype: str) -> OracleResult:
-    """``source`` evaluated with ``attrs`` given per element (each a
-    `PerElement` of one set's values over equal parts of ``x``), asserted
-    bitwise equal to each set's own evaluation."""
+    """``source`` evaluated with ``attrs`` (the first a `PerElement`, whose
+    sizes part ``x``; the others one too, or one value for every set),
+    asserted bitwise equal to each set's own evaluation."""
     from dmlconform.formula import parse
+    from dmlconform.formula.oracle import PerElement
 
     tree = parse(source)
     sizes = next(iter(attrs.values())).sizes
@@ -170,7 +171,7 @@ def _each_set_alone(source: str, x: np.ndarray, attrs: dict[str, Any], dtype: st
         both = evaluate_many(tree, {"x": x}, attrs, outputs=("y",), dtype=dtype)[0]
     lo = 0
     for k, size in enumerate(sizes):
-        own = {n: v.values[k] for n, v in attrs.items()}
+        own = {n: v.values[k] if isinstance(v, PerElement) else v for n, v in attrs.items()}
         with np.errstate(all="ignore"):
             alone = evaluate_many(tree, {"x": x[lo:lo + size]}, own, outputs=("y",), dtype=dtype)[0]
         assert not _same(both, alone, lo, lo + size), (k, own)
@@ -199,6 +200,7 @@ def test_a_power_of_two_in_some_sets_only_is_a_per_element_rounding() -> None:
         _each_set_alone("y = sqrt(Alpha * x * x + 1) / Beta", x, {"Alpha": alpha, "Beta": beta}, dtype)
         _each_set_alone("y = max(Alpha * x, x * x) * Beta", x, {"Alpha": alpha, "Beta": beta}, dtype)
         _each_set_alone("y = Alpha * x * x / (x * x + 1) * Beta", x, {"Alpha": alpha, "Beta": beta}, dtype)  # widen
+        _each_set_alone("y = x * Beta, if Alpha * x * x > 1\n    x, otherwise", x, {"Alpha": alpha, "Beta": beta}, dtype)
 
 
 def test_a_decision_on_a_per_element_rounding_is_not_merged() -> None:
@@ -218,6 +220,12 @@ def test_a_decision_on_a_per_element_rounding_is_not_merged() -> None:
     assert info.value.where.tolist() == [[True] * 4 + [False] * 4]
     _each_set_alone("y = Alpha * x + Beta", x, {"Alpha": PerElement((0.5, 0.25), (4, 4)),
                                                 "Beta": PerElement((1.0, 0.1), (4, 4))}, "float32")
+    # a comparison of a per-element bound (0 in no set) with an exact literal: not exact in any set
+    _each_set_alone("y = x * Beta, if Alpha * x * x > 1\n    x, otherwise", x,
+                    {"Alpha": PerElement((0.5, 0.3), (4, 4)), "Beta": 1.0}, "float32")
+    with pytest.raises(UnmergeableError):  # an exact product in one set only: exact operands or not
+        evaluate_many(parse("y = x, if Alpha * x > 1\n    -x, otherwise"), {"x": x},
+                      {"Alpha": PerElement((0.5, 0.3), (4, 4))}, outputs=("y",), dtype="float32")
 
 
 def test_a_scalar_exponent_per_set_is_numpy_s_scalar_power() -> None:

@@ -504,7 +504,10 @@ class Evaluator:
             return all(a.err.exact for a in args)
         if any(a.err.abs is not None for a in args):
             return False
-        return self.decide(np.logical_and.reduce([np.equal(a.err.rel, 0) for a in args]))
+        found = True
+        for a in args:
+            found = found & np.equal(a.err.rel, 0)
+        return self.decide(found)
 
     def div_error(self, a: Val, b: Val, v: Array, sign: int) -> Err:
         rel = _plus_rounding(a.err.rel + b.err.rel, self.power_of_two(b))
