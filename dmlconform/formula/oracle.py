@@ -173,21 +173,23 @@ def evaluate_many(
     attr_env = {n: _attribute(n, v, integer) if not isinstance(v, PerElement) else _per_element(n, v, integer)
                 for n, v in (attrs or {}).items()}
     distinct = tuple(dict.fromkeys(outputs))
-    if integer:
-        results = _integer_results(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor, distinct,
-                                   segments)
-    else:
-        shared = SharedPass(distinct) if len(distinct) > 1 else None
-        runs = [FloatRun(expanded, arrays, attr_env, shape, out_dtype, output=o, shared=shared, segments=segments,
-                         propagate_nan=nan_policy is NanPolicy.PROPAGATE) for o in distinct]
-        if not runs[0].float_target:
-            results = [_float_to_integer_result(run, nan_policy, overflow, relaxed_factor) for run in runs]
-        else:  # every output's tracked pass first: then each kind of second look is one pass for them all
-            scanned = [run.scan_blocks(refine=refine) for run in runs]
-            for run, (_, _, found) in zip(runs, scanned):
-                run.plan(found)
-            results = [_float_result(expanded, run.finish(*s, flush=flush_subnormals), relaxed_factor)
-                       for run, s in zip(runs, scanned)]
+    with np.errstate(all="ignore"):  # NaN, infinities and overflow are the inputs' and the oracle's business
+        if integer:
+            results = _integer_results(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor,
+                                       distinct, segments)
+        else:
+            shared = SharedPass(distinct) if len(distinct) > 1 else None
+            runs = [FloatRun(expanded, arrays, attr_env, shape, out_dtype, output=o, shared=shared,
+                             segments=segments, propagate_nan=nan_policy is NanPolicy.PROPAGATE)
+                    for o in distinct]
+            if not runs[0].float_target:
+                results = [_float_to_integer_result(run, nan_policy, overflow, relaxed_factor) for run in runs]
+            else:  # every output's tracked pass first: then each kind of second look is one pass for them all
+                scanned = [run.scan_blocks(refine=refine) for run in runs]
+                for run, (_, _, found) in zip(runs, scanned):
+                    run.plan(found)
+                results = [_float_result(expanded, run.finish(*s, flush=flush_subnormals), relaxed_factor)
+                           for run, s in zip(runs, scanned)]
     found = dict(zip(distinct, results))
     return tuple(found[o] for o in outputs)
 

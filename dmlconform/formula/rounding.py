@@ -81,7 +81,8 @@ def neighbours(values: np.ndarray, direction: int) -> np.ndarray:
     values = np.asarray(values)
     keys = ordered_bits(values, signed_zero=True) + direction
     out = _from_keys(keys, values.dtype)
-    stuck = np.isnan(values) | (np.isinf(values) & ((values > 0) == (direction > 0)))
+    with np.errstate(invalid="ignore"):  # NaN compares false (ml_dtypes' types warn for it)
+        stuck = np.isnan(values) | (np.isinf(values) & ((values > 0) == (direction > 0)))
     return np.where(stuck, values, out)
 
 
