@@ -71,7 +71,8 @@ class CpuBackend:
         known = self._verdicts.get(id(case))
         if known is not None and known[0] is spec and known[1] is case:
             return known[2]
-        reason = next(_problems(case, self.level, self._rules_for(spec, case.attributes)), None)
+        rules = self._rules_for(spec, case.attributes)
+        reason = None if _accepted(case, rules) else next(_problems(case, self.level, rules), None)
         verdict = SUPPORTED if reason is None else Support(False, reason)
         if len(self._verdicts) >= VERDICTS_KEPT:
             self._verdicts.clear()
@@ -79,14 +80,14 @@ class CpuBackend:
         return verdict
 
     def _rules_for(self, spec: Spec, attributes: tuple[tuple[str, object], ...]) -> _Rules:
-        """`_rules`, remembered per spec and the values of the attributes its
-        tables' conditions name (a suite has few of them; finding the table
-        sorts the spec's tables)."""
-        named = {t.condition.field for t in spec.support if t.condition is not None}
-        conditioned = tuple(a for a in attributes if a[0] in named) if named else ()
-        key = (id(spec), self.level, conditioned)
+        """`_rules`, remembered per spec and attribute set (a suite has few
+        of them; finding the table sorts the spec's tables), found from the
+        values of the attributes its tables' conditions name."""
+        key = (id(spec), self.level, attributes)
         known = self._rules.get(key)
         if known is None or known[0] is not spec:
+            named = {t.condition.field for t in spec.support if t.condition is not None}
+            conditioned = tuple(a for a in attributes if a[0] in named) if named else ()
             if len(self._rules) >= VERDICTS_KEPT:
                 self._rules.clear()
             known = self._rules[key] = (spec, _rules(spec, conditioned, self.level))  # holds the spec
@@ -253,6 +254,24 @@ def _rules(spec: Spec, attributes: tuple[tuple[str, object], ...], level: Featur
                   frozenset((p.output, p.input) for p in spec.in_place))
 
 
+def _accepted(case: Case, rules: _Rules) -> bool:
+    """Whether `_problems` finds nothing, checked without building its
+    messages (most cases of a suite are accepted; a False is only "look"):
+    every tensor's data type and dimension count in its row, the ``same``
+    constraints met, every alias allowed."""
+    if rules.early is not None:
+        return False
+    rows = rules.rows
+    for t in (*case.inputs, *case.outputs):
+        row = rows.get(t.name)
+        if row is None or t.dtype not in row.dtypes or len(t.sizes) not in row.dims:
+            return False
+    if rules.same and next(_constraint_problems(rules.same, {t.name: t for t in (*case.inputs, *case.outputs)}),
+                           None) is not None:
+        return False
+    return all(pair in rules.in_place for pair in case.aliases)
+
+
 def _problems(case: Case, level: FeatureLevel, rules: _Rules) -> Iterator[str]:
     """Why ``case`` is outside what a device at ``level`` accepts, first
     first, by the ``rules`` of its spec there."""
@@ -306,8 +325,8 @@ def _constraint_problems(same: tuple[Constraint, ...], tensors: Mapping[str, Ten
         present = [tensors[n] for n in c.tensors if n in tensors]
         for prop in c.properties:
             compared, shown_as = _PROPERTIES[prop]
-            first = compared(present[0])
-            if any(compared(t) != first for t in present[1:]):
+            values = [compared(t) for t in present]
+            if values.count(values[0]) != len(values):
                 values = {t.name: shown_as(t) for t in present}
                 shown = ", ".join(f"{n}={v}" for n, v in sorted(values.items()))
                 yield f"{', '.join(sorted(values))} must have the same {prop} ({shown})"
