@@ -23,6 +23,7 @@ import numpy as np
 
 from dmlconform.backends.base import Backend, BackendCrashError, BackendInfo, NotSupportedError, flat_view
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
+from dmlconform.collector import paused
 from dmlconform.errors import UnmergeableError
 from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
@@ -321,7 +322,6 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles,
     apart element by element (`_case_result`).  ``attributes``: those of
     several batches merged (`_compare_merged`), per element; then an error
     is raised, not answered case by case."""
-    case0 = items[0][2]
     sizes = [_size(it[2]) for it in items]
     if attributes is None and not _whole(items):
         return [(it[0], _one(it, info, oracles)) for it in items]
@@ -655,8 +655,9 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
         mergeable = _merge_key(items[0][1], items[0][2])
         merged.setdefault(("batch", key) if mergeable is None else ("merge", mergeable), []).append(items)
     for group in merged.values():
-        for i, result in (_compare_merged(group, info, oracles) if len(group) > 1
-                          else _compare_batch(group[0], info, oracles)):
+        with paused():  # the oracle's and the comparison's objects hold no cycles (`collector`)
+            found = _compare_merged(group, info, oracles) if len(group) > 1 else _compare_batch(group[0], info, oracles)
+        for i, result in found:
             results[i] = result
             if progress is not None:
                 progress(result)

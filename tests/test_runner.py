@@ -355,3 +355,37 @@ def test_batched_results_of_a_failing_backend_equal_per_case_results(op: str) ->
     outcomes = {r.outcome for r in batched}
     assert Outcome.FAIL in outcomes and (Outcome.PASS in outcomes or op == "ADAM_OPTIMIZER"), outcomes
     assert any(r.alternatives for r in batched) or op != "ACTIVATION_CELU"
+
+
+@pytest.mark.parametrize("enabled", (True, False))
+def test_the_collector_is_paused_for_comparisons_only_and_restored(enabled: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The comparison phase runs with the cyclic collector off (its passes
+    over the run's cases cost more than they free); a backend runs with it
+    as the caller had it, and the caller gets it back as it was."""
+    import gc
+
+    import dmlconform.runner as runner
+
+    seen: dict[str, list[bool]] = {"backend": [], "compare": []}
+    original = runner._compare_batch
+
+    def compare(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen["compare"].append(gc.isenabled())
+        return original(*args, **kwargs)
+
+    class Watching(CpuBackend):
+        def run_batch(self, items):  # type: ignore[no-untyped-def]
+            seen["backend"].append(gc.isenabled())
+            return super().run_batch(items)
+
+    monkeypatch.setattr(runner, "_compare_batch", compare)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        results = run_cases(_pairs("ACTIVATION_SHRINK")[:40], Watching())
+        after = gc.isenabled()
+    finally:
+        (gc.enable if was else gc.disable)()
+    assert results and after is enabled
+    assert seen["backend"] and set(seen["backend"]) == {enabled}
+    assert seen["compare"] and set(seen["compare"]) == {False}

@@ -12,15 +12,14 @@ DESIGN.md "Comparison, verdicts and reports".
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from dmlconform.collector import paused
 from dmlconform.errors import InputError
 from dmlconform.report.coverage import count_outcomes, group_rows, summarise
 from dmlconform.results import (
@@ -138,25 +137,11 @@ def to_json(run: RunResult) -> dict[str, Any]:
 _LINE = json.JSONEncoder(sort_keys=True, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while a report's many small objects
-    are built (they hold no cycles; its passes over a run's live objects
-    took two thirds of the time)."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def dumps(run: RunResult) -> str:
     """report.json text: strict JSON, sorted keys, one top-level member per
     line, and in the arrays (``cases``, ``groups``, ``coverage``...) one
     element per line; newline at the end (docs/report-json.md, Encoding)."""
-    with _collector_paused():
+    with paused():  # a report's many small objects hold no cycles
         members = sorted(to_json(run).items())
     lines = ["{"]
     for k, (key, value) in enumerate(members):
