@@ -56,6 +56,7 @@ import numpy as np
 from dmlconform.cases import draws
 from dmlconform.cases import edges as ev
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
+from dmlconform.collector import paused
 from dmlconform.errors import FormulaError, InputError
 from dmlconform.spec.model import (
     DATA_TYPE_ORDER,
@@ -700,16 +701,18 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     ctx = _context(spec, level, seed)
     ranks = _ranks(ctx.table, ctx.bound)
     rep = 4 if 4 in ranks else ranks[-1]
-    plans = list(itertools.chain(
-        *(_per_dtype(ctx, dtype, i, ranks, rep, large and i == 0)
-          for i, dtype in enumerate(_common(list(ctx.primary), ctx.allowed))),
-        _negatives(ctx, ranks, rep) if negative else ()))
+    with paused():  # plans and cases hold no cycles (`collector`); never paused across a yield
+        plans = list(itertools.chain(
+            *(_per_dtype(ctx, dtype, i, ranks, rep, large and i == 0)
+              for i, dtype in enumerate(_common(list(ctx.primary), ctx.allowed))),
+            _negatives(ctx, ranks, rep) if negative else ()))
     if len({p.id for p in plans}) != len(plans):
         raise AssertionError(f"duplicate case ids in {spec.operator}")  # a generator bug, never input
     for group in _draw_groups(plans):
-        values = iter(draws.fill([r for p in group for r in p.requests]))
-        for p in group:
-            yield _build(ctx, p, [next(values) for _ in p.requests])
+        with paused():
+            values = iter(draws.fill([r for p in group for r in p.requests]))
+            cases = [_build(ctx, p, [next(values) for _ in p.requests]) for p in group]
+        yield from cases
 
 
 #: Elements drawn in one pass at most (a larger case is drawn alone): the
