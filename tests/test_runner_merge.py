@@ -203,29 +203,87 @@ def test_a_power_of_two_in_some_sets_only_is_a_per_element_rounding() -> None:
         _each_set_alone("y = x * Beta, if Alpha * x * x > 1\n    x, otherwise", x, {"Alpha": alpha, "Beta": beta}, dtype)
 
 
-def test_a_decision_on_a_per_element_rounding_is_not_merged() -> None:
-    """Whether a relative bound is 0 decides the bound's form (a sum of an
-    exact ``Alpha * x`` and ``Beta`` needs no absolute part): attribute sets
-    that differ in it must not share one evaluation, and the error says,
-    per element, which sets have it; sets that agree share one."""
+def test_a_decision_on_a_per_element_rounding_is_taken_per_set() -> None:
+    """Whether a relative bound is 0 decides the bound's form: a sum of an
+    exact ``Alpha * x`` and ``Beta`` needs no absolute part, an inexact one
+    does.  Where the sets differ, the sum has an absolute part in some sets
+    only (``Err.some``), and every element gets its own set's result
+    bitwise, at 0, -0, infinities, NaN, subnormal and huge ``x`` too; a
+    comparison, which either takes an exact path or not, is refused."""
     from dmlconform.formula import parse
     from dmlconform.formula.oracle import PerElement
 
-    tree = parse("y = Alpha * x + Beta")
-    x = np.linspace(-3, 3, 8)
-    with pytest.raises(UnmergeableError) as info:
-        evaluate_many(tree, {"x": x}, {"Alpha": PerElement((0.5, 0.3), (4, 4)), "Beta": 1.0}, outputs=("y",),
-                      dtype="float32")
-    assert isinstance(info.value.where, np.ndarray)
-    assert info.value.where.tolist() == [[True] * 4 + [False] * 4]
-    _each_set_alone("y = Alpha * x + Beta", x, {"Alpha": PerElement((0.5, 0.25), (4, 4)),
-                                                "Beta": PerElement((1.0, 0.1), (4, 4))}, "float32")
+    x = np.array([-3.0, -0.5, 0.0, -0.0, 1.0, 2.5, np.inf, -np.inf, np.nan, 1e-40, -3e-45, 1e-300,
+                  3e38, -1e300, 7.0, -2.0])  # -2: Alpha * x + Beta is 0, exactly where Alpha is 0.5
+    parts = (16, 16, 16)
+    for dtype in ("float16", "float32"):
+        for beta in (1.0, PerElement((1.0, 0.1, 0.0), parts)):
+            attrs = {"Alpha": PerElement((0.5, 0.3, 0.5), parts), "Beta": beta}
+            y = _each_set_alone("y = Alpha * x + Beta", np.tile(x, 3), attrs, dtype)
+            assert not np.array_equal(y.bound_strict[:16], y.bound_strict[16:32], equal_nan=True)
+            _each_set_alone("y = max(Alpha * x + Beta, 0) / (Alpha * x * x + 1)", np.tile(x, 3), attrs, dtype)
+            _each_set_alone("y = sqrt(Alpha * x + Beta) * 3", np.tile(x, 3), attrs, dtype)
+            _each_set_alone("y = 1 / (Alpha * x + Beta)", np.tile(x, 3), attrs, dtype)  # a divisor with no part
+        # 0 / 0 in a set without a part (sqrt(0) at x = -2): no part, not NaN; the sets are finite
+        # and no square root is of a negative (with infinite inputs the bound drops NaN parts,
+        # `FloatRun.block_bound`; a NaN bound's sign depends on numpy's loop, merged or not)
+        _each_set_alone("y = sqrt(Alpha * x + Beta)", np.tile([-2.0, -1.0, 1.0, 2.5, 7.0, 100.0], 3),
+                        {"Alpha": PerElement((0.5, 0.3, 0.5), (6, 6, 6)), "Beta": 1.0}, dtype)
     # a comparison of a per-element bound (0 in no set) with an exact literal: not exact in any set
+    x = np.linspace(-3, 3, 8)
     _each_set_alone("y = x * Beta, if Alpha * x * x > 1\n    x, otherwise", x,
                     {"Alpha": PerElement((0.5, 0.3), (4, 4)), "Beta": 1.0}, "float32")
-    with pytest.raises(UnmergeableError):  # an exact product in one set only: exact operands or not
+    with pytest.raises(UnmergeableError) as info:  # an exact product in one set only: exact operands or not
         evaluate_many(parse("y = x, if Alpha * x > 1\n    -x, otherwise"), {"x": x},
                       {"Alpha": PerElement((0.5, 0.3), (4, 4))}, outputs=("y",), dtype="float32")
+    assert isinstance(info.value.where, np.ndarray)
+    assert info.value.where.tolist() == [[True] * 4 + [False] * 4]
+
+
+def test_an_underflow_in_some_sets_only_is_an_absolute_part_there() -> None:
+    """A product below the smallest normal gives the bound an absolute part
+    (`Evaluator.underflow_error`) in the sets where it happens; merged with
+    sets without one, every element still gets its own set's result
+    bitwise, through a later sum, quotient, square root, min/max and
+    comparison."""
+    from dmlconform.formula.oracle import PerElement
+
+    rng = np.random.default_rng(8)
+    odd = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-25, 1e30, 3e38]
+    calm = np.concatenate([rng.uniform(1, 3, 40), [np.inf, -np.inf, np.nan, -2.0, 800.0]])  # no underflow, no 0
+    sets = [np.concatenate([rng.uniform(-3, 3, 40), odd]), calm, np.concatenate([calm, odd]), calm]
+    x = np.concatenate(sets)
+    parts = tuple(len(p) for p in sets)
+    attrs = {"Alpha": PerElement((1e-20, 0.3, 1e-30, 1e-20), parts),
+             "Beta": PerElement((0.7, 0.5, 1e-30, 0.25), parts)}
+    for source in ("y = Alpha * x * x * 1e30 + Beta",
+                   "y = (Alpha * x) / (Beta * x) + 1",
+                   "y = x / (Alpha * x * x + 1e-38)",
+                   "y = x, if Alpha * x * x * (exp(x) - Beta * 0.3) > 5\n    -x, otherwise",  # 0 * inf: 0, not NaN
+                   "y = sqrt(Alpha * x * x) / Beta",
+                   "y = min(Alpha * x * 3.7, Beta * x) * 1e20",
+                   "y = x * 1.3, if Alpha * x * 0.1 > Beta * 1e-32\n    x, otherwise"):
+        _each_set_alone(source, x, attrs, "float32")
+    with np.errstate(all="ignore"):
+        some = _has_absolute_part(x, attrs)
+    assert some.tolist() == np.repeat([True, False, True, False], parts).tolist()  # the sets differ in it
+
+
+def _has_absolute_part(x: np.ndarray, attrs: dict[str, Any]) -> np.ndarray:
+    """Per element, whether its set's ``Alpha * x * x`` has an absolute part
+    in a merged float32 evaluation (`bounds.Err.some`)."""
+    from dmlconform.formula import bounds as B
+    from dmlconform.formula import parse
+    from dmlconform.formula.evaluate import Evaluator, Settings, Val
+
+    sizes = attrs["Alpha"].sizes
+    segments = np.cumsum((0,) + sizes[:-1])
+    env = {"x": Val(x), "Alpha": Val(np.repeat(attrs["Alpha"].values, sizes), uniform=True)}
+    ev = Evaluator(env, Settings(unit=2.0 ** -24, tiny=float(np.finfo(np.float32).smallest_normal)),
+                   segments=segments)
+    err = ev.run(parse("y = Alpha * x * x")).err
+    found = B.present(err)
+    return np.broadcast_to(found, x.shape) if not isinstance(found, np.ndarray) else found
 
 
 def test_a_scalar_exponent_per_set_is_numpy_s_scalar_power() -> None:
@@ -250,7 +308,7 @@ def test_every_disagreement_is_found_in_one_pass() -> None:
     from dmlconform.formula import parse
     from dmlconform.formula.oracle import PerElement
 
-    tree = parse("y = (Alpha * x + 1) + (Beta * x + 1)")  # each sum's form: whether its product is exact
+    tree = parse("y = x, if Alpha * x > 1 && Beta * x > 1\n    -x, otherwise")  # each comparison: exact operands or not
     x = np.linspace(-3, 3, 12)
     attrs = {"Alpha": PerElement((0.5, 0.3, 0.5), (4, 4, 4)), "Beta": PerElement((0.25, 0.25, 0.7), (4, 4, 4))}
     with pytest.raises(UnmergeableError) as info:

@@ -5,10 +5,11 @@ DESIGN.md, "Comparison" (a per-element error bound that the oracle derives from
 the formula).  A bound is ``u * (rel * |v| + abs)`` with ``u`` the target type's
 unit roundoff: ``rel`` covers relative error (a scalar; with attributes given
 per element, `oracle.PerElement`, an array holding each attribute set's scalar
-where the sets differ in it, `collapse`), ``abs`` (an array, or
-None for zero) what relative error cannot describe: the magnitudes of the terms
-of a sum of unknown sign (``Alpha*x + Beta`` near 0), an inexact argument of a
-transcendental function scaled by its slope.  The rules are the textbook ones
+where the sets differ in it, `collapse`), ``abs`` (an array, or None for
+zero; 0.0 in the attribute sets that have none, `with_abs`) what relative
+error cannot describe: the magnitudes of the terms of a sum of unknown sign
+(``Alpha*x + Beta`` near 0), an inexact argument of a transcendental function
+scaled by its slope.  The rules are the textbook ones
 (Higham, "Accuracy and Stability of Numerical Algorithms", ch. 2-3):
 
     a + b: rel_a|a| + rel_b|b| + |a + b|       (one rounding)
@@ -39,15 +40,52 @@ class Err:
 
     rel: float | np.ndarray = 0.0
     abs: Array | None = None
+    #: with ``abs`` an array in an evaluation of merged attribute sets: per element whether its
+    #: set's own evaluation has an absolute part at all (`with_abs`); the others hold 0.0 there,
+    #: which every sum of parts takes as the missing part.  None: every element (or abs is None)
+    some: np.ndarray | None = None
 
     @property
     def exact(self) -> bool:
-        """For a scalar ``rel`` only: with an array, whether it is 0 is a
-        decision each attribute set takes (`evaluate.Evaluator.is_exact`)."""
+        """For a scalar ``rel`` and no ``some`` only: otherwise whether it
+        is exact is a decision each attribute set takes
+        (`evaluate.Evaluator.is_exact`)."""
         return self.rel == 0 and self.abs is None
 
 
 EXACT = Err()
+
+
+def present(err: Err) -> bool | np.ndarray:
+    """Whether ``err`` has an absolute part: per element where merged
+    attribute sets differ in it (`Err.some`)."""
+    if err.abs is None:
+        return False
+    return True if err.some is None else err.some
+
+
+def with_abs(rel: float | np.ndarray, part: Array | None, some: bool | np.ndarray) -> Err:
+    """``Err(rel, part)`` where ``part`` exists in the elements of ``some``
+    only (`present`): elsewhere it is set to 0.0, which also replaces what
+    arithmetic on the 0.0 of a missing part gave there (0 * inf, 0 / 0 are
+    NaN; each set's own evaluation has no part to compute).  A mask true
+    everywhere is the plain form, so a merged evaluation whose sets agree
+    takes the unmerged path from here on.  The sign of a zero part never
+    shows: the final bound is ``|v| * rel`` (+0 or more) plus the part."""
+    if part is None or some is False:
+        return Err(rel)
+    if some is True or bool(some.all()):
+        return Err(rel, part)
+    return Err(rel, np.where(some, part, 0.0), some)
+
+
+def masked(part: Array | None, err: Err) -> Array | None:
+    """A term computed from ``err.abs`` (a product), set to 0.0 where
+    ``err`` has no absolute part (`Err.some`): a sum with it is then what
+    that set's own evaluation, without the term, gives."""
+    if part is None or err.some is None:
+        return part
+    return np.where(err.some, part, 0.0)
 
 
 def magnitude(v: Array, sign: int) -> Array:

@@ -316,14 +316,18 @@ class Evaluator:
             return
         self.overflow = mask if self.overflow is None else (self.overflow | mask)
 
-    def check_divisor(self, y: Array, err_abs: Array) -> None:
+    def check_divisor(self, y: Array, err: Err) -> None:
         """Note the elements where a divisor's absolute error reaches the
         divisor itself: it cancels in the target type, which may divide by
-        0 (``1 - pow(Beta1, T)`` for a tiny T in Adam)."""
+        0 (``1 - pow(Beta1, T)`` for a tiny T in Adam).  Only in the
+        attribute sets that have an absolute part (`Err.some`)."""
+        err_abs = err.abs
         if not np.ndim(y) and not np.ndim(err_abs):
             return
         with np.errstate(invalid="ignore"):
             mask = np.broadcast_to(err_abs, np.shape(y)) * self.s.unit >= np.abs(y)
+        if err.some is not None:
+            mask = mask & err.some
         if mask.any():
             self.overflow = mask if self.overflow is None else (self.overflow | mask)
 
@@ -343,11 +347,14 @@ class Evaluator:
         rel = _max_rel([v.err.rel for v in vals])
         parts = [v.err.abs for v in vals]
         absv = None if all(p is None for p in parts) else np.select(cl, [0.0 if p is None else p for p in parts], 0.0)
+        some = False  # an absolute part where any branch has one, as in each set's own evaluation
+        for v in vals:
+            some = some | B.present(v.err)
         sign = vals[0].sign if all(v.sign == vals[0].sign for v in vals) else 0
         nan = False
         if any(any_true(v.nan) for v in vals):  # the picked branch's; `certain_nan` drops uncertain choices
             nan = np.select(cl, [np.broadcast_to(v.nan, shape) for v in vals], False)
-        return Val(out, Err(rel, absv), sign, True, nan=nan)
+        return Val(out, B.with_abs(rel, absv, some), sign, True, nan=nan)
 
     # -- operators -----------------------------------------------------
     def unary(self, op: str, a: Val) -> Val:
@@ -414,27 +421,39 @@ class Evaluator:
             if not self.within_range(span):
                 self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
             if op == "/" and b.err.abs is not None and b.sign == 0 and not b.uniform:  # a known sign: no cancellation
-                self.check_divisor(y, b.err.abs)
+                self.check_divisor(y, b.err)
         nan = _propagated(v, a, b) if op in "+-*/" else False
         return Val(v, err, sign, isinstance(v, np.ndarray), span=span, nan=nan, uniform=uniform)
 
     def arith_error(self, op: str, a: Val, b: Val) -> Err:
         ea, eb = a.err, b.err
         if op == "*":
-            parts = B.add(B.times(ea.abs, B.magnitude(b.v, b.sign), owned=a.owned),
-                          B.times(eb.abs, B.magnitude(a.v, a.sign), owned=b.owned), owned=True)
+            parts = B.add(B.masked(B.times(ea.abs, B.magnitude(b.v, b.sign), owned=a.owned), ea),
+                          B.masked(B.times(eb.abs, B.magnitude(a.v, a.sign), owned=b.owned), eb), owned=True)
             scaling = self.power_of_two(a)  # scaling by 2**k rounds nothing
             if scaling is not True:
                 scaling = _either(scaling, self.power_of_two(b))
-            return Err(_plus_rounding(ea.rel + eb.rel, scaling), parts)
+            return B.with_abs(_plus_rounding(ea.rel + eb.rel, scaling), parts, B.present(ea) | B.present(eb))
         same = a.sign != 0 and a.sign * b.sign == (1 if op == "+" else -1)
-        arrays = isinstance(ea.rel, np.ndarray) or isinstance(eb.rel, np.ndarray)
-        if same or (self.decide((ea.rel == 0) & (eb.rel == 0)) if arrays else ea.rel == 0 and eb.rel == 0):
-            return Err(_max_rel([ea.rel, eb.rel]) + 1, B.add(ea.abs, eb.abs, owned=a.owned))
+        exact: bool | np.ndarray  # both operands exact but for absolute parts: per attribute set
+        if isinstance(ea.rel, np.ndarray) or isinstance(eb.rel, np.ndarray):
+            exact = np.equal(ea.rel, 0) & np.equal(eb.rel, 0)
+            exact = bool(exact.flat[0]) if bool((exact == exact.flat[0]).all()) else exact
+        else:
+            exact = ea.rel == 0 and eb.rel == 0
+        if same or exact is True:
+            return B.with_abs(_max_rel([ea.rel, eb.rel]) + 1, B.add(ea.abs, eb.abs, owned=a.owned),
+                              B.present(ea) | B.present(eb))
         total = None
         for part in (B.scaled(a.v, a.sign, ea.rel), B.scaled(b.v, b.sign, eb.rel), ea.abs, eb.abs):
             total = B.add(total, part, owned=True)
-        return Err(1.0, total)
+        if exact is False:
+            return Err(1.0, total)
+        # Exact in some attribute sets only (Alpha*x + Beta, Alpha a power of two in some): those sets'
+        # own evaluations take the branch above, rel 0 + 1 and the operands' absolute parts alone,
+        # which is this sum where their scaled parts are 0.0 (`bounds.scaled`) and no part where
+        # neither operand has one (`bounds.with_abs`)
+        return B.with_abs(1.0, total, np.logical_not(exact) | B.present(ea) | B.present(eb))
 
     def underflow_error(self, v: Array, err: Err) -> Err:
         """A product or quotient below the target's smallest normal rounds to
@@ -450,23 +469,23 @@ class Evaluator:
             small = np.abs(v) < tiny
             if not small.any():
                 return err
-            if self.segments is not None:
-                self.same_everywhere(small)
+            some = True if self.segments is None else self.in_sets(small)
             small &= v != 0
-        return Err(err.rel, B.add(err.abs, np.where(small, tiny, 0.0)))
+        return B.with_abs(err.rel, B.add(err.abs, np.where(small, tiny, 0.0)), some | B.present(err))
 
-    def same_everywhere(self, found: np.ndarray) -> None:
-        """With several attribute sets (`segments`), each set must have an
-        element of ``found``: the error's form (an absolute part or none)
-        holds for the whole evaluation, and each set's own evaluation would
-        have chosen it only where it has one.  Where some sets have none,
-        the disagreement is noted (`disagreements`)."""
+    def in_sets(self, found: np.ndarray) -> bool | np.ndarray:
+        """With several attribute sets (`segments`), per element whether its
+        set has an element of ``found`` (True: every set): each set's own
+        evaluation gives the error an absolute part only where it has one
+        (`bounds.with_abs`)."""
         segments = self.segments
         assert segments is not None
         if found.shape != (found.size,):
             raise UnmergeableError("an underflow in some attribute sets only")
-        if not np.logical_or.reduceat(found, segments).all():
-            self.disagreements.append(found.copy())
+        per_set = np.logical_or.reduceat(found, segments)
+        if per_set.all():
+            return True
+        return np.repeat(per_set, np.diff(segments, append=found.size))
 
     def power_of_two(self, val: Val) -> bool | np.ndarray:
         """`_power_of_two`; for a value per attribute set that is one in
@@ -493,26 +512,27 @@ class Evaluator:
 
     def is_exact(self, err: Err) -> bool:
         """`Err.exact`, with a ``rel`` per element decided per set (`decide`)."""
-        if not isinstance(err.rel, np.ndarray):
+        if not isinstance(err.rel, np.ndarray) and err.some is None:
             return err.rel == 0 and err.abs is None
-        return err.abs is None and self.decide(err.rel == 0)
+        return self.decide(np.equal(err.rel, 0) & np.logical_not(B.present(err)))
 
     def all_exact(self, args: list[Val]) -> bool:
         """Whether every one of ``args`` is exact (`is_exact`), decided per
         attribute set as a whole where a ``rel`` is per element."""
-        if not any(isinstance(a.err.rel, np.ndarray) for a in args):
+        if not any(isinstance(a.err.rel, np.ndarray) or a.err.some is not None for a in args):
             return all(a.err.exact for a in args)
-        if any(a.err.abs is not None for a in args):
-            return False
         found = True
         for a in args:
-            found = found & np.equal(a.err.rel, 0)
-        return self.decide(found)
+            found = found & np.equal(a.err.rel, 0) & np.logical_not(B.present(a.err))
+        return self.decide(found) if isinstance(found, np.ndarray) and found.ndim else bool(found)
 
     def div_error(self, a: Val, b: Val, v: Array, sign: int) -> Err:
         rel = _plus_rounding(a.err.rel + b.err.rel, self.power_of_two(b))
         if a.err.abs is None and b.err.abs is None:
             return Err(rel)
+        if a.err.some is not None or b.err.some is not None:  # in some attribute sets only (`bounds.with_abs`)
+            num = B.add(a.err.abs, B.masked(B.times(b.err.abs, B.magnitude(v, sign)), b.err))
+            return B.with_abs(rel, num / B.magnitude(b.v, b.sign), B.present(a.err) | B.present(b.err))
         num = B.add(a.err.abs, B.times(b.err.abs, B.magnitude(v, sign), owned=b.owned), owned=a.owned)
         if isinstance(num, np.ndarray) and num.shape == np.shape(v) and (a.owned or a.err.abs is None):
             np.divide(num, B.magnitude(b.v, b.sign), out=num)
@@ -615,7 +635,7 @@ class Evaluator:
         if name == "sqrt":
             v = _call(name, xs, None)
             extra = None if a.err.abs is None else a.err.abs / (2 * v)
-            return Val(v, Err(own + a.err.rel / 2, extra), 1, True)
+            return Val(v, B.with_abs(own + a.err.rel / 2, extra, B.present(a.err)), 1, True)
         arg_bound = self.bound(a)
         if name in B.SLOPE_FROM_VALUE:
             v = _call(name, xs, self.buffer(a, np.shape(xs[0])))
@@ -666,7 +686,8 @@ class Evaluator:
         shape = _broadcast(x, y)
         if self.s.exact64:
             return Val(fn(x, y), sign=sign, exact=a.exact & b.exact)
-        if not self.s.track or (a.err.abs is None and b.err.abs is None):
+        some = B.present(a.err) | B.present(b.err) if self.s.track else False
+        if some is False:
             buf = self.buffer(a, shape) if self.buffer(a, shape) is not None else self.buffer(b, shape)
             err = Err(_max_rel([a.err.rel, b.err.rel])) if self.s.track else EXACT
             v = fn(x, y, out=buf)
@@ -676,7 +697,10 @@ class Evaluator:
         near = np.abs(x - y) <= both * self.s.unit
         v = fn(x, y)
         chosen = np.where(v == x, bx, by)
-        return Val(v, Err(0.0, np.where(near, chosen + both, chosen)), sign, True)
+        rel: float | np.ndarray = 0.0
+        if some is not True:  # an absolute part in some attribute sets only: the others take the branch above
+            rel = B.collapse(np.where(some, 0.0, _max_rel([a.err.rel, b.err.rel])))
+        return Val(v, B.with_abs(rel, np.where(near, chosen + both, chosen), some), sign, True)
 
     def rounding(self, name: str, a: Val) -> Val:
         x = self.num(a.v)
