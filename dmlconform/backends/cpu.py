@@ -72,7 +72,7 @@ class CpuBackend:
         if known is not None and known[0] is spec and known[1] is case:
             return known[2]
         rules = self._rules_for(spec, case.attributes)
-        reason = None if _accepted(case, rules) else next(_problems(case, self.level, rules), None)
+        reason = next(_problems(case, self.level, rules), None)
         verdict = SUPPORTED if reason is None else Support(False, reason)
         if len(self._verdicts) >= VERDICTS_KEPT:
             self._verdicts.clear()
@@ -252,24 +252,6 @@ def _rules(spec: Spec, attributes: tuple[tuple[str, object], ...], level: Featur
         rows.setdefault(row.tensor, row)  # `SupportTable.row`: the first one
     return _Rules(None, table, rows, tuple(c for c in spec.constraints if c.kind is ConstraintKind.SAME),
                   frozenset((p.output, p.input) for p in spec.in_place))
-
-
-def _accepted(case: Case, rules: _Rules) -> bool:
-    """Whether `_problems` finds nothing, checked without building its
-    messages (most cases of a suite are accepted; a False is only "look"):
-    every tensor's data type and dimension count in its row, the ``same``
-    constraints met, every alias allowed."""
-    if rules.early is not None:
-        return False
-    rows = rules.rows
-    for t in (*case.inputs, *case.outputs):
-        row = rows.get(t.name)
-        if row is None or t.dtype not in row.dtypes or len(t.sizes) not in row.dims:
-            return False
-    if rules.same and next(_constraint_problems(rules.same, {t.name: t for t in (*case.inputs, *case.outputs)}),
-                           None) is not None:
-        return False
-    return all(pair in rules.in_place for pair in case.aliases)
 
 
 def _problems(case: Case, level: FeatureLevel, rules: _Rules) -> Iterator[str]:

@@ -141,15 +141,16 @@ def scaled(v: Array, sign: int, rel: float | np.ndarray) -> Array | None:
     return m * rel if rel != 1 else (m if m is not v else np.abs(v))
 
 
-def collapse(rel: np.ndarray) -> float | np.ndarray:
-    """A ``rel`` computed per element back to the scalar where it is one
-    value everywhere (every attribute set agrees): the scalar path, and its
-    decisions, are then the ones each set's own evaluation takes.  The same
-    IEEE operations in the same order on each element as on its set's scalar
-    give that scalar bitwise, so the array holds exactly each set's own."""
-    first = rel.flat[0] if rel.size else 0.0
+def collapse(rel: np.ndarray) -> Any:
+    """A ``rel`` (or a per-element mask) computed per element back to the
+    Python scalar where it is one value everywhere (every attribute set
+    agrees): the scalar path, and its decisions, are then the ones each
+    set's own evaluation takes.  The same IEEE operations in the same order
+    on each element as on its set's scalar give that scalar bitwise, so the
+    array holds exactly each set's own."""
+    first = rel.flat[0] if rel.size else rel.dtype.type(0)
     if rel.size == 0 or bool((rel == first).all()):
-        return float(first)
+        return first.item()
     return rel
 
 

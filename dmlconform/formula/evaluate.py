@@ -437,8 +437,7 @@ class Evaluator:
         same = a.sign != 0 and a.sign * b.sign == (1 if op == "+" else -1)
         exact: bool | np.ndarray  # both operands exact but for absolute parts: per attribute set
         if isinstance(ea.rel, np.ndarray) or isinstance(eb.rel, np.ndarray):
-            exact = np.equal(ea.rel, 0) & np.equal(eb.rel, 0)
-            exact = bool(exact.flat[0]) if bool((exact == exact.flat[0]).all()) else exact
+            exact = B.collapse(np.equal(ea.rel, 0) & np.equal(eb.rel, 0))
         else:
             exact = ea.rel == 0 and eb.rel == 0
         if same or exact is True:
@@ -530,14 +529,14 @@ class Evaluator:
         rel = _plus_rounding(a.err.rel + b.err.rel, self.power_of_two(b))
         if a.err.abs is None and b.err.abs is None:
             return Err(rel)
-        if a.err.some is not None or b.err.some is not None:  # in some attribute sets only (`bounds.with_abs`)
-            num = B.add(a.err.abs, B.masked(B.times(b.err.abs, B.magnitude(v, sign)), b.err))
-            return B.with_abs(rel, num / B.magnitude(b.v, b.sign), B.present(a.err) | B.present(b.err))
-        num = B.add(a.err.abs, B.times(b.err.abs, B.magnitude(v, sign), owned=b.owned), owned=a.owned)
+        num = B.add(a.err.abs, B.masked(B.times(b.err.abs, B.magnitude(v, sign), owned=b.owned), b.err),
+                    owned=a.owned)
         if isinstance(num, np.ndarray) and num.shape == np.shape(v) and (a.owned or a.err.abs is None):
             np.divide(num, B.magnitude(b.v, b.sign), out=num)
-            return Err(rel, num)
-        return Err(rel, num / B.magnitude(b.v, b.sign))
+        else:
+            num = num / B.magnitude(b.v, b.sign)
+        # where some attribute sets only have an absolute part (`bounds.with_abs`), 0.0 in the others
+        return B.with_abs(rel, num, B.present(a.err) | B.present(b.err))
 
     def pow_error(self, a: Val, b: Val, v: Array) -> Err:
         from dmlconform.formula.functions import TRANSCENDENTAL_ERROR as K

@@ -179,7 +179,7 @@ class SharedPass:
                 self.prefetch(run, settings)
             else:
                 [per] = self.evaluate(run, settings, ((probes, index),))
-                if index.size > 1 and bool((index[1:] > index[:-1]).all()):  # sorted: found by a binary search
+                if index.size > 1 and _increasing(index):  # sorted: found by a binary search
                     self.subsets[key] = (index, per)
                 else:
                     return per[run.output]
@@ -260,9 +260,12 @@ class SharedPass:
 def _sorted_set(index: np.ndarray) -> np.ndarray:
     """np.unique of ``index``; most plans are one kind's flat indices,
     sorted and distinct already (`_Found.done`), which one comparison tells."""
-    if index.size < 2 or bool((index[1:] > index[:-1]).all()):
-        return index
-    return np.unique(index)
+    return index if _increasing(index) else np.unique(index)
+
+
+def _increasing(index: np.ndarray) -> bool:
+    """Whether ``index`` is strictly increasing (sorted and distinct)."""
+    return bool((index[1:] > index[:-1]).all())
 
 
 def _planned_size(parts: Mapping[Any, np.ndarray]) -> int:
