@@ -50,6 +50,26 @@ def test_hard_sigmoid_passes_the_docs_values_not_onnx_defaults() -> None:
     assert p.attrs == {"alpha": 1.5, "beta": -0.25}
 
 
+
+@pytest.mark.parametrize(("alpha", "beta"), [(0.2, 0.5), (1.5, -0.25), (0.0, 0.5), (-0.2, 0.5), (3.4e38, 1.2),
+                                             (1e-40, 0.3), (1 / 6, 0.5)])
+def test_hard_sigmoid_kernel_opset_gives_the_function_bodys_bits(alpha: float, beta: float) -> None:
+    # HardSigmoid maps at KERNEL_OPSET for a cheaper session: that is only sound while
+    # onnxruntime's float16 kernel (behind casts) gives what BASE_OPSET's function body gives,
+    # on every float16 input, NaN payloads included.
+    from dmlconform.backends.onnxruntime_backend import BASE_OPSET, KERNEL_OPSET, build_model
+
+    assert MAPPINGS["ACTIVATION_HARD_SIGMOID"].opset == KERNEL_OPSET > BASE_OPSET
+    x = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
+    case = _case("ACTIVATION_HARD_SIGMOID", [0.0], m.DataType.FLOAT16, Alpha=alpha, Beta=beta)
+    p = plan(_spec("ACTIVATION_HARD_SIGMOID"), case)
+    backend, got = OnnxRuntimeBackend(), {}
+    for opset in (BASE_OPSET, KERNEL_OPSET):
+        q = dataclasses.replace(p, mapping=dataclasses.replace(p.mapping, opset=opset))
+        (got[opset],) = backend._build(build_model(q, case), q, case).run(None, {"x0": x})
+    assert got[KERNEL_OPSET].view(np.uint16).tolist() == got[BASE_OPSET].view(np.uint16).tolist()
+
+
 def test_shrink_maps_threshold_to_lambd_and_bias_to_bias() -> None:
     p = plan(_spec("ACTIVATION_SHRINK"), _case("ACTIVATION_SHRINK", [0.0], Threshold=1.0, Bias=0.25))
     assert p.mapping.op_type == "Shrink" and p.attrs == {"lambd": 1.0, "bias": 0.25}
