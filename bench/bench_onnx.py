@@ -20,10 +20,15 @@ attribute set) and once for all cases (``batched``); theirs per case over
 all node tests (``ms/case``) and over the one-node ones alone (``1-node``,
 without the expanded variants); each ratio is the onnx loop's time per case
 over ours (``1-node``: its one-node time over ours with generation).
+``runner``: the ONNX backend test runner itself (`runner_tests`: unittest
+cases of ``onnx.backend.test.BackendTest`` on onnxruntime's backend, the
+same node tests loaded from the onnx package's files), per case and over
+ours with generation; the loop above is its core without the file reads.
 
     python bench/bench_onnx.py [--repeat 3]
 
-Each side keeps its best of ``--repeat`` runs, the two sides' runs interleaved.
+Each side keeps its best of ``--repeat`` runs, the two sides' runs interleaved;
+a run of theirs goes round the node tests until it has run `THEIR_RUNS`.
 """
 
 from __future__ import annotations
@@ -59,14 +64,23 @@ def onnx_node_tests() -> dict[str, list]:  # type: ignore[type-arg]
     return found
 
 
+#: Node-test runs per repetition at least: an operator with few node tests
+#: (Sign has one) goes round them again, so that its time per case is a
+#: mean, like ours over its 26-178 cases, not one preparation's luck
+#: (onnxruntime's session creation varies several-fold from one to the next).
+THEIR_RUNS = 24
+
+
 def theirs(cases: list) -> tuple[int, float, int, float]:  # type: ignore[type-arg]
     """Case count and seconds of every node test, then of the one-node ones
-    alone (the expanded variants' multi-node models cost more to prepare)."""
+    alone (the expanded variants' multi-node models cost more to prepare),
+    over rounds of them making at least `THEIR_RUNS` runs."""
     import onnxruntime.backend as backend
 
     n = n_one = 0
     total = one = 0.0
-    for case in cases:
+    per_round = sum(len(case.data_sets) for case in cases)
+    for case in cases * -(-THEIR_RUNS // per_round):
         for inputs, outputs in case.data_sets:
             start = time.perf_counter()
             rep = backend.prepare(case.model, "CPU")
@@ -78,6 +92,40 @@ def theirs(cases: list) -> tuple[int, float, int, float]:  # type: ignore[type-a
             if "_expanded" not in case.name:
                 n_one, one = n_one + 1, one + spent
     return n, total, n_one, one
+
+
+def runner_tests(names: dict[str, list[str]]) -> dict[str, list]:  # type: ignore[type-arg]
+    """Per operator, the ONNX backend test runner's own tests of its node
+    tests (``onnx.backend.test.BackendTest`` over ``onnxruntime.backend``,
+    CPU): each loads its model and data from the onnx package's files, then
+    prepares, runs and checks as the runner does."""
+    import unittest
+
+    import onnx.backend.test as onnx_backend_test
+    import onnxruntime.backend as backend
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        suite = onnx_backend_test.BackendTest(backend, __name__)
+    by_name = {t.id().rsplit(".", 1)[-1]: t for cls in suite.test_cases.values()
+               for t in unittest.TestLoader().loadTestsFromTestCase(cls)}
+    return {op: [by_name[f"{name}_cpu"] for name in tests if f"{name}_cpu" in by_name] for op, tests in names.items()}
+
+
+def runner(tests: list) -> tuple[int, float]:  # type: ignore[type-arg]
+    """Runs and seconds of the runner's tests, in rounds making at least
+    `THEIR_RUNS` runs; raises if one fails."""
+    import unittest
+
+    result, n = unittest.TestResult(), 0
+    start = time.perf_counter()
+    for test in tests * -(-THEIR_RUNS // len(tests)):
+        test.run(result)
+        n += 1
+    spent = time.perf_counter() - start
+    if not result.wasSuccessful() or result.skipped:
+        raise RuntimeError(f"the ONNX backend test runner did not pass: {result.errors or result.failures or result.skipped}")
+    return n, spent
 
 
 def ours(operator: str) -> tuple[int, float, float, float, float]:
@@ -111,25 +159,30 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="best of N (default 3)")
     args = parser.parse_args()
     node_tests = onnx_node_tests()
-    ours("ACTIVATION_SOFTSIGN")  # warm imports and the oracle's caches once, for both sides alike
+    suites = runner_tests({op: [c.name for c in node_tests[op]] for op in OPS})
+    ours("ACTIVATION_SOFTSIGN")  # warm imports and the oracle's caches once, for all sides alike
     theirs(node_tests["Softsign"][:1])
+    runner(suites["Softsign"][:1])
     print(f"{'op':12} {'ours cases':>10} {'ms/case':>8} {'+gen':>7} {'backend':>8} {'batched':>8} "
-          f"{'onnx cases':>10} {'ms/case':>8} {'1-node':>7} {'ratio':>7} {'ratio+gen':>9} {'1-node':>7} "
-          f"{'backend':>8} {'batched':>8}")
+          f"{'loop runs':>9} {'ms/case':>8} {'1-node':>7} {'runner':>7} {'ratio':>7} {'ratio+gen':>9} {'1-node':>7} "
+          f"{'runner':>7} {'backend':>8} {'batched':>8}")
     for op_type, operator in OPS.items():
         node = node_tests[op_type]
-        mine, others = [], []
-        for _ in range(args.repeat):  # interleaved: a drift of the machine's speed meets both sides alike
+        mine, others, runs = [], [], []
+        for _ in range(args.repeat):  # interleaved: a drift of the machine's speed meets every side alike
             mine.append(ours(operator))
             others.append(theirs(node))
+            runs.append(runner(suites[op_type]))
         n_ours, t_ours, t_gen, t_alone, t_batched = min(mine, key=lambda r: r[1])
         n_theirs, t_theirs = min((r[:2] for r in others), key=lambda r: r[1])
         n_one, t_one = min((r[2:] for r in others), key=lambda r: r[1])
+        n_runner, t_runner = min(runs, key=lambda r: r[1])
         per_ours, per_gen, per_theirs = t_ours / n_ours * 1e3, t_gen / n_ours * 1e3, t_theirs / n_theirs * 1e3
         per_one, per_alone, per_batched = t_one / n_one * 1e3, t_alone / n_ours * 1e3, t_batched / n_ours * 1e3
+        per_runner, with_gen = t_runner / n_runner * 1e3, per_ours + per_gen
         print(f"{op_type:12} {n_ours:10d} {per_ours:8.3f} {per_gen:7.3f} {per_alone:8.3f} {per_batched:8.3f} "
-              f"{n_theirs:10d} {per_theirs:8.3f} {per_one:7.3f} {per_theirs / per_ours:6.1f}x "
-              f"{per_theirs / (per_ours + per_gen):8.1f}x {per_one / (per_ours + per_gen):6.1f}x "
+              f"{n_theirs:9d} {per_theirs:8.3f} {per_one:7.3f} {per_runner:7.3f} {per_theirs / per_ours:6.1f}x "
+              f"{per_theirs / with_gen:8.1f}x {per_one / with_gen:6.1f}x {per_runner / with_gen:6.1f}x "
               f"{per_theirs / per_alone:7.1f}x {per_theirs / per_batched:7.1f}x")
 
 if __name__ == "__main__":
