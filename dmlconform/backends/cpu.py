@@ -153,11 +153,11 @@ def _run_joined(items: Sequence[BatchItem]) -> None:
     offset = 0
     for (_, case, buffers), size in zip(items, sizes):  # every result is computed: in-place is safe
         for out in case.outputs:
-            _write(out, buffers[out.name], results[out.name][offset:offset + size])
+            write_flat(out, buffers[out.name], results[out.name][offset:offset + size])
         offset += size
 
 
-def _write(out: TensorData, buffer: np.ndarray, values: np.ndarray) -> None:
+def write_flat(out: TensorData, buffer: np.ndarray, values: np.ndarray) -> None:
     """Flat ``values`` (in ``out``'s logical order) into ``out``'s elements
     of ``buffer``: straight into the buffer where ``out`` is packed over all
     of it (`backends.base.is_whole`), else through a strided view."""

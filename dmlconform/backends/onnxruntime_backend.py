@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support
-from dmlconform.backends.cpu import writable_view
+from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support, flat_view
+from dmlconform.backends.cpu import write_flat
 from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.spec.model import FeatureLevel, Spec
@@ -513,8 +513,8 @@ def _feeds(items: list[Item], p: Plan, x: str, s: str) -> dict[str, np.ndarray]:
     ``{s}{j}``."""
     case0 = items[0][1]
     feeds: dict[str, np.ndarray] = {}
-    for j, t in enumerate(case0.inputs):
-        parts = [np.broadcast_to(c.input(t.name).view(b[t.name]), c.outputs[0].sizes).ravel() for _, c, b in items]
+    for j, t in enumerate(case0.inputs):  # cases of one key: the j-th input of each is the same tensor
+        parts = [flat_view(c.inputs[j], b[t.name], c.outputs[0].sizes) for _, c, b in items]
         joined = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
         feeds[f"{x}{j}"] = (joined != 0) if t.name in p.mapping.bool_inputs else joined
     for j, value in enumerate(p.scalars):
@@ -529,9 +529,8 @@ def _scatter(items: list[Item], y: np.ndarray) -> None:
     offset = 0
     for _, case, buffers in items:
         out = case.outputs[0]
-        n = int(np.prod(out.sizes))
-        writable_view(out, buffers[out.name])[...] = y[offset:offset + n].reshape(out.sizes).astype(
-            numpy_dtype(out.dtype), copy=False)
+        n = math.prod(out.sizes)
+        write_flat(out, buffers[out.name], y[offset:offset + n].astype(numpy_dtype(out.dtype), copy=False))
         offset += n
 
 
