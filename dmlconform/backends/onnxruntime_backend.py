@@ -376,6 +376,8 @@ class OnnxRuntimeBackend:
         self.threads = int(threads)
         #: plan key, or tuple of plan keys (`_run_family`) -> InferenceSession or the error its build gave
         self.sessions: dict[tuple[Any, ...], Any] = {}
+        #: (id(spec), attributes, tensor types) -> (spec, Plan or None, NotSupportedError's message)
+        self._plans: dict[tuple[Any, ...], tuple[Spec, Plan | None, str | None]] = {}
         self.hits = 0     # session look-ups the cache answered
         self.misses = 0   # sessions built (one-node or a family's, failed builds included)
         self._ort, self._reason = _import()
@@ -390,7 +392,22 @@ class OnnxRuntimeBackend:
                            flush_subnormals=False, available=self._reason is None, reason=self._reason)
 
     def supports(self, spec: Spec, case: Case) -> Support:
-        return support_of(plan, spec, case)
+        return support_of(self.plan, spec, case)
+
+    def plan(self, spec: Spec, case: Case) -> Plan:
+        """`plan`, remembered per spec, attribute set and tensor names and
+        types (all it reads): the runner asks ``supports`` and then runs
+        each case, and most cases of a suite share their plan with others."""
+        key = (id(spec), case.attributes, tuple((t.name, t.dtype._name_) for t in (*case.inputs, *case.outputs)))
+        found = self._plans.get(key)
+        if found is None:
+            try:
+                found = self._plans[key] = (spec, plan(spec, case), None)
+            except NotSupportedError as exc:
+                found = self._plans[key] = (spec, None, str(exc))  # the spec is held: its id stays its own
+        if found[1] is None:
+            raise NotSupportedError(found[2])
+        return found[1]
 
     def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
         error = self.run_batch([(spec, case, buffers)])[0]
@@ -409,7 +426,7 @@ class OnnxRuntimeBackend:
         groups: dict[tuple[Any, ...], list[tuple[int, Plan]]] = {}
         for i, (spec, case, buffers) in enumerate(items):
             try:
-                p = plan(spec, case)
+                p = self.plan(spec, case)
                 _check_divisor(p.mapping, case, buffers)
             except Exception as exc:  # noqa: BLE001 - returned per item
                 errors[i] = exc
