@@ -130,7 +130,8 @@ def runner(tests: list) -> tuple[int, float]:  # type: ignore[type-arg]
         n += 1
     spent = time.perf_counter() - start
     if not result.wasSuccessful() or result.skipped:
-        raise RuntimeError(f"the ONNX backend test runner did not pass: {result.errors or result.failures or result.skipped}")
+        failed = result.errors or result.failures or result.skipped
+        raise RuntimeError(f"the ONNX backend test runner did not pass: {failed}")
     return n, spent
 
 
@@ -190,6 +191,7 @@ def main() -> None:
               f"{n_theirs:9d} {per_theirs:8.3f} {per_one:7.3f} {per_runner:7.3f} {per_theirs / per_ours:6.1f}x "
               f"{per_theirs / with_gen:8.1f}x {per_one / with_gen:6.1f}x {per_runner / with_gen:6.1f}x "
               f"{per_theirs / per_alone:7.1f}x {per_theirs / per_batched:7.1f}x")
+
 
 if __name__ == "__main__":
     main()
