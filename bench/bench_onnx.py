@@ -76,6 +76,12 @@ def onnx_node_tests() -> dict[str, list]:  # type: ignore[type-arg]
 THEIR_RUNS = 24
 
 
+def _rounds(items: list, runs: int) -> list:  # type: ignore[type-arg]
+    """``items`` repeated whole until their ``runs`` per round make at
+    least `THEIR_RUNS`."""
+    return items * -(-THEIR_RUNS // runs)
+
+
 def theirs(cases: list) -> tuple[int, float, int, float]:  # type: ignore[type-arg]
     """Case count and seconds of every node test, then of the one-node ones
     alone (the expanded variants' multi-node models cost more to prepare),
@@ -84,8 +90,7 @@ def theirs(cases: list) -> tuple[int, float, int, float]:  # type: ignore[type-a
 
     n = n_one = 0
     total = one = 0.0
-    per_round = sum(len(case.data_sets) for case in cases)
-    for case in cases * -(-THEIR_RUNS // per_round):
+    for case in _rounds(cases, sum(len(case.data_sets) for case in cases)):
         for inputs, outputs in case.data_sets:
             start = time.perf_counter()
             rep = backend.prepare(case.model, "CPU")
@@ -125,7 +130,7 @@ def runner(tests: list) -> tuple[int, float]:  # type: ignore[type-arg]
 
     result, n = unittest.TestResult(), 0
     start = time.perf_counter()
-    for test in tests * -(-THEIR_RUNS // len(tests)):
+    for test in _rounds(tests, len(tests)):
         test.run(result)
         n += 1
     spent = time.perf_counter() - start

@@ -419,7 +419,7 @@ def _split(run: list[list[_Pending]], error: Exception) -> list[list[list[_Pendi
     batch alone (also after any other error: each batch reports its own)."""
     groups: dict[object, list[list[_Pending]]] = {}
     where = error.where if isinstance(error, UnmergeableError) else None
-    sizes = [sum(_size(it[2]) for it in items) for items in run]
+    sizes = [_elements(items) for items in run]
     if isinstance(where, np.ndarray) and where.shape[-1:] == (sum(sizes),):
         has = np.logical_or.reduceat(np.atleast_2d(where), np.cumsum([0, *sizes[:-1]]), axis=1)
         for items, key in zip(run, map(tuple, has.T.tolist())):
@@ -457,7 +457,7 @@ def _runs(batches: list[list[_Pending]]) -> list[list[list[_Pending]]]:
     runs: list[list[list[_Pending]]] = []
     total = MERGE_ELEMENTS + 1  # the first one opens a run
     for items in batches:
-        size = sum(_size(it[2]) for it in items)
+        size = _elements(items)
         if not _whole(items) or size > MERGE_ELEMENTS:
             runs.append([items])
             total = MERGE_ELEMENTS + 1
@@ -475,7 +475,7 @@ def _per_element(run: list[list[_Pending]]) -> dict[str, object]:
     (`oracle.PerElement`: a batch's value over its cases' elements)."""
     from dmlconform.formula.oracle import PerElement
 
-    sizes = tuple(sum(_size(it[2]) for it in items) for items in run)
+    sizes = tuple(_elements(items) for items in run)
     names = [n for n, _ in run[0][0][2].attributes]
     return {n: PerElement(tuple(items[0][2].attributes[k][1] for items in run), sizes) for k, n in enumerate(names)}
 
@@ -673,6 +673,11 @@ BATCH_ELEMENTS = 1 << 19
 
 def _size(case: Case) -> int:
     return math.prod(case.outputs[0].sizes) if case.outputs else 0
+
+
+def _elements(items: list[_Pending]) -> int:
+    """Output elements of a batch's cases, all together."""
+    return sum(_size(it[2]) for it in items)
 
 
 def _batchable(case: Case) -> bool:

@@ -143,6 +143,15 @@ def flat_view(tensor: TensorData, buffer: np.ndarray | None, sizes: tuple[int, .
     return np.broadcast_to(tensor.view(buf), sizes).reshape(-1)
 
 
+def joined_input(items: Sequence[BatchItem], j: int) -> np.ndarray:
+    """The j-th input of like cases (one operator, tensors and types) end to
+    end in their logical order: one flat, contiguous array (`flat_view`
+    per case, joined only where there are several)."""
+    parts = [flat_view(case.inputs[j], buffers[case.inputs[j].name], case.outputs[0].sizes)
+             for _, case, buffers in items]
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def is_whole(tensor: TensorData, buffer: np.ndarray, sizes: tuple[int, ...]) -> bool:
     """Whether ``tensor`` has ``sizes`` and is packed over the whole of
     ``buffer`` (1-D, contiguous, exactly its elements): its logical elements

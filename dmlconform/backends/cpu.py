@@ -21,7 +21,8 @@ from types import MappingProxyType
 import numpy as np
 
 import dmlconform
-from dmlconform.backends.base import SUPPORTED, BackendInfo, BatchItem, NotSupportedError, Support, flat_view, is_whole
+from dmlconform.backends.base import (SUPPORTED, BackendInfo, BatchItem, NotSupportedError, Support, is_whole,
+                                     joined_input)
 from dmlconform.backends.cpu_ops import OPS, SCALE_BIAS_OPS, Call
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
 from dmlconform.spec.model import (
@@ -143,12 +144,8 @@ class CpuBackend:
 def _run_joined(items: Sequence[BatchItem]) -> None:
     """Compute like cases of an element-wise operator as one flat array."""
     spec, case0, _ = items[0]
-    shapes = [case.outputs[0].sizes for _, case, _ in items]
-    sizes = [math.prod(shape) for shape in shapes]
-    inputs = {}
-    for j, t in enumerate(case0.inputs):  # like cases: the j-th input of each is the same tensor
-        parts = [flat_view(case.inputs[j], buffers[t.name], shape) for (_, case, buffers), shape in zip(items, shapes)]
-        inputs[t.name] = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    sizes = [math.prod(case.outputs[0].sizes) for _, case, _ in items]
+    inputs = {t.name: joined_input(items, j) for j, t in enumerate(case0.inputs)}
     results = evaluate(spec, case0, inputs, (sum(sizes),))
     offset = 0
     for (_, case, buffers), size in zip(items, sizes):  # every result is computed: in-place is safe

@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support, flat_view
+from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support, joined_input
 from dmlconform.backends.cpu import write_flat
 from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases.model import Case, numpy_dtype
@@ -530,9 +530,8 @@ def _feeds(items: list[Item], p: Plan, x: str, s: str) -> dict[str, np.ndarray]:
     ``{s}{j}``."""
     case0 = items[0][1]
     feeds: dict[str, np.ndarray] = {}
-    for j, t in enumerate(case0.inputs):  # cases of one key: the j-th input of each is the same tensor
-        parts = [flat_view(c.inputs[j], b[t.name], c.outputs[0].sizes) for _, c, b in items]
-        joined = np.concatenate(parts) if len(parts) > 1 else np.ascontiguousarray(parts[0])
+    for j, t in enumerate(case0.inputs):
+        joined = np.ascontiguousarray(joined_input(items, j))
         feeds[f"{x}{j}"] = (joined != 0) if t.name in p.mapping.bool_inputs else joined
     for j, value in enumerate(p.scalars):
         feeds[f"{s}{j}"] = np.asarray(value, dtype=numpy_dtype(case0.dtype))
