@@ -285,9 +285,8 @@ _Pending = tuple[int, m.Spec, Case, dict[str, np.ndarray], float]
 
 def _batch_key(spec: m.Spec, case: Case) -> tuple[object, ...]:
     """Cases with the same key share one oracle evaluation and one comparison
-    (the oracle takes one set of attributes per call); its first three
-    members, without the attributes, are the key of one ``run_batch`` call.
-    Data types enter by name (``_name_``, the enum's own attribute): hashing
+    (the oracle takes one set of attributes per call); its first member,
+    the operator, is the key of one ``run_batch`` call.  Data types enter by name (``_name_``, the enum's own attribute): hashing
     an enum member runs Python code, and the key is hashed per case."""
     return (spec.operator, tuple((t.name, t.dtype._name_) for t in case.inputs),
             tuple((t.name, t.dtype._name_) for t in case.outputs), case.attributes)
@@ -328,24 +327,23 @@ def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles,
     t0 = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            sparse = _batch_comparison(items, info, oracles, attributes)
+            sparse, views = _batch_comparison(items, info, oracles, attributes)
     except Exception:  # noqa: BLE001 - the per-case path reports the error
         if attributes is not None:
             raise
         return [(it[0], _one(it, info, oracles)) for it in items]
     share = (time.perf_counter() - t0) / len(items)  # the batch's comparison, split evenly
-    formula = oracles.get(items[0][1])
     offsets = np.array([0, *itertools.accumulate(sizes)])
     cuts = [np.searchsorted(sp.index, offsets) for sp in sparse]
     flagged = np.logical_or.reduce([_flagged(sp, c) for sp, c in zip(sparse, cuts)]).tolist()
     matched = _alternatives(sparse, offsets)
+    details = _details(items, sparse, offsets, flagged, views, oracles.get(items[0][1])) if any(flagged) else {}
     out = []
     for k, (it, size) in enumerate(zip(items, sizes)):
         if not flagged[k]:
             result = _passed(it[2], size, matched[k], info, it[4] + share)
         else:
-            parts = [(sp, int(c[k]), int(c[k + 1])) for sp, c in zip(sparse, cuts)]
-            result = _case_result(it[2], parts, int(offsets[k]), size, formula, info, it[4] + share)
+            result = _case_result(it[2], size, details[k], matched[k], info, it[4] + share)
         out.append((it[0], result))
     return out
 
@@ -366,12 +364,12 @@ MERGE_ELEMENTS = 1 << 17
 def _merge_key(spec: m.Spec, case: Case) -> tuple[object, ...] | None:
     """Batches (`_batch_key`) with the same key may share one oracle
     evaluation, their attributes given per element: the same operator,
-    tensors and types, the same attribute names and enum constants; for a
-    float evaluation (float outputs) also the signs of numbers (the bound
-    reads them; whether a number is a power of two the oracle checks,
-    `_compare_merged`); an exact one (integer tensors) reads none of a
-    number's facts for the whole evaluation.  None: not merged (float
-    tensors into an integer type, attributes the oracle would refuse)."""
+    tensors and types, the same attribute names and enum constants.  A
+    number's facts that decide a float evaluation's bound (its sign, whether
+    it is a power of two) the oracle checks where they are read, and refuses
+    a merge they would change (`_compare_merged`); an exact evaluation
+    (integer tensors) reads none.  None: not merged (float tensors into an
+    integer type, attributes the oracle would refuse)."""
     from dmlconform.compare import is_float
     from dmlconform.formula.oracle import attribute_facts
 
@@ -381,7 +379,7 @@ def _merge_key(spec: m.Spec, case: Case) -> tuple[object, ...] | None:
     if not case.outputs or not (exact or floats):
         return None
     try:
-        facts = tuple((n, f if isinstance(f, str) else None if exact else f[0]) for n, v in case.attributes
+        facts = tuple((n, f if isinstance(f, str) else None) for n, v in case.attributes
                       for f in (attribute_facts(n, v),))
     except Exception:  # noqa: BLE001 - the batch's own evaluation reports it
         return None
@@ -415,8 +413,9 @@ def _split(run: list[list[_Pending]], error: Exception) -> list[list[list[_Pendi
     """A refused run (`_compare_merged`) in smaller runs, in order, each
     shorter than ``run``: the batches grouped by the fact the oracle found
     to differ (`UnmergeableError.where`: whether the batch's set has it),
-    else by which attributes are powers of two (`_scaling`), else each
-    batch alone (also after any other error: each batch reports its own)."""
+    else by the signs of attributes and which are powers of two
+    (`_number_facts`), else each batch alone (also after any other error:
+    each batch reports its own)."""
     groups: dict[object, list[list[_Pending]]] = {}
     where = error.where if isinstance(error, UnmergeableError) else None
     sizes = [_elements(items) for items in run]
@@ -427,7 +426,7 @@ def _split(run: list[list[_Pending]], error: Exception) -> list[list[list[_Pendi
     if len(groups) < 2 and isinstance(error, UnmergeableError):
         groups = {}
         for items in run:
-            groups.setdefault(_scaling(items[0][2]), []).append(items)
+            groups.setdefault(_number_facts(items[0][2]), []).append(items)
     if len(groups) < 2:
         return [[items] for items in run]
     return list(groups.values())
@@ -439,15 +438,16 @@ def _exact(case: Case) -> bool:
     return bool(case.inputs) and all(numpy_dtype(t.dtype).kind in "iub" for t in case.inputs)
 
 
-def _scaling(case: Case) -> tuple[bool, ...]:
-    """Per attribute, whether it is a power of two (an exact scaling, which
-    decides the bound's form: `oracle.attribute_facts`); nothing for an
-    exact evaluation, which reads no such fact."""
+def _number_facts(case: Case) -> tuple[object, ...]:
+    """Per attribute, its sign and whether it is a power of two (an exact
+    scaling): what decides the form of a float evaluation's bound
+    (`oracle.attribute_facts`); nothing for an exact evaluation, which
+    reads no such fact."""
     from dmlconform.formula.oracle import attribute_facts
 
     if _exact(case):
         return ()
-    return tuple(isinstance(f, tuple) and f[1] for f in (attribute_facts(n, v) for n, v in case.attributes))
+    return tuple(f if isinstance(f, tuple) else None for f in (attribute_facts(n, v) for n, v in case.attributes))
 
 
 def _runs(batches: list[list[_Pending]]) -> list[list[list[_Pending]]]:
@@ -523,11 +523,13 @@ def _joined(parts: list[np.ndarray]) -> np.ndarray:
 
 
 def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles,
-                      attributes: Mapping[str, object] | None = None) -> list[Any]:
+                      attributes: Mapping[str, object] | None = None
+                      ) -> tuple[list[Any], dict[str, np.ndarray]]:
     """The batch's cases end to end as one flat array per output, compared
-    `CHUNK` elements at a time: a `SparseComparison` per output.  The cases
-    of a batch share their tensors' names and types in order (`_batch_key`),
-    so the j-th tensor of each case is the same one."""
+    `CHUNK` elements at a time: a `SparseComparison` per output, and the
+    inputs end to end (`_batch_inputs`).  The cases of a batch share their
+    tensors' names and types in order (`_batch_key`), so the j-th tensor of
+    each case is the same one."""
     from dmlconform.compare import SparseComparison
 
     spec, case0 = items[0][1], items[0][2]
@@ -546,7 +548,7 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
         for j, out in enumerate(case0.outputs):
             cmp = _check_output(spec, formula, oracle[j], actuals[j][lo:hi], out, info, worst=None)
             parts[j].append(cmp.shifted(lo))
-    return [SparseComparison.join(p) for p in parts]
+    return [SparseComparison.join(p) for p in parts], views
 
 
 def _batch_inputs(items: list[_Pending], formula: _Formula) -> dict[str, np.ndarray]:
@@ -558,41 +560,102 @@ def _batch_inputs(items: list[_Pending], formula: _Formula) -> dict[str, np.ndar
         for j, t in enumerate(items[0][2].inputs)}
 
 
-def _case_result(case: Case, parts: list[tuple[Any, int, int]], offset: int, size: int, formula: _Formula,
-                 info: BackendInfo, seconds: float) -> CaseResult:
-    """One case's result from the batch comparison: per output (in order),
-    positions [lo, hi) of its ``sparse`` are the case's differing elements,
-    flat indices from ``offset``.  Combined as `_compare` combines outputs."""
-    from dmlconform.compare import Verdict, summary
+#: Per output of a case that is not all PASS (`_details`): its (PASS,
+#: QUALITY_WARNING, FAIL) counts, largest comparable ULP distance among
+#: the elements that are not PASS, and its worst elements.
+_Detail = tuple[tuple[int, int, int], int, tuple[ElementDiff, ...]]
 
-    total, elements, max_ulp, outcome, message = [0, 0, 0], 0, 0, Outcome.PASS, ""
+
+def _details(items: list[_Pending], sparse: list[Any], offsets: np.ndarray, flagged: list[bool],
+             views: Mapping[str, np.ndarray], formula: _Formula) -> dict[int, list[_Detail]]:
+    """Per flagged case (by position in ``items``), per output in order:
+    what `_compare` finds for it (its counts, largest ULP distance, and its
+    `WORST` elements by ULP distance, first index first among equals, with
+    their inputs), for every case of the batch at once: the cases end to end
+    in ``sparse`` and ``views``, case k at flat [offsets[k], offsets[k+1])."""
+    from dmlconform.compare import Verdict
+
+    count = len(items)
+    names = {v: k for k, v in formula.inputs.items()}
+    shapes = [it[2].outputs[0].sizes for it in items]
+    found: dict[int, list[_Detail]] = {k: [] for k in range(count) if flagged[k]}
+    for j, sp in enumerate(sparse):
+        out_name = items[0][2].outputs[j].name
+        owner = np.searchsorted(offsets, sp.index, side="right") - 1
+        status = sp.status
+        warned = np.bincount(owner[status == Verdict.QUALITY_WARNING], minlength=count).tolist()
+        failed = np.bincount(owner[status == Verdict.FAIL], minlength=count).tolist()
+        bad = np.flatnonzero(status != Verdict.PASS)
+        comparable = bad[sp.ulp[bad] < NOT_COMPARABLE_ULP]
+        largest = np.zeros(count, sp.ulp.dtype)
+        np.maximum.at(largest, owner[comparable], sp.ulp[comparable])
+        order = bad[np.lexsort((bad, -sp.ulp[bad].astype(np.float64), owner[bad]))]
+        who = owner[order]
+        first = np.searchsorted(who, who)  # each element's case starts there (``who`` is sorted)
+        kept = order[np.arange(order.size) - first < WORST]
+        diffs = _element_diffs(out_name, sp, kept, owner[kept], offsets, shapes, views, names)
+        starts = np.searchsorted(owner[kept], np.arange(count + 1)).tolist()
+        largest_ = largest.tolist()
+        for k, detail in found.items():
+            size = int(offsets[k + 1] - offsets[k])
+            counts = (size - warned[k] - failed[k], warned[k], failed[k])
+            detail.append((counts, int(largest_[k]), tuple(diffs[starts[k]:starts[k + 1]])))
+    return found
+
+
+#: Elements a case's result shows at most per output (those with the largest ULP distance).
+WORST = 10
+
+
+def _element_diffs(output: str, sp: Any, kept: np.ndarray, owner: np.ndarray, offsets: np.ndarray,
+                   shapes: list[tuple[int, ...]], views: Mapping[str, np.ndarray],
+                   names: Mapping[str, str]) -> list[ElementDiff]:
+    """The `ElementDiff` of each position ``kept`` of ``sp`` (case ``owner``
+    of each): its index in its case's output, the inputs there (``views``,
+    end to end as the outputs), its values and verdict, as `_diff` gives."""
+    from dmlconform.compare import Verdict
+
+    verdicts = [v.name for v in sorted(Verdict)]
+    local = sp.index[kept] - offsets[owner]
+    index: list[tuple[int, ...]] = [()] * kept.size
+    of_shape: dict[tuple[int, ...], list[int]] = {}
+    for n, k in enumerate(owner.tolist()):
+        of_shape.setdefault(shapes[k], []).append(n)
+    for shape, members in of_shape.items():
+        where = np.array(members)
+        for n, at in zip(members, zip(*(a.tolist() for a in np.unravel_index(local[where], shape)))):
+            index[n] = at
+    flat = sp.index[kept]
+    inputs = [(names.get(name, name), [_scalar(x) for x in view[flat].tolist()]) for name, view in views.items()]
+    ulps = sp.ulp[kept].tolist()
+    bounds = sp.bound[kept].tolist() if sp.bound is not None else [0.0] * kept.size
+    return [ElementDiff(output=output, index=index[n], inputs=tuple((name, values[n]) for name, values in inputs),
+                        expected=_scalar(e), actual=_scalar(a), ulp=u if u < NOT_COMPARABLE_ULP else -1,
+                        bound=_scalar(b), verdict=verdicts[s])
+            for n, (e, a, u, b, s) in enumerate(zip(sp.expected[kept].tolist(), sp.actual[kept].tolist(), ulps,
+                                                    bounds, sp.status[kept].tolist()))]
+
+
+def _case_result(case: Case, size: int, details: list[_Detail], alternatives: tuple[tuple[str, int], ...],
+                 info: BackendInfo, seconds: float) -> CaseResult:
+    """One case's result from its outputs' `_details`, combined as
+    `_compare` combines outputs."""
+    from dmlconform.compare import summary
+
+    total, max_ulp, outcome, message = [0, 0, 0], 0, Outcome.PASS, ""
     worst: list[ElementDiff] = []
-    alternatives: dict[str, int] = {}
-    views: dict[str, np.ndarray] | None = None
-    for out, (sparse, lo, hi) in zip(case.outputs, parts):
-        counts = sparse.counts(lo, hi, size)
+    for out, (counts, largest, diffs) in zip(case.outputs, details):
         total = [a + b for a, b in zip(total, counts)]
-        elements += size
-        status, dist = sparse.status[lo:hi], sparse.ulp[lo:hi]
-        bad = dist[(status > Verdict.PASS) & (dist < NOT_COMPARABLE_ULP)]
-        max_ulp = max(max_ulp, int(bad.max()) if bad.size else 0)
-        if counts[0] != size:
-            if views is None:
-                views = {formula.inputs.get(t.name, t.name): np.ascontiguousarray(t.view()) for t in case.inputs}
-            worst.extend(_diff(out.name, sparse.mismatch(k, out.sizes, offset), case, views, formula)
-                         for k in sparse.worst(lo, hi, 10))
-        for trace in sparse.traces:
-            mine = (trace.index >= offset) & (trace.index < offset + size)
-            if mine.any():
-                alternatives[trace.name] = alternatives.get(trace.name, 0) + int(np.count_nonzero(trace.gained[mine]))
+        max_ulp = max(max_ulp, largest)
+        worst.extend(diffs)
         if counts[2]:
             outcome, message = Outcome.FAIL, f"{out.name}: {summary(counts, size)}"
         elif counts[1] and outcome is Outcome.PASS:
             outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {summary(counts, size)}"
     if outcome is Outcome.PASS and not case.expect_supported:
         message = _ALLOWED
-    return verdict(case, outcome, message, info, seconds=seconds, elements=elements, counts=tuple(total),
-                   max_ulp=max_ulp, worst=tuple(worst), alternatives=tuple(sorted(alternatives.items())))
+    return verdict(case, outcome, message, info, seconds=seconds, elements=size * len(case.outputs),
+                   counts=tuple(total), max_ulp=max_ulp, worst=tuple(worst), alternatives=alternatives)
 
 
 def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
@@ -603,9 +666,9 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     """Every case, results in input order; ``progress`` is called after each.
 
     Backends run one case at a time, or, when they have ``run_batch``
-    (`backends.base.Backend`), the small cases of one operator and tensor
-    types per call, whatever their attributes (a backend that builds
-    something per attribute set, like onnxruntime's sessions, then sees them
+    (`backends.base.Backend`), the small cases of one operator per call,
+    whatever their data types and attributes (a backend that builds
+    something per combination, like onnxruntime's sessions, then sees them
     all at once); the oracle and the comparison run once per batch of cases
     that share operator, types and attributes.  With ``run_batch`` every
     case of the call is started (``on_start``) before it, so the whole batch
@@ -620,7 +683,7 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     results: list[CaseResult | None] = []
     batches: dict[tuple[object, ...], list[_Pending]] = {}
     run_batch = getattr(backend, "run_batch", None)
-    queued: dict[tuple[object, ...], list[tuple[int, m.Spec, Case]]] = {}  # run key -> cases for run_batch
+    queued: dict[str, list[tuple[int, m.Spec, Case]]] = {}  # operator -> cases for run_batch
     keys: list[tuple[object, ...]] = []  # per case, its batch key
 
     def pending(key: tuple[object, ...], i: int, spec: m.Spec, case: Case, early: CaseResult | None,
@@ -636,7 +699,7 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
         key = _batch_key(spec, case)
         keys.append(key)
         if run_batch is not None and _batchable(case):
-            queued.setdefault(key[:3], []).append((i, spec, case))
+            queued.setdefault(spec.operator, []).append((i, spec, case))
             continue
         if on_start is not None:
             on_start(i)

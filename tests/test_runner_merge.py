@@ -13,7 +13,7 @@ from dmlconform.cases.generate import generate
 from dmlconform.errors import UnmergeableError
 from dmlconform.formula.oracle import OracleResult, evaluate_many
 from dmlconform.runner import (
-    Oracles, _batch_inputs, _batch_key, _exact, _merge_key, _per_element, _runs, _scaling, _split,
+    Oracles, _batch_inputs, _batch_key, _exact, _merge_key, _per_element, _number_facts, _runs, _split,
 )
 from dmlconform.spec import model as m
 from dmlconform.spec.load import load_spec
@@ -320,7 +320,7 @@ def test_every_disagreement_is_found_in_one_pass() -> None:
 
 def test_a_refused_run_is_split_by_what_its_sets_disagree_on() -> None:
     """`_split` groups the batches by the facts in the error, in order; with
-    no facts, by which attributes are powers of two; after any other error,
+    no facts, by the signs of attributes and which are powers of two; after any other error,
     each batch alone."""
     spec = load_spec(REPO / "specs" / "ACTIVATION_HARD_SIGMOID.yaml")
     batches: dict[Any, list[Any]] = {}
@@ -337,7 +337,7 @@ def test_a_refused_run_is_split_by_what_its_sets_disagree_on() -> None:
     assert _split(run, ValueError("boom")) == [[items] for items in run]
     by_scaling: dict[Any, list[Any]] = {}
     for items in run:
-        by_scaling.setdefault(_scaling(items[0][2]), []).append(items)
+        by_scaling.setdefault(_number_facts(items[0][2]), []).append(items)
     expected = list(by_scaling.values()) if len(by_scaling) > 1 else [[items] for items in run]
     assert _split(run, UnmergeableError("differs")) == expected
 
@@ -414,12 +414,46 @@ def test_a_per_set_scalar_chosen_beside_a_tensor_is_numpy_s_cast() -> None:
 
 def test_a_refused_integer_run_is_split_into_single_batches() -> None:
     """An exact evaluation reads no power of two: with no facts in the
-    error, each batch is evaluated alone (not grouped by `_scaling`)."""
+    error, each batch is evaluated alone (not grouped by `_number_facts`)."""
     spec = load_spec(REPO / "specs" / "ELEMENT_WISE_CLIP.yaml")
     batches: dict[Any, list[Any]] = {}
     for i, case in enumerate(generate(spec, m.FeatureLevel.FL_6_4, seed=0)):
         if case.inputs[0].dtype is m.DataType.INT8:
             batches.setdefault(_batch_key(spec, case), []).append((i, spec, case, {}, 0.0))
     run = list(batches.values())[:4]
-    assert len(run) == 4 and all(_exact(items[0][2]) and _scaling(items[0][2]) == () for items in run)
+    assert len(run) == 4 and all(_exact(items[0][2]) and _number_facts(items[0][2]) == () for items in run)
     assert _split(run, UnmergeableError("differs")) == [[items] for items in run]
+
+
+def test_sets_of_different_signs_merge_where_no_decision_reads_the_sign() -> None:
+    """A number's known sign decides a bound only through a sum of operands
+    of known signs (one relative bound, not two), min/max of known signs
+    and the divisor check.  HardSigmoid's ``Alpha * x + Beta`` and Shrink's
+    ``x - Bias`` read none (x's sign is unknown in every set), so sets of
+    both signs merge, every element bitwise its own set's, at 0, -0,
+    infinities, NaN, subnormal and huge x too.  A sum that would read a
+    sign the sets disagree on is refused, also after a min that leaves it
+    unknown in some sets; a max with a non-negative operand knows it."""
+    from dmlconform.formula import parse
+    from dmlconform.formula.oracle import PerElement
+
+    x = np.array([-3.0, -0.5, 0.0, -0.0, 1.0, 2.5, np.inf, -np.inf, np.nan, 1e-40, -3e-45, 1e-300,
+                  3e38, -1e300, 7.0, -2.0])
+    parts = (16, 16, 16, 16)
+    attrs = {"Alpha": PerElement((0.2, -0.2, 0.5, -3.0), parts), "Beta": PerElement((0.5, -0.5, -0.0, 0.25), parts)}
+    for dtype in ("float16", "float32"):
+        for source in ("y = max(0, min(Alpha * x + Beta, 1))",
+                       "y = x - Beta, if x > Alpha\n    x + Beta, if x < -Alpha\n    0, otherwise",
+                       "y = min(Alpha, 1) * x + max(Beta, 0) * x",
+                       "y = (Alpha * Beta) * x - Beta",
+                       "y = (max(Alpha, 0) + 2) * x",
+                       "y = x / (Alpha * x * x + Beta)"):
+            _each_set_alone(source, np.tile(x, 4), attrs, dtype)
+    for source in ("y = (Alpha + 1) * x", "y = (min(Alpha, 1) + 2) * x"):
+        with pytest.raises(UnmergeableError):
+            with np.errstate(all="ignore"):
+                evaluate_many(parse(source), {"x": np.tile(x, 4)}, attrs, outputs=("y",), dtype="float32")
+        for k in range(4):  # each set alone is fine
+            own = {n: v.values[k] for n, v in attrs.items()}
+            with np.errstate(all="ignore"):
+                evaluate_many(parse(source), {"x": x}, own, outputs=("y",), dtype="float32")

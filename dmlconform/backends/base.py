@@ -102,9 +102,9 @@ class BatchBackend(Backend, Protocol):
     so the whole batch is in flight (a worker process that dies or hangs
     during the call has all of them as suspects, and the parallel engine
     re-runs them one by one to find the culprit).  The call's time is split
-    evenly among its cases.  The cases of one call share the operator and
-    their tensors' names and data types, in order; their attributes may
-    differ (every attribute set of the combination comes in one call, so a
+    evenly among its cases.  The cases of one call share the operator (and
+    so their tensors' names, in order); their data types and attributes may
+    differ (every combination of the operator comes in one call, so a
     backend can prepare them together).  Cases too large to copy cheaply
     still go through ``run``, which a batch backend keeps for one case."""
 

@@ -328,8 +328,15 @@ class Plan:
 
     @property
     def family(self) -> tuple[Any, ...]:
-        """The key without attributes and scalar operands: plans of one
-        family can be nodes of one model (same operator, opset and types)."""
+        """The key's operators: plans of one family can be nodes of one
+        model (same operator and opset; each node has its own types,
+        attributes and scalar operands)."""
+        return self.key[:2]
+
+    @property
+    def types(self) -> tuple[Any, ...]:
+        """The key without attributes and scalar operands: the family's
+        plans of one combination of tensor types."""
         return self.key[:3]
 
 
@@ -417,11 +424,11 @@ class OnnxRuntimeBackend:
     def run_batch(self, items: Sequence[Item]) -> list[Exception | None]:
         """Run many cases: those with one session key go through one
         ``session.run`` on their concatenated inputs, and the keys of one
-        family (`Plan.family`: they differ only in ONNX attributes or
-        scalar operands), `FAMILY_NODES` at a time, through one session of
-        one node per key (`_run_family`).  Returns, per item, None or the
-        exception that item raised (NotSupportedError to reject); one bad
-        case does not cost the others."""
+        family (`Plan.family`: they differ only in tensor types, ONNX
+        attributes or scalar operands), `FAMILY_NODES` at a time, through
+        one session of one node per key (`_run_chunk`).  Returns, per item,
+        None or the exception that item raised (NotSupportedError to
+        reject); one bad case does not cost the others."""
         errors: list[Exception | None] = [None] * len(items)
         groups: dict[tuple[Any, ...], list[tuple[int, Plan]]] = {}
         for i, (spec, case, buffers) in enumerate(items):
@@ -438,15 +445,31 @@ class OnnxRuntimeBackend:
         chunks = (family[lo:lo + FAMILY_NODES] for family in families.values()
                   for lo in range(0, len(family), FAMILY_NODES))
         for chunk in chunks:
-            if len(chunk) > 1 and self._run_family(items, chunk, errors):
-                continue
-            for members in chunk:
-                try:
-                    self._run_group([items[i] for i, _ in members], members[0][1])
-                except Exception as exc:  # noqa: BLE001 - every member gets the group's error
-                    for i, _ in members:
-                        errors[i] = exc
+            self._run_chunk(items, chunk, errors)
         return errors
+
+    def _run_chunk(self, items: Sequence[Item], chunk: list[list[tuple[int, Plan]]],
+                   errors: list[Exception | None]) -> None:
+        """The groups of ``chunk`` (keys of one family) through one session
+        (`_run_family`); where it cannot be built or run, those of each
+        combination of types through one (a type onnxruntime lacks a kernel
+        for costs only its own keys), and then each key alone, with the
+        error it gives alone."""
+        if len(chunk) > 1 and self._run_family(items, chunk, errors):
+            return
+        by_types: dict[tuple[Any, ...], list[list[tuple[int, Plan]]]] = {}
+        for members in chunk:
+            by_types.setdefault(members[0][1].types, []).append(members)
+        if len(by_types) > 1:
+            for part in by_types.values():
+                self._run_chunk(items, part, errors)
+            return
+        for members in chunk:
+            try:
+                self._run_group([items[i] for i, _ in members], members[0][1])
+            except Exception as exc:  # noqa: BLE001 - every member gets the group's error
+                for i, _ in members:
+                    errors[i] = exc
 
     def _run_group(self, items: list[Item], p: Plan) -> None:
         """The cases of one key through the key's one-node session."""
@@ -458,11 +481,11 @@ class OnnxRuntimeBackend:
                     errors: list[Exception | None]) -> bool:
         """The groups of several keys of one family through one session whose
         model has a node per key, cached under the tuple of keys: one
-        session to build instead of one per attribute set (most of a small
-        batch's time).  False, with nothing written, when that session
-        cannot be built or run: the caller then runs each key alone, so a
-        rejected attribute set costs only its own cases, with the error it
-        gives alone."""
+        session to build instead of one per data type and attribute set
+        (most of a small batch's time).  False, with nothing written, when
+        that session cannot be built or run: the caller then runs smaller
+        groups (`_run_chunk`), so a rejected type or attribute set costs only
+        its own cases, with the error it gives alone."""
         parts = [[items[i] for i, _ in members] for members in family]
         plans = [members[0][1] for members in family]
         try:

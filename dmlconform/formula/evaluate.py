@@ -56,6 +56,12 @@ class Val:
     #: is what the scalar of one attribute set would be, so every scalar-only path (no range or
     #: underflow check, no span of its own, `_power_of_two` per element) is taken as for that scalar
     uniform: bool = False
+    #: the sign is 0 (unknown) only because the attribute sets this value comes from disagree on it
+    #: (`oracle.PerElement`): each set's own evaluation knows it, so a decision that reads it
+    #: (`Evaluator.arith_error`'s same-sign sum, the divisor check) cannot be taken for all sets at
+    #: once and raises `UnmergeableError`; one it cannot change (a product with an operand of unknown
+    #: sign) goes on
+    mixed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,11 +356,12 @@ class Evaluator:
         some = False  # an absolute part where any branch has one, as in each set's own evaluation
         for v in vals:
             some = some | B.present(v.err)
-        sign = vals[0].sign if all(v.sign == vals[0].sign for v in vals) else 0
+        mixed = any(v.mixed for v in vals)
+        sign = vals[0].sign if not mixed and all(v.sign == vals[0].sign for v in vals) else 0
         nan = False
         if any(any_true(v.nan) for v in vals):  # the picked branch's; `certain_nan` drops uncertain choices
             nan = np.select(cl, [np.broadcast_to(v.nan, shape) for v in vals], False)
-        return Val(out, B.with_abs(rel, absv, some), sign, True, nan=nan)
+        return Val(out, B.with_abs(rel, absv, some), sign, True, nan=nan, mixed=mixed)
 
     # -- operators -----------------------------------------------------
     def unary(self, op: str, a: Val) -> Val:
@@ -372,7 +379,7 @@ class Evaluator:
             lo_hi = _span(a)
             return Val(np.negative(x, out=self.buffer(a, shape)), a.err, -a.sign, a.owned or np.ndim(x) == 0, a.exact,
                        None if lo_hi is None else (-lo_hi[1], -lo_hi[0]), a.nan, a.below, a.above, a.huge,
-                       a.uniform)
+                       a.uniform, a.mixed)
         if op == "!":
             return Val(np.logical_not(self.truth(a)), exact=a.exact, uniform=a.uniform)
         raise FormulaError("bitwise '~' needs integer tensors", path="<formula>")
@@ -406,7 +413,8 @@ class Evaluator:
         uniform = _uniform(a, b)
         if self.s.exact64:
             v = _power(x, y) if op == "^" and b.uniform else _ARITH[op](x, y)
-            val = Val(v, sign=B.sign_of(op, a.sign, b.sign), exact=_exact_op(op, a, b, x, y, v), uniform=uniform)
+            val = Val(v, sign=B.sign_of(op, a.sign, b.sign), exact=_exact_op(op, a, b, x, y, v), uniform=uniform,
+                      mixed=_mixed_sign(op, a, b))
             return _exact_sides(op, a, b, x, y, val) if op in "+-*/" else val
         v = _power(x, y) if op == "^" and b.uniform else _ARITH[op](x, y, out=out)
         sign = B.sign_of(op, a.sign, b.sign)
@@ -421,9 +429,11 @@ class Evaluator:
             if not self.within_range(span):
                 self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
             if op == "/" and b.err.abs is not None and b.sign == 0 and not b.uniform:  # a known sign: no cancellation
+                _sign_read(b)
                 self.check_divisor(y, b.err)
         nan = _propagated(v, a, b) if op in "+-*/" else False
-        return Val(v, err, sign, isinstance(v, np.ndarray), span=span, nan=nan, uniform=uniform)
+        return Val(v, err, sign, isinstance(v, np.ndarray), span=span, nan=nan, uniform=uniform,
+                   mixed=_mixed_sign(op, a, b))
 
     def arith_error(self, op: str, a: Val, b: Val) -> Err:
         ea, eb = a.err, b.err
@@ -434,6 +444,8 @@ class Evaluator:
             if scaling is not True:
                 scaling = _either(scaling, self.power_of_two(b))
             return B.with_abs(_plus_rounding(ea.rel + eb.rel, scaling), parts, B.present(ea) | B.present(eb))
+        if (a.mixed or b.mixed) and not _unknown(a) and not _unknown(b):
+            _sign_read(a if a.mixed else b)
         same = a.sign != 0 and a.sign * b.sign == (1 if op == "+" else -1)
         exact: bool | np.ndarray  # both operands exact but for absolute parts: per attribute set
         if isinstance(ea.rel, np.ndarray) or isinstance(eb.rel, np.ndarray):
@@ -674,7 +686,10 @@ class Evaluator:
         out = args[0]
         for nxt in args[1:]:
             pos = (name == "max" and 1 in (out.sign, nxt.sign)) or out.sign == nxt.sign == 1
+            mixed = (out.mixed or nxt.mixed) and not (name == "max" and pos)  # max with a non-negative: known
             out = self.pick(fn, out, nxt, 1 if pos else 0)
+            if mixed:  # non-negative in the sets where the operands are
+                out = replace(out, sign=0, mixed=True)
         return out
 
     def pick(self, fn: Any, a: Val, b: Val, sign: int) -> Val:
@@ -708,7 +723,7 @@ class Evaluator:
             jump = np.floor(x) + (0.5 if name == "round" else 0.0)
             near = np.minimum(np.abs(x - jump), np.abs(jump + 1 - x))
             self.mark_uncertain(near <= self.bound(a) * self.s.unit)
-        return Val(v, EXACT, a.sign if name != "round" else 0, True, a.exact)
+        return Val(v, EXACT, a.sign if name != "round" else 0, True, a.exact, mixed=a.mixed and name != "round")
 
 
 def _rounded_quotient(e: Call) -> bool:
@@ -784,6 +799,29 @@ def decides(tree: FormulaTree) -> bool:
 
 
 _DECIDING_OPS = frozenset({*_COMPARE, "&&", "||"})
+def _unknown(val: Val) -> bool:
+    """Whether ``val``'s sign is unknown in every attribute set's own
+    evaluation (not merely mixed: `Val.mixed`)."""
+    return val.sign == 0 and not val.mixed
+
+
+def _mixed_sign(op: str, a: Val, b: Val) -> bool:
+    """Whether ``a op b``'s sign (`bounds.sign_of`) may be known in some
+    attribute sets' own evaluations though the merged one has it 0: an
+    operand's sign is mixed, and the other's is not unknown everywhere
+    (which makes a sum's or a product's sign unknown in every set)."""
+    if not (a.mixed or b.mixed) or op not in "+-*/":
+        return False
+    return not (_unknown(a) or _unknown(b))
+
+
+def _sign_read(val: Val) -> None:
+    """A decision reads ``val``'s sign: refused where the attribute sets
+    disagree on it (`Val.mixed`), each set then evaluated with its own."""
+    if val.mixed:
+        raise UnmergeableError("the sign of a value that the attribute sets disagree on decides the bound")
+
+
 _DECIDING_CALLS = frozenset({"min", "max", "clamp", "isinf", "isnan", "sign"})
 
 

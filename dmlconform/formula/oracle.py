@@ -31,6 +31,7 @@ is rounded to float32 first (0.2 -> 0.20000000298...); an exact text such as
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
@@ -336,8 +337,9 @@ def _segments(attrs: Mapping[str, Any], shape: tuple[int, ...], integer: bool,
 def _per_element(name: str, given: PerElement, integer: bool) -> Val:
     """The value per element of an attribute given per attribute set:
     what `_attribute` makes of each set's value, repeated; an enum constant
-    must be the same in every set, and for a float evaluation a number's
-    sign (`Val.sign`, which the bound reads) too.  For an exact evaluation
+    must be the same in every set.  For a float evaluation a number whose
+    sign differs between sets has sign 0 and `Val.mixed` (a decision that
+    reads it raises `UnmergeableError`).  For an exact evaluation
     an object array of each set's own int or Fraction (`Evaluator.exact`
     keeps each set's scalar semantics)."""
     vals = [_attribute(name, v, integer) for v in given.values]
@@ -351,18 +353,20 @@ def _per_element(name: str, given: PerElement, integer: bool) -> Val:
         values = np.repeat(held, given.sizes)
         values.flags.writeable = False
         return Val(values, uniform=True)
-    if any(v.sign != vals[0].sign for v in vals):
-        raise UnmergeableError(f"attribute {name} has different signs in different sets")
+    mixed = any(v.sign != vals[0].sign for v in vals)
     values = np.repeat(np.array([v.v for v in vals], dtype=np.float64), given.sizes)
     values.flags.writeable = False
-    return Val(values, sign=vals[0].sign, uniform=True)
+    return Val(values, sign=0 if mixed else vals[0].sign, uniform=True, mixed=mixed)
 
 
+@functools.lru_cache(maxsize=4096)
 def attribute_facts(name: str, value: Any) -> tuple[int, bool] | str:
     """What of a float evaluation's attribute value the others evaluated
     with it per element (`PerElement`) must share: an enum constant itself,
     else the sign (`Val.sign`) and whether it is a power of two (an exact
-    scaling), which decide the bound's form for the whole evaluation."""
+    scaling), which decide the bound's form for the whole evaluation.
+    Remembered: the runner asks per batch of cases, and equal values (1 and
+    1.0 alike) have equal facts."""
     val = _attribute(name, value, False)
     if isinstance(val.v, str):
         return val.v

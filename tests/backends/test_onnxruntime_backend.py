@@ -238,3 +238,30 @@ def test_a_family_session_that_fails_falls_back_to_one_session_per_key(monkeypat
             assert s["OutputTensor"].tobytes() == b["OutputTensor"].tobytes(), c.id
     keys = len({plan(spec, c).key for c in cases})
     assert backend.misses == 1 + keys  # the family's session, then one per key
+
+
+def test_data_types_of_one_operator_share_a_session_and_a_type_without_a_kernel_costs_only_its_own() -> None:
+    """HardSigmoid's float32 and float16 keys run through one session
+    (FAMILY_NODES at a time); float64, which HardSigmoid-22 has no kernel
+    for, fails the session of any chunk it is in: that chunk then runs
+    per combination of types, so the others still share their sessions,
+    and float64 gets the rejection it gets alone.  Outputs are bitwise the
+    one-call-per-case ones."""
+    spec = _spec("ACTIVATION_HARD_SIGMOID")
+    cases = [c for c in generate(spec, m.FeatureLevel.FL_6_4, seed=0)]
+    assert {c.dtype for c in cases} == {m.DataType.FLOAT32, m.DataType.FLOAT16, m.DataType.FLOAT64}
+    single = _alone(spec, cases, OnnxRuntimeBackend())
+    backend = OnnxRuntimeBackend()
+    batched = [bind(c) for c in cases]
+    errors = backend.run_batch([(spec, c, b) for c, b in zip(cases, batched)])
+    for c, (s, alone), b, error in zip(cases, single, batched, errors):
+        assert repr(error) == repr(alone), c.id
+        assert (error is not None) == (c.dtype is m.DataType.FLOAT64), c.id
+        if error is None:
+            assert s["OutputTensor"].tobytes() == b["OutputTensor"].tobytes(), c.id
+    families = {k: v for k, v in backend.sessions.items() if isinstance(k[0], tuple)}
+    shared = [k for k, v in families.items() if not isinstance(v, Exception) and len({key[2] for key in k}) > 1]
+    assert shared  # float32 and float16 nodes in one session
+    (f64,) = {plan(spec, c).key for c in cases if c.dtype is m.DataType.FLOAT64}
+    assert isinstance(backend.sessions[f64], NotSupportedError)  # its own rejection, asked for once
+    assert all(f64 in k for k, v in families.items() if isinstance(v, Exception))  # only its chunk failed
