@@ -426,7 +426,9 @@ class OnnxRuntimeBackend:
         ``session.run`` on their concatenated inputs, and the keys of one
         family (`Plan.family`: they differ only in tensor types, ONNX
         attributes or scalar operands), `FAMILY_NODES` at a time, through
-        one session of one node per key (`_run_chunk`).  Returns, per item,
+        one session of one node per key (`_run_chunk`); keys of cases
+        outside the feature level's tables (which onnxruntime may well lack
+        kernels for) in sessions of their own.  Returns, per item,
         None or the exception that item raised (NotSupportedError to
         reject); one bad case does not cost the others."""
         errors: list[Exception | None] = [None] * len(items)
@@ -440,8 +442,9 @@ class OnnxRuntimeBackend:
                 continue
             groups.setdefault(p.key, []).append((i, p))
         families: dict[tuple[Any, ...], list[list[tuple[int, Plan]]]] = {}
-        for members in groups.values():
-            families.setdefault(members[0][1].family, []).append(members)
+        for members in groups.values():  # probes outside the tables apart: a rejection costs only them
+            probe = not any(items[i][1].expect_supported for i, _ in members)
+            families.setdefault((members[0][1].family, probe), []).append(members)
         chunks = (family[lo:lo + FAMILY_NODES] for family in families.values()
                   for lo in range(0, len(family), FAMILY_NODES))
         for chunk in chunks:

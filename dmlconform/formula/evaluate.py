@@ -19,6 +19,7 @@ reaches the discontinuity in ``uncertain``.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping
 
@@ -107,6 +108,9 @@ class Evaluator:
         #: sets only, per element whether its set has it: the sets cannot share this evaluation
         #: (`floatrun.FloatRun.run_many` refuses it), and the pass goes on to find all of them
         self.disagreements: list[np.ndarray] = []
+        #: integer mode: id of an array -> (the array, whether it holds Python ints alone): one
+        #: tensor compared twice (x > T, x < -T) is looked through once (`whole_bound`)
+        self.ints: dict[int, tuple[np.ndarray, bool]] = {}
 
     # -- statements ----------------------------------------------------
     def run(self, tree: FormulaTree, output: str | None = None) -> Val:
@@ -238,6 +242,49 @@ class Evaluator:
         if _uniform(*args):
             return self.per_set(fn, args)
         return Val(fn(*(self.entered(a, cast=cast) if a.uniform else a.v for a in args)))
+
+    def whole_bound(self, op: str, a: Val, b: Val) -> tuple[Val, Val]:
+        """``a op b`` (an ordering) of a tensor of Python ints and a
+        fraction (a FLOAT attribute on integer tensors, per set or not):
+        the fraction replaced by the integer that orders the same against
+        every integer (x > t as x > floor(t), x < t as x < ceil(t)), so
+        that numpy compares ints, not a Fraction per element.  The same
+        truth values; anything else as it is."""
+        if op not in ("<", "<=", ">", ">="):
+            return a, b
+        for tensor, other, left in ((a, b, True), (b, a, False)):
+            if other.uniform or not np.ndim(other.v):
+                whole = self.whole_of(other, math.floor if (op in (">", "<=")) == left else math.ceil)
+                if whole is not None and self.python_ints(tensor):
+                    return (tensor, whole) if left else (whole, tensor)
+        return a, b
+
+    def python_ints(self, val: Val) -> bool:
+        """Whether ``val`` is a tensor (not one value per attribute set) of
+        Python ints alone (integer mode's object arrays), remembered per
+        array (held, so that its id stays its own)."""
+        v = val.v
+        if val.uniform or not isinstance(v, np.ndarray) or v.dtype != object or not v.ndim:
+            return False
+        found = self.ints.get(id(v))
+        if found is None:
+            found = self.ints[id(v)] = (v, all(type(x) is int for x in v.ravel().tolist()))
+        return found[1]
+
+    def whole_of(self, val: Val, rounding: Callable[[Any], int]) -> Val | None:
+        """``val`` (a scalar, or one per attribute set) with each Fraction
+        rounded by ``rounding``; None when it holds no Fraction."""
+        if not val.uniform or self.segments is None:
+            return replace(val, v=rounding(val.v)) if isinstance(val.v, Fraction) else None
+        starts = self.segments
+        scalars = val.v[starts]
+        if not any(isinstance(x, Fraction) for x in scalars.tolist()):
+            return None
+        held = np.empty(len(starts), dtype=object)
+        held[:] = [rounding(x) if isinstance(x, Fraction) else x for x in scalars.tolist()]
+        values = np.repeat(held, np.diff(starts, append=len(val.v)))
+        values.flags.writeable = False
+        return replace(val, v=values)
 
     def per_set(self, fn: Callable[..., Array], args: list[Val]) -> Val:
         """``fn`` on each attribute set's scalars (`Val.uniform` values read
@@ -567,6 +614,7 @@ class Evaluator:
         if isinstance(a.v, str) or isinstance(b.v, str):  # enum constants compare by name
             return Val(np.bool_((a.v == b.v) == (op == "==")))
         if self.s.integer:
+            a, b = self.whole_bound(op, a, b)
             return self.exact(lambda x, y: _COMPARE[op](self.num(x), self.num(y)), [a, b], cast=True)
         x, y = self.num(a.v), self.num(b.v)
         if self.s.exact64:
