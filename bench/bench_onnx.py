@@ -12,11 +12,11 @@ compared with `np.testing.assert_allclose(rtol, atol)` as the runner does.
 The node tests are collected once, for all operators, and grouped by
 operator (`collect_testcases` returns its first call's list to every later
 call).  Columns: ours end to end (``ms/case``; the runner hands the backend's
-``run_batch`` the small cases of one operator and data type per call, every
-attribute set included, and the backend runs the attribute sets through one
-session), case generation (``+gen``), the backend alone called once per case
+``run_batch`` the small cases of one operator per call, every data type and
+attribute set included, and the backend runs them through shared sessions),
+case generation (``+gen``), the backend alone called once per case
 (``backend``, what a backend without ``run_batch`` gets: one session per
-attribute set) and once for all cases (``batched``); theirs per case over
+data type and attribute set) and once for all cases (``batched``); theirs per case over
 all node tests (``ms/case``) and over the one-node ones alone (``1-node``,
 without the expanded variants); each ratio is the onnx loop's time per case
 over ours (``1-node``: its one-node time over ours with generation).
