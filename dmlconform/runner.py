@@ -35,6 +35,8 @@ _POISON_INT = 0x5A
 #: ULP distances from here up mean "not comparable" (NaN against a number);
 #: results report them as -1.
 NOT_COMPARABLE_ULP = 2 ** 62
+#: Elements a case's result shows at most per output (those with the largest ULP distance).
+WORST = 10
 #: The message of a negative case computed correctly.
 _ALLOWED = "computed correctly a configuration outside the table (allowed)"
 
@@ -182,7 +184,7 @@ def _rejected(case: Case, info: BackendInfo, started: float, reason: str) -> Cas
 
 
 def _check_output(spec: m.Spec, formula: _Formula, result: Any, actual: np.ndarray, out: TensorData,
-                  info: BackendInfo, *, worst: int | None = 10) -> Any:
+                  info: BackendInfo, *, worst: int | None = WORST) -> Any:
     """The oracle's ``result`` for output ``out`` (`_oracle_results`) compared
     with ``actual``, under the spec's tolerance and the backend's flush
     policy: a `Comparison`, or with ``worst`` None a `SparseComparison`."""
@@ -286,8 +288,9 @@ _Pending = tuple[int, m.Spec, Case, dict[str, np.ndarray], float]
 def _batch_key(spec: m.Spec, case: Case) -> tuple[object, ...]:
     """Cases with the same key share one oracle evaluation and one comparison
     (the oracle takes one set of attributes per call); its first member,
-    the operator, is the key of one ``run_batch`` call.  Data types enter by name (``_name_``, the enum's own attribute): hashing
-    an enum member runs Python code, and the key is hashed per case."""
+    the operator, is the key of one ``run_batch`` call.  Data types enter
+    by name (``_name_``, the enum's own attribute): hashing an enum member
+    runs Python code, and the key is hashed per case."""
     return (spec.operator, tuple((t.name, t.dtype._name_) for t in case.inputs),
             tuple((t.name, t.dtype._name_) for t in case.outputs), case.attributes)
 
@@ -587,24 +590,20 @@ def _details(items: list[_Pending], sparse: list[Any], offsets: np.ndarray, flag
         failed = np.bincount(owner[status == Verdict.FAIL], minlength=count).tolist()
         bad = np.flatnonzero(status != Verdict.PASS)
         comparable = bad[sp.ulp[bad] < NOT_COMPARABLE_ULP]
-        largest = np.zeros(count, sp.ulp.dtype)
-        np.maximum.at(largest, owner[comparable], sp.ulp[comparable])
+        largest_of = np.zeros(count, sp.ulp.dtype)
+        np.maximum.at(largest_of, owner[comparable], sp.ulp[comparable])
+        largest = largest_of.tolist()
         order = bad[np.lexsort((bad, -sp.ulp[bad].astype(np.float64), owner[bad]))]
         who = owner[order]
         first = np.searchsorted(who, who)  # each element's case starts there (``who`` is sorted)
         kept = order[np.arange(order.size) - first < WORST]
         diffs = _element_diffs(out_name, sp, kept, owner[kept], offsets, shapes, views, names)
         starts = np.searchsorted(owner[kept], np.arange(count + 1)).tolist()
-        largest_ = largest.tolist()
         for k, detail in found.items():
             size = int(offsets[k + 1] - offsets[k])
             counts = (size - warned[k] - failed[k], warned[k], failed[k])
-            detail.append((counts, int(largest_[k]), tuple(diffs[starts[k]:starts[k + 1]])))
+            detail.append((counts, int(largest[k]), tuple(diffs[starts[k]:starts[k + 1]])))
     return found
-
-
-#: Elements a case's result shows at most per output (those with the largest ULP distance).
-WORST = 10
 
 
 def _element_diffs(output: str, sp: Any, kept: np.ndarray, owner: np.ndarray, offsets: np.ndarray,

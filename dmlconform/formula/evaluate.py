@@ -19,8 +19,8 @@ reaches the discontinuity in ``uncertain``.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -847,29 +847,6 @@ def decides(tree: FormulaTree) -> bool:
 
 
 _DECIDING_OPS = frozenset({*_COMPARE, "&&", "||"})
-def _unknown(val: Val) -> bool:
-    """Whether ``val``'s sign is unknown in every attribute set's own
-    evaluation (not merely mixed: `Val.mixed`)."""
-    return val.sign == 0 and not val.mixed
-
-
-def _mixed_sign(op: str, a: Val, b: Val) -> bool:
-    """Whether ``a op b``'s sign (`bounds.sign_of`) may be known in some
-    attribute sets' own evaluations though the merged one has it 0: an
-    operand's sign is mixed, and the other's is not unknown everywhere
-    (which makes a sum's or a product's sign unknown in every set)."""
-    if not (a.mixed or b.mixed) or op not in "+-*/":
-        return False
-    return not (_unknown(a) or _unknown(b))
-
-
-def _sign_read(val: Val) -> None:
-    """A decision reads ``val``'s sign: refused where the attribute sets
-    disagree on it (`Val.mixed`), each set then evaluated with its own."""
-    if val.mixed:
-        raise UnmergeableError("the sign of a value that the attribute sets disagree on decides the bound")
-
-
 _DECIDING_CALLS = frozenset({"min", "max", "clamp", "isinf", "isnan", "sign"})
 
 
@@ -1145,6 +1122,29 @@ def _scalar_choice(tests: list[Val], vals: list[Val]) -> None:
     as an array; per element it would be taken as a scalar.  Not merged."""
     if _uniform(*tests, *vals):
         raise UnmergeableError("a choice that depends on attributes alone")
+
+
+def _unknown(val: Val) -> bool:
+    """Whether ``val``'s sign is unknown in every attribute set's own
+    evaluation (not merely mixed: `Val.mixed`)."""
+    return val.sign == 0 and not val.mixed
+
+
+def _mixed_sign(op: str, a: Val, b: Val) -> bool:
+    """Whether ``a op b``'s sign (`bounds.sign_of`) may be known in some
+    attribute sets' own evaluations though the merged one has it 0: an
+    operand's sign is mixed, and the other's is not unknown everywhere
+    (which makes a sum's or a product's sign unknown in every set)."""
+    if not (a.mixed or b.mixed) or op not in "+-*/":
+        return False
+    return not (_unknown(a) or _unknown(b))
+
+
+def _sign_read(val: Val) -> None:
+    """A decision reads ``val``'s sign: refused where the attribute sets
+    disagree on it (`Val.mixed`), each set then evaluated with its own."""
+    if val.mixed:
+        raise UnmergeableError("the sign of a value that the attribute sets disagree on decides the bound")
 
 
 def _uniform(*vals: Val) -> bool:

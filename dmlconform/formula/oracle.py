@@ -361,10 +361,12 @@ def _per_element(name: str, given: PerElement, integer: bool) -> Val:
 
 @functools.lru_cache(maxsize=4096)
 def attribute_facts(name: str, value: Any) -> tuple[int, bool] | str:
-    """What of a float evaluation's attribute value the others evaluated
-    with it per element (`PerElement`) must share: an enum constant itself,
-    else the sign (`Val.sign`) and whether it is a power of two (an exact
-    scaling), which decide the bound's form for the whole evaluation.
+    """What of a float evaluation's attribute value decides its form: an
+    enum constant itself (attribute sets evaluated together per element,
+    `PerElement`, must share it), else the sign (`Val.sign`) and whether
+    it is a power of two (an exact scaling), which decide the bound's form
+    (sets that differ in them merge where the oracle finds the form the
+    same, `Val.mixed`; the runner groups a refused merge by them).
     Remembered: the runner asks per batch of cases, and equal values (1 and
     1.0 alike) have equal facts."""
     val = _attribute(name, value, False)
