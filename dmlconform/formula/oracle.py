@@ -32,6 +32,7 @@ is rounded to float32 first (0.2 -> 0.20000000298...); an exact text such as
 from __future__ import annotations
 
 import functools
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
@@ -290,7 +291,17 @@ def _check_inputs(
 
 
 def _attribute(name: str, value: Any, integer: bool) -> Val:
-    """The value an implementation sees for one attribute."""
+    """The value an implementation sees for one attribute, remembered per
+    name, value and its type (a merged evaluation reads each set's values
+    again; a `Val` is immutable); an unhashable value gets `_attribute_of`'s
+    error."""
+    if not isinstance(value, Hashable):
+        return _attribute_of(name, value, integer)
+    return _remembered_attribute(name, value, integer)
+
+
+def _attribute_of(name: str, value: Any, integer: bool) -> Val:
+    """`_attribute`, computed."""
     if isinstance(value, str) and is_enum_constant(value):
         return Val(value)
     if isinstance(value, np.generic):
@@ -313,6 +324,9 @@ def _attribute(name: str, value: Any, integer: bool) -> Val:
         return Val(int(exact) if exact.denominator == 1 else exact)
     f = np.float64(float(exact))
     return Val(f, sign=1 if f >= 0 else -1)
+
+
+_remembered_attribute = functools.lru_cache(maxsize=4096, typed=True)(_attribute_of)
 
 
 def _segments(attrs: Mapping[str, Any], shape: tuple[int, ...], integer: bool,
@@ -359,7 +373,7 @@ def _per_element(name: str, given: PerElement, integer: bool) -> Val:
     return Val(values, sign=0 if mixed else vals[0].sign, uniform=True, mixed=mixed)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=4096, typed=True)
 def attribute_facts(name: str, value: Any) -> tuple[int, bool] | str:
     """What of a float evaluation's attribute value decides its form: an
     enum constant itself (attribute sets evaluated together per element,
@@ -367,8 +381,8 @@ def attribute_facts(name: str, value: Any) -> tuple[int, bool] | str:
     it is a power of two (an exact scaling), which decide the bound's form
     (sets that differ in them merge where the oracle finds the form the
     same, `Val.mixed`; the runner groups a refused merge by them).
-    Remembered: the runner asks per batch of cases, and equal values (1 and
-    1.0 alike) have equal facts."""
+    Remembered per name, value and its type (a float is rounded to float32,
+    a numpy scalar taken as it is): the runner asks per batch of cases."""
     val = _attribute(name, value, False)
     if isinstance(val.v, str):
         return val.v
