@@ -465,16 +465,24 @@ _LEAVES = ("Alpha", "Beta", "0", "1", "0.5", "2", "3.25")
 
 
 @st.composite
+def _constants(draw: st.DrawFn, depth: int = 2) -> str:
+    """A term of Alpha, Beta and literals: one value per attribute set."""
+    if depth == 0 or draw(st.booleans(), label="leaf?"):
+        return draw(st.sampled_from(_LEAVES), label="leaf")
+    a, b = draw(_constants(depth - 1), label="a"), draw(_constants(depth - 1), label="b")
+    return f"({a}) {draw(st.sampled_from('+-*/'), label='op')} ({b})"
+
+
+@st.composite
 def _sources(draw: st.DrawFn, depth: int = 3) -> str:
     """An evaluable expression of x with Alpha and Beta (sums, products,
     quotients, negation, abs, sqrt, a choice), every operation on at least
-    one side a term of x.  Not drawn, each for a quirk of its own that has
-    nothing to do with signs (noted on issue 8): exp (the exact
-    re-evaluation of exp(exp(huge)) runs out of memory in mpmath), an
-    operation of attributes alone (a divisor such as 2 * Beta gives the
-    merged evaluation a looser bound than each set's own) and min/max (the
-    sign of a zero that numpy's fmin picks between +0 and -0 depends on the
-    element's position; `test_sets_of_different_signs_merge_where_no_decision_reads_the_sign`
+    one side a term of x and on the other a term of attributes and
+    literals.  Not drawn, each for a quirk of its own that has nothing to
+    do with signs (noted on issue 8): exp (the exact re-evaluation of
+    exp(exp(huge)) runs out of memory in mpmath) and min/max (the sign of a
+    zero that numpy's fmin picks between +0 and -0 depends on the element's
+    position; `test_sets_of_different_signs_merge_where_no_decision_reads_the_sign`
     covers min/max of mixed signs)."""
     if depth == 0 or draw(st.integers(0, 3), label="x?") == 0:
         return "x"
@@ -484,7 +492,7 @@ def _sources(draw: st.DrawFn, depth: int = 3) -> str:
         return f"-({a})"
     if kind == "call":
         return f"{draw(st.sampled_from(('abs', 'sqrt')), label='fn')}({a})"
-    b = draw(st.sampled_from(_LEAVES), label="b")
+    b = draw(_constants(), label="b")
     a, b = (a, b) if draw(st.booleans(), label="x first") else (b, a)
     if kind == "bin":
         return f"({a}) {draw(st.sampled_from('+-*/'), label='op')} ({b})"
@@ -539,3 +547,20 @@ def _nan_blind(a: np.ndarray, b: np.ndarray) -> bool:
     """Bitwise equal but for the sign and payload of NaNs."""
     nan = np.isnan(a)
     return bool(np.array_equal(nan, np.isnan(b)) and a[~nan].tobytes() == b[~nan].tobytes())
+
+
+def test_a_divisor_per_attribute_set_is_read_before_the_quotient_overwrites_it() -> None:
+    """``x / (2 * Beta)``: the divisor is one value per attribute set, and
+    whether it is a power of two in each (a division by one rounds nothing)
+    is read after the division; the quotient must not be written into the
+    divisor's array, or that check reads quotients (a bound up to twice
+    each set's own).  Also with Beta of both signs, where no sum reads it."""
+    from dmlconform.formula.oracle import PerElement
+
+    x = np.array([-3.0, 1.0, 2.5, 0.75, -0.0, np.inf, np.nan, 1e-40, 3e38])
+    for dtype in ("float16", "float32"):
+        beta = PerElement((0.5, 0.25, 0.3, 0.5), (x.size,) * 4)
+        for source in ("y = x / (2 * Beta)", "y = x / (Beta + Beta)", "y = x / (Beta * Beta * 4)"):
+            _each_set_alone(source, np.tile(x, 4), {"Beta": beta}, dtype)
+        _each_set_alone("y = x / (2 * Beta)", np.tile(x, 4), {"Beta": PerElement((0.5, -0.5, 0.3, -0.25), (x.size,) * 4)},
+                        dtype)

@@ -455,8 +455,10 @@ class Evaluator:
         err = self.arith_error(op, a, b) if self.s.track and op in "+-*" else EXACT
         out = self.buffer(a, shape) if op != "^" else None
         relative_only = a.err.abs is None and b.err.abs is None
-        if out is None and (op in "+-*" or (op == "/" and relative_only)):
-            out = self.buffer(b, shape)  # "/" needs the divisor afterwards only for absolute parts
+        if out is None and (op in "+-*" or (op == "/" and relative_only and not b.uniform)):
+            # "/" needs the divisor afterwards for absolute parts, and a divisor per attribute set
+            # for whether it is a power of two in each (`div_error`)
+            out = self.buffer(b, shape)
         uniform = _uniform(a, b)
         if self.s.exact64:
             v = _power(x, y) if op == "^" and b.uniform else _ARITH[op](x, y)
