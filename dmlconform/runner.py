@@ -274,11 +274,16 @@ def _diff(output: str, w: object, case: Case, views: Mapping[str, np.ndarray], f
     for name, view in views.items():
         at = tuple(min(i, s - 1) for i, s in zip(index[-view.ndim:], view.shape)) if view.ndim else ()
         inputs.append((names.get(name, name), _scalar(view[at])))
-    ulp = int(w.ulp)  # type: ignore[attr-defined]
-    return ElementDiff(output=output, index=index, inputs=tuple(inputs), expected=_scalar(w.expected),  # type: ignore[attr-defined]
-                       actual=_scalar(w.actual), ulp=ulp if ulp < NOT_COMPARABLE_ULP else -1,  # type: ignore[attr-defined]
-                       bound=_scalar(w.bound),  # type: ignore[attr-defined]
-                       verdict=w.verdict.name)  # type: ignore[attr-defined]
+    return _element_diff(output, index, tuple(inputs), w.expected, w.actual, int(w.ulp),  # type: ignore[attr-defined]
+                         w.bound, w.verdict.name)  # type: ignore[attr-defined]
+
+
+def _element_diff(output: str, index: tuple[int, ...], inputs: tuple[tuple[str, float], ...], expected: object,
+                  actual: object, ulp: int, bound: object, verdict: str) -> ElementDiff:
+    """An `ElementDiff` as results show it: values as floats, a distance
+    that is not comparable as -1."""
+    return ElementDiff(output=output, index=index, inputs=inputs, expected=_scalar(expected), actual=_scalar(actual),
+                       ulp=ulp if ulp < NOT_COMPARABLE_ULP else -1, bound=_scalar(bound), verdict=verdict)
 
 
 #: (position, spec, case, bound buffers, seconds spent running it)
@@ -626,13 +631,11 @@ def _element_diffs(output: str, sp: Any, kept: np.ndarray, owner: np.ndarray, of
             index[n] = at
     flat = sp.index[kept]
     inputs = [(names.get(name, name), [_scalar(x) for x in view[flat].tolist()]) for name, view in views.items()]
-    ulps = sp.ulp[kept].tolist()
     bounds = sp.bound[kept].tolist() if sp.bound is not None else [0.0] * kept.size
-    return [ElementDiff(output=output, index=index[n], inputs=tuple((name, values[n]) for name, values in inputs),
-                        expected=_scalar(e), actual=_scalar(a), ulp=u if u < NOT_COMPARABLE_ULP else -1,
-                        bound=_scalar(b), verdict=verdicts[s])
-            for n, (e, a, u, b, s) in enumerate(zip(sp.expected[kept].tolist(), sp.actual[kept].tolist(), ulps,
-                                                    bounds, sp.status[kept].tolist()))]
+    return [_element_diff(output, index[n], tuple((name, values[n]) for name, values in inputs), e, a, u, b,
+                          verdicts[s])
+            for n, (e, a, u, b, s) in enumerate(zip(sp.expected[kept].tolist(), sp.actual[kept].tolist(),
+                                                    sp.ulp[kept].tolist(), bounds, sp.status[kept].tolist()))]
 
 
 def _case_result(case: Case, size: int, details: list[_Detail], alternatives: tuple[tuple[str, int], ...],

@@ -146,9 +146,17 @@ def _run_joined(items: Sequence[BatchItem]) -> None:
     spec, case0, _ = items[0]
     sizes = [math.prod(case.outputs[0].sizes) for _, case, _ in items]
     inputs = {t.name: joined_input(items, j) for j, t in enumerate(case0.inputs)}
-    results = evaluate(spec, case0, inputs, (sum(sizes),))
+    scatter_flat(items, evaluate(spec, case0, inputs, (sum(sizes),)))  # every result is computed: in-place is safe
+
+
+def scatter_flat(items: Sequence[BatchItem], results: Mapping[str, np.ndarray]) -> None:
+    """Flat ``results`` per output name, like cases end to end as
+    `backends.base.joined_input` joins their inputs, into each case's
+    output buffers (`write_flat`); call it only once every input has been
+    read (an in-place output aliases an input)."""
     offset = 0
-    for (_, case, buffers), size in zip(items, sizes):  # every result is computed: in-place is safe
+    for _, case, buffers in items:
+        size = math.prod(case.outputs[0].sizes)
         for out in case.outputs:
             write_flat(out, buffers[out.name], results[out.name][offset:offset + size])
         offset += size

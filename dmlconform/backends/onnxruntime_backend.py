@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support, joined_input
-from dmlconform.backends.cpu import write_flat
+from dmlconform.backends.cpu import scatter_flat
 from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.spec.model import FeatureLevel, Spec
@@ -572,14 +572,10 @@ def _feeds(items: list[Item], p: Plan, x: str, s: str) -> dict[str, np.ndarray]:
 
 def _scatter(items: list[Item], y: np.ndarray) -> None:
     """The flat result ``y`` of ``items`` (end to end, as `_feeds` joined
-    them) into each case's output buffer; call it only once every input
-    has been read (an in-place output aliases an input)."""
-    offset = 0
-    for _, case, buffers in items:
-        out = case.outputs[0]
-        n = math.prod(out.sizes)
-        write_flat(out, buffers[out.name], y[offset:offset + n].astype(numpy_dtype(out.dtype), copy=False))
-        offset += n
+    them, in ONNX's output type) into each case's output buffer
+    (`cpu.scatter_flat`: only once every input has been read)."""
+    out = items[0][1].outputs[0]
+    scatter_flat(items, {out.name: y.astype(numpy_dtype(out.dtype), copy=False)})
 
 
 def build_model(p: Plan, case: Case) -> Any:

@@ -276,15 +276,9 @@ class Evaluator:
         rounded by ``rounding``; None when it holds no Fraction."""
         if not val.uniform or self.segments is None:
             return replace(val, v=rounding(val.v)) if isinstance(val.v, Fraction) else None
-        starts = self.segments
-        scalars = val.v[starts]
-        if not any(isinstance(x, Fraction) for x in scalars.tolist()):
+        if not any(isinstance(x, Fraction) for x in val.v[self.segments].tolist()):
             return None
-        held = np.empty(len(starts), dtype=object)
-        held[:] = [rounding(x) if isinstance(x, Fraction) else x for x in scalars.tolist()]
-        values = np.repeat(held, np.diff(starts, append=len(val.v)))
-        values.flags.writeable = False
-        return replace(val, v=values)
+        return self.per_set(lambda x: rounding(x) if isinstance(x, Fraction) else x, [val])
 
     def per_set(self, fn: Callable[..., Array], args: list[Val]) -> Val:
         """``fn`` on each attribute set's scalars (`Val.uniform` values read
@@ -301,9 +295,15 @@ class Evaluator:
             if isinstance(found, np.ndarray):
                 raise UnmergeableError("an attribute expression that numpy keeps as an array in each set")
             scalars[k] = found
-        values = np.repeat(scalars, np.diff(starts, append=size))
+        values = self.spread(scalars, size)
         values.flags.writeable = False
         return Val(values, uniform=True)
+
+    def spread(self, per_set: np.ndarray, size: int) -> np.ndarray:
+        """One value per attribute set (`segments`) repeated over the set's
+        elements, ``size`` in all."""
+        assert self.segments is not None
+        return np.repeat(per_set, np.diff(self.segments, append=size))
 
     def entered(self, val: Val, *, cast: bool) -> np.ndarray:
         """A value per attribute set (`Val.uniform`) as it meets a tensor in
@@ -545,7 +545,7 @@ class Evaluator:
         per_set = np.logical_or.reduceat(found, segments)
         if per_set.all():
             return True
-        return np.repeat(per_set, np.diff(segments, append=found.size))
+        return self.spread(per_set, found.size)
 
     def power_of_two(self, val: Val) -> bool | np.ndarray:
         """`_power_of_two`; for a value per attribute set that is one in
@@ -572,18 +572,20 @@ class Evaluator:
 
     def is_exact(self, err: Err) -> bool:
         """`Err.exact`, with a ``rel`` per element decided per set (`decide`)."""
-        if not isinstance(err.rel, np.ndarray) and err.some is None:
-            return err.rel == 0 and err.abs is None
-        return self.decide(np.equal(err.rel, 0) & np.logical_not(B.present(err)))
+        return self.exact_errs([err])
 
     def all_exact(self, args: list[Val]) -> bool:
-        """Whether every one of ``args`` is exact (`is_exact`), decided per
-        attribute set as a whole where a ``rel`` is per element."""
-        if not any(isinstance(a.err.rel, np.ndarray) or a.err.some is not None for a in args):
-            return all(a.err.exact for a in args)
+        """Whether every one of ``args`` is exact (`is_exact`)."""
+        return self.exact_errs([a.err for a in args])
+
+    def exact_errs(self, errs: list[Err]) -> bool:
+        """Whether every one of ``errs`` is exact, decided per attribute set
+        as a whole where a ``rel`` is per element (`decide`)."""
+        if not any(isinstance(e.rel, np.ndarray) or e.some is not None for e in errs):
+            return all(e.exact for e in errs)
         found = True
-        for a in args:
-            found = found & np.equal(a.err.rel, 0) & np.logical_not(B.present(a.err))
+        for e in errs:
+            found = found & np.equal(e.rel, 0) & np.logical_not(B.present(e))
         return self.decide(found) if isinstance(found, np.ndarray) and found.ndim else bool(found)
 
     def div_error(self, a: Val, b: Val, v: Array, sign: int) -> Err:

@@ -373,16 +373,13 @@ def _per_element(name: str, given: PerElement, integer: bool) -> Val:
     return Val(values, sign=0 if mixed else vals[0].sign, uniform=True, mixed=mixed)
 
 
-@functools.lru_cache(maxsize=4096, typed=True)
 def attribute_facts(name: str, value: Any) -> tuple[int, bool] | str:
     """What of a float evaluation's attribute value decides its form: an
     enum constant itself (attribute sets evaluated together per element,
     `PerElement`, must share it), else the sign (`Val.sign`) and whether
     it is a power of two (an exact scaling), which decide the bound's form
     (sets that differ in them merge where the oracle finds the form the
-    same, `Val.mixed`; the runner groups a refused merge by them).
-    Remembered per name, value and its type (a float is rounded to float32,
-    a numpy scalar taken as it is): the runner asks per batch of cases."""
+    same, `Val.mixed`; the runner groups a refused merge by them)."""
     val = _attribute(name, value, False)
     if isinstance(val.v, str):
         return val.v
