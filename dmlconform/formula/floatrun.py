@@ -11,12 +11,15 @@ float64-is-not-enough check done on the bit pattern of the float64 result
 
 from __future__ import annotations
 
+import functools
+import itertools
+import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from dmlconform.compare import Alternative, Tier, finfo, is_float, ulp_distance
+from dmlconform.compare import Alternative, Tier, finfo, is_float
 from dmlconform.errors import UnmergeableError
 from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan, decides
@@ -111,9 +114,22 @@ class _Found:
     certain_nan: list = field(default_factory=list)  # NaN in exact arithmetic too (no need for mpmath)
 
     def done(self) -> _Indices:
-        join = lambda parts: np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)  # noqa: E731
-        return _Indices(join(self.nan), join(self.limit), join(self.uncertain), join(self.risky),
-                        join(self.overflow), join(self.range), join(self.wild))
+        return _Indices(_join(self.nan), _join(self.limit), _join(self.uncertain), _join(self.risky),
+                        _join(self.overflow), _join(self.range), _join(self.wild))
+
+
+def _where(mask: np.ndarray, lo: int) -> np.ndarray:
+    """The flat indices where a block's ``mask`` (of any shape) holds, as
+    indices of the whole array (the block starts at ``lo``)."""
+    found = mask.reshape(-1).nonzero()[0]
+    return found + lo if lo else found
+
+
+def _join(parts: list[np.ndarray]) -> np.ndarray:
+    """Per-block index arrays end to end (most evaluations are one block)."""
+    if not parts:
+        return _NONE
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,12 +238,18 @@ class SharedPass:
         sizes = [i.size * (1 if p is None else len(p)) for p, i in parts]
         results, _ = run.run_many(arrays, self.outputs, track=False, minmax=minmax, exact64=exact64, work=work)
         total = (sum(sizes),)
-        cut = _splitter(sizes)
+        spans = list(zip(itertools.accumulate(sizes, initial=0), itertools.accumulate(sizes)))
         out: list[dict[str | None, tuple[np.ndarray, ...]]] = [{} for _ in parts]
         for o, (v, val) in zip(self.outputs, results):
-            pieces = zip(*(cut(_shaped(a, total)) for a in (v, val.exact, val.nan)))
-            for found, (p, _), (values, exact, nan) in zip(out, parts, pieces):
-                found[o] = (values, exact, nan) if p is None else (to_float(values, run.dtype).reshape(len(p), -1).T,)
+            v = _shaped(v, total)
+            flags = None  # where exact, where NaN exactly: read by looks at the inputs themselves only
+            for found, (p, _), (lo, hi) in zip(out, parts, spans):
+                if p is not None:  # probes: the values in the target type, a row per element
+                    found[o] = (to_float(v[lo:hi], run.dtype).reshape(len(p), -1).T,)
+                    continue
+                if flags is None:
+                    flags = (_shaped(val.exact, total), _shaped(val.nan, total))
+                found[o] = (v[lo:hi], flags[0][lo:hi], flags[1][lo:hi])
         return out
 
     def take(self, run: "FloatRun", lo: int, part: Mapping[str, np.ndarray],
@@ -274,16 +296,6 @@ def _planned_size(parts: Mapping[Any, np.ndarray]) -> int:
     return sum(i.size * len(p or (0,)) for p, i in parts.items())
 
 
-def _splitter(sizes: list[int]) -> Callable[[np.ndarray], list[np.ndarray]]:
-    """A function cutting an array into consecutive pieces of ``sizes``.
-    Most looks evaluate one part: the array itself is its one piece, without
-    np.split's fixed cost (tens of microseconds for three arrays per output)."""
-    if len(sizes) == 1:
-        return lambda a: [a]
-    cuts = np.cumsum(sizes)[:-1]
-    return lambda a: np.split(a, cuts)
-
-
 def _stand_in(probes: tuple[float, ...], size: int) -> Callable[[str, np.ndarray], np.ndarray]:
     """The transform (`FloatRun.subset`) of ``size`` elements repeated once
     per probe: each infinite input replaced by the probe, its sign kept."""
@@ -313,17 +325,14 @@ class FloatRun:
         self.shared = shared
         self.looks = shared if shared is not None else SharedPass((output,))  # second looks, kept (`at`)
         self.dtype, self.output, self.propagate_nan = dtype, output, propagate_nan
-        self.float_target = is_float(dtype)
-        self.info = finfo(dtype if self.float_target else np.float32)
-        self.unit = float(self.info.eps) / 2
+        facts = _type_facts(dtype)
+        self.float_target, self.info, self.unit = facts.float_target, facts.info, facts.unit
         self.floats = {n: a for n, a in arrays.items() if is_float(a.dtype)}
         self.has_minmax = _has_minmax(tree)
         self.decides = decides(tree)
-        info_dtype = self.dtype if self.float_target else np.dtype(np.float32)
-        self.representable: Callable[[float], bool] = (
-            lambda x: float(to_float(np.asarray([x]), info_dtype)[0]) == x)  # noqa: E731
-        self.size = int(np.prod(shape, dtype=np.int64))
-        self.flat = {n: np.broadcast_to(a, shape).reshape(-1) for n, a in arrays.items()}
+        self.size = math.prod(shape)
+        self.flat = {n: _read_only(a.reshape(-1) if a.shape == shape else np.broadcast_to(a, shape).reshape(-1))
+                     for n, a in arrays.items()}
         #: per-element attributes: sliced with the inputs (blocks, second looks), never taken as inputs
         #: (no NaN, infinity or subnormal of theirs is looked for, replaced or flushed)
         self.lanes = {n: np.broadcast_to(v.v, shape).reshape(-1) for n, v in attrs.items() if v.uniform}
@@ -331,11 +340,9 @@ class FloatRun:
         #: relative part of the bound (in u), known after the first block; per element (one block) where
         #: merged attribute sets differ in it (`bounds.collapse`)
         self.rel: float | np.ndarray = 0.0
-        self.constants = _constants(info_dtype)  # literal values, shared by every evaluation into the type
+        self.constants = _constants(facts.info_dtype)  # literal values, shared by every evaluation into the type
         self.fixed: dict[Any, dict[str, Val]] = {}  # attributes and pi per work type
-        self.settings: dict[tuple[Any, ...], Settings] = {}  # per kind of evaluation
-        native = self.dtype if self.dtype in (np.float16, np.float32, np.float64) else np.dtype(np.float32)
-        self.literal_type = native.type
+        self.literal_type = facts.literal_type
         self.integer_rounding = rounds_to_integer(tree)
         self.certain: np.ndarray = _NONE  # flat indices whose exact value is NaN (`evaluate.certain_nan`)
 
@@ -366,16 +373,9 @@ class FloatRun:
             fixed = self.fixed[work] = {
                 n: replace(v, v=v.v if isinstance(v.v, str) else work(v.v), exact=not isinstance(v.v, str))
                 for n, v in self.attrs.items() if n not in self.lanes}
-            fixed["pi"] = Val(work(np.pi), Err(1.0), 1)
+            fixed["pi"] = _pi(work)
         env.update(fixed)
-        key = (track, minmax, exact64, work)
-        settings = self.settings.get(key)
-        if settings is None:
-            limit = float(self.info.max) * OVERFLOW_MARGIN if track and self.float_target else None
-            settings = self.settings[key] = Settings(
-                track=track, minmax=minmax, unit=self.unit, representable=self.representable, exact64=exact64,
-                work=work, range_limit=limit, constants=self.constants,
-                tiny=float(self.info.smallest_normal) if track and self.float_target else 0.0)
+        settings = _settings(self.dtype, track, minmax, exact64, work)
         ev = Evaluator(env, settings, segments=self.segments if track else None)
         with np.errstate(all="ignore"):
             vals = ev.run_many(self.tree, outputs)
@@ -547,19 +547,22 @@ class FloatRun:
         uncertain discontinuities, overflowing intermediates and results that
         left float64's range."""
         if nan_in is not None:
-            acc.nan.append(np.flatnonzero(nan_in) + lo)
+            acc.nan.append(_where(nan_in, lo))
         if inf_in is not None:
-            limit = np.isnan(values) & inf_in & (True if nan_in is None else ~nan_in)
-            acc.limit.append(np.flatnonzero(limit) + lo)
+            limit = np.isnan(values) & inf_in
+            if nan_in is not None:
+                limit &= ~nan_in
+            acc.limit.append(_where(limit, lo))
         for mask, into in ((ev.uncertain, acc.uncertain), (ev.overflow, acc.overflow)):
             if mask is not None:
-                into.append(np.flatnonzero(np.broadcast_to(mask, values.shape)) + lo)
+                into.append(_where(mask if np.shape(mask) == values.shape else np.broadcast_to(mask, values.shape),
+                                   lo))
         if not bounded and not np.isfinite(np.sum(values)):  # a reduction first: usually all finite
             lost = ~np.isfinite(values)
             for m in (nan_in, inf_in):
                 if m is not None:
                     lost &= ~m
-            acc.range.append(np.flatnonzero(lost) + lo)
+            acc.range.append(_where(lost, lo))
 
     def note_wild(self, out: np.ndarray, bound: np.ndarray, small: np.ndarray, loose: np.ndarray,
                   acc: "_Found", lo: int) -> None:
@@ -786,7 +789,7 @@ class FloatRun:
         if index.size == 0:
             return []
         alt = self.values_at(index, transform, minmax, literal, work)
-        differs = ulp_distance(alt, expected[index]) != 0
+        differs = _differs(alt, expected[index])
         if not differs.any():
             return []
         ambiguous[index[differs]] = True
@@ -802,7 +805,7 @@ class FloatRun:
         for probes, work in LIMIT_PROBES:
             todo = ~found
             got = self.probe(index[todo], probes, work)
-            agree = (ulp_distance(got[0], got[1]) == 0) & ~np.isnan(got[0].astype(np.float64))
+            agree = got[0] == got[1]  # the same number: NaN agrees with nothing
             values[np.flatnonzero(todo)[agree]] = got[0][agree]
             found[np.flatnonzero(todo)[agree]] = True
             if found.all():
@@ -834,6 +837,49 @@ class FloatRun:
             return np.where(np.abs(x) < float(finfo(a.dtype).smallest_normal), np.copysign(0.0, x), x)
 
         return self.variant(index, expected, np.zeros(self.size, dtype=bool), FLUSH, transform=flush)
+
+
+@dataclass(frozen=True)
+class _TypeFacts:
+    """What an evaluation into a target type reads of the type, found once
+    per type (`FloatRun` is made per evaluation, and numpy's type queries
+    cost microseconds each)."""
+
+    float_target: bool
+    info: Any
+    unit: float
+    info_dtype: np.dtype
+    literal_type: Any
+    #: whether a literal is exact in the type (`Evaluator.constant`)
+    representable: Callable[[float], bool]
+
+
+@functools.lru_cache(maxsize=None)
+def _type_facts(dtype: np.dtype) -> _TypeFacts:
+    float_target = is_float(dtype)
+    info_dtype = dtype if float_target else np.dtype(np.float32)
+    info = finfo(info_dtype)
+    native = dtype if dtype in (np.float16, np.float32, np.float64) else np.dtype(np.float32)
+    return _TypeFacts(float_target, info, float(info.eps) / 2, info_dtype, native.type,
+                      lambda x: float(to_float(np.asarray([x]), info_dtype)[0]) == x)
+
+
+@functools.lru_cache(maxsize=None)
+def _settings(dtype: np.dtype, track: bool, minmax: str, exact64: bool, work: Any) -> Settings:
+    """The evaluator's settings of one kind of evaluation into ``dtype``:
+    the same for every evaluation of that kind."""
+    facts = _type_facts(dtype)
+    info = facts.info
+    limit = float(info.max) * OVERFLOW_MARGIN if track and facts.float_target else None
+    return Settings(track=track, minmax=minmax, unit=facts.unit, representable=facts.representable,
+                    exact64=exact64, work=work, range_limit=limit, constants=_constants(facts.info_dtype),
+                    tiny=float(info.smallest_normal) if track and facts.float_target else 0.0)
+
+
+@functools.lru_cache(maxsize=None)
+def _pi(work: Any) -> Val:
+    """pi in ``work``, with the rounding of its one conversion."""
+    return Val(work(np.pi), Err(1.0), 1)
 
 
 #: Literal values per target type (`Evaluator.constant`'s cache: whether a
@@ -940,6 +986,21 @@ def _positions(held: np.ndarray, index: np.ndarray) -> np.ndarray | None:
     if _MAX(pos, axis=None) >= held.size or not _MIN(held[pos] == index, axis=None):  # np.array_equal, less its checks
         return None
     return pos
+
+
+def _differs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where two arrays of one float type hold different numbers, -0 and +0
+    one number, any NaN the same as any NaN: where their ULP distance is
+    not 0 (`compare.ulp_distance`), in three operations."""
+    with np.errstate(invalid="ignore"):
+        return ~((a == b) | (np.isnan(a) & np.isnan(b)))
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    """``a``, a view of the caller's array or a copy, no longer writable
+    through (the inputs are never written)."""
+    a.flags.writeable = False
+    return a
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
