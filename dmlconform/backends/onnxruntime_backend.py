@@ -25,6 +25,7 @@ silent approximation.  Options (``--backend-arg``): ``provider`` (default
 
 from __future__ import annotations
 
+import functools
 import math
 import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -610,18 +611,39 @@ def _node(p: Plan, case: Case, x: str, s: str, y: str, n: str) -> tuple[list[Any
     length ``n``, 0-d scalar operands ``{s}{j}``) and its graph output ``y``."""
     from onnx import helper
 
-    def onnx_type(dtype: np.dtype) -> int:
-        return helper.np_dtype_to_tensor_dtype(dtype)
-
-    bool_type = onnx_type(np.dtype(bool))
-    inputs = [helper.make_tensor_value_info(
-        f"{x}{j}", bool_type if t.name in p.mapping.bool_inputs else onnx_type(numpy_dtype(t.dtype)), [n])
-        for j, t in enumerate(case.inputs)]
-    inputs += [helper.make_tensor_value_info(f"{s}{j}", onnx_type(numpy_dtype(case.dtype)), [])
-               for j in range(len(p.scalars))]
+    inputs = [_value_info(f"{x}{j}", _BOOL if t.name in p.mapping.bool_inputs else _onnx_type(t.dtype), n)
+              for j, t in enumerate(case.inputs)]
+    inputs += [_value_info(f"{s}{j}", _onnx_type(case.dtype), None) for j in range(len(p.scalars))]
     node = helper.make_node(p.mapping.op_type, [i.name for i in inputs], [y], **p.attrs)
-    output = helper.make_tensor_value_info(y, onnx_type(_output_type(p.mapping, case)), [n])
+    output = _value_info(y, _onnx_type(_output_type(p.mapping, case)), n)
     return inputs, node, output
+
+
+def _value_info(name: str, elem_type: int, length: str | None) -> Any:
+    """A tensor's ValueInfoProto: 1-D of the named ``length``, or 0-d
+    (None): what ``onnx.helper.make_tensor_value_info`` makes of a shape
+    ``[length]`` or ``[]``, without its checks (a test holds them equal);
+    a family's model has some hundred of them."""
+    import onnx
+
+    info = onnx.ValueInfoProto(name=name)
+    tensor = info.type.tensor_type
+    tensor.elem_type = elem_type
+    tensor.shape.SetInParent()
+    if length is not None:
+        tensor.shape.dim.add().dim_param = length
+    return info
+
+
+@functools.lru_cache(maxsize=None)
+def _onnx_type(dtype: Any) -> int:
+    """ONNX's element type of a data type (a `DataType`, or a numpy dtype)."""
+    from onnx import helper
+
+    return helper.np_dtype_to_tensor_dtype(dtype if isinstance(dtype, np.dtype) else numpy_dtype(dtype))
+
+
+_BOOL = 9  # onnx.TensorProto.BOOL
 
 
 _BOOL_RESULTS = frozenset({"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor",

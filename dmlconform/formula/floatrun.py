@@ -98,6 +98,9 @@ class _Indices:
     overflow: np.ndarray
     range: np.ndarray
     wild: np.ndarray
+    #: overflow, range and wild together, sorted: where the literal variants look (`FloatRun.plan`,
+    #: `FloatRun.alternatives`; one array, so a look finds it planned as it is)
+    literal: np.ndarray
 
 
 @dataclass(slots=True)
@@ -114,8 +117,11 @@ class _Found:
     certain_nan: list = field(default_factory=list)  # NaN in exact arithmetic too (no need for mpmath)
 
     def done(self) -> _Indices:
+        overflow, range_, wild = _join(self.overflow), _join(self.range), _join(self.wild)
+        literal = [i for i in (overflow, range_, wild) if i.size]
         return _Indices(_join(self.nan), _join(self.limit), _join(self.uncertain), _join(self.risky),
-                        _join(self.overflow), _join(self.range), _join(self.wild))
+                        overflow, range_, wild,
+                        _NONE if not literal else literal[0] if len(literal) == 1 else np.unique(np.concatenate(literal)))
 
 
 def _where(mask: np.ndarray, lo: int) -> np.ndarray:
@@ -183,9 +189,12 @@ class SharedPass:
         holds it and is at most `PREFETCH_LIMIT` elements (more would cost
         more than the passes saved), else from a pass at ``index`` itself.
         The evaluation is element-wise, so a value taken from a larger set is
-        the one its own set gives."""
+        the one its own set gives.  For the very set kept, the kept arrays
+        themselves come back: callers only read them."""
         key = (settings, probes)
         held = self.subsets.get(key)
+        if held is not None and held[0] is index:  # the very set evaluated: its arrays as they are
+            return held[1][run.output]
         pos = None if held is None else _positions(held[0], index)
         if pos is None:
             parts = self.plans.get(settings, {})
@@ -200,6 +209,8 @@ class SharedPass:
                 else:
                     return per[run.output]
             held = self.subsets[key]
+            if held[0] is index:
+                return held[1][run.output]
             pos = _positions(held[0], index)
         return tuple(a[pos] for a in held[1][run.output])
 
@@ -443,8 +454,8 @@ class FloatRun:
         if found.range.size or found.risky.size:  # usually neither: no plan costs nothing
             looks.plan(("propagate", True, np.float64), np.concatenate((found.range, found.risky)))
         looks.plan(("propagate", False, np.longdouble), found.range)
-        if found.overflow.size or found.range.size or found.wild.size:
-            literal = np.concatenate((found.overflow, found.range, found.wild))
+        if found.literal.size:
+            literal = found.literal
             looks.plan(("propagate", False, self.literal_type), literal)
             if self.dtype.itemsize < 4 and self.literal_type is not np.float32:
                 looks.plan(("propagate", False, np.float32), literal)
@@ -734,14 +745,8 @@ class FloatRun:
         if found.limit.size:
             ambiguous[found.limit] = True
             alts += self.limit(found.limit)
-        literal = [i for i in (found.overflow, found.range, found.wild) if i.size]
-        if literal:
-            index = literal[0]
-            if len(literal) > 1:  # a mask joins them faster than np.unique
-                marks = np.zeros(self.size, dtype=bool)
-                for part in literal:
-                    marks[part] = True
-                index = np.flatnonzero(marks)
+        index = found.literal
+        if index.size:
             alts += self.variant(index, expected, ambiguous, LITERAL, literal=True)
             if self.dtype.itemsize < 4 and self.literal_type is not np.float32:
                 # a half tensor computed in float32 (the attributes are float32 already)
@@ -802,13 +807,14 @@ class FloatRun:
         then moderate ones in long double (where exp(-2x) must not overflow)."""
         values = np.zeros(index.size, dtype=self.dtype)
         found = np.zeros(index.size, dtype=bool)
+        todo = np.arange(index.size)  # positions in ``index`` without a limit yet
         for probes, work in LIMIT_PROBES:
-            todo = ~found
-            got = self.probe(index[todo], probes, work)
+            got = self.probe(index if todo.size == index.size else index[todo], probes, work)
             agree = got[0] == got[1]  # the same number: NaN agrees with nothing
-            values[np.flatnonzero(todo)[agree]] = got[0][agree]
-            found[np.flatnonzero(todo)[agree]] = True
-            if found.all():
+            values[todo[agree]] = got[0][agree]
+            found[todo[agree]] = True
+            todo = todo[~agree]
+            if not todo.size:
                 break
         if not found.any():
             return []

@@ -298,3 +298,51 @@ def test_a_shared_session_that_fails_runs_per_data_type_before_per_key(monkeypat
     assert failed and all(len({key[2] for key in k}) > 1 for k in failed)
     singles = [k for k in backend.sessions if not isinstance(k[0], tuple)]
     assert [k[2][0][1] for k in singles] == ["FLOAT64"]  # only the probe ran alone
+
+
+def _helper_node(p, case, x, s, y, n):  # type: ignore[no-untyped-def]
+    """`_node` as onnx.helper spells it (make_tensor_value_info)."""
+    from onnx import helper
+
+    def onnx_type(dtype: np.dtype) -> int:
+        return helper.np_dtype_to_tensor_dtype(dtype)
+
+    from dmlconform.cases.model import numpy_dtype
+
+    bool_type = onnx_type(np.dtype(bool))
+    inputs = [helper.make_tensor_value_info(
+        f"{x}{j}", bool_type if t.name in p.mapping.bool_inputs else onnx_type(numpy_dtype(t.dtype)), [n])
+        for j, t in enumerate(case.inputs)]
+    inputs += [helper.make_tensor_value_info(f"{s}{j}", onnx_type(numpy_dtype(case.dtype)), [])
+               for j in range(len(p.scalars))]
+    node = helper.make_node(p.mapping.op_type, [i.name for i in inputs], [y], **p.attrs)
+    output = helper.make_tensor_value_info(y, onnx_type(onnxruntime_backend._output_type(p.mapping, case)), [n])
+    return inputs, node, output
+
+
+def test_models_are_the_bytes_onnx_helper_makes_for_every_key_of_the_default_suite(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The value infos are written as protos directly (`_value_info`); each
+    model the default suite needs, one per key and one per family, is byte
+    for byte the one onnx.helper's checked constructors make."""
+    backend = OnnxRuntimeBackend()
+    keys: dict[object, tuple[object, Case]] = {}
+    for op in MAPPINGS:
+        spec = _spec(op)
+        for case in generate(spec, m.FeatureLevel.FL_6_4, seed=0):
+            try:
+                p = backend.plan(spec, case)
+            except NotSupportedError:
+                continue
+            keys.setdefault(p.key, (p, case))
+    assert len(keys) > 200
+    families: dict[object, list[tuple[object, Case]]] = {}
+    for p, case in keys.values():
+        families.setdefault(p.family, []).append((p, case))
+    ours = [onnxruntime_backend.build_model(p, c).SerializeToString() for p, c in keys.values()]
+    ours += [onnxruntime_backend.build_family_model([p for p, _ in f], [c for _, c in f]).SerializeToString()
+             for f in families.values()]
+    monkeypatch.setattr(onnxruntime_backend, "_node", _helper_node)
+    theirs = [onnxruntime_backend.build_model(p, c).SerializeToString() for p, c in keys.values()]
+    theirs += [onnxruntime_backend.build_family_model([p for p, _ in f], [c for _, c in f]).SerializeToString()
+               for f in families.values()]
+    assert ours == theirs
