@@ -118,10 +118,10 @@ class _Found:
 
     def done(self) -> _Indices:
         overflow, range_, wild = _join(self.overflow), _join(self.range), _join(self.wild)
-        literal = [i for i in (overflow, range_, wild) if i.size]
+        parts = [i for i in (overflow, range_, wild) if i.size]
+        literal = parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts)) if parts else _NONE
         return _Indices(_join(self.nan), _join(self.limit), _join(self.uncertain), _join(self.risky),
-                        overflow, range_, wild,
-                        _NONE if not literal else literal[0] if len(literal) == 1 else np.unique(np.concatenate(literal)))
+                        overflow, range_, wild, literal)
 
 
 def _where(mask: np.ndarray, lo: int) -> np.ndarray:
@@ -342,8 +342,8 @@ class FloatRun:
         self.has_minmax = _has_minmax(tree)
         self.decides = decides(tree)
         self.size = math.prod(shape)
-        self.flat = {n: _read_only(a.reshape(-1) if a.shape == shape else np.broadcast_to(a, shape).reshape(-1))
-                     for n, a in arrays.items()}
+        self.flat = {n: _ro(a.reshape(-1) if a.shape == shape else np.broadcast_to(a, shape).reshape(-1))
+                     for n, a in arrays.items()}  # read-only: the inputs are never written
         #: per-element attributes: sliced with the inputs (blocks, second looks), never taken as inputs
         #: (no NaN, infinity or subnormal of theirs is looked for, replaced or flushed)
         self.lanes = {n: np.broadcast_to(v.v, shape).reshape(-1) for n, v in attrs.items() if v.uniform}
@@ -455,10 +455,9 @@ class FloatRun:
             looks.plan(("propagate", True, np.float64), np.concatenate((found.range, found.risky)))
         looks.plan(("propagate", False, np.longdouble), found.range)
         if found.literal.size:
-            literal = found.literal
-            looks.plan(("propagate", False, self.literal_type), literal)
+            looks.plan(("propagate", False, self.literal_type), found.literal)
             if self.dtype.itemsize < 4 and self.literal_type is not np.float32:
-                looks.plan(("propagate", False, np.float32), literal)
+                looks.plan(("propagate", False, np.float32), found.literal)
         for probes, work in LIMIT_PROBES:
             looks.plan(("propagate", False, work), found.limit, probes)
         if self.has_minmax:
@@ -998,15 +997,7 @@ def _differs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Where two arrays of one float type hold different numbers, -0 and +0
     one number, any NaN the same as any NaN: where their ULP distance is
     not 0 (`compare.ulp_distance`), in three operations."""
-    with np.errstate(invalid="ignore"):
-        return ~((a == b) | (np.isnan(a) & np.isnan(b)))
-
-
-def _read_only(a: np.ndarray) -> np.ndarray:
-    """``a``, a view of the caller's array or a copy, no longer writable
-    through (the inputs are never written)."""
-    a.flags.writeable = False
-    return a
+    return ~((a == b) | (np.isnan(a) & np.isnan(b)))
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
