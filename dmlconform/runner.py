@@ -21,7 +21,8 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from dmlconform.backends.base import Backend, BackendCrashError, BackendInfo, NotSupportedError, flat_view
+from dmlconform.backends.base import (Backend, BackendCrashError, BackendInfo, NotSupportedError, flat_view,
+                                     joined)
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
 from dmlconform.collector import paused
 from dmlconform.errors import UnmergeableError
@@ -526,10 +527,6 @@ def _passed(case: Case, size: int, alternatives: tuple[tuple[str, int], ...], in
                    elements=elements, counts=(elements, 0, 0), max_ulp=0, worst=(), alternatives=alternatives)
 
 
-def _joined(parts: list[np.ndarray]) -> np.ndarray:
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
 def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles,
                       attributes: Mapping[str, object] | None = None
                       ) -> tuple[list[Any], dict[str, np.ndarray]]:
@@ -545,7 +542,7 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
     shapes = [it[2].outputs[0].sizes for it in items]
     views = _batch_inputs(items, formula)
     attributes = case0.attribute_map() if attributes is None else attributes
-    actuals = [_joined([flat_view(it[2].outputs[j], it[3][out.name], shape) for it, shape in zip(items, shapes)])
+    actuals = [joined([flat_view(it[2].outputs[j], it[3][out.name], shape) for it, shape in zip(items, shapes)])
                for j, out in enumerate(case0.outputs)]
     parts: list[list[Any]] = [[] for _ in case0.outputs]
     total = actuals[0].size if actuals else 0
@@ -563,7 +560,7 @@ def _batch_inputs(items: list[_Pending], formula: _Formula) -> dict[str, np.ndar
     """The inputs of a batch's cases end to end, one flat array per input,
     keyed by the formula's names."""
     shapes = [it[2].outputs[0].sizes for it in items]
-    return {formula.inputs.get(t.name, t.name): _joined(
+    return {formula.inputs.get(t.name, t.name): joined(
         [flat_view(it[2].inputs[j], None, shape) for it, shape in zip(items, shapes)])
         for j, t in enumerate(items[0][2].inputs)}
 

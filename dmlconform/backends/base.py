@@ -145,10 +145,14 @@ def flat_view(tensor: TensorData, buffer: np.ndarray | None, sizes: tuple[int, .
 
 def joined_input(items: Sequence[BatchItem], j: int) -> np.ndarray:
     """The j-th input of like cases (one operator, tensors and types) end to
-    end in their logical order: one flat, contiguous array (`flat_view`
-    per case, joined only where there are several)."""
-    parts = [flat_view(case.inputs[j], buffers[case.inputs[j].name], case.outputs[0].sizes)
-             for _, case, buffers in items]
+    end in their logical order: one flat array (`flat_view` per case,
+    `joined`; a single strided case may stay a strided view)."""
+    return joined([flat_view(case.inputs[j], buffers[case.inputs[j].name], case.outputs[0].sizes)
+                   for _, case, buffers in items])
+
+
+def joined(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """Flat arrays end to end: the one itself, or several concatenated."""
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 

@@ -611,7 +611,7 @@ def _node(p: Plan, case: Case, x: str, s: str, y: str, n: str) -> tuple[list[Any
     length ``n``, 0-d scalar operands ``{s}{j}``) and its graph output ``y``."""
     from onnx import helper
 
-    inputs = [_value_info(f"{x}{j}", _BOOL if t.name in p.mapping.bool_inputs else _onnx_type(t.dtype), n)
+    inputs = [_value_info(f"{x}{j}", _onnx_type(np.dtype(bool) if t.name in p.mapping.bool_inputs else t.dtype), n)
               for j, t in enumerate(case.inputs)]
     inputs += [_value_info(f"{s}{j}", _onnx_type(case.dtype), None) for j in range(len(p.scalars))]
     node = helper.make_node(p.mapping.op_type, [i.name for i in inputs], [y], **p.attrs)
@@ -641,9 +641,6 @@ def _onnx_type(dtype: Any) -> int:
     from onnx import helper
 
     return helper.np_dtype_to_tensor_dtype(dtype if isinstance(dtype, np.dtype) else numpy_dtype(dtype))
-
-
-_BOOL = 9  # onnx.TensorProto.BOOL
 
 
 _BOOL_RESULTS = frozenset({"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor",

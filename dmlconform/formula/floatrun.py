@@ -342,7 +342,7 @@ class FloatRun:
         self.has_minmax = _has_minmax(tree)
         self.decides = decides(tree)
         self.size = math.prod(shape)
-        self.flat = {n: _ro(a.reshape(-1) if a.shape == shape else np.broadcast_to(a, shape).reshape(-1))
+        self.flat = {n: frozen(a.reshape(-1) if a.shape == shape else np.broadcast_to(a, shape).reshape(-1))
                      for n, a in arrays.items()}  # read-only: the inputs are never written
         #: per-element attributes: sliced with the inputs (blocks, second looks), never taken as inputs
         #: (no NaN, infinity or subnormal of theirs is looked for, replaced or flushed)
@@ -583,7 +583,7 @@ class FloatRun:
         parts = [p for p in (small, loose) if p.size]
         if not parts:
             return
-        at = np.concatenate(parts) if len(parts) > 1 else parts[0]
+        at = _join(parts)
         b, e = bound[at].astype(np.float64), np.abs(out[at].astype(np.float64))
         with np.errstate(invalid="ignore"):
             wild = ~(b < e) & ~(b == 0)
@@ -797,7 +797,7 @@ class FloatRun:
         if not differs.any():
             return []
         ambiguous[index[differs]] = True
-        return [Alternative(spec.name, _ro(index[differs]), _ro(alt[differs]), spec.tier, spec.reason)]
+        return [Alternative(spec.name, frozen(index[differs]), frozen(alt[differs]), spec.tier, spec.reason)]
 
     def limit(self, index: np.ndarray) -> list[Alternative]:
         """Where the literal formula gives NaN for an infinite input (and no
@@ -817,7 +817,7 @@ class FloatRun:
                 break
         if not found.any():
             return []
-        return [Alternative(LIMIT.name, _ro(index[found]), _ro(values[found]), LIMIT.tier, LIMIT.reason)]
+        return [Alternative(LIMIT.name, frozen(index[found]), frozen(values[found]), LIMIT.tier, LIMIT.reason)]
 
     def probe(self, index: np.ndarray, probes: tuple[float, ...], work: Any) -> list[np.ndarray]:
         """The values at ``index`` with every infinite input replaced by each
@@ -1000,7 +1000,8 @@ def _differs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return ~((a == b) | (np.isnan(a) & np.isnan(b)))
 
 
-def _ro(a: np.ndarray) -> np.ndarray:
+def frozen(a: np.ndarray) -> np.ndarray:
+    """``a`` contiguous (a copy where it is not) and read-only."""
     a = a if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(a.shape)
     a.flags.writeable = False
     return a

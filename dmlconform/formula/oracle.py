@@ -43,7 +43,7 @@ from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float
 from dmlconform.errors import InputError, UnmergeableError
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
 from dmlconform.formula.expand import expand
-from dmlconform.formula.floatrun import FloatRun, Outcome, SharedPass
+from dmlconform.formula.floatrun import FloatRun, Outcome, SharedPass, frozen
 from dmlconform.formula.functions import CONSTANTS, LibraryFunction, is_enum_constant
 from dmlconform.formula.rounding import fraction_to_float, to_float
 from dmlconform.formula.tolerance import default_ulp, signed_zero
@@ -393,22 +393,16 @@ def _float_to_integer_result(run: FloatRun, nan_policy: NanPolicy, overflow: Ove
     if nan_policy is NanPolicy.PROPAGATE and run.scan().has_nan:
         values[run.mask(np.isnan)] = np.nan
     expected, ambiguous = _float_to_integer(values, run.dtype, overflow)
-    return OracleResult(_frozen(expected), None, _frozen(ambiguous), (), 0, False, relaxed_factor, 0)
+    return OracleResult(frozen(expected), None, frozen(ambiguous), (), 0, False, relaxed_factor, 0)
 
 
 def _float_result(tree: FormulaTree, out: Outcome, relaxed_factor: float) -> OracleResult:
     notes = ("discontinuity within rounding error at some elements",) if out.uncertain is not None else ()
     return OracleResult(
-        _frozen(out.expected), _frozen(out.bound), _frozen(out.ambiguous), out.alternatives,
+        frozen(out.expected), frozen(out.bound), frozen(out.ambiguous), out.alternatives,
         *_facts(tree).ulp_and_sign(), relaxed_factor, out.refined,
-        None if out.uncertain is None else _frozen(out.uncertain), notes,
+        None if out.uncertain is None else frozen(out.uncertain), notes,
     )
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = a if a.flags.c_contiguous else np.ascontiguousarray(a).reshape(a.shape)
-    a.flags.writeable = False
-    return a
 
 
 # -- integer targets -------------------------------------------------------
@@ -430,12 +424,12 @@ def _integer_result(ev: Evaluator, val: Val, shape: tuple[int, ...], dtype: np.d
     raw = np.broadcast_to(np.asarray(held, dtype=object), shape)
     if is_float(dtype):
         expected = to_float(raw.astype(np.float64), dtype)
-        return OracleResult(_frozen(expected), _frozen(np.zeros(shape)), _frozen(np.zeros(shape, bool)), (),
+        return OracleResult(frozen(expected), frozen(np.zeros(shape)), frozen(np.zeros(shape, bool)), (),
                             0, False, relaxed_factor, 0)
     ints = np.frompyfunc(int, 1, 1)(raw)
     whole = np.equal(ints, raw, dtype=bool)  # int(x) == x: an integer, or a fraction with denominator 1
     expected = _fit(ints, dtype, overflow)
-    return OracleResult(_frozen(expected), None, _frozen(~whole), (), 0, False, relaxed_factor, 0)
+    return OracleResult(frozen(expected), None, frozen(~whole), (), 0, False, relaxed_factor, 0)
 
 
 #: numpy's integer types, whose elements ``astype(object)`` turns into Python ints.
