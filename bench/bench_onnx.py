@@ -28,8 +28,12 @@ ours with generation; the loop above is its core without the file reads.
 values, bounds and alternatives from the spec's formula, computed during
 the run; the node tests' expected outputs come computed with them, when
 they are collected), and ``w/o oracle``: the loop's time per case over
-ours less that part (the runs, sessions and comparisons alone).  The
-target ratio is ``ratio``, with the oracle in.
+ours less that part (the runs, sessions and comparisons alone).
+``onnxruntime``: the part spent inside onnxruntime itself (creating
+sessions, `InferenceSession.run`), and ``harness``: the rest (planning,
+building models, batching inputs and outputs, comparing, the case
+results); ours is oracle + onnxruntime + harness.  The target ratio is
+``ratio``, with the oracle in.
 
     python bench/bench_onnx.py [--repeat 3]
 
@@ -146,7 +150,9 @@ def runner(tests: list) -> tuple[int, float]:  # type: ignore[type-arg]
     return n, spent
 
 
-def ours(operator: str) -> tuple[int, float, float, float, float, float]:
+def ours(operator: str) -> tuple[int, float, float, float, float, float, float]:
+    import onnxruntime
+
     import dmlconform.cli  # noqa: F401 - registers the commands (import order of the package)
     import dmlconform.runner as runner_module
     from dmlconform.backends.onnxruntime_backend import OnnxRuntimeBackend
@@ -160,8 +166,9 @@ def ours(operator: str) -> tuple[int, float, float, float, float, float]:
     pairs = [(spec, c) for c in generate(spec, m.FeatureLevel.FL_6_4, seed=0)]
     generated = time.perf_counter() - start
     oracle = _Timed(runner_module, "_oracle_results")
+    built, ran = _Timed(onnxruntime.InferenceSession, "__init__"), _Timed(onnxruntime.InferenceSession, "run")
     start = time.perf_counter()
-    with oracle:
+    with oracle, built, ran:
         run_cases(pairs, OnnxRuntimeBackend())
     total = time.perf_counter() - start
     backend, bound = OnnxRuntimeBackend(), [(s, c, bind(c)) for s, c in pairs]
@@ -172,14 +179,15 @@ def ours(operator: str) -> tuple[int, float, float, float, float, float]:
     start = time.perf_counter()
     OnnxRuntimeBackend().run_batch([(s, c, bind(c)) for s, c in pairs])  # with a runner batch hook
     batched = time.perf_counter() - start
-    return len(pairs), total, generated, alone, batched, oracle.seconds
+    return len(pairs), total, generated, alone, batched, oracle.seconds, built.seconds + ran.seconds
 
 
 class _Timed:
-    """While entered, ``module.name`` (a function) adds the seconds its
-    calls take to ``seconds``: the oracle's share of a timed run (its
-    expected values, bounds and alternatives; theirs come computed with the
-    node tests)."""
+    """While entered, ``module.name`` (a function, or a method where
+    ``module`` is a class) adds the seconds its calls take to ``seconds``:
+    the oracle's share of a timed run (its expected values, bounds and
+    alternatives; theirs come computed with the node tests), or
+    onnxruntime's."""
 
     def __init__(self, module: object, name: str) -> None:
         self.module, self.name, self.seconds = module, name, 0.0
@@ -211,7 +219,8 @@ def main() -> None:
     runner(suites["Softsign"][:1])
     print(f"{'op':12} {'ours cases':>10} {'ms/case':>8} {'+gen':>7} {'backend':>8} {'batched':>8} "
           f"{'loop runs':>9} {'ms/case':>8} {'1-node':>7} {'runner':>7} {'ratio':>7} {'ratio+gen':>9} {'1-node':>7} "
-          f"{'runner':>7} {'backend':>8} {'batched':>8} {'oracle':>7} {'w/o oracle':>10}")
+          f"{'runner':>7} {'backend':>8} {'batched':>8} {'oracle':>7} {'w/o oracle':>10} {'onnxruntime':>11} "
+          f"{'harness':>7}")
     for op_type, operator in OPS.items():
         node = node_tests[op_type]
         mine, others, runs = [], [], []
@@ -219,19 +228,19 @@ def main() -> None:
             mine.append(ours(operator))
             others.append(theirs(node))
             runs.append(runner(suites[op_type]))
-        n_ours, t_ours, t_gen, t_alone, t_batched, t_oracle = min(mine, key=lambda r: r[1])
+        n_ours, t_ours, t_gen, t_alone, t_batched, t_oracle, t_ort = min(mine, key=lambda r: r[1])
         n_theirs, t_theirs = min((r[:2] for r in others), key=lambda r: r[1])
         n_one, t_one = min((r[2:] for r in others), key=lambda r: r[1])
         n_runner, t_runner = min(runs, key=lambda r: r[1])
         per_ours, per_gen, per_theirs = t_ours / n_ours * 1e3, t_gen / n_ours * 1e3, t_theirs / n_theirs * 1e3
         per_one, per_alone, per_batched = t_one / n_one * 1e3, t_alone / n_ours * 1e3, t_batched / n_ours * 1e3
         per_runner, with_gen = t_runner / n_runner * 1e3, per_ours + per_gen
-        per_oracle = t_oracle / n_ours * 1e3
+        per_oracle, per_ort = t_oracle / n_ours * 1e3, t_ort / n_ours * 1e3
         print(f"{op_type:12} {n_ours:10d} {per_ours:8.3f} {per_gen:7.3f} {per_alone:8.3f} {per_batched:8.3f} "
               f"{n_theirs:9d} {per_theirs:8.3f} {per_one:7.3f} {per_runner:7.3f} {per_theirs / per_ours:6.1f}x "
               f"{per_theirs / with_gen:8.1f}x {per_one / with_gen:6.1f}x {per_runner / with_gen:6.1f}x "
               f"{per_theirs / per_alone:7.1f}x {per_theirs / per_batched:7.1f}x {per_oracle:7.3f} "
-              f"{per_theirs / (per_ours - per_oracle):9.1f}x")
+              f"{per_theirs / (per_ours - per_oracle):9.1f}x {per_ort:11.3f} {per_ours - per_oracle - per_ort:7.3f}")
 
 
 if __name__ == "__main__":
