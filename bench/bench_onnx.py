@@ -194,6 +194,7 @@ class _Timed:
 
     def __enter__(self) -> None:
         self.original = original = getattr(self.module, self.name)
+        self.own = self.name in vars(self.module)  # not inherited (InferenceSession.run is Session's)
 
         def timed(*args: object, **kwargs: object) -> object:
             start = time.perf_counter()
@@ -205,7 +206,10 @@ class _Timed:
         setattr(self.module, self.name, timed)
 
     def __exit__(self, *exc: object) -> None:
-        setattr(self.module, self.name, self.original)
+        if self.own:
+            setattr(self.module, self.name, self.original)
+        else:
+            delattr(self.module, self.name)
 
 
 def main() -> None:
