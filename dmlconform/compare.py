@@ -228,7 +228,7 @@ def compare(
     dist.reshape(-1)[sparse.index] = sparse.ulp
     status.flags.writeable = False
     dist.flags.writeable = False
-    worst_of = tuple(sparse.mismatch(k, expected.shape) for k in sparse.worst(0, sparse.index.size, worst))
+    worst_of = tuple(sparse.mismatch(k, expected.shape) for k in sparse.worst(worst))
     uses = tuple(t.use() for t in sparse.traces)
     verdict = Verdict(int(sparse.status.max())) if sparse.status.size else Verdict.PASS
     return Comparison(status, dist, verdict, sparse.counts(), worst_of, uses)
@@ -275,24 +275,21 @@ class SparseComparison:
     actual: np.ndarray
     traces: tuple[AlternativeTrace, ...] = ()
 
-    def counts(self, lo: int = 0, hi: int | None = None, size: int | None = None) -> tuple[int, int, int]:
-        """PASS, QUALITY_WARNING and FAIL counts of the positions [lo, hi) of
-        ``index`` (default all), out of ``size`` elements (default all)."""
-        status = self.status[lo:hi]
-        warned = int(np.count_nonzero(status == Verdict.QUALITY_WARNING))
-        failed = int(np.count_nonzero(status == Verdict.FAIL))
-        return (self.size if size is None else size) - warned - failed, warned, failed
+    def counts(self) -> tuple[int, int, int]:
+        """PASS, QUALITY_WARNING and FAIL counts of all ``size`` elements."""
+        warned = int(np.count_nonzero(self.status == Verdict.QUALITY_WARNING))
+        failed = int(np.count_nonzero(self.status == Verdict.FAIL))
+        return self.size - warned - failed, warned, failed
 
-    def worst(self, lo: int, hi: int, limit: int) -> np.ndarray:
-        """Positions in [lo, hi) of the at most ``limit`` non-PASS elements
-        with the largest ULP distance, first index first among equals."""
-        bad = lo + np.flatnonzero(self.status[lo:hi] != Verdict.PASS)
+    def worst(self, limit: int) -> np.ndarray:
+        """Positions of the at most ``limit`` non-PASS elements with the
+        largest ULP distance, first index first among equals."""
+        bad = np.flatnonzero(self.status != Verdict.PASS)
         return bad[np.argsort(-self.ulp[bad].astype(np.float64), kind="stable")][:limit]
 
-    def mismatch(self, k: int, shape: tuple[int, ...], offset: int = 0) -> Mismatch:
-        """The element at position ``k``, its index taken in ``shape`` after
-        subtracting ``offset`` from the flat index."""
-        index = tuple(int(i) for i in np.unravel_index(int(self.index[k]) - offset, shape))
+    def mismatch(self, k: int, shape: tuple[int, ...]) -> Mismatch:
+        """The element at position ``k``, its flat index taken in ``shape``."""
+        index = tuple(int(i) for i in np.unravel_index(int(self.index[k]), shape))
         return Mismatch(index, float(self.expected[k]), float(self.actual[k]), int(self.ulp[k]),
                         float(self.error[k]), float(self.bound[k]) if self.bound is not None else 0.0,
                         Verdict(int(self.status[k])))

@@ -72,8 +72,7 @@ class CpuBackend:
         known = self._verdicts.get(id(case))
         if known is not None and known[0] is spec and known[1] is case:
             return known[2]
-        rules = self._rules_for(spec, case.attributes)
-        reason = next(_problems(case, self.level, rules), None)
+        reason = next(_problems(case, self.level, self._rules_for(spec, case.attributes)), None)
         verdict = SUPPORTED if reason is None else Support(False, reason)
         if len(self._verdicts) >= VERDICTS_KEPT:
             self._verdicts.clear()

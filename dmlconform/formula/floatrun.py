@@ -351,7 +351,6 @@ class FloatRun:
         #: relative part of the bound (in u), known after the first block; per element (one block) where
         #: merged attribute sets differ in it (`bounds.collapse`)
         self.rel: float | np.ndarray = 0.0
-        self.constants = _constants(facts.info_dtype)  # literal values, shared by every evaluation into the type
         self.fixed: dict[Any, dict[str, Val]] = {}  # attributes and pi per work type
         self.literal_type = facts.literal_type
         self.integer_rounding = rounds_to_integer(tree)
