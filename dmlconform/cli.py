@@ -28,6 +28,8 @@ Exit codes:
   2    usage or input error: bad option, missing or invalid file (spec,
        baseline, tolerance file, report), shards that overlap or are missing
   3    backend unavailable (run --skip-unavailable exits 0 instead)
+  4    internal error: a bug in dmlconform (rerun with --debug and report
+       the traceback)
   130  interrupted (Ctrl-C); run writes the partial report first"""
 
 
@@ -37,6 +39,8 @@ class _Group(click.Group):
 
     def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D401
         kwargs.setdefault("standalone_mode", True)
+        if "args" in kwargs:  # click's own keyword (CliRunner passes it so)
+            args = (kwargs.pop("args"), *args)
         try:
             return super().main(*args, **{**kwargs, "standalone_mode": False})
         except click.exceptions.Exit as exc:
@@ -55,6 +59,20 @@ class _Group(click.Group):
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(ExitCode.INTERRUPTED)
+        except Exception as exc:  # noqa: BLE001 - the one boundary where a bug of ours is caught
+            if _debug_requested(args):
+                traceback.print_exc()
+            click.echo(internal_error_line(exc, debug=_debug_requested(args)), err=True)
+            sys.exit(ExitCode.INTERNAL)
+
+
+def internal_error_line(exc: BaseException, *, debug: bool) -> str:
+    """One line for an exception nothing expected: it is our bug, not the
+    user's input, so it says so and how to report it."""
+    what = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    how = "the traceback is above" if debug else "rerun with `dmlconform --debug ...` for the traceback"
+    return (f"internal error (a bug in dmlconform, exit {int(ExitCode.INTERNAL)}): {what}; {how} "
+            "and report it with the command that caused it")
 
 
 def _debug_requested(args: tuple[Any, ...]) -> bool:

@@ -20,6 +20,9 @@ class ExitCode(enum.IntEnum):
     USAGE = 2
     #: the requested backend is not available on this machine
     BACKEND_UNAVAILABLE = 3
+    #: a bug in dmlconform itself: an exception nothing expected (``cli.py``
+    #: turns it into one line asking for a report made with ``--debug``)
+    INTERNAL = 4
     #: interrupted by Ctrl-C (128 + SIGINT)
     INTERRUPTED = 130
 

@@ -153,3 +153,23 @@ def test_output_to_a_log_is_wide_enough_for_operator_names(tmp_path, monkeypatch
     assert result.exit_code == 0, result.output
     rows = [line for line in result.output.splitlines() if line.startswith("ELEMENT_WISE_THRESHOLD ")]
     assert rows and all("FLOAT32 @ 6_4" in line for line in rows)
+
+
+def test_an_unexpected_exception_is_one_line_and_exit_4(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A bug of ours (any exception that is not a DmlconformError) is not the
+    user's fault: exit 4, not 1 (a failed case), one line, no traceback; with
+    --debug the traceback too."""
+    import dmlconform.spec.load as load
+
+    def broken() -> dict:  # type: ignore[type-arg]
+        raise ZeroDivisionError("planted")
+
+    monkeypatch.setattr(load, "schema", broken)
+    result = CliRunner().invoke(main, ["schema"])
+    assert result.exit_code == 4
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.output
+    assert lines[0].startswith("internal error (a bug in dmlconform, exit 4): ZeroDivisionError: planted;")
+    assert "--debug" in lines[0]
+    debug = CliRunner().invoke(main, ["--debug", "schema"])
+    assert debug.exit_code == 4 and "Traceback" in debug.output and "planted" in debug.output
