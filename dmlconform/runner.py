@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import shlex
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
@@ -119,25 +118,17 @@ def _relaxed(result: object) -> np.ndarray | None:
     return result.bound_relaxed if getattr(result, "uncertain", None) is not None else None  # type: ignore[attr-defined]
 
 
-def repro(case: Case, info: BackendInfo) -> str:
-    """The one-line command that runs this case again, with the backend's
-    ``--backend-arg KEY=VALUE`` options (``info.options``) shell-quoted."""
-    args = "".join(f" --backend-arg {shlex.quote(f'{k}={v}')}" for k, v in info.options) if info.options else ""
-    return (f"dmlconform run --backend {info.name}{args} --feature-level {case.level._name_[3:]} "
-            f"--case '{case.id}' --seed {case.seed}")  # `FeatureLevel.short` from the member's name, a plain attribute
-
-
 def verdict(case: Case, outcome: Outcome, message: str, info: BackendInfo | None, *, seconds: float = 0.0,
             **more: object) -> CaseResult:
-    """The result of ``case``: its facts, the outcome, and the repro line
-    (none while ``info`` is unknown: no worker has built the backend yet)."""
+    """The result of ``case``: its facts and the outcome (the run command
+    adds the repro line, which needs the run's options: `invocation`)."""
     # the enums' names and values as plain attributes (``.name``/``.value``/``.short`` are Python properties)
     return CaseResult(
         case_id=case.id, operator=case.operator, dtype=case.dtype._name_, level=case.level._name_[3:],
         dims=len(case.outputs[0].sizes) if case.outputs else 0, layout=case.layout._value_, outcome=outcome,
         message=message,
         expect_supported=case.expect_supported, edges=case.edges, seconds=round(seconds, 6),
-        repro=repro(case, info) if info is not None else "", **more,  # type: ignore[arg-type]
+        **more,  # type: ignore[arg-type]
     )
 
 

@@ -124,18 +124,6 @@ def test_on_start_names_each_case_before_the_backend_runs_it() -> None:
     assert seen == [0, 1, 2, 3, 4]
 
 
-def test_repro_carries_the_backend_options_sorted_and_quoted() -> None:
-    pairs = _pairs("ACTIVATION_SOFTSIGN")[:3]
-    seen: list[str] = []
-    options = {"weird": "a b'c", "device": "cuda"}
-    results = run_cases(pairs, CpuBackend(), options=options, progress=lambda r: seen.append(r.repro))
-    want = [f"dmlconform run --backend cpu --backend-arg device=cuda --backend-arg 'weird=a b'\"'\"'c' "
-            f"--feature-level 6_4 --case '{c.id}' --seed 3" for _, c in pairs]
-    assert [r.repro for r in results] == want and sorted(seen) == sorted(want)
-    assert [r.repro for r in run_cases(pairs, CpuBackend())] == [w.replace(
-        " --backend-arg device=cuda --backend-arg 'weird=a b'\"'\"'c'", "") for w in want]
-
-
 @pytest.mark.parametrize("isolate", [(), ("--no-isolate",)], ids=["workers", "no-isolate"])
 def test_a_failing_cases_repro_line_reproduces_it(tmp_path, isolate) -> None:  # type: ignore[no-untyped-def]
     """--backend faulty --backend-arg faults=...: the repro line has the

@@ -168,7 +168,8 @@ def update(report: str, output: str | None, old_path: str | None) -> None:
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("reports", nargs=-1, required=True, metavar="REPORT.json...")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Folder of the merged reports.")
-@click.option("--worst", default=10, show_default=True, help="Worst elements shown per failing case.")
+@click.option("--worst", default=10, show_default=True, type=click.IntRange(min=0),
+              help="Worst elements shown per failing case.")
 def merge(reports: tuple[str, ...], output: str, worst: int) -> None:
     """Merge the report.json files of the shards of one run (``run --shard
     K/N``) into the report of the whole run: report.json, junit.xml and

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import fnmatch
 import os
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -16,8 +18,15 @@ from dmlconform.cli import console as make_console
 from dmlconform.commands.gating_commands import Gate, gating_options
 from dmlconform.commands.options import backend_options, load_specs, parse_level
 from dmlconform.errors import ExitCode, InputError
+from dmlconform.invocation import Invocation
 from dmlconform.parallel import DEFAULT_TIMEOUT, Workers
+from dmlconform.results import CaseResult, RunResult
 from dmlconform.spec import model as m
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from dmlconform.report.folder import ReportFolder
 
 
 def _select(case_id: str, dtype: str, patterns: tuple[str, ...], ids: tuple[str, ...], dtypes: tuple[str, ...]) -> bool:
@@ -68,7 +77,8 @@ def _pairs(specs: list[m.Spec], level: m.FeatureLevel, *, seed: int, large: bool
 @click.option("--cases", "cases_dir", type=click.Path(), help="Replay cases written by `gen` instead of generating.")
 @click.option("--large", is_flag=True, help="Add the large-tensor cases (>= 2^22 elements).")
 @click.option("-o", "--output", type=click.Path(file_okay=False), help="Report folder (default reports/<run-id>).")
-@click.option("--worst", default=10, show_default=True, help="Worst elements shown per failing case.")
+@click.option("--worst", default=10, show_default=True, type=click.IntRange(min=0),
+              help="Worst elements shown per failing case.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--skip-unavailable", is_flag=True, help="Exit 0 instead of 3 when the backend is unavailable.")
 @click.option("--show-skipped", is_flag=True, help="List each spec left out of the suite, with the reason.")
@@ -99,11 +109,11 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     """
 
     from dmlconform.backends.registry import load_backend
-    from dmlconform.report import write_reports
-    from dmlconform.report.terminal import render
-    from dmlconform.results import RunResult
+    from dmlconform.report.folder import reserve
 
+    ctx = click.get_current_context()
     console = make_console()
+    started = dt.datetime.now(dt.timezone.utc)
     options = backend_options(backend_args)
     backend = load_backend(backend_name, options)
     info = backend.info()
@@ -111,7 +121,12 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         click.echo(f"backend {info.name} is unavailable: {info.reason}", err=True)
         sys.exit(ExitCode.OK if skip_unavailable else ExitCode.BACKEND_UNAVAILABLE)
     level = parse_level(level_text, "--feature-level") or info.feature_level
-    workers = None if no_isolate else click.get_current_context().with_resource(Workers(  # starts while cases generate
+    run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{info.name}-{level.short}-s{seed}" + gate.run_id_suffix
+    folder = reserve(Path(output) if output else None, run_id)   # before any case: a bad -o costs nothing
+    ctx.call_on_close(folder.abandon)
+    invocation = _invocation(ctx, backend_name, options, level, seed=seed, cases_dir=cases_dir,
+                             tolerances=gate.tolerances)
+    workers = None if no_isolate else ctx.with_resource(Workers(  # starts while cases generate
         backend_name, options, jobs=jobs or os.cpu_count() or 1, timeout=timeout,
         overrides=gate.override_map))
     specs = [spec for _, spec in load_specs(specs_dir, ops)]
@@ -121,21 +136,50 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
                             cases_dir=Path(cases_dir) if cases_dir else None, keep=keep)
     if not pairs:
         raise InputError("no case matches the selection (--op, --dtype, -k, --case, --shard)")
-    started = dt.datetime.now(dt.timezone.utc)
     execute = _executor(pairs, backend, workers, overrides=gate.override_map, options=options)
     outcome = _run_with_progress(len(pairs), console, enabled=not no_progress and console.is_terminal,
                                  execute=execute)
     finished = dt.datetime.now(dt.timezone.utc)
-    run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{info.name}-{level.short}-s{seed}" + gate.run_id_suffix
     report = gate.finish(RunResult(
-        run_id=run_id, backend=info.name, device=info.device, backend_version=info.version,
+        run_id=folder.run_id, backend=info.name, device=info.device, backend_version=info.version,
         feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
         command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         started=started.isoformat(timespec="seconds"), finished=finished.isoformat(timespec="seconds"),
-        cases=_with_notes(outcome.results, cases_dir), interrupted=outcome.interrupted,
+        cases=_with_repro(_with_notes(outcome.results, cases_dir), invocation), interrupted=outcome.interrupted,
     ))
-    folder = Path(output) if output else Path("reports") / run_id
-    written = write_reports(report, folder)
+    _finish(report, folder, console, worst=worst, skipped=skipped, show_skipped=show_skipped,
+            ran=len(outcome.results), total=len(pairs))
+
+
+def _invocation(ctx: click.Context, backend: str, options: dict[str, str], level: m.FeatureLevel, *,
+                seed: int, cases_dir: str | None, tolerances: str) -> Invocation:
+    """The options of this run that its repro lines must repeat: those the
+    user gave (a path as written), the level and the seed (not for --cases,
+    whose cases do not depend on it)."""
+    def given(name: str) -> object:
+        source = ctx.get_parameter_source(name)
+        return ctx.params[name] if source is not None and source.name == "COMMANDLINE" else None
+
+    return Invocation(
+        backend=backend, backend_args=tuple(options.items()), level=level.short,
+        seed=None if cases_dir else seed, specs=given("specs_dir"), cases=cases_dir,  # type: ignore[arg-type]
+        tolerances=tolerances or None, large=bool(ctx.params.get("large")),
+        timeout=given("timeout"))  # type: ignore[arg-type]
+
+
+def _with_repro(results: tuple[CaseResult, ...], invocation: Invocation) -> tuple[CaseResult, ...]:
+    """Each result with the line that runs its case alone again."""
+    return tuple(dataclasses.replace(r, repro=invocation.repro(r.case_id)) for r in results)
+
+
+def _finish(report: RunResult, folder: ReportFolder, console: Console, *, worst: int, skipped: list[str],
+            show_skipped: bool, ran: int, total: int) -> None:
+    """Print the summary, then write the reports (if that fails, the summary
+    is already out and the reports go to a temp folder); exit with the
+    run's code."""
+    from dmlconform.report import commit_reports
+    from dmlconform.report.terminal import render
+
     render(report, console, worst=worst)
     if show_skipped:
         for line in skipped:
@@ -143,11 +187,33 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     elif skipped:
         click.echo(f"skipped {len(skipped)} specs whose formula the oracle cannot evaluate or whose cases "
                    f"cannot be generated (--show-skipped lists them)", err=True)
+    try:
+        written = commit_reports(report, folder)
+    except OSError as exc:
+        _rescue(report, folder.final, exc)
     click.echo(f"reports: {', '.join(str(p) for p in sorted(written.values()))}", err=True)
-    if outcome.interrupted:
-        click.echo(f"interrupted: {len(outcome.results)} of {len(pairs)} cases ran; the reports hold those", err=True)
+    if report.interrupted:
+        click.echo(f"interrupted: {ran} of {total} cases ran; the reports hold those", err=True)
         sys.exit(ExitCode.INTERRUPTED)
     sys.exit(ExitCode.FINDINGS if report.failed else ExitCode.OK)
+
+
+def _rescue(report: RunResult, target: Path, exc: OSError) -> NoReturn:
+    """The reports could not be written where they belong (the folder was
+    checked writable before the run: something changed since): write them
+    to a new temp folder instead, say where in one line, exit 2."""
+    import tempfile
+
+    from dmlconform.report import write_reports
+
+    why = exc.strerror or str(exc)
+    try:
+        written = write_reports(report, Path(tempfile.mkdtemp(prefix=f"dmlconform-{report.run_id}-")))
+    except OSError as again:
+        raise InputError(f"cannot write the reports to {target}: {why}; nor to a temp folder: "
+                         f"{again.strerror or again}; the summary above is all this run kept") from None
+    raise InputError(f"cannot write the reports to {target}: {why}; they were written to "
+                     f"{written['json'].parent} instead") from None
 
 
 def _with_notes(results, cases_dir: str | None):  # type: ignore[no-untyped-def]

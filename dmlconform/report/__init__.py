@@ -9,21 +9,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dmlconform.atomic import write_atomic
 from dmlconform.report import html, json_report, junit
+from dmlconform.report.folder import FILE_NAMES, ReportFolder, reserve
 from dmlconform.results import RunResult
 
-#: File name of each report written by `write_reports`.
-FILE_NAMES = {"json": "report.json", "junit": "junit.xml", "html": "report.html"}
+__all__ = ["FILE_NAMES", "commit_reports", "write_reports"]
+
+
+def commit_reports(run: RunResult, folder: ReportFolder) -> dict[str, Path]:
+    """report.json, junit.xml and report.html of ``run`` into the reserved
+    ``folder``, as one set (`report.folder`); the path of each by kind."""
+    writers = {"html": html.dumps, "json": json_report.dumps, "junit": junit.dumps}
+    return folder.commit({kind: (lambda w=w: w(run)) for kind, w in writers.items()})
 
 
 def write_reports(run: RunResult, folder: Path) -> dict[str, Path]:
-    """Write report.json, junit.xml and report.html into ``folder`` (created if
-    missing), each atomically; returns the path of each by kind, sorted."""
-    writers = {"html": html.dumps, "json": json_report.dumps, "junit": junit.dumps}
-    written = {}
-    for kind in sorted(writers):
-        path = Path(folder) / FILE_NAMES[kind]
-        write_atomic(path, writers[kind](run))
-        written[kind] = path
-    return written
+    """The three reports of ``run`` into ``folder`` (created if missing; if it
+    exists it must be empty or hold a report set, which is replaced whole)."""
+    reserved = reserve(Path(folder), run.run_id)
+    try:
+        return commit_reports(run, reserved)
+    finally:
+        reserved.abandon()
