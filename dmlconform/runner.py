@@ -24,7 +24,6 @@ from dmlconform.backends.base import (Backend, BackendCrashError, BackendInfo, N
                                      joined)
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
 from dmlconform.collector import paused
-from dmlconform.errors import UnmergeableError
 from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
 
@@ -310,27 +309,22 @@ def _one(item: _Pending, info: BackendInfo, oracles: Oracles) -> CaseResult:
 CHUNK = 1 << 19
 
 
-def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles,
-                   attributes: Mapping[str, object] | None = None) -> list[tuple[int, CaseResult]]:
+def _compare_batch(items: list[_Pending], info: BackendInfo, oracles: Oracles) -> list[tuple[int, CaseResult]]:
     """Evaluate and compare a batch at once, block by block, output by
     output, and split the comparison per case: every result is what
     `run_case` gives (the oracle is element-wise; the tests hold the two
     paths equal).  A case whose elements all PASS (the common case) gets its
     result from its sizes and its alternatives' counts, found for the whole
     batch at once (`_passed`, `_alternatives`); only the others are taken
-    apart element by element (`_case_result`).  ``attributes``: those of
-    several batches merged (`_compare_merged`), per element; then an error
-    is raised, not answered case by case."""
+    apart element by element (`_case_result`)."""
     sizes = [_size(it[2]) for it in items]
-    if attributes is None and not _whole(items):
+    if not _whole(items):
         return [(it[0], _one(it, info, oracles)) for it in items]
     t0 = time.perf_counter()
     try:
         with np.errstate(all="ignore"):
-            sparse, views = _batch_comparison(items, info, oracles, attributes)
+            sparse, views = _batch_comparison(items, info, oracles)
     except Exception:  # noqa: BLE001 - the per-case path reports the error
-        if attributes is not None:
-            raise
         return [(it[0], _one(it, info, oracles)) for it in items]
     share = (time.perf_counter() - t0) / len(items)  # the batch's comparison, split evenly
     offsets = np.array([0, *itertools.accumulate(sizes)])
@@ -353,131 +347,6 @@ def _whole(items: list[_Pending]) -> bool:
     cases have outputs, all of one shape, and elements."""
     return bool(items[0][2].outputs) and all(
         _size(it[2]) > 0 and all(o.sizes == it[2].outputs[0].sizes for o in it[2].outputs) for it in items)
-
-
-#: Batches of one operator and types whose attributes differ in numbers only
-#: (`_merge_key`) are evaluated together up to this many elements: one block
-#: of the oracle (`floatrun.BLOCK`), so each batch's facts of a block are its own.
-MERGE_ELEMENTS = 1 << 17
-
-
-def _merge_key(spec: m.Spec, case: Case) -> tuple[object, ...] | None:
-    """Batches (`_batch_key`) with the same key may share one oracle
-    evaluation, their attributes given per element: the same operator,
-    tensors and types, the same attribute names and enum constants.  A
-    number's facts that decide a float evaluation's bound (its sign, whether
-    it is a power of two) the oracle checks where they are read, and refuses
-    a merge they would change (`_compare_merged`); an exact evaluation
-    (integer tensors) reads none.  None: not merged (float tensors into an
-    integer type, attributes the oracle would refuse)."""
-    from dmlconform.compare import is_float
-    from dmlconform.formula.oracle import attribute_facts
-
-    exact = _exact(case)
-    floats = all(is_float(numpy_dtype(t.dtype)) for t in case.outputs) \
-        and any(is_float(numpy_dtype(t.dtype)) for t in case.inputs)
-    if not case.outputs or not (exact or floats):
-        return None
-    try:
-        facts = tuple((n, f if isinstance(f, str) else None) for n, v in case.attributes
-                      for f in (attribute_facts(n, v),))
-    except Exception:  # noqa: BLE001 - the batch's own evaluation reports it
-        return None
-    return (*_batch_key(spec, case)[:3], facts)
-
-
-def _compare_merged(batches: list[list[_Pending]], info: BackendInfo,
-                    oracles: Oracles) -> list[tuple[int, CaseResult]]:
-    """Compare batches of one `_merge_key`: those compared as a whole are
-    packed, in order, into runs of at most `MERGE_ELEMENTS` elements, each
-    evaluated once with its attributes per element (`oracle.PerElement`);
-    where the oracle finds that the merge would change an element
-    (`UnmergeableError`), the run is tried again in groups whose attribute
-    sets agree on what differed (`_split`), down to each batch on its own,
-    as it would be compared without merging."""
-    out: list[tuple[int, CaseResult]] = []
-    pending = _runs(batches)
-    while pending:
-        run = pending.pop(0)
-        if len(run) == 1:
-            out.extend(_compare_batch(run[0], info, oracles))
-            continue
-        try:
-            out.extend(_compare_batch([it for items in run for it in items], info, oracles, _per_element(run)))
-        except Exception as exc:  # noqa: BLE001 - UnmergeableError, or an error each batch reports its way
-            pending[:0] = _split(run, exc)
-    return out
-
-
-def _split(run: list[list[_Pending]], error: Exception) -> list[list[list[_Pending]]]:
-    """A refused run (`_compare_merged`) in smaller runs, in order, each
-    shorter than ``run``: the batches grouped by the fact the oracle found
-    to differ (`UnmergeableError.where`: whether the batch's set has it),
-    else by the signs of attributes and which are powers of two
-    (`_number_facts`), else each batch alone (also after any other error:
-    each batch reports its own)."""
-    groups: dict[object, list[list[_Pending]]] = {}
-    where = error.where if isinstance(error, UnmergeableError) else None
-    sizes = [_elements(items) for items in run]
-    if isinstance(where, np.ndarray) and where.shape[-1:] == (sum(sizes),):
-        has = np.logical_or.reduceat(np.atleast_2d(where), np.cumsum([0, *sizes[:-1]]), axis=1)
-        for items, key in zip(run, map(tuple, has.T.tolist())):
-            groups.setdefault(key, []).append(items)
-    if len(groups) < 2 and isinstance(error, UnmergeableError):
-        groups = {}
-        for items in run:
-            groups.setdefault(_number_facts(items[0][2]), []).append(items)
-    if len(groups) < 2:
-        return [[items] for items in run]
-    return list(groups.values())
-
-
-def _exact(case: Case) -> bool:
-    """Whether the oracle evaluates ``case`` exactly (integer tensors:
-    `oracle.evaluate_many`'s integer path)."""
-    return bool(case.inputs) and all(numpy_dtype(t.dtype).kind in "iub" for t in case.inputs)
-
-
-def _number_facts(case: Case) -> tuple[object, ...]:
-    """Per attribute, its sign and whether it is a power of two (an exact
-    scaling): what decides the form of a float evaluation's bound
-    (`oracle.attribute_facts`); nothing for an exact evaluation, which
-    reads no such fact."""
-    from dmlconform.formula.oracle import attribute_facts
-
-    if _exact(case):
-        return ()
-    return tuple(f if isinstance(f, tuple) else None for f in (attribute_facts(n, v) for n, v in case.attributes))
-
-
-def _runs(batches: list[list[_Pending]]) -> list[list[list[_Pending]]]:
-    """``batches`` (of one `_merge_key`) in order, those compared as a whole
-    and small enough packed into runs of at most `MERGE_ELEMENTS` elements,
-    any other alone."""
-    runs: list[list[list[_Pending]]] = []
-    total = MERGE_ELEMENTS + 1  # the first one opens a run
-    for items in batches:
-        size = _elements(items)
-        if not _whole(items) or size > MERGE_ELEMENTS:
-            runs.append([items])
-            total = MERGE_ELEMENTS + 1
-            continue
-        if total + size > MERGE_ELEMENTS:
-            runs.append([])
-            total = 0
-        runs[-1].append(items)
-        total += size
-    return runs
-
-
-def _per_element(run: list[list[_Pending]]) -> dict[str, object]:
-    """The attributes of a run of batches, each given per element
-    (`oracle.PerElement`: a batch's value over its cases' elements)."""
-    from dmlconform.formula.oracle import PerElement
-
-    sizes = tuple(_elements(items) for items in run)
-    names = [n for n, _ in run[0][0][2].attributes]
-    return {n: PerElement(tuple(items[0][2].attributes[k][1] for items in run), sizes) for k, n in enumerate(names)}
 
 
 def _flagged(sparse: Any, cuts: np.ndarray) -> np.ndarray:
@@ -518,8 +387,7 @@ def _passed(case: Case, size: int, alternatives: tuple[tuple[str, int], ...], in
                    elements=elements, counts=(elements, 0, 0), max_ulp=0, worst=(), alternatives=alternatives)
 
 
-def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles,
-                      attributes: Mapping[str, object] | None = None
+def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
                       ) -> tuple[list[Any], dict[str, np.ndarray]]:
     """The batch's cases end to end as one flat array per output, compared
     `CHUNK` elements at a time: a `SparseComparison` per output, and the
@@ -532,7 +400,7 @@ def _batch_comparison(items: list[_Pending], info: BackendInfo, oracles: Oracles
     formula = oracles.get(spec)
     shapes = [it[2].outputs[0].sizes for it in items]
     views = _batch_inputs(items, formula)
-    attributes = case0.attribute_map() if attributes is None else attributes
+    attributes = case0.attribute_map()
     actuals = [joined([flat_view(it[2].outputs[j], it[3][out.name], shape) for it, shape in zip(items, shapes)])
                for j, out in enumerate(case0.outputs)]
     parts: list[list[Any]] = [[] for _ in case0.outputs]
@@ -703,13 +571,9 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
         for part in _parts(group):
             for item in _execute_batch(part, backend, run_batch, info, on_start):
                 pending(keys[item[0]], *item)
-    merged: dict[object, list[list[_Pending]]] = {}
-    for key, items in batches.items():
-        mergeable = _merge_key(items[0][1], items[0][2])
-        merged.setdefault(("batch", key) if mergeable is None else ("merge", mergeable), []).append(items)
-    for group in merged.values():
+    for items in batches.values():
         with paused():  # the oracle's and the comparison's objects hold no cycles (`collector`)
-            found = _compare_merged(group, info, oracles) if len(group) > 1 else _compare_batch(group[0], info, oracles)
+            found = _compare_batch(items, info, oracles)
         for i, result in found:
             results[i] = result
             if progress is not None:
@@ -726,11 +590,6 @@ BATCH_ELEMENTS = 1 << 19
 
 def _size(case: Case) -> int:
     return math.prod(case.outputs[0].sizes) if case.outputs else 0
-
-
-def _elements(items: list[_Pending]) -> int:
-    """Output elements of a batch's cases, all together."""
-    return sum(_size(it[2]) for it in items)
 
 
 def _batchable(case: Case) -> bool:
