@@ -240,8 +240,11 @@ class _Watched:
     and the comparison), not the backend's."""
 
     def __init__(self, backend: Backend, conn: Connection) -> None:
+        from dmlconform.backends.base import run_batch_of
+
         self.backend, self.conn = backend, conn
-        if hasattr(backend, "run_batch"):  # the runner then starts a whole batch before one call
+        self.batch = run_batch_of(backend)
+        if self.batch is not None:  # the runner then starts a whole batch before one call
             self.run_batch = self._run_batch
 
     def info(self) -> BackendInfo:
@@ -255,7 +258,8 @@ class _Watched:
         self.conn.send(("ran",))
 
     def _run_batch(self, items: Sequence[Any]) -> list[Exception | None]:
-        errors = self.backend.run_batch(items)  # type: ignore[attr-defined]
+        assert self.batch is not None
+        errors = self.batch(items)
         self.conn.send(("ran",))
         return errors
 

@@ -2,8 +2,9 @@
 a hang costs only the culprit case (issue 7, parts 3 and 4).
 
 The misbehaving backend (tests/backends/misbehaving_backend_pkg) computes
-like ``cpu`` except on the cases its options name; it is installed in a
-temporary folder on ``sys.path``, which spawned workers inherit.
+like ``cpu`` except on the cases its options name (``misbehaving-batch`` is
+the same with ``run_batch``); it is installed in a temporary folder on
+``sys.path``, which spawned workers inherit.
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dmlconform import parallel
 from dmlconform.backends.cpu import CpuBackend
+from dmlconform.backends.registry import load_backend
 from dmlconform.cases.generate import generate
 from dmlconform.cli import main
 from dmlconform.errors import BackendLoadError
@@ -159,7 +162,8 @@ def _misbehave(pairs, jobs: int = 2, timeout: float = 60.0, **options: str):  # 
     return run_isolated(pairs, "misbehaving", options, jobs=jobs, timeout=timeout).results
 
 
-def _only_culprits_differ(results, reference, culprits: dict[str, Outcome]) -> None:  # type: ignore[no-untyped-def]
+def _only_culprits_differ(results, reference, culprits: dict[str, Outcome],  # type: ignore[no-untyped-def]
+                          backend: str = "misbehaving") -> None:
     assert [r.case_id for r in results] == [r.case_id for r in reference]
     for got, want in zip(results, reference):
         if got.case_id in culprits:
@@ -167,7 +171,7 @@ def _only_culprits_differ(results, reference, culprits: dict[str, Outcome]) -> N
         else:
             plain = re.sub(r" --backend-arg \S+", "", got.repro)  # the repro carries the backend's options
             assert _same(dataclasses.replace(got, repro=plain)) == _same(
-                dataclasses.replace(want, repro=want.repro.replace("cpu", "misbehaving")))
+                dataclasses.replace(want, repro=want.repro.replace("--backend cpu", f"--backend {backend}")))
 
 
 def test_a_segfault_is_crash_for_its_case_only(site, pairs, reference) -> None:  # type: ignore[no-untyped-def]
@@ -217,6 +221,30 @@ def test_a_hang_is_timeout_and_the_rest_still_runs(site, pairs, reference) -> No
     timeout = _by_id(results)[culprit]
     assert timeout.message == "no answer within 1 s (--timeout); the worker was stopped" and timeout.seconds == 1.0
     assert _no_workers_left()
+
+
+@pytest.fixture(scope="module")
+def batch(pairs):  # type: ignore[no-untyped-def]
+    """20 cases of one operator: at ``-j 1`` four chunks of 5, each
+    one ``run_batch`` call.  The second chunk ends with a case the backend
+    rejects before the call (its result comes at once: the four others are
+    still in the call)."""
+    cases = [(s, c) for s, c in pairs if s.operator == "ELEMENT_WISE_ABS"]
+    rejected = next(p for p in cases if not p[1].expect_supported)
+    chosen = [*cases[:9], rejected, *cases[9:19]]
+    assert parallel.plan_chunks([1] * len(chosen), 1)[1] == range(5, 10)
+    return chosen
+
+
+
+def test_a_backend_whose_run_batch_is_none_runs_case_by_case_in_workers_too(site, batch) -> None:  # type: ignore[no-untyped-def]
+    """The runner and the workers agree on "has run_batch"
+    (`backends.base.run_batch_of`): a ``run_batch`` set to None is none."""
+    backend = load_backend("misbehaving-batch", {"batch": "off"})
+    assert backend.run_batch is None
+    reference = run_in_process(batch, backend).results
+    results = run_isolated(batch, "misbehaving-batch", {"batch": "off"}, jobs=1).results
+    _only_culprits_differ(results, reference, {}, "misbehaving-batch")
 
 
 def _interrupt_after(n: int, seen: list[str]):  # type: ignore[no-untyped-def]
