@@ -31,8 +31,16 @@ at ``-j 1``, and the parent only schedules, watches and collects:
   had not started go on in a replacement worker at once.
 * **Hang**: a backend that has not returned `case_timeout` seconds after
   starting a case (the worker reports each return) gets its worker stopped
-  (terminate, then kill) and replaced; that case is TIMEOUT and the rest of
-  its chunk runs again in the new worker.  A worker whose harness compares
+  (terminate, then kill) and replaced.  The cases started since the
+  backend last returned, without a result, are the call in flight.  One
+  case: it is TIMEOUT.  Several (a ``run_batch`` call, every case of it
+  started before it): none is convicted yet; they are *split*, run again
+  one per runner call, so a case that hangs alone is TIMEOUT (each costs
+  about two timeouts, not one per case of its batch) and the others get
+  their own verdicts.  Should none hang alone, the last case started in the
+  call is TIMEOUT anyway, with a message saying the hang needs them
+  together (as for a crash that needs what ran before it).  The rest of
+  the chunk runs again in the new worker.  A worker whose harness compares
   for far longer than that without a result (`_HARNESS_SECONDS`) is
   stopped the same way, the case ERROR.
 * **Ctrl-C**: workers ignore SIGINT (where the platform has it), so only the
@@ -240,8 +248,11 @@ class _Watched:
     and the comparison), not the backend's."""
 
     def __init__(self, backend: Backend, conn: Connection) -> None:
+        from dmlconform.backends.base import run_batch_of
+
         self.backend, self.conn = backend, conn
-        if hasattr(backend, "run_batch"):  # the runner then starts a whole batch before one call
+        self.batch = run_batch_of(backend)
+        if self.batch is not None:  # the runner then starts a whole batch before one call
             self.run_batch = self._run_batch
 
     def info(self) -> BackendInfo:
@@ -255,7 +266,8 @@ class _Watched:
         self.conn.send(("ran",))
 
     def _run_batch(self, items: Sequence[Any]) -> list[Exception | None]:
-        errors = self.backend.run_batch(items)  # type: ignore[attr-defined]
+        assert self.batch is not None
+        errors = self.batch(items)
         self.conn.send(("ran",))
         return errors
 
@@ -282,9 +294,11 @@ class _Job:
     """Cases (global indices, in order) for one worker.  ``kind``: "chunk"
     (one runner call), "confirm" (one suspect alone in a fresh worker;
     ``rest`` are the cases in flight with it), "probe" (one runner call per
-    case).  ``origin`` is the first suspect of the crash being traced and
-    ``death`` how that worker died; ``retried``: a worker died before
-    starting any of these cases once already."""
+    case), "split" (one runner call per case: the cases of a backend call
+    that hung).  ``origin`` is the first suspect of the crash being traced
+    and ``death`` how that worker died; for a split, ``origin`` is the case
+    still to blame should none hang alone (-1 once one has).  ``retried``: a
+    worker died before starting any of these cases once already."""
 
     kind: str
     indices: tuple[int, ...]
@@ -297,6 +311,11 @@ class _Job:
     def fresh(self) -> bool:
         return self.kind == "confirm"
 
+    @property
+    def alone(self) -> bool:
+        """Each case in its own runner call (and so its own backend call)."""
+        return self.kind in ("probe", "split")
+
 
 @dataclass(eq=False)
 class _Worker:
@@ -306,12 +325,12 @@ class _Worker:
     conn: Connection
     deadline: float                   # time.monotonic() by which it must say something
     ready: bool = False
-    running: bool = False             # the backend is running its last started case
     harness: float = 0.0              # seconds the harness may compare without a word
     used: bool = False                # has taken a job (a fresh one has not)
     job: _Job | None = None
     sent: bool = False                # the job has been sent
     started: list[int] = field(default_factory=list)   # global indices, in start order
+    returned: int = 0                 # len(started) when the backend last returned from a call
 
 
 def describe_exit(code: int | None) -> str:
@@ -420,7 +439,7 @@ class Workers:
             if worker is None:
                 return
             self.queue.popleft()
-            worker.job, worker.used, worker.sent, worker.started = job, True, False, []
+            worker.job, worker.used, worker.sent, worker.started, worker.returned = job, True, False, [], 0
             self._send(worker)
 
     def _spawn(self) -> _Worker:
@@ -438,8 +457,8 @@ class Workers:
         if worker.ready and worker.job is not None and not worker.sent:
             job = worker.job
             with contextlib.suppress(OSError):   # it died: the next step sees its sentinel
-                worker.conn.send(([self.pairs[i] for i in job.indices], job.kind == "probe"))
-            worker.sent, worker.running = True, False
+                worker.conn.send(([self.pairs[i] for i in job.indices], job.alone))
+            worker.sent = True
             elements = sum(case_elements(self.pairs[i][1]) for i in job.indices)
             worker.harness = max(self.timeout, _HARNESS_SECONDS) * max(1.0, elements / LARGE_ELEMENTS)
             worker.deadline = time.monotonic() + self.timeout
@@ -506,20 +525,24 @@ class Workers:
         if kind == "start":
             index = job.indices[message[1]]
             worker.started.append(index)
-            worker.running = True
             worker.deadline = time.monotonic() + case_timeout(self.pairs[index][1], self.timeout)
         elif kind in ("ran", "result"):
             if kind == "result":
-                index = job.indices[message[1]]
-                self._record(index, message[2])
-                worker.running = worker.running and index != worker.started[-1]
+                self._record(job.indices[message[1]], message[2])
             else:
-                worker.running = False
-            if not worker.running:
+                worker.returned = len(worker.started)
+            if not self._in_call(worker):   # the harness's time from here on
                 worker.deadline = time.monotonic() + worker.harness
         elif kind == "done":
             worker.job = None
             self._finished(job)
+
+    def _in_call(self, worker: _Worker) -> tuple[int, ...]:
+        """The cases in the backend's call in flight, in start order: started
+        since it last returned, without a result (the runner rejects a case
+        before the call, with its result at once).  Several when the call is
+        a ``run_batch``; none while the harness runs."""
+        return tuple(i for i in worker.started[worker.returned:] if self.results[i] is None)
 
     def _record(self, index: int, result: CaseResult) -> None:
         fresh = self.results[index] is None
@@ -574,8 +597,8 @@ class Workers:
         elif job.kind == "probe":
             self.queue.appendleft(_Job("confirm", (suspect,), rest=tuple(sorted(others + unstarted)),
                                        origin=job.origin, death=job.death))
-        else:
-            self._queue("chunk", unstarted)
+        else:   # a chunk, or a split (which goes on splitting, still with the case to blame)
+            self._queue(job.kind, unstarted, job.origin if job.origin in unstarted else -1)
             self.queue.appendleft(_Job("confirm", (suspect,), rest=others, origin=suspect, death=death))
 
     def _queue(self, kind: str, indices: tuple[int, ...], origin: int = -1, death: str = "") -> None:
@@ -584,7 +607,8 @@ class Workers:
             self.queue.appendleft(_Job(kind, indices, origin=origin, death=death))
 
     def _finished(self, job: _Job) -> None:
-        """A job ran to its end: fill any hole, and go on tracing a crash."""
+        """A job ran to its end: fill any hole, go on tracing a crash, or
+        blame a hang no case of its call has alone."""
         for i in job.indices:
             if self.results[i] is None:
                 self._record(i, self._verdict(i, Outcome.ERROR, "harness error: the worker returned no result"))
@@ -592,6 +616,8 @@ class Workers:
             self.queue.appendleft(_Job("probe", job.rest, origin=job.origin, death=job.death))
         elif job.kind in ("confirm", "probe"):
             self._unexplained(job.origin, job.death)
+        elif job.kind == "split" and job.origin >= 0:
+            self._hung_together(job.origin)
 
     def _unexplained(self, origin: int, death: str) -> None:
         """No case crashes on its own: the first suspect is CRASH anyway."""
@@ -603,28 +629,55 @@ class Workers:
             f"(--no-isolate -j 1 runs the original order in one process)",
             before.seconds if before is not None else 0.0)
 
+    def _hung_together(self, origin: int) -> None:
+        """No case of a hung batch call hangs alone: the last one started is
+        TIMEOUT anyway, so that the hang is in the report."""
+        limit = case_timeout(self.pairs[origin][1], self.timeout)
+        self.results[origin] = self._verdict(
+            origin, Outcome.TIMEOUT,
+            f"no answer within {limit:g} s (--timeout) from the backend's batch call (run_batch) of this case and "
+            f"others; the worker was stopped.  Run alone, neither this case nor any other of that call hangs: the "
+            f"hang needs them together", limit)
+
     def _hung(self, worker: _Worker) -> None:
-        """No word from the worker by its deadline: TIMEOUT for its case in
-        flight (ERROR when the backend had returned and the harness was
-        comparing), the worker replaced, the rest of its job queued again."""
+        """No word from the worker by its deadline: it is stopped and
+        replaced.  The case of a backend call in flight is TIMEOUT; a
+        ``run_batch`` call of several cases convicts none yet, they are split
+        (one call each, so the one that hangs alone is TIMEOUT and the others
+        get their verdicts); with no call in flight the harness was comparing,
+        and its suspect is ERROR.  The rest of the job is queued again."""
         job = worker.job
         self._stop(worker)
         if not worker.ready or job is None:
             raise BackendLoadError(f"a worker process did not build backend {self.args.backend!r} within "
                                    f"{max(self.timeout, 60.0):g} s; --no-isolate runs the backend in this process")
-        suspect, others, unstarted = self._suspect(worker)
-        if worker.running:
-            limit = case_timeout(self.pairs[suspect][1], self.timeout)
+        in_call = self._in_call(worker)
+        if len(in_call) > 1:
+            self._requeue(job, skip=in_call, convicted=False)
+            self.queue.appendleft(_Job("split", tuple(sorted(in_call)), origin=in_call[-1]))
+            return
+        if in_call:
+            suspect, limit = in_call[0], case_timeout(self.pairs[in_call[0]][1], self.timeout)
             verdict = self._verdict(suspect, Outcome.TIMEOUT,
                                     f"no answer within {limit:g} s (--timeout); the worker was stopped", limit)
         else:
+            suspect = self._suspect(worker)[0]
             verdict = self._verdict(suspect, Outcome.ERROR, f"harness error: the comparison of this case's chunk "
                                     f"gave no result within {worker.harness:g} s; the worker was stopped",
                                     worker.harness)
         self._record(suspect, verdict)
+        self._requeue(job, convicted=bool(in_call))
+
+    def _requeue(self, job: _Job, *, convicted: bool, skip: tuple[int, ...] = ()) -> None:
+        """After a hang, the cases of ``job`` still without a result (less
+        ``skip``) go on as the job would have; ``convicted``: a case hung
+        alone, so a split has its culprit."""
+        rest = tuple(i for i in job.indices if self.results[i] is None and i not in skip)
         if job.kind == "confirm":
             self._queue("chunk", tuple(i for i in job.rest if self.results[i] is None))
-        elif job.kind == "probe" and not (others or unstarted):
+        elif job.kind == "probe" and not rest:
             self._unexplained(job.origin, job.death)
+        elif job.kind == "split":
+            self._queue("split", rest, job.origin if job.origin in rest and not convicted else -1)
         else:
-            self._queue(job.kind, tuple(sorted(others + unstarted)), job.origin, job.death)
+            self._queue(job.kind, rest, job.origin, job.death)

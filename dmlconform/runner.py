@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from dmlconform.backends.base import (Backend, BackendCrashError, BackendInfo, NotSupportedError, flat_view,
-                                     joined)
+                                     joined, run_batch_of)
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
 from dmlconform.collector import paused
 from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
@@ -540,7 +540,7 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     oracles = Oracles(overrides=dict(overrides or {}))
     results: list[CaseResult | None] = []
     batches: dict[tuple[object, ...], list[_Pending]] = {}
-    run_batch = getattr(backend, "run_batch", None)
+    run_batch = run_batch_of(backend)
     queued: dict[str, list[tuple[int, m.Spec, Case]]] = {}  # operator -> cases for run_batch
     keys: list[tuple[object, ...]] = []  # per case, its batch key
 

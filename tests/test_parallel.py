@@ -2,13 +2,15 @@
 a hang costs only the culprit case (issue 7, parts 3 and 4).
 
 The misbehaving backend (tests/backends/misbehaving_backend_pkg) computes
-like ``cpu`` except on the cases its options name; it is installed in a
-temporary folder on ``sys.path``, which spawned workers inherit.
+like ``cpu`` except on the cases its options name (``misbehaving-batch`` is
+the same with ``run_batch``); it is installed in a temporary folder on
+``sys.path``, which spawned workers inherit.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import json
 import math
 import multiprocessing
@@ -24,7 +26,9 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dmlconform import parallel
 from dmlconform.backends.cpu import CpuBackend
+from dmlconform.backends.registry import load_backend
 from dmlconform.cases.generate import generate
 from dmlconform.cli import main
 from dmlconform.errors import BackendLoadError
@@ -212,6 +216,110 @@ def test_a_hang_is_timeout_and_the_rest_still_runs(site, pairs, reference) -> No
     timeout = _by_id(results)[culprit]
     assert timeout.message == "no answer within 1 s (--timeout); the worker was stopped" and timeout.seconds == 1.0
     assert _no_workers_left()
+
+
+@pytest.fixture(scope="module")
+def batch(pairs):  # type: ignore[no-untyped-def]
+    """20 cases of one operator: at ``-j 1`` four chunks of 5, each
+    one ``run_batch`` call.  The second chunk ends with a case the backend
+    rejects before the call (its result comes at once: the four others are
+    still in the call)."""
+    cases = [(s, c) for s, c in pairs if s.operator == "ELEMENT_WISE_ABS"]
+    rejected = next(p for p in cases if not p[1].expect_supported)
+    chosen = [*cases[:9], rejected, *cases[9:19]]
+    assert parallel.plan_chunks([1] * len(chosen), 1)[1] == range(5, 10)
+    return chosen
+
+
+def _count_hangs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gets an entry for each worker stopped at its deadline:
+    each cost one ``--timeout``.  The harness's own deadline is cut to 10 s,
+    so that a regression that takes a hung backend for a slow comparison
+    fails in seconds, not minutes."""
+    monkeypatch.setattr(parallel, "_HARNESS_SECONDS", 10.0)
+    hung, stops = Workers._hung, []
+
+    def counted(self: Workers, worker: object) -> None:
+        stops.append(1)
+        hung(self, worker)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Workers, "_hung", counted)
+    return stops
+
+
+ONE_HANG = "ELEMENT_WISE_ABS/FLOAT32/7d/edges"     # the second case of the second chunk
+TWO_HANGS = "ELEMENT_WISE_ABS/FLOAT32/[68]d/edges"  # its first and third
+
+
+@pytest.mark.parametrize("backend, hang, timeouts", [
+    pytest.param("misbehaving-batch", ONE_HANG, 2, id="batch, one hangs"),
+    pytest.param("misbehaving-batch", TWO_HANGS, 3, id="batch, two hang", marks=pytest.mark.slow),
+    pytest.param("misbehaving", ONE_HANG, 1, id="one by one, one hangs"),
+    pytest.param("misbehaving", TWO_HANGS, 2, id="one by one, two hang", marks=pytest.mark.slow),
+])
+def test_a_hang_in_a_batch_call_is_timeout_for_its_culprits_only(  # type: ignore[no-untyped-def]
+        site, batch, monkeypatch, backend: str, hang: str, timeouts: int) -> None:
+    """Issue #20: a ``run_batch`` call that hangs has every case of the call
+    in flight.  The call's cases are run again one per call, so only a case
+    that hangs on its own is TIMEOUT (each costs about two timeouts), and the
+    others get the verdicts of an in-process run."""
+    reference = run_in_process(batch, load_backend(backend)).results
+    stops = _count_hangs(monkeypatch)
+    started = time.monotonic()
+    results = run_isolated(batch, backend, {"hang": hang}, jobs=1, timeout=0.5).results
+    elapsed = time.monotonic() - started
+    culprits = {c.id: Outcome.TIMEOUT for _, c in batch if fnmatch.fnmatchcase(c.id, hang)}
+    assert len(culprits) == (2 if hang == TWO_HANGS else 1)
+    _only_culprits_differ(results, reference, culprits)
+    for culprit in culprits:
+        assert _by_id(results)[culprit].message == "no answer within 0.5 s (--timeout); the worker was stopped"
+    assert len(stops) == timeouts
+    assert elapsed < timeouts * 0.5 + 10   # the timeouts, and a fresh worker's start-up after each
+    assert _no_workers_left()
+
+
+def test_a_batch_call_that_hangs_only_with_its_cases_together_still_shows(  # type: ignore[no-untyped-def]
+        site, batch, monkeypatch) -> None:
+    """Run alone, no case of the hung call hangs: as with a crash that needs
+    what ran before it, the last case started in the call is TIMEOUT anyway
+    (a hang is never dropped from the report), the others are as in process."""
+    reference = run_in_process(batch, load_backend("misbehaving-batch")).results
+    stops = _count_hangs(monkeypatch)
+    results = run_isolated(batch, "misbehaving-batch", {"hang": TWO_HANGS, "batch": "together"}, jobs=1,
+                           timeout=0.5).results
+    blamed = "ELEMENT_WISE_ABS/FLOAT32/4d/boundary(x==0)"   # the last of the call: the one after it is rejected
+    _only_culprits_differ(results, reference, {blamed: Outcome.TIMEOUT})
+    assert _by_id(results)[blamed].message == (
+        "no answer within 0.5 s (--timeout) from the backend's batch call (run_batch) of this case and others; the "
+        "worker was stopped.  Run alone, neither this case nor any other of that call hangs: the hang needs them "
+        "together")
+    assert len(stops) == 1
+
+
+@pytest.mark.slow
+def test_a_crash_while_a_hung_batch_is_split_is_traced_as_any_crash(site, batch, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The call hangs (on one case) and, run one by one, another of its
+    cases crashes: that one is CRASH, confirmed alone, and the split goes on
+    to find the hanging one."""
+    reference = run_in_process(batch, load_backend("misbehaving-batch")).results
+    stops = _count_hangs(monkeypatch)
+    crash = "ELEMENT_WISE_ABS/FLOAT32/6d/edges"
+    results = run_isolated(batch, "misbehaving-batch", {"hang": ONE_HANG, "crash": crash}, jobs=1,
+                           timeout=0.5).results
+    _only_culprits_differ(results, reference, {crash: Outcome.CRASH, ONE_HANG: Outcome.TIMEOUT})
+    assert _by_id(results)[crash].message.endswith("); run alone in a fresh worker, it crashed again")
+    assert len(stops) == 2
+    assert _no_workers_left()
+
+
+def test_a_backend_whose_run_batch_is_none_runs_case_by_case_in_workers_too(site, batch) -> None:  # type: ignore[no-untyped-def]
+    """The runner and the workers agree on "has run_batch"
+    (`backends.base.run_batch_of`): a ``run_batch`` set to None is none."""
+    backend = load_backend("misbehaving-batch", {"batch": "off"})
+    assert backend.run_batch is None
+    reference = run_in_process(batch, backend).results
+    results = run_isolated(batch, "misbehaving-batch", {"batch": "off"}, jobs=1).results
+    _only_culprits_differ(results, reference, {})
 
 
 def _interrupt_after(n: int, seen: list[str]):  # type: ignore[no-untyped-def]

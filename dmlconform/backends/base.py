@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Mapping, Protocol, Sequence, runtime_checkable
+from typing import Callable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
@@ -118,6 +118,19 @@ class BatchBackend(Backend, Protocol):
         bad case must not cost the others; an exception raised by the call
         itself is given to every item."""
         ...
+
+
+#: A backend's ``run_batch`` method.
+RunBatch = Callable[[Sequence[BatchItem]], list[Exception | None]]
+
+
+def run_batch_of(backend: Backend) -> RunBatch | None:
+    """``backend``'s ``run_batch``, or None when it has none: the method is
+    optional (`BatchBackend`), and a backend may set it to None (say on a
+    device where it cannot batch).  The one test of "has run_batch": the
+    runner batches exactly when a worker's watcher (`parallel._Watched`)
+    expects batch calls, so both ask here."""
+    return getattr(backend, "run_batch", None)
 
 
 def flat_view(tensor: TensorData, buffer: np.ndarray | None, sizes: tuple[int, ...]) -> np.ndarray:

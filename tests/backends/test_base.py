@@ -1,5 +1,6 @@
 """backends.base helpers: `flat_view` is the broadcast, flattened logical
-tensor whatever the layout, without copying a whole buffer."""
+tensor whatever the layout, without copying a whole buffer; `run_batch_of`
+is the one test of "has run_batch"."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from dmlconform.backends.base import flat_view, is_whole
+from dmlconform.backends.base import flat_view, is_whole, run_batch_of
+from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import TensorData, packed_strides
 from dmlconform.spec.model import DataType
 
@@ -47,3 +49,15 @@ def test_flat_view_defaults_to_the_tensors_own_buffer() -> None:
     buffer.flags.writeable = False
     t = TensorData("X", DataType.FLOAT32, (2, 3), packed_strides((2, 3)), buffer)
     assert flat_view(t, None, (2, 3)) is buffer
+
+
+def test_run_batch_of_is_the_method_or_none() -> None:
+    """Absent and set to None both mean "no run_batch" (the runner and the
+    workers' watcher both ask here, so they agree)."""
+    class OneByOne(CpuBackend):
+        run_batch = None  # type: ignore[assignment]
+
+    cpu = CpuBackend()
+    assert run_batch_of(cpu) == cpu.run_batch
+    assert run_batch_of(OneByOne()) is None
+    assert run_batch_of(object()) is None  # type: ignore[arg-type]
