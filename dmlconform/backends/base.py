@@ -9,13 +9,15 @@ hands the same array for the output and the input it aliases).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 from dataclasses import dataclass
-from typing import Callable, Mapping, Protocol, Sequence, runtime_checkable
+from typing import Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 import numpy as np
 
 from dmlconform.cases.model import Case, TensorData, packed_strides
+from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec
 
 
@@ -175,3 +177,28 @@ def is_whole(tensor: TensorData, buffer: np.ndarray, sizes: tuple[int, ...]) -> 
     in order are then the buffer's, element for element."""
     return (tensor.sizes == sizes and buffer.ndim == 1 and buffer.size == math.prod(sizes)
             and buffer.flags.c_contiguous and tensor.strides == packed_strides(sizes))
+
+
+# -- options ---------------------------------------------------------------------------
+def unknown_options(given: Iterable[str], known: Sequence[str]) -> str:
+    """What a backend says of ``--backend-arg`` keys it does not know: them,
+    the keys it knows and the nearest (a backend raises it as an
+    `InputError`, which `registry` turns into exit 2, a bad command line)."""
+    names = sorted(given)
+    guesses = [near[0] for name in names if (near := difflib.get_close_matches(name, known, n=1))]
+    hint = f"; did you mean {', '.join(dict.fromkeys(guesses))}?" if guesses else ""
+    return (f"unknown option{'s' if len(names) > 1 else ''} {', '.join(names)} (--backend-arg); "
+            f"it knows {', '.join(known) or 'none'}{hint}")
+
+
+def level_option(backend: str, value: str | FeatureLevel | None) -> FeatureLevel | None:
+    """A backend's ``feature_level`` option (None: not given); a level that
+    does not exist is an `InputError` naming the option."""
+    if isinstance(value, FeatureLevel):
+        return value
+    if value is None or value == "":
+        return None
+    try:
+        return FeatureLevel.parse(str(value))
+    except ValueError as exc:
+        raise InputError(f"{backend} backend: feature_level: {exc}") from None

@@ -22,9 +22,10 @@ import numpy as np
 
 import dmlconform
 from dmlconform.backends.base import (SUPPORTED, BackendInfo, BatchItem, NotSupportedError, Support, is_whole,
-                                     joined_input)
+                                     joined_input, level_option, unknown_options)
 from dmlconform.backends.cpu_ops import OPS, SCALE_BIAS_OPS, Call
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
+from dmlconform.errors import InputError
 from dmlconform.spec.model import (
     Constraint,
     ConstraintKind,
@@ -54,11 +55,8 @@ class CpuBackend:
 
     def __init__(self, feature_level: str | FeatureLevel | None = None, **options: str) -> None:
         if options:
-            raise TypeError(f"cpu backend: unknown option(s) {', '.join(sorted(options))}; it knows feature_level")
-        if isinstance(feature_level, FeatureLevel):
-            self.level = feature_level
-        else:
-            self.level = NEWEST if feature_level in (None, "") else FeatureLevel.parse(str(feature_level))
+            raise InputError(f"cpu backend: {unknown_options(options, ('feature_level',))}")
+        self.level = level_option("cpu", feature_level) or NEWEST
         self._verdicts: dict[int, tuple[Spec, Case, Support]] = {}
         self._rules: dict[tuple[object, ...], tuple[Spec, _Rules]] = {}
 

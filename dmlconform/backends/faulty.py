@@ -19,6 +19,7 @@ import numpy as np
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Case
+from dmlconform.errors import InputError
 from dmlconform.spec import model as m
 
 Buffers = Mapping[str, np.ndarray]
@@ -118,7 +119,10 @@ class FaultyBackend(CpuBackend):
 
     def __init__(self, faults: str = "", feature_level: str | m.FeatureLevel | None = None) -> None:
         super().__init__(feature_level)
-        self.faults = parse_faults(faults)
+        try:
+            self.faults = parse_faults(faults)
+        except ValueError as exc:  # a bad --backend-arg faults=: usage, exit 2
+            raise InputError(f"faulty backend: faults={faults!r}: {exc}") from None
 
     def info(self) -> BackendInfo:
         base = super().info()

@@ -35,10 +35,12 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support, joined_input
+from dmlconform.backends.base import (SUPPORTED, BackendInfo, NotSupportedError, Support, joined_input, level_option,
+                                      unknown_options)
 from dmlconform.backends.cpu import scatter_flat
 from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases.model import Case, numpy_dtype
+from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec
 
 INSTALL_HINT = "pip install -e '.[onnxruntime]'"
@@ -383,11 +385,14 @@ class OnnxRuntimeBackend:
     def __init__(self, provider: str = "CPUExecutionProvider", feature_level: str | None = None,
                  threads: str | int = 1, **options: str) -> None:
         if options:
-            raise TypeError(f"onnxruntime backend: unknown option(s) {', '.join(sorted(options))}; "
-                            "it knows provider, feature_level, threads")
+            known = ("provider", "feature_level", "threads")
+            raise InputError(f"onnxruntime backend: {unknown_options(options, known)}")
         self.provider = provider
-        self.level = max(FeatureLevel) if not feature_level else FeatureLevel.parse(str(feature_level))
-        self.threads = int(threads)
+        self.level = level_option("onnxruntime", feature_level) or max(FeatureLevel)
+        try:
+            self.threads = int(threads)
+        except ValueError:
+            raise InputError(f"onnxruntime backend: threads={threads!r} is not a whole number") from None
         #: plan key, or tuple of plan keys (`_run_family`) -> InferenceSession or the error its build gave
         self.sessions: dict[tuple[Any, ...], Any] = {}
         #: (id(spec), attributes, tensor types) -> (spec, Plan or None, NotSupportedError's message)

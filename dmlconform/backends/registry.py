@@ -14,12 +14,13 @@ verifies a hook when it registers).  A backend that loads but says
 from __future__ import annotations
 
 import difflib
+import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from dmlconform.backends.base import Backend, BackendInfo
+from dmlconform.backends.base import Backend, BackendInfo, unknown_options
 from dmlconform.errors import BackendLoadError, ExitCode, InputError
 
 GROUP = "dmlconform.backends"
@@ -117,19 +118,42 @@ def load_entry(entry: BackendEntry, options: Mapping[str, str] | None = None) ->
 
 def _build(entry: BackendEntry, obj: Any, options: dict[str, str]) -> Any:
     """Call a factory (a class or a function) with the options; an object
-    that already is a backend is used as it is, and then takes no options."""
+    that already is a backend is used as it is, and then takes no options.
+    Options the factory does not take, or that it refuses (`InputError`),
+    are the command line's fault: a usage error (exit 2), not an
+    unavailable backend (exit 3)."""
     if not isinstance(obj, type) and isinstance(obj, Backend):
         if options:
-            raise BackendLoadError(f"{entry.label}: takes no options (got {', '.join(sorted(options))})")
+            raise _usage(BackendLoadError(f"{entry.label}: {unknown_options(options, ())}"))
         return obj
     if not callable(obj):
         raise BackendLoadError(f"{entry.label}: {entry.value} is a {type(obj).__name__}, neither a backend nor "
                                "a factory of one")
+    known = _keywords(obj)
+    if known is not None and not set(options) <= set(known):
+        raise _usage(BackendLoadError(f"{entry.label}: {unknown_options(set(options) - set(known), known)}"))
     try:
         return obj(**options)
+    except InputError as exc:  # the user's options are wrong (a missing cmd=, an unknown key)
+        raise _usage(BackendLoadError(f"{entry.label}: {exc}")) from exc
     except Exception as exc:
         given = ", ".join(f"{k}={v}" for k, v in sorted(options.items())) or "no options"
-        error = BackendLoadError(f"{entry.label}: building it with {given} failed: {type(exc).__name__}: {exc}")
-        if isinstance(exc, InputError):   # the user's options are wrong (a missing cmd=): usage, exit 2
-            error.exit_code = ExitCode.USAGE
-        raise error from exc
+        raise BackendLoadError(f"{entry.label}: building it with {given} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _keywords(factory: Any) -> tuple[str, ...] | None:
+    """The keyword arguments ``factory`` takes, in order; None where it
+    takes any (``**options``: it checks them itself) or has no signature."""
+    try:
+        parameters = inspect.signature(factory).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return tuple(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def _usage(error: BackendLoadError) -> BackendLoadError:
+    """``error`` as a usage error (exit 2): the backend is there, the command line is wrong."""
+    error.exit_code = ExitCode.USAGE
+    return error

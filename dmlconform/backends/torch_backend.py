@@ -25,9 +25,10 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
+from dmlconform.backends.base import BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.onnxruntime_backend import Attrs, check_divisor, clip_bounds, require, support_of
 from dmlconform.cases.model import Case
+from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec
 
 INSTALL_HINT = "pip install -e '.[torch]'"
@@ -205,10 +206,9 @@ class TorchBackend:
 
     def __init__(self, device: str = "cpu", feature_level: str | None = None, **options: str) -> None:
         if options:
-            raise TypeError(f"torch backend: unknown option(s) {', '.join(sorted(options))}; "
-                            "it knows device, feature_level")
+            raise InputError(f"torch backend: {unknown_options(options, ('device', 'feature_level'))}")
         self.device = device
-        self.level = max(FeatureLevel) if not feature_level else FeatureLevel.parse(str(feature_level))
+        self.level = level_option("torch", feature_level) or max(FeatureLevel)
         self._torch, self._reason = _import(device)
 
     def info(self) -> BackendInfo:

@@ -16,6 +16,7 @@ from dmlconform.backends.base import Backend, NotSupportedError
 from dmlconform.backends.cpu import CpuBackend, storage_dtype
 from dmlconform.backends.cpu_ops import OPS, erf64, erfc64, float32_of
 from dmlconform.cases.model import Case, Layout, TensorData, packed_strides
+from dmlconform.errors import InputError
 from dmlconform.spec.load import load_spec
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
@@ -336,7 +337,7 @@ def test_info_and_protocol() -> None:
                                                                                       False, True)
     assert info.device.startswith(f"numpy {np.__version__} on ")
     assert CpuBackend().info().feature_level is FeatureLevel.FL_6_4
-    with pytest.raises(TypeError, match="unknown option"):
+    with pytest.raises(InputError, match="unknown option colour"):  # a usage error (exit 2), not a TypeError
         CpuBackend(colour="red")
 
 

@@ -80,10 +80,44 @@ def test_object_failing_the_protocol_is_refused(site: Path) -> None:
         "and run(spec, case, buffers)")
 
 
-def test_bad_option_names_the_options(site: Path) -> None:
-    with pytest.raises(BackendLoadError, match=r"fake-dml-backend\[fake\]: building it with colour=red failed: "
-                                               r"TypeError"):
-        load_backend("fake", {"colour": "red"})
+def test_an_unknown_option_is_a_usage_error_naming_the_known_ones(site: Path) -> None:
+    """Issue #20: a key the factory does not take is the command line's
+    fault (exit 2), found from its signature before it is called."""
+    with pytest.raises(BackendLoadError) as err:
+        load_backend("fake", {"colour": "red", "devic": "gpu0"})
+    assert err.value.message == ("fake-dml-backend[fake]: unknown options colour, devic (--backend-arg); "
+                                 "it knows device; did you mean device?")
+    assert err.value.exit_code == ExitCode.USAGE
+
+
+@pytest.mark.parametrize(("backend", "arg", "message"), [
+    ("cpu", "colour=red", "error: dmlconform[cpu]: cpu backend: unknown option colour (--backend-arg); "
+                          "it knows feature_level"),
+    ("cpu", "feature_levle=5_0", "error: dmlconform[cpu]: cpu backend: unknown option feature_levle "
+                                 "(--backend-arg); it knows feature_level; did you mean feature_level?"),
+    ("faulty", "fault=one-ulp", "error: dmlconform[faulty]: unknown option fault (--backend-arg); it knows faults, "
+                                "feature_level; did you mean faults?"),
+    ("onnxruntime", "thread=2", "error: dmlconform[onnxruntime]: onnxruntime backend: unknown option thread "
+                                "(--backend-arg); it knows provider, feature_level, threads; did you mean threads?"),
+    ("torch", "devcie=cpu", "error: dmlconform[torch]: torch backend: unknown option devcie (--backend-arg); "
+                            "it knows device, feature_level; did you mean device?"),
+    ("directml", "path=x", "error: dmlconform[directml]: directml backend: unknown option path (--backend-arg); "
+                           "it knows dml_path, feature_level; did you mean dml_path?"),
+    ("cpu", "feature_level=9_9", "error: dmlconform[cpu]: cpu backend: feature_level: unknown feature level '9_9' "
+                                 "(known: 1_0, 2_0, 2_1, 3_0, 3_1, 4_0, 4_1, 5_0, 5_1, 5_2, 6_0, 6_1, 6_2, 6_3, 6_4)"),
+    ("faulty", "faults=bogus", "error: dmlconform[faulty]: faulty backend: faults='bogus': unknown fault(s) bogus; "
+                               "known: in-place-corrupting, nan-to-zero, one-ulp, rejects-float16, "
+                               "sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d"),
+    ("onnxruntime", "threads=two", "error: dmlconform[onnxruntime]: onnxruntime backend: threads='two' is not a "
+                                   "whole number"),
+])
+def test_run_with_a_bad_backend_option_exits_2(backend: str, arg: str, message: str) -> None:
+    """Issue #20: a bad --backend-arg of a backend that is there exits 2
+    (usage) with one line naming the key and the known ones, not 3
+    (unavailable); nothing runs."""
+    result = CliRunner().invoke(main, ["run", "--backend", backend, "--backend-arg", arg, "--op", "ACTIVATION_SHRINK",
+                                       "--no-progress"])
+    assert (result.exit_code, result.output) == (ExitCode.USAGE, message + "\n")
 
 
 def test_unknown_name_lists_installed_and_suggests(site: Path) -> None:

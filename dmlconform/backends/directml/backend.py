@@ -19,13 +19,14 @@ from typing import Any
 import numpy as np
 
 import dmlconform
-from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support
+from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.directml import abi
 from dmlconform.backends.directml.com import ComError, Convention
 from dmlconform.backends.directml.descs import DescError, TensorLayout, build
 from dmlconform.backends.directml.execute import Entry, Session, TensorIO
 from dmlconform.backends.directml.library import Located, Unavailable, locate
 from dmlconform.cases.model import Case, TensorData
+from dmlconform.errors import InputError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 _NEWEST = max(FeatureLevel)
@@ -83,10 +84,9 @@ class DirectMLBackend:
 
     def __init__(self, dml_path: str | None = None, feature_level: str | None = None, **options: str) -> None:
         if options:
-            raise TypeError(f"directml backend: unknown option(s) {', '.join(sorted(options))}; "
-                            "it knows dml_path, feature_level")
+            raise InputError(f"directml backend: {unknown_options(options, ('dml_path', 'feature_level'))}")
         self.dml_path = dml_path or None
-        self.requested = FeatureLevel.parse(feature_level) if feature_level else None
+        self.requested = level_option("directml", feature_level)
         self.conv = Convention.native()
         self._session: Session | None = None
         self._level: FeatureLevel | None = None
