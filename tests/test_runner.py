@@ -377,3 +377,23 @@ def test_the_collector_is_paused_for_comparisons_only_and_restored(enabled: bool
     assert results and after is enabled
     assert seen["backend"] and set(seen["backend"]) == {enabled}
     assert seen["compare"] and set(seen["compare"]) == {False}
+
+
+def test_an_unknown_dtype_is_an_input_error_naming_the_known_ones(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue #20: --dtype FLOAT99 said "no case matches the selection"."""
+    result = CliRunner().invoke(main, ["run", "--op", "ACTIVATION_SHRINK", "--dtype", "FLOAT16", "--dtype", "FLOAT99",
+                                       "-o", str(tmp_path)])
+    assert (result.exit_code, result.output) == (2, (
+        "error: --dtype FLOAT99: no such data type (known: FLOAT64, FLOAT32, FLOAT16, INT64, INT32, INT16, INT8, "
+        "INT4, UINT64, UINT32, UINT16, UINT8, UINT4); did you mean FLOAT64?\n"))
+    assert not (tmp_path / "report.json").exists()
+
+
+def test_dtype_takes_any_case_and_the_constant_name(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    result = CliRunner().invoke(main, ["run", "--op", "ACTIVATION_SHRINK", "--dtype", "float16", "--dtype",
+                                       "DML_TENSOR_DATA_TYPE_FLOAT32", "-k", "4d/edges/Bias=0,Threshold=0.5/padded",
+                                       "--no-isolate", "--no-progress", "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    cases = json.loads((tmp_path / "report.json").read_text())["cases"]
+    assert sorted(c["case_id"] for c in cases) == ["ACTIVATION_SHRINK/FLOAT16/4d/edges/Bias=0,Threshold=0.5/padded",
+                                                   "ACTIVATION_SHRINK/FLOAT32/4d/edges/Bias=0,Threshold=0.5/padded"]

@@ -63,6 +63,23 @@ def _pairs(specs: list[m.Spec], level: m.FeatureLevel, *, seed: int, large: bool
     return pairs, skipped
 
 
+def _dtype_names(dtypes: tuple[str, ...]) -> tuple[str, ...]:
+    """``--dtype`` values as data type names; an unknown one is an input
+    error listing the known ones and the nearest."""
+    import difflib
+
+    names = []
+    for text in dtypes:
+        try:
+            names.append(m.DataType.parse(text).name)
+        except ValueError:
+            known = [t.name for t in m.DATA_TYPE_ORDER]
+            near = difflib.get_close_matches(text.strip().upper(), known, n=1)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise InputError(f"--dtype {text}: no such data type (known: {', '.join(known)}){hint}") from None
+    return tuple(names)
+
+
 @main.command(epilog=EXIT_CODES_HELP)
 @click.option("--specs", "specs_dir", default="specs", show_default=True, type=click.Path(), help="Spec folder.")
 @click.option("--backend", "backend_name", default="cpu", show_default=True, help="Backend (see `dmlconform backends`).")
@@ -130,7 +147,7 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         backend_name, options, jobs=jobs or os.cpu_count() or 1, timeout=timeout,
         overrides=gate.override_map))
     specs = [spec for _, spec in load_specs(specs_dir, ops)]
-    dtype_names = tuple(d.upper() for d in dtypes)
+    dtype_names = _dtype_names(dtypes)
     keep = lambda c: _select(c.id, c.dtype.name, patterns, ids, dtype_names) and gate.keep(c.id)  # noqa: E731
     pairs, skipped = _pairs(specs, level, seed=seed, large=large,
                             cases_dir=Path(cases_dir) if cases_dir else None, keep=keep)
