@@ -86,6 +86,30 @@ class SpecError(LocatedError):
         return "\n".join(LocatedError.render(p) for p in self.problems)
 
 
+class CaseFolderError(LocatedError):
+    """Raised by `run --cases` when cases of a case folder contradict their
+    specs or each other (`cases.validate`), before anything runs.
+
+    ``problems`` holds the first problems found, one rendered line each
+    (``manifest.json:LINE: error: case N (ID): problem: fix``); ``more``
+    counts those left out, so a user fixes a folder in one pass and the
+    output stays bounded whatever the folder holds.
+    """
+
+    def __init__(self, message: str, *, path: str | Path, problems: tuple[LocatedError, ...] = (),
+                 more: int = 0) -> None:
+        super().__init__(message, path=path)
+        self.problems = problems or (LocatedError(message, path=path),)
+        self.more = more
+
+    def render(self) -> str:
+        lines = [LocatedError.render(p) for p in self.problems]
+        if self.more:
+            lines.append(f"{self.path}: error: and {self.more} more problem{'s' if self.more > 1 else ''} "
+                         "in this case folder (fix these first)")
+        return "\n".join(lines)
+
+
 class ExtractError(LocatedError):
     """Raised by `spec.extract` when a page cannot be turned into a spec at all
     (no operator name, not a DirectML operator page, unreadable file)."""

@@ -288,3 +288,71 @@ def _scalar(v: Any) -> float | int | bool | str:
     if not isinstance(v, (float, int, bool, str)):
         raise TypeError(f"attribute value {v!r} must be a number, boolean or string")
     return v
+
+
+
+# -- where each case is in the manifest ------------------------------------------------
+def case_lines(folder: str | Path) -> tuple[int, ...]:
+    """The manifest line (1-based) on which each case of ``folder`` starts,
+    in manifest order, so that a problem of case N can name its line
+    (`cases.validate`).  Call it after `read_cases` accepted the folder; an
+    unreadable manifest gives ``()`` (no line known)."""
+    try:
+        text = (Path(folder) / MANIFEST).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ()
+    return manifest_case_lines(text)
+
+
+def manifest_case_lines(text: str) -> tuple[int, ...]:
+    """`case_lines` of a manifest's text: one case per line as `write_cases`
+    writes it, or any other layout of valid JSON (a hand-written, indented
+    manifest).  The decoder itself skips each value, so this costs about
+    one more parse; text that is not a JSON object gives ``()``."""
+    decoder = json.JSONDecoder()
+    starts: list[int] = []
+    try:
+        at = _skip(text, 0)
+        if text[at] != "{":
+            return ()
+        at = _skip(text, at + 1)
+        while text[at] == '"':
+            key, at = json.decoder.scanstring(text, at + 1)
+            at = _skip(text, _skip(text, at) + 1)  # past the colon
+            if key == "cases" and text[at] == "[":
+                starts, at = _element_starts(text, at, decoder)  # a repeated key: the last counts, as in json
+            else:
+                at = decoder.raw_decode(text, at)[1]
+            at = _skip(text, at)
+            at = _skip(text, at + 1) if text[at] == "," else at
+    except (IndexError, ValueError):
+        return ()
+    return _line_numbers(text, starts)
+
+
+def _element_starts(text: str, at: int, decoder: json.JSONDecoder) -> tuple[list[int], int]:
+    """Where each element of the array that opens at ``at`` starts, and where the array ends."""
+    starts: list[int] = []
+    at = _skip(text, at + 1)
+    while text[at] != "]":
+        starts.append(at)
+        at = _skip(text, decoder.raw_decode(text, at)[1])
+        at = _skip(text, at + 1) if text[at] == "," else at
+    return starts, at + 1
+
+
+def _skip(text: str, at: int) -> int:
+    """The first offset at or after ``at`` that is not JSON whitespace."""
+    while at < len(text) and text[at] in " \t\n\r":
+        at += 1
+    return at
+
+
+def _line_numbers(text: str, offsets: list[int]) -> tuple[int, ...]:
+    """The 1-based line of each of ``offsets`` (ascending)."""
+    lines, line, last = [], 1, 0
+    for offset in offsets:
+        line += text.count("\n", last, offset)
+        last = offset
+        lines.append(line)
+    return tuple(lines)

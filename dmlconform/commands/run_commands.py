@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import fnmatch
+import itertools
 import os
 import shlex
 import sys
@@ -26,6 +27,7 @@ from dmlconform.spec import model as m
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from dmlconform.cases.model import Case
     from dmlconform.report.folder import ReportFolder
 
 
@@ -37,23 +39,17 @@ def _select(case_id: str, dtype: str, patterns: tuple[str, ...], ids: tuple[str,
     return all(fnmatch.fnmatchcase(case_id, p if any(c in p for c in "*?[") else f"*{p}*") for p in patterns)
 
 
-def _pairs(specs: list[m.Spec], level: m.FeatureLevel, *, seed: int, large: bool, cases_dir: Path | None,
+def _pairs(specs: list[m.Spec], level: m.FeatureLevel, *, seed: int, large: bool, cases: list[Case] | None,
            keep: "callable") -> tuple[list[tuple[m.Spec, object]], list[str]]:  # type: ignore[valid-type]
+    """The (spec, case) pairs to run: the selected ``cases`` of a case
+    folder (`_read_cases` checked them) or those generated from ``specs``."""
     from dmlconform.cases.generate import generate, is_runnable
 
     by_op = {s.operator: s for s in specs}
     skipped: list[str] = []
     pairs: list[tuple[m.Spec, object]] = []
-    if cases_dir is not None:
-        from dmlconform.cases.store import read_cases
-
-        for case in read_cases(cases_dir):
-            spec = by_op.get(case.operator)
-            if spec is None:
-                skipped.append(f"{case.id}: no spec for {case.operator}")
-            elif keep(case):
-                pairs.append((spec, case))
-        return pairs, skipped
+    if cases is not None:
+        return [(by_op[c.operator], c) for c in cases if c.operator in by_op and keep(c)], skipped
     for spec in specs:
         runnable, reason = is_runnable(spec)
         if not runnable:
@@ -61,6 +57,23 @@ def _pairs(specs: list[m.Spec], level: m.FeatureLevel, *, seed: int, large: bool
             continue
         pairs.extend((spec, c) for c in generate(spec, level, seed=seed, large=large) if keep(c))
     return pairs, skipped
+
+
+def _read_cases(folder: Path, specs: list[m.Spec], *, every_operator: bool) -> list[Case]:
+    """The cases of ``folder``, checked whole against ``specs`` before
+    anything runs (`cases.validate`): every problem is an input error, shown
+    at its manifest line.  With --op (not ``every_operator``) the cases of
+    other operators are left out unchecked."""
+    from dmlconform.cases.store import MANIFEST, case_lines, read_cases
+    from dmlconform.cases.validate import SHOWN, folder_error, folder_problems
+
+    cases = read_cases(folder)
+    by_op = {s.operator: s for s in specs}
+    problems = folder_problems(cases, by_op, operators=None if every_operator else frozenset(by_op))
+    shown = list(itertools.islice(problems, SHOWN))
+    if shown:
+        raise folder_error(shown, more=sum(1 for _ in problems), manifest=folder / MANIFEST, lines=case_lines(folder))
+    return cases
 
 
 def _dtype_names(dtypes: tuple[str, ...]) -> tuple[str, ...]:
@@ -132,6 +145,9 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     console = make_console()
     started = dt.datetime.now(dt.timezone.utc)
     options = backend_options(backend_args)
+    specs = [spec for _, spec in load_specs(specs_dir, ops)]  # input errors before the backend is built
+    dtype_names = _dtype_names(dtypes)
+    cases = _read_cases(Path(cases_dir), specs, every_operator=not ops) if cases_dir else None
     backend = load_backend(backend_name, options)
     info = backend.info()
     if not info.available:
@@ -146,11 +162,8 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     workers = None if no_isolate else ctx.with_resource(Workers(  # starts while cases generate
         backend_name, options, jobs=jobs or os.cpu_count() or 1, timeout=timeout,
         overrides=gate.override_map))
-    specs = [spec for _, spec in load_specs(specs_dir, ops)]
-    dtype_names = _dtype_names(dtypes)
     keep = lambda c: _select(c.id, c.dtype.name, patterns, ids, dtype_names) and gate.keep(c.id)  # noqa: E731
-    pairs, skipped = _pairs(specs, level, seed=seed, large=large,
-                            cases_dir=Path(cases_dir) if cases_dir else None, keep=keep)
+    pairs, skipped = _pairs(specs, level, seed=seed, large=large, cases=cases, keep=keep)
     if not pairs:
         raise InputError("no case matches the selection (--op, --dtype, -k, --case, --shard)")
     execute = _executor(pairs, backend, workers, overrides=gate.override_map, options=options)
