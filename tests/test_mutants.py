@@ -55,7 +55,6 @@ def test_every_fault_is_checked() -> None:
 def test_mutant_is_caught(name: str) -> None:
     failed = [r for r in _run(FaultyBackend(name), MUTANTS[name]) if r.outcome is Outcome.FAIL]
     assert failed, f"mutant {name} survived the default suite of {', '.join(MUTANTS[name])}"
-    assert all(r.repro.startswith("dmlconform run --backend faulty ") for r in failed)
 
 
 def test_reference_passes_the_mutants_suites() -> None:
