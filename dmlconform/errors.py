@@ -130,19 +130,3 @@ class BackendLoadError(DmlconformError):
     ``dist[name]`` and the cause), or the object it made is not a `Backend`."""
 
     exit_code = ExitCode.BACKEND_UNAVAILABLE
-
-
-class UnmergeableError(DmlconformError):
-    """Raised by the oracle when an evaluation of several attribute sets at
-    once (per-element attributes, `formula.oracle.PerElement`) would not give
-    each set's elements what its own evaluation gives: a scalar fact of an
-    attribute expression (a power of two) or a decision taken over the whole
-    block (an underflow in one set only) differs between the sets.  The
-    runner then evaluates the sets in smaller groups, or one by one; nothing
-    reaches a user.  ``where``: per element of the evaluation (flat), whether
-    its set has the fact that differs (None: not known), so that the runner
-    can group the sets that agree on it."""
-
-    def __init__(self, message: str, *, where: object = None) -> None:
-        super().__init__(message)
-        self.where = where

@@ -3,13 +3,10 @@ value, propagated through the tree to first order.
 
 DESIGN.md, "Comparison" (a per-element error bound that the oracle derives from
 the formula).  A bound is ``u * (rel * |v| + abs)`` with ``u`` the target type's
-unit roundoff: ``rel`` covers relative error (a scalar; with attributes given
-per element, `oracle.PerElement`, an array holding each attribute set's scalar
-where the sets differ in it, `collapse`), ``abs`` (an array, or None for
-zero; 0.0 in the attribute sets that have none, `with_abs`) what relative
-error cannot describe: the magnitudes of the terms of a sum of unknown sign
-(``Alpha*x + Beta`` near 0), an inexact argument of a transcendental function
-scaled by its slope.  The rules are the textbook ones
+unit roundoff: ``rel`` (a scalar) covers relative error, ``abs`` (an array,
+or None for zero) what relative error cannot describe: the magnitudes of the
+terms of a sum of unknown sign (``Alpha*x + Beta`` near 0), an inexact
+argument of a transcendental function scaled by its slope.  The rules are the textbook ones
 (Higham, "Accuracy and Stability of Numerical Algorithms", ch. 2-3):
 
     a + b: rel_a|a| + rel_b|b| + |a + b|       (one rounding)
@@ -34,58 +31,17 @@ _TWO_OVER_ROOT_PI = 2 / math.sqrt(math.pi)
 
 @dataclass(frozen=True, slots=True)
 class Err:
-    """Error bound in units of u: ``rel * |value| + abs`` (abs None = 0).
-    ``rel`` is a float, or a float64 array per element where attribute sets
-    merged into one evaluation differ in it (`collapse`)."""
+    """Error bound in units of u: ``rel * |value| + abs`` (abs None = 0)."""
 
-    rel: float | np.ndarray = 0.0
+    rel: float = 0.0
     abs: Array | None = None
-    #: with ``abs`` an array in an evaluation of merged attribute sets: per element whether its
-    #: set's own evaluation has an absolute part at all (`with_abs`); the others hold 0.0 there,
-    #: which every sum of parts takes as the missing part.  None: every element (or abs is None)
-    some: np.ndarray | None = None
 
     @property
     def exact(self) -> bool:
-        """For a scalar ``rel`` and no ``some`` only: otherwise whether it
-        is exact is a decision each attribute set takes
-        (`evaluate.Evaluator.is_exact`)."""
         return self.rel == 0 and self.abs is None
 
 
 EXACT = Err()
-
-
-def present(err: Err) -> bool | np.ndarray:
-    """Whether ``err`` has an absolute part: per element where merged
-    attribute sets differ in it (`Err.some`)."""
-    if err.abs is None:
-        return False
-    return True if err.some is None else err.some
-
-
-def with_abs(rel: float | np.ndarray, part: Array | None, some: bool | np.ndarray) -> Err:
-    """``Err(rel, part)`` where ``part`` exists in the elements of ``some``
-    only (`present`): elsewhere it is set to 0.0, which also replaces what
-    arithmetic on the 0.0 of a missing part gave there (0 * inf, 0 / 0 are
-    NaN; each set's own evaluation has no part to compute).  A mask true
-    everywhere is the plain form, so a merged evaluation whose sets agree
-    takes the unmerged path from here on.  The sign of a zero part never
-    shows: the final bound is ``|v| * rel`` (+0 or more) plus the part."""
-    if part is None or some is False:
-        return Err(rel)
-    if some is True or bool(some.all()):
-        return Err(rel, part)
-    return Err(rel, np.where(some, part, 0.0), some)
-
-
-def masked(part: Array | None, err: Err) -> Array | None:
-    """A term computed from ``err.abs`` (a product), set to 0.0 where
-    ``err`` has no absolute part (`Err.some`): a sum with it is then what
-    that set's own evaluation, without the term, gives."""
-    if part is None or err.some is None:
-        return part
-    return np.where(err.some, part, 0.0)
 
 
 def magnitude(v: Array, sign: int) -> Array:
@@ -124,34 +80,12 @@ def times(err_abs: Array | None, factor: Array, *, owned: bool = False) -> Array
     return err_abs * factor
 
 
-def scaled(v: Array, sign: int, rel: float | np.ndarray) -> Array | None:
-    """rel * |v|, or None when rel is 0.  A ``rel`` per element (`collapse`)
-    gives each element its set's value, and 0 where that is None (not NaN
-    for an infinite ``v``): both callers only add it to other parts or read
-    it as a number, which is the same for 0 as for None since ``x + 0`` is
-    ``x`` for the non-negative parts of a bound; where None would make the
-    whole sum None (every part None: both operands exact), the caller's
-    decision was taken per set first (`evaluate.Evaluator.arith_error`)."""
-    if isinstance(rel, np.ndarray):
-        m = magnitude(v, sign)
-        return np.where(rel == 0, 0.0, np.where(rel == 1, np.abs(v), m * rel))
+def scaled(v: Array, sign: int, rel: float) -> Array | None:
+    """rel * |v|, or None when rel is 0."""
     if rel == 0:
         return None
     m = magnitude(v, sign)
     return m * rel if rel != 1 else (m if m is not v else np.abs(v))
-
-
-def collapse(rel: np.ndarray) -> Any:
-    """A ``rel`` (or a per-element mask) computed per element back to the
-    Python scalar where it is one value everywhere (every attribute set
-    agrees): the scalar path, and its decisions, are then the ones each
-    set's own evaluation takes.  The same IEEE operations in the same order
-    on each element as on its set's scalar give that scalar bitwise, so the
-    array holds exactly each set's own."""
-    first = rel.flat[0] if rel.size else rel.dtype.type(0)
-    if rel.size == 0 or bool((rel == first).all()):
-        return first.item()
-    return rel
 
 
 #: |f'(x)| from the argument x and the value v = f(x), for the functions whose

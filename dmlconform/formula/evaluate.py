@@ -25,7 +25,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from dmlconform.errors import FormulaError, UnmergeableError
+from dmlconform.errors import FormulaError
 from dmlconform.formula import bounds as B
 from dmlconform.formula import integers
 from dmlconform.formula.bounds import EXACT, Err
@@ -53,16 +53,6 @@ class Val:
     above: Array = False   # the exact value is above the float64 one (``exact64`` only, where known)
     below: Array = False   # the exact value is below the float64 one (``exact64`` only, where known)
     huge: Array = False    # float64 overflowed to +-inf; the exact value has its sign and exceeds 2**1022 (`_overflowed`)
-    #: an attribute expression given per element (`oracle.PerElement`): an array whose every element
-    #: is what the scalar of one attribute set would be, so every scalar-only path (no range or
-    #: underflow check, no span of its own, `_power_of_two` per element) is taken as for that scalar
-    uniform: bool = False
-    #: the sign is 0 (unknown) only because the attribute sets this value comes from disagree on it
-    #: (`oracle.PerElement`): each set's own evaluation knows it, so a decision that reads it
-    #: (`Evaluator.arith_error`'s same-sign sum, the divisor check) cannot be taken for all sets at
-    #: once and raises `UnmergeableError`; one it cannot change (a product with an operand of unknown
-    #: sign) goes on
-    mixed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,20 +84,13 @@ _NONNEGATIVE = frozenset({"abs", "exp", "sqrt", "cosh", "acos"})
 class Evaluator:
     """Walks one expanded tree over arrays."""
 
-    def __init__(self, env: Mapping[str, Val], settings: Settings, *,
-                 segments: np.ndarray | None = None) -> None:
+    def __init__(self, env: Mapping[str, Val], settings: Settings) -> None:
         self.env = {n: replace(v, owned=False) if v.owned else v for n, v in env.items()}
         self.s = settings
         self.uncertain: Array | None = None
         self.final: Expr | None = None  # the root of a statement whose value nothing reads (`_final_roots`)
         self.conditions_exact: Array = True  # every comparison so far had exact operands
         self.overflow: Array | None = None    # elements where an intermediate exceeds ``range_limit``
-        #: with per-element attributes, the first element of each attribute set (`underflow_error`)
-        self.segments = segments
-        #: with per-element attributes, each fact of the bound's form that holds in some attribute
-        #: sets only, per element whether its set has it: the sets cannot share this evaluation
-        #: (`floatrun.FloatRun.run_many` refuses it), and the pass goes on to find all of them
-        self.disagreements: list[np.ndarray] = []
         #: integer mode: id of an array -> (the array, whether it holds Python ints alone): one
         #: tensor compared twice (x > T, x < -T) is looked through once (`whole_bound`)
         self.ints: dict[int, tuple[np.ndarray, bool]] = {}
@@ -145,7 +128,6 @@ class Evaluator:
         if isinstance(node, Piecewise):
             tests = [None if b.cond is None else self.expr(b.cond) for b in node.branches]
             vals = [self.expr(b.value) for b in node.branches]
-            _scalar_choice([t for t in tests if t is not None], vals)
             return self.select([None if t is None else self.truth(t) for t in tests], vals)
         return self.expr(node)
 
@@ -164,15 +146,14 @@ class Evaluator:
         if isinstance(e, Conditional):
             test = self.expr(e.cond)
             vals = [self.expr(e.then), self.expr(e.otherwise)]
-            _scalar_choice([test], vals)
             return self.select([self.truth(test), None], vals)
         if isinstance(e, Call):
             if self.s.integer and _rounded_quotient(e):
                 q = e.args[0]
                 assert isinstance(q, Binary)
                 name = _ALIASES.get(e.func.lower(), e.func.lower())
-                return self.exact(lambda x, y: integers.rounded_division(name, self.num(x), self.num(y)),
-                                  [self.expr(q.left), self.expr(q.right)])
+                a, b = self.expr(q.left), self.expr(q.right)
+                return Val(integers.rounded_division(name, self.num(a.v), self.num(b.v)))
             return self.call(e, [self.expr(a) for a in e.args])
         assert isinstance(e, Integral)
         raise FormulaError(f"cannot evaluate {expr_text(e)}: no closed form", path="<formula>")
@@ -226,106 +207,34 @@ class Evaluator:
             return v
         return np.not_equal(v, 0)
 
-    # -- integer mode, attribute sets per element ----------------------
-    # numpy treats a scalar unlike an array of objects: the negation of a Python int is an int64
-    # (2**63 and up wrap as uint64), a ufunc casts an int64 scalar to a Python int while an object
-    # array keeps it an int64, np.select gives scalars a common fixed type.  A value that is one
-    # scalar per attribute set (`Val.uniform`) must reach each element as its set's own evaluation
-    # has it: operations on such values alone run once per set (`per_set`), and one meeting a tensor
-    # enters as its scalar would (`entered`).
-    def exact(self, fn: Callable[..., Array], args: list[Val], *, cast: bool = False) -> Val:
-        """``fn`` on ``args``' values (integer mode; ``fn`` applies `num`
-        itself).  ``cast``: ``fn`` hands a scalar to a ufunc as it is
-        (numpy casts it), rather than wrapping it in an object array."""
-        if self.segments is None or not any(a.uniform for a in args):
-            return Val(fn(*(a.v for a in args)))
-        if _uniform(*args):
-            return self.per_set(fn, args)
-        return Val(fn(*(self.entered(a, cast=cast) if a.uniform else a.v for a in args)))
-
+    # -- integer mode ----------------------------------------------------
     def whole_bound(self, op: str, a: Val, b: Val) -> tuple[Val, Val]:
         """``a op b`` (an ordering) of a tensor of Python ints and a
-        fraction (a FLOAT attribute on integer tensors, per set or not):
-        the fraction replaced by the integer that orders the same against
-        every integer (x > t as x > floor(t), x < t as x < ceil(t)), so
-        that numpy compares ints, not a Fraction per element.  The same
-        truth values; anything else as it is."""
+        fraction (a FLOAT attribute on integer tensors): the fraction
+        replaced by the integer that orders the same against every integer
+        (x > t as x > floor(t), x < t as x < ceil(t)), so that numpy
+        compares ints, not a Fraction per element.  The same truth values;
+        anything else as it is."""
         if op not in ("<", "<=", ">", ">="):
             return a, b
         for tensor, other, left in ((a, b, True), (b, a, False)):
-            if other.uniform or not np.ndim(other.v):
-                whole = self.whole_of(other, math.floor if (op in (">", "<=")) == left else math.ceil)
-                if whole is not None and self.python_ints(tensor):
-                    return (tensor, whole) if left else (whole, tensor)
+            if not np.ndim(other.v) and isinstance(other.v, Fraction) and self.python_ints(tensor):
+                rounding = math.floor if (op in (">", "<=")) == left else math.ceil
+                whole = replace(other, v=rounding(other.v))
+                return (tensor, whole) if left else (whole, tensor)
         return a, b
 
     def python_ints(self, val: Val) -> bool:
-        """Whether ``val`` is a tensor (not one value per attribute set) of
-        Python ints alone (integer mode's object arrays), remembered per
-        array (held, so that its id stays its own)."""
+        """Whether ``val`` is a tensor of Python ints alone (integer mode's
+        object arrays), remembered per array (held, so that its id stays
+        its own)."""
         v = val.v
-        if val.uniform or not isinstance(v, np.ndarray) or v.dtype != object or not v.ndim:
+        if not isinstance(v, np.ndarray) or v.dtype != object or not v.ndim:
             return False
         found = self.ints.get(id(v))
         if found is None:
             found = self.ints[id(v)] = (v, all(type(x) is int for x in v.ravel().tolist()))
         return found[1]
-
-    def whole_of(self, val: Val, rounding: Callable[[Any], int]) -> Val | None:
-        """``val`` (a scalar, or one per attribute set) with each Fraction
-        rounded by ``rounding``; None when it holds no Fraction."""
-        if not val.uniform or self.segments is None:
-            return replace(val, v=rounding(val.v)) if isinstance(val.v, Fraction) else None
-        if not any(isinstance(x, Fraction) for x in val.v[self.segments].tolist()):
-            return None
-        return self.per_set(lambda x: rounding(x) if isinstance(x, Fraction) else x, [val])
-
-    def per_set(self, fn: Callable[..., Array], args: list[Val]) -> Val:
-        """``fn`` on each attribute set's scalars (`Val.uniform` values read
-        at the set's first element), repeated over the set's elements: the
-        very objects each set's own evaluation holds.  A result numpy keeps
-        as an array (a shift's ``np.where``) is refused: an object array
-        cannot hold it as the set's evaluation does."""
-        starts = self.segments
-        assert starts is not None
-        size = next(len(a.v) for a in args if a.uniform)
-        scalars = np.empty(len(starts), dtype=object)
-        for k, at in enumerate(starts.tolist()):
-            found = fn(*(a.v[at] if a.uniform else a.v for a in args))
-            if isinstance(found, np.ndarray):
-                raise UnmergeableError("an attribute expression that numpy keeps as an array in each set")
-            scalars[k] = found
-        values = self.spread(scalars, size)
-        values.flags.writeable = False
-        return Val(values, uniform=True)
-
-    def spread(self, per_set: np.ndarray, size: int) -> np.ndarray:
-        """One value per attribute set (`segments`) repeated over the set's
-        elements, ``size`` in all."""
-        assert self.segments is not None
-        return np.repeat(per_set, np.diff(self.segments, append=size))
-
-    def entered(self, val: Val, *, cast: bool) -> np.ndarray:
-        """A value per attribute set (`Val.uniform`) as it meets a tensor in
-        each set's own evaluation: its scalar through `num`, wrapped in an
-        object array (the object itself, an int64 stays one) or, ``cast``,
-        cast by a ufunc (a numpy scalar becomes the Python number)."""
-        def one(x: Any) -> Any:
-            held = np.asarray(self.num(x), dtype=None if cast else object)
-            return held[()] if held.dtype == object else held.item()
-
-        return self.per_set(one, [val]).v
-
-    def choices(self, vals: list[Val]) -> list[Array]:
-        """The values of an integer `select`, as numpy's ``select`` takes
-        them in each set's own evaluation (`entered`).  With no tensor among
-        them, each set's values would be given a common fixed type of their
-        own (an int64 and a uint64 make a float64): not merged."""
-        if self.segments is None or not any(v.uniform for v in vals):
-            return [self.num(v.v) for v in vals]
-        if _uniform(*vals):
-            raise UnmergeableError("a choice among values that are one scalar per attribute set")
-        return [self.entered(v, cast=True) if v.uniform else self.num(v.v) for v in vals]
 
     def mark_uncertain(self, mask: Array) -> None:
         if any_true(mask):
@@ -372,21 +281,18 @@ class Evaluator:
     def check_divisor(self, y: Array, err: Err) -> None:
         """Note the elements where a divisor's absolute error reaches the
         divisor itself: it cancels in the target type, which may divide by
-        0 (``1 - pow(Beta1, T)`` for a tiny T in Adam).  Only in the
-        attribute sets that have an absolute part (`Err.some`)."""
+        0 (``1 - pow(Beta1, T)`` for a tiny T in Adam)."""
         err_abs = err.abs
         if not np.ndim(y) and not np.ndim(err_abs):
             return
         with np.errstate(invalid="ignore"):
             mask = np.broadcast_to(err_abs, np.shape(y)) * self.s.unit >= np.abs(y)
-        if err.some is not None:
-            mask = mask & err.some
         if mask.any():
             self.overflow = mask if self.overflow is None else (self.overflow | mask)
 
     def select(self, conds: list[Array | None], vals: list[Val]) -> Val:
         """First true condition wins; None is ``otherwise``.  Unmatched: NaN."""
-        values = self.choices(vals) if self.s.integer else [self.num(v.v) for v in vals]
+        values = [self.num(v.v) for v in vals]
         shape = np.broadcast_shapes(*(np.shape(c) for c in conds if c is not None), *(np.shape(v) for v in values))
         cl = [np.broadcast_to(True if c is None else c, shape) for c in conds]
         out = np.select(cl, values, 0 if self.s.integer else np.nan)
@@ -397,18 +303,14 @@ class Evaluator:
             return Val(out, exact=picked & self.conditions_exact)
         if not self.s.track:
             return Val(out, owned=True)
-        rel = _max_rel([v.err.rel for v in vals])
+        rel = max(v.err.rel for v in vals)
         parts = [v.err.abs for v in vals]
         absv = None if all(p is None for p in parts) else np.select(cl, [0.0 if p is None else p for p in parts], 0.0)
-        some = False  # an absolute part where any branch has one, as in each set's own evaluation
-        for v in vals:
-            some = some | B.present(v.err)
-        mixed = any(v.mixed for v in vals)
-        sign = vals[0].sign if not mixed and all(v.sign == vals[0].sign for v in vals) else 0
+        sign = vals[0].sign if all(v.sign == vals[0].sign for v in vals) else 0
         nan = False
         if any(any_true(v.nan) for v in vals):  # the picked branch's; `certain_nan` drops uncertain choices
             nan = np.select(cl, [np.broadcast_to(v.nan, shape) for v in vals], False)
-        return Val(out, B.with_abs(rel, absv, some), sign, True, nan=nan, mixed=mixed)
+        return Val(out, Err(rel, absv), sign, True, nan=nan)
 
     # -- operators -----------------------------------------------------
     def unary(self, op: str, a: Val) -> Val:
@@ -416,19 +318,18 @@ class Evaluator:
             return a
         if self.s.integer:
             if op == "-":
-                return self.exact(lambda x: np.negative(self.num(x)), [a])
+                return Val(np.negative(self.num(a.v)))
             if op == "!":
-                return self.exact(lambda x: np.logical_not(self.truth(Val(x))), [a])
-            return self.exact(np.invert, [a])
+                return Val(np.logical_not(self.truth(a)))
+            return Val(np.invert(a.v))
         if op == "-":
             x = self.num(a.v)
             shape = np.shape(x)
             lo_hi = _span(a)
             return Val(np.negative(x, out=self.buffer(a, shape)), a.err, -a.sign, a.owned or np.ndim(x) == 0, a.exact,
-                       None if lo_hi is None else (-lo_hi[1], -lo_hi[0]), a.nan, a.below, a.above, a.huge,
-                       a.uniform, a.mixed)
+                       None if lo_hi is None else (-lo_hi[1], -lo_hi[0]), a.nan, a.below, a.above, a.huge)
         if op == "!":
-            return Val(np.logical_not(self.truth(a)), exact=a.exact, uniform=a.uniform)
+            return Val(np.logical_not(self.truth(a)), exact=a.exact)
         raise FormulaError("bitwise '~' needs integer tensors", path="<formula>")
 
     def binary(self, op: str, a: Val, b: Val) -> Val:
@@ -437,10 +338,10 @@ class Evaluator:
         if op in ("&&", "||"):
             fn = np.logical_and if op == "&&" else np.logical_or
             if self.s.integer:
-                return self.exact(lambda x, y: fn(self.truth(Val(x)), self.truth(Val(y))), [a, b], cast=True)
-            return Val(fn(self.truth(a), self.truth(b)), exact=a.exact & b.exact, uniform=_uniform(a, b))
+                return Val(fn(self.truth(a), self.truth(b)))
+            return Val(fn(self.truth(a), self.truth(b)), exact=a.exact & b.exact)
         if self.s.integer:
-            return self.exact(lambda x, y: integers.binary(op, self.num(x), self.num(y), self.s.bits), [a, b])
+            return Val(integers.binary(op, self.num(a.v), self.num(b.v), self.s.bits))
         if op in integers.BITWISE:
             raise FormulaError(f"operator {op!r} needs integer tensors", path="<formula>")
         return self.arith(op, a, b)
@@ -455,21 +356,17 @@ class Evaluator:
         err = self.arith_error(op, a, b) if self.s.track and op in "+-*" else EXACT
         out = self.buffer(a, shape) if op != "^" else None
         relative_only = a.err.abs is None and b.err.abs is None
-        if out is None and (op in "+-*" or (op == "/" and relative_only and not b.uniform)):
-            # "/" needs the divisor afterwards for absolute parts, and a divisor per attribute set
-            # for whether it is a power of two in each (`div_error`)
-            out = self.buffer(b, shape)
-        uniform = _uniform(a, b)
+        if out is None and (op in "+-*" or (op == "/" and relative_only)):
+            out = self.buffer(b, shape)  # "/" needs the divisor afterwards for absolute parts (`div_error`)
         if self.s.exact64:
-            v = _power(x, y) if op == "^" and b.uniform else _ARITH[op](x, y)
-            val = Val(v, sign=B.sign_of(op, a.sign, b.sign), exact=_exact_op(op, a, b, x, y, v), uniform=uniform,
-                      mixed=_mixed_sign(op, a, b))
+            v = _ARITH[op](x, y)
+            val = Val(v, sign=B.sign_of(op, a.sign, b.sign), exact=_exact_op(op, a, b, x, y, v))
             return _exact_sides(op, a, b, x, y, val) if op in "+-*/" else val
-        v = _power(x, y) if op == "^" and b.uniform else _ARITH[op](x, y, out=out)
+        v = _ARITH[op](x, y, out=out)
         sign = B.sign_of(op, a.sign, b.sign)
         if self.s.track and op in "/^":
             err = self.div_error(a, b, v, sign) if op == "/" else self.pow_error(a, b, v)
-        array = isinstance(v, np.ndarray) and not uniform  # a scalar per attribute set takes the scalar path
+        array = isinstance(v, np.ndarray)
         if self.s.track and self.s.tiny and op in "*/" and not final and array:
             err = self.underflow_error(v, err)
         span = None  # the interval serves the range check alone (and `FloatRun.block`, from a pass with one)
@@ -477,43 +374,25 @@ class Evaluator:
             span = _arith_span(op, a, b)
             if not self.within_range(span):
                 self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
-            if op == "/" and b.err.abs is not None and b.sign == 0 and not b.uniform:  # a known sign: no cancellation
-                _sign_read(b)
+            if op == "/" and b.err.abs is not None and b.sign == 0:  # a known sign: no cancellation
                 self.check_divisor(y, b.err)
         nan = _propagated(v, a, b) if op in "+-*/" else False
-        return Val(v, err, sign, isinstance(v, np.ndarray), span=span, nan=nan, uniform=uniform,
-                   mixed=_mixed_sign(op, a, b))
+        return Val(v, err, sign, array, span=span, nan=nan)
 
     def arith_error(self, op: str, a: Val, b: Val) -> Err:
         ea, eb = a.err, b.err
         if op == "*":
-            parts = B.add(B.masked(B.times(ea.abs, B.magnitude(b.v, b.sign), owned=a.owned), ea),
-                          B.masked(B.times(eb.abs, B.magnitude(a.v, a.sign), owned=b.owned), eb), owned=True)
-            scaling = self.power_of_two(a)  # scaling by 2**k rounds nothing
-            if scaling is not True:
-                scaling = _either(scaling, self.power_of_two(b))
-            return B.with_abs(_plus_rounding(ea.rel + eb.rel, scaling), parts, B.present(ea) | B.present(eb))
-        if (a.mixed or b.mixed) and not _unknown(a) and not _unknown(b):
-            _sign_read(a if a.mixed else b)
+            parts = B.add(B.times(ea.abs, B.magnitude(b.v, b.sign), owned=a.owned),
+                          B.times(eb.abs, B.magnitude(a.v, a.sign), owned=b.owned), owned=True)
+            scaling = _power_of_two(a) or _power_of_two(b)  # scaling by 2**k rounds nothing
+            return Err(ea.rel + eb.rel + (0 if scaling else 1), parts)
         same = a.sign != 0 and a.sign * b.sign == (1 if op == "+" else -1)
-        exact: bool | np.ndarray  # both operands exact but for absolute parts: per attribute set
-        if isinstance(ea.rel, np.ndarray) or isinstance(eb.rel, np.ndarray):
-            exact = B.collapse(np.equal(ea.rel, 0) & np.equal(eb.rel, 0))
-        else:
-            exact = ea.rel == 0 and eb.rel == 0
-        if same or exact is True:
-            return B.with_abs(_max_rel([ea.rel, eb.rel]) + 1, B.add(ea.abs, eb.abs, owned=a.owned),
-                              B.present(ea) | B.present(eb))
+        if same or (ea.rel == 0 and eb.rel == 0):
+            return Err(max(ea.rel, eb.rel) + 1, B.add(ea.abs, eb.abs, owned=a.owned))
         total = None
         for part in (B.scaled(a.v, a.sign, ea.rel), B.scaled(b.v, b.sign, eb.rel), ea.abs, eb.abs):
             total = B.add(total, part, owned=True)
-        if exact is False:
-            return Err(1.0, total)
-        # Exact in some attribute sets only (Alpha*x + Beta, Alpha a power of two in some): those sets'
-        # own evaluations take the branch above, rel 0 + 1 and the operands' absolute parts alone,
-        # which is this sum where their scaled parts are 0.0 (`bounds.scaled`) and no part where
-        # neither operand has one (`bounds.with_abs`)
-        return B.with_abs(1.0, total, np.logical_not(exact) | B.present(ea) | B.present(eb))
+        return Err(1.0, total)
 
     def underflow_error(self, v: Array, err: Err) -> Err:
         """A product or quotient below the target's smallest normal rounds to
@@ -529,82 +408,24 @@ class Evaluator:
             small = np.abs(v) < tiny
             if not small.any():
                 return err
-            some = True if self.segments is None else self.in_sets(small)
             small &= v != 0
-        return B.with_abs(err.rel, B.add(err.abs, np.where(small, tiny, 0.0)), some | B.present(err))
-
-    def in_sets(self, found: np.ndarray) -> bool | np.ndarray:
-        """With several attribute sets (`segments`), per element whether its
-        set has an element of ``found`` (True: every set): each set's own
-        evaluation gives the error an absolute part only where it has one
-        (`bounds.with_abs`)."""
-        segments = self.segments
-        assert segments is not None
-        if found.shape != (found.size,):
-            raise UnmergeableError("an underflow in some attribute sets only")
-        per_set = np.logical_or.reduceat(found, segments)
-        if per_set.all():
-            return True
-        return self.spread(per_set, found.size)
-
-    def power_of_two(self, val: Val) -> bool | np.ndarray:
-        """`_power_of_two`; for a value per attribute set that is one in
-        some sets only, per element whether its set's is: the rounding it
-        saves becomes a per-element part of ``rel`` (`_plus_rounding`)."""
-        try:
-            return _power_of_two(val)
-        except UnmergeableError as exc:
-            if self.segments is None or not isinstance(exc.where, np.ndarray) or exc.where.ndim != 1:
-                raise
-            return exc.where
-
-    def decide(self, found: np.ndarray) -> bool:
-        """A decision on a per-element ``rel`` (`bounds.collapse`): whether
-        ``found`` holds, which each attribute set's own evaluation decides
-        for its set.  Where the sets differ, the disagreement is noted
-        (`disagreements`) and the answer is False (the pass goes on, the
-        evaluation is refused)."""
-        every = bool(found.all())
-        if every != bool(found.any()):
-            self.disagreements.append(found.copy())
-            return False
-        return every
-
-    def is_exact(self, err: Err) -> bool:
-        """`Err.exact`, with a ``rel`` per element decided per set (`decide`)."""
-        return self.exact_errs([err])
-
-    def all_exact(self, args: list[Val]) -> bool:
-        """Whether every one of ``args`` is exact (`is_exact`)."""
-        return self.exact_errs([a.err for a in args])
-
-    def exact_errs(self, errs: list[Err]) -> bool:
-        """Whether every one of ``errs`` is exact, decided per attribute set
-        as a whole where a ``rel`` is per element (`decide`)."""
-        if not any(isinstance(e.rel, np.ndarray) or e.some is not None for e in errs):
-            return all(e.exact for e in errs)
-        found = True
-        for e in errs:
-            found = found & np.equal(e.rel, 0) & np.logical_not(B.present(e))
-        return self.decide(found) if isinstance(found, np.ndarray) and found.ndim else bool(found)
+        return Err(err.rel, B.add(err.abs, np.where(small, tiny, 0.0)))
 
     def div_error(self, a: Val, b: Val, v: Array, sign: int) -> Err:
-        rel = _plus_rounding(a.err.rel + b.err.rel, self.power_of_two(b))
+        rel = a.err.rel + b.err.rel + (0 if _power_of_two(b) else 1)  # dividing by 2**k rounds nothing
         if a.err.abs is None and b.err.abs is None:
             return Err(rel)
-        num = B.add(a.err.abs, B.masked(B.times(b.err.abs, B.magnitude(v, sign), owned=b.owned), b.err),
-                    owned=a.owned)
+        num = B.add(a.err.abs, B.times(b.err.abs, B.magnitude(v, sign), owned=b.owned), owned=a.owned)
         if isinstance(num, np.ndarray) and num.shape == np.shape(v) and (a.owned or a.err.abs is None):
             np.divide(num, B.magnitude(b.v, b.sign), out=num)
         else:
             num = num / B.magnitude(b.v, b.sign)
-        # where some attribute sets only have an absolute part (`bounds.with_abs`), 0.0 in the others
-        return B.with_abs(rel, num, B.present(a.err) | B.present(b.err))
+        return Err(rel, num)
 
     def pow_error(self, a: Val, b: Val, v: Array) -> Err:
         from dmlconform.formula.functions import TRANSCENDENTAL_ERROR as K
 
-        a_exact, b_exact = self.is_exact(a.err), self.is_exact(b.err)
+        a_exact, b_exact = a.err.exact, b.err.exact
         if a_exact and b_exact:
             return Err(K)
         av, parts = np.abs(v), None
@@ -619,14 +440,14 @@ class Evaluator:
             return Val(np.bool_((a.v == b.v) == (op == "==")))
         if self.s.integer:
             a, b = self.whole_bound(op, a, b)
-            return self.exact(lambda x, y: _COMPARE[op](self.num(x), self.num(y)), [a, b], cast=True)
+            return Val(_COMPARE[op](self.num(a.v), self.num(b.v)))
         x, y = self.num(a.v), self.num(b.v)
         if self.s.exact64:
             self.conditions_exact = self.conditions_exact & a.exact & b.exact
-        if self.s.track and not self.all_exact([a, b]):
+        if self.s.track and not (a.err.exact and b.err.exact):
             slack = (self.bound(a) + self.bound(b)) * self.s.unit
             self.mark_uncertain(np.abs(x - y) <= slack)
-        return Val(_COMPARE[op](x, y), exact=a.exact & b.exact, uniform=_uniform(a, b))
+        return Val(_COMPARE[op](x, y), exact=a.exact & b.exact)
 
     # -- calls ---------------------------------------------------------
     def call(self, node: Call, args: list[Val]) -> Val:
@@ -635,20 +456,17 @@ class Evaluator:
         if p is None:
             raise FormulaError(f"unknown function {node.func}; expand library calls first", path="<formula>")
         if self.s.integer:
-            return self.exact(lambda *xs: integers.call(name, [self.num(x) for x in xs], node.func), args)
+            return Val(integers.call(name, [self.num(a.v) for a in args], node.func))
         if name in ("min", "max", "clamp"):
-            return _marked(self.minmax(name, args), args)
+            return self.minmax(name, args)
         if name in ("floor", "ceil", "round", "trunc"):
-            return _marked(self.rounding(name, args[0]), args)
+            return self.rounding(name, args[0])
         if name in ("isinf", "isnan"):
-            return Val((np.isinf if name == "isinf" else np.isnan)(args[0].v), exact=args[0].exact,
-                       uniform=args[0].uniform)
+            return Val((np.isinf if name == "isinf" else np.isnan)(args[0].v), exact=args[0].exact)
         if self.s.exact64:
-            return _marked(self.exact_call(name, args), args)
+            return self.exact_call(name, args)
         with np.errstate(all="ignore"):
             val = self.transcendental(name, args, p.error)
-            if _uniform(*args):  # a scalar per attribute set: no domain, span or range check of its own
-                return replace(val, uniform=True)
             if self.s.track and isinstance(val.v, np.ndarray):
                 nan = self.domain_nan(name, args, val.v)
                 if nan is not False:
@@ -685,11 +503,11 @@ class Evaluator:
     def transcendental(self, name: str, args: list[Val], own: float) -> Val:
         xs = [self.num(a.v) for a in args]
         sign = 1 if name in _NONNEGATIVE else 0
-        if not self.s.track or self.all_exact(args):
+        if not self.s.track or all(a.err.exact for a in args):
             out = self.buffer(args[0], np.shape(xs[0])) if len(xs) == 1 else None
-            return Val(_call(name, xs, out, args), Err(own) if self.s.track else EXACT, sign, True)
+            return Val(_call(name, xs, out), Err(own) if self.s.track else EXACT, sign, True)
         if len(args) == 2:
-            v = _call(name, xs, None, args)
+            v = _call(name, xs, None)
             if name == "pow":
                 return Val(v, self.pow_error(args[0], args[1], v), 0, True)
             y, x = args  # atan2
@@ -698,7 +516,7 @@ class Evaluator:
         if name == "sqrt":
             v = _call(name, xs, None)
             extra = None if a.err.abs is None else a.err.abs / (2 * v)
-            return Val(v, B.with_abs(own + a.err.rel / 2, extra, B.present(a.err)), 1, True)
+            return Val(v, Err(own + a.err.rel / 2, extra), 1, True)
         arg_bound = self.bound(a)
         if name in B.SLOPE_FROM_VALUE:
             v = _call(name, xs, self.buffer(a, np.shape(xs[0])))
@@ -715,7 +533,7 @@ class Evaluator:
 
         xs = [self.num(a.v) for a in args]
         with np.errstate(all="ignore"):
-            v = _call(name, xs, None, args)
+            v = _call(name, xs, None)
             nan = _nan_through(*args)  # every function of the table gives NaN for a NaN argument
             if name == "abs":
                 return Val(v, exact=args[0].exact, nan=nan)
@@ -738,10 +556,7 @@ class Evaluator:
         out = args[0]
         for nxt in args[1:]:
             pos = (name == "max" and 1 in (out.sign, nxt.sign)) or out.sign == nxt.sign == 1
-            mixed = (out.mixed or nxt.mixed) and not (name == "max" and pos)  # max with a non-negative: known
             out = self.pick(fn, out, nxt, 1 if pos else 0)
-            if mixed:  # non-negative in the sets where the operands are
-                out = replace(out, sign=0, mixed=True)
         return out
 
     def pick(self, fn: Any, a: Val, b: Val, sign: int) -> Val:
@@ -752,10 +567,9 @@ class Evaluator:
         shape = _broadcast(x, y)
         if self.s.exact64:
             return Val(fn(x, y), sign=sign, exact=a.exact & b.exact)
-        some = B.present(a.err) | B.present(b.err) if self.s.track else False
-        if some is False:
+        if not self.s.track or (a.err.abs is None and b.err.abs is None):
             buf = self.buffer(a, shape) if self.buffer(a, shape) is not None else self.buffer(b, shape)
-            err = Err(_max_rel([a.err.rel, b.err.rel])) if self.s.track else EXACT
+            err = Err(max(a.err.rel, b.err.rel)) if self.s.track else EXACT
             v = fn(x, y, out=buf)
             return Val(v, err, sign, isinstance(v, np.ndarray))
         bx, by = self.bound(a), self.bound(b)
@@ -763,19 +577,16 @@ class Evaluator:
         near = np.abs(x - y) <= both * self.s.unit
         v = fn(x, y)
         chosen = np.where(v == x, bx, by)
-        rel: float | np.ndarray = 0.0
-        if some is not True:  # an absolute part in some attribute sets only: the others take the branch above
-            rel = B.collapse(np.where(some, 0.0, _max_rel([a.err.rel, b.err.rel])))
-        return Val(v, B.with_abs(rel, np.where(near, chosen + both, chosen), some), sign, True)
+        return Val(v, Err(0.0, np.where(near, chosen + both, chosen)), sign, True)
 
     def rounding(self, name: str, a: Val) -> Val:
         x = self.num(a.v)
         v = {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc}[name](x)
-        if self.s.track and not self.is_exact(a.err):
+        if self.s.track and not a.err.exact:
             jump = np.floor(x) + (0.5 if name == "round" else 0.0)
             near = np.minimum(np.abs(x - jump), np.abs(jump + 1 - x))
             self.mark_uncertain(near <= self.bound(a) * self.s.unit)
-        return Val(v, EXACT, a.sign if name != "round" else 0, True, a.exact, mixed=a.mixed and name != "round")
+        return Val(v, EXACT, a.sign if name != "round" else 0, True, a.exact)
 
 
 def _rounded_quotient(e: Call) -> bool:
@@ -892,10 +703,6 @@ def _span(val: Val) -> tuple[float, float] | None:
     v = val.v
     if isinstance(v, (float, np.floating)) and np.isfinite(v):
         return (float(v), float(v))
-    if val.uniform and isinstance(v, np.ndarray) and v.dtype.kind == "f" and v.size:
-        lo, hi = _MIN(v, axis=None), _MAX(v, axis=None)  # each set's scalar lies within: the union of theirs
-        if np.isfinite(lo) and np.isfinite(hi):
-            return (float(lo), float(hi))
     return None
 
 
@@ -1052,119 +859,17 @@ def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array, v: Array) -> Array:
     return nan
 
 
-def _power(x: Array, y: Array) -> Array:
-    """``x ** y`` for an exponent given per attribute set (`Val.uniform`):
-    numpy computes a scalar exponent its own way (0.5 as a square root,
-    which differs from pow at -inf, -0 and in float32's last bit), so each
-    distinct exponent is applied as the scalar that its set's evaluation
-    gives numpy."""
-    if not np.ndim(y):
-        return np.power(x, y)
-    shape = np.broadcast_shapes(np.shape(x), np.shape(y))
-    base = np.broadcast_to(x, shape)
-    exps = np.broadcast_to(y, shape)
-    distinct, inverse = np.unique(exps, return_inverse=True)
-    out = np.empty(shape, dtype=np.result_type(x, y))
-    inverse = inverse.reshape(shape)
-    for k, e in enumerate(distinct):  # one per attribute set at most: not a loop over elements
-        at = inverse == k
-        out[at] = np.power(base[at], e)
-    return out
-
-
 def _power_of_two(val: Val) -> bool:
     """A scalar +-2**k: multiplying or dividing by it is exact (barring
-    overflow and underflow).  A value per attribute set (`Val.uniform`) is
-    one when it is in every set, not one when in none; otherwise
-    `UnmergeableError`, whose ``where`` says per element whether its set's
-    is one (`Evaluator.power_of_two` makes that a per-element rounding)."""
+    overflow and underflow)."""
     v = val.v
-    if val.uniform and np.ndim(v):
-        m, _ = np.frexp(np.asarray(v, dtype=np.float64))
-        found = np.abs(m) == 0.5
-        if found.all() != found.any():
-            raise UnmergeableError("an attribute expression is a power of two in some attribute sets only",
-                                   where=found)
-        return bool(found.all())
     if np.ndim(v) or isinstance(v, str):
         return False
     m, _ = np.frexp(float(v))
     return abs(float(m)) == 0.5
 
 
-def _either(x: bool | np.ndarray, y: bool | np.ndarray) -> bool | np.ndarray:
-    """``x or y`` of `Evaluator.power_of_two`'s answers: a per-element mask
-    where the attribute sets differ, True where every set has one."""
-    if x is False or y is True:
-        return y
-    if y is False:
-        return x
-    found = x | y
-    return True if found.all() else found
-
-
-def _plus_rounding(rel: float | np.ndarray, exact: bool | np.ndarray) -> float | np.ndarray:
-    """``rel`` plus the rounding of an operation, 0 where it is ``exact`` (a
-    scaling by a power of two), 1 otherwise: per element where the attribute
-    sets differ in it (``rel + 0`` is ``rel``, so each element holds its own
-    set's sum; `bounds.collapse`)."""
-    if exact is True or exact is False:
-        return rel + (0 if exact else 1)
-    return B.collapse(rel + np.where(exact, 0.0, 1.0))
-
-
-def _max_rel(rels: list[float | np.ndarray]) -> float | np.ndarray:
-    """``max(rels)``, per element where one is an array (`bounds.collapse`)."""
-    if not any(isinstance(r, np.ndarray) for r in rels):
-        return max(rels)
-    return B.collapse(np.maximum.reduce(np.broadcast_arrays(*rels)))
-
-
-def _scalar_choice(tests: list[Val], vals: list[Val]) -> None:
-    """A choice between values per attribute set on conditions per set
-    (`Val.uniform`): for one set it is a 0-d array, which the checks take
-    as an array; per element it would be taken as a scalar.  Not merged."""
-    if _uniform(*tests, *vals):
-        raise UnmergeableError("a choice that depends on attributes alone")
-
-
-def _unknown(val: Val) -> bool:
-    """Whether ``val``'s sign is unknown in every attribute set's own
-    evaluation (not merely mixed: `Val.mixed`)."""
-    return val.sign == 0 and not val.mixed
-
-
-def _mixed_sign(op: str, a: Val, b: Val) -> bool:
-    """Whether ``a op b``'s sign (`bounds.sign_of`) may be known in some
-    attribute sets' own evaluations though the merged one has it 0: an
-    operand's sign is mixed, and the other's is not unknown everywhere
-    (which makes a sum's or a product's sign unknown in every set)."""
-    if not (a.mixed or b.mixed) or op not in "+-*/":
-        return False
-    return not (_unknown(a) or _unknown(b))
-
-
-def _sign_read(val: Val) -> None:
-    """A decision reads ``val``'s sign: refused where the attribute sets
-    disagree on it (`Val.mixed`), each set then evaluated with its own."""
-    if val.mixed:
-        raise UnmergeableError("the sign of a value that the attribute sets disagree on decides the bound")
-
-
-def _uniform(*vals: Val) -> bool:
-    """Whether an operation on ``vals`` gives a value per attribute set
-    (`Val.uniform`): one of them is, and the others are scalars."""
-    return any(v.uniform for v in vals) and all(v.uniform or not np.ndim(v.v) for v in vals)
-
-
-def _marked(val: Val, args: list[Val]) -> Val:
-    """``val`` marked `Val.uniform` when its arguments make it so."""
-    return replace(val, uniform=True) if not val.uniform and _uniform(*args) else val
-
-
-def _call(name: str, xs: list[Array], out: np.ndarray | None, args: list[Val] | None = None) -> Array:
-    if name == "pow" and args is not None and args[1].uniform:
-        return _power(*xs)
+def _call(name: str, xs: list[Array], out: np.ndarray | None) -> Array:
     fn = _FUNCS[name]
     if out is not None and isinstance(fn, np.ufunc):
         return fn(*xs, out=out)

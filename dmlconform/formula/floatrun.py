@@ -20,7 +20,6 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from dmlconform.compare import Alternative, Tier, finfo, is_float
-from dmlconform.errors import UnmergeableError
 from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan, decides
 from dmlconform.formula.refine import rounds_to_integer
@@ -328,11 +327,8 @@ class FloatRun:
 
     def __init__(self, tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
                  shape: tuple[int, ...], dtype: np.dtype, *, output: str | None, propagate_nan: bool,
-                 shared: "SharedPass | None" = None, segments: np.ndarray | None = None) -> None:
+                 shared: "SharedPass | None" = None) -> None:
         self.tree, self.arrays, self.attrs, self.shape = tree, arrays, attrs, shape
-        #: with attributes given per element (`Val.uniform`, flat, over ``shape``), the first element of
-        #: each attribute set: every element must get what its set's own evaluation gives it
-        self.segments = segments
         self.shared = shared
         self.looks = shared if shared is not None else SharedPass((output,))  # second looks, kept (`at`)
         self.dtype, self.output, self.propagate_nan = dtype, output, propagate_nan
@@ -344,13 +340,7 @@ class FloatRun:
         self.size = math.prod(shape)
         self.flat = {n: frozen(a.reshape(-1) if a.shape == shape else np.broadcast_to(a, shape).reshape(-1))
                      for n, a in arrays.items()}  # read-only: the inputs are never written
-        #: per-element attributes: sliced with the inputs (blocks, second looks), never taken as inputs
-        #: (no NaN, infinity or subnormal of theirs is looked for, replaced or flushed)
-        self.lanes = {n: np.broadcast_to(v.v, shape).reshape(-1) for n, v in attrs.items() if v.uniform}
-        self.flat.update(self.lanes)
-        #: relative part of the bound (in u), known after the first block; per element (one block) where
-        #: merged attribute sets differ in it (`bounds.collapse`)
-        self.rel: float | np.ndarray = 0.0
+        self.rel = 0.0  # relative part of the bound (in u), known after the first block
         self.fixed: dict[Any, dict[str, Val]] = {}  # attributes and pi per work type
         self.literal_type = facts.literal_type
         self.integer_rounding = rounds_to_integer(tree)
@@ -376,24 +366,18 @@ class FloatRun:
         """`run` for several outputs in one evaluation: per output its values
         (each its own array) and value."""
         spans = spans or {}
-        env = {n: Val(np.asarray(a, dtype=work), exact=True, span=spans.get(n)) if n not in self.lanes
-               else replace(self.attrs[n], v=np.asarray(a, dtype=work), exact=True) for n, a in arrays.items()}
+        env = {n: Val(np.asarray(a, dtype=work), exact=True, span=spans.get(n)) for n, a in arrays.items()}
         fixed = self.fixed.get(work)
         if fixed is None:
             fixed = self.fixed[work] = {
                 n: replace(v, v=v.v if isinstance(v.v, str) else work(v.v), exact=not isinstance(v.v, str))
-                for n, v in self.attrs.items() if n not in self.lanes}
+                for n, v in self.attrs.items()}
             fixed["pi"] = _pi(work)
         env.update(fixed)
         settings = _settings(self.dtype, track, minmax, exact64, work)
-        ev = Evaluator(env, settings, segments=self.segments if track else None)
+        ev = Evaluator(env, settings)
         with np.errstate(all="ignore"):
             vals = ev.run_many(self.tree, outputs)
-        if ev.disagreements:  # every fact the attribute sets disagree on, found in one pass
-            found = ev.disagreements
-            where = np.stack(found) if all(f.shape == (self.size,) for f in found) else None
-            raise UnmergeableError(f"the attribute sets disagree on {len(found)} facts of the bound's form",
-                                   where=where)
         out: list[tuple[np.ndarray, Val]] = []
         given = _common_shape([np.shape(a) for a in arrays.values()])
         for val in vals:
@@ -480,8 +464,6 @@ class FloatRun:
 
     def block(self, lo: int, hi: int, expected: np.ndarray, bound: np.ndarray, acc: "_Found", *, refine: bool) -> None:
         """Evaluate elements [lo, hi) and note what needs a second look."""
-        if self.segments is not None and (lo, hi) != (0, self.size):  # a block's facts hold for all of it
-            raise UnmergeableError(f"{self.size} elements of several attribute sets are more than one block")
         part = {n: a[lo:hi] for n, a in self.flat.items()}
         spans: dict[str, tuple[float, float]] = {}
         nan_in, inf_in = self.special_inputs(part, spans)
@@ -502,31 +484,11 @@ class FloatRun:
                 np.copyto(out, values, casting="unsafe")
         else:
             out[...] = to_float(values, self.dtype)
-        small, loose = self.block_bound(values, val.err, out, bound[lo:hi], self.per_set(inf_in))
-        rel = val.err.rel + 1
-        arrays = isinstance(rel, np.ndarray) or isinstance(self.rel, np.ndarray)
-        self.rel = np.maximum(self.rel, rel) if arrays else max(self.rel, rel)
+        small, loose = self.block_bound(values, val.err, out, bound[lo:hi], has_inf=inf_in is not None)
+        self.rel = max(self.rel, val.err.rel + 1)
         self.note_wild(out, bound[lo:hi], small, loose, acc, lo)
         if refine:
             self.note_candidates(values, small, loose, bound[lo:hi], acc, lo)
-
-    def per_set(self, found: np.ndarray | None) -> np.ndarray | bool:
-        """Whether the block has an element of ``found``: with several
-        attribute sets (`segments`), per element whether its set has one,
-        which is what each set's own evaluation sees."""
-        if found is None or self.segments is None:
-            return found is not None
-        sizes = np.diff(np.append(self.segments, self.size))
-        return np.repeat(np.logical_or.reduceat(found, self.segments), sizes)
-
-    def first(self, index: np.ndarray, count: int) -> np.ndarray:
-        """The first ``count`` of the sorted flat ``index``: of each attribute
-        set's (`segments`) when there are several."""
-        if self.segments is None or index.size <= count:
-            return index[:count]
-        owner = np.searchsorted(self.segments, index, side="right")
-        rank = np.arange(index.size) - np.searchsorted(owner, owner, side="left")
-        return index[rank < count]
 
     def special_inputs(self, part: Mapping[str, np.ndarray],
                        spans: dict[str, tuple[float, float]]) -> tuple[np.ndarray | None, np.ndarray | None]:
@@ -593,14 +555,14 @@ class FloatRun:
                         acc: "_Found", lo: int) -> None:
         """Collect the block's elements that may need exact rounding."""
         if small.size:  # most are far from the evenly spaced subnormal midpoints
-            small = small[self.near_subnormal_midpoint(values[small], bound[small], self.rel_at(small + lo))]
+            small = small[self.near_subnormal_midpoint(values[small], bound[small])]
         window = FLOAT64_SAFETY * (self.rel + WIDE_WINDOW)
         parts = [p for p in (_candidates(values, window, self.info), small, loose) if p.size]
         if parts:
             acc.risky.append((np.unique(np.concatenate(parts)) if len(parts) > 1 else parts[0]) + lo)
 
-    def block_bound(self, values: np.ndarray, err: Err, expected: np.ndarray, bound: np.ndarray,
-                    has_inf: np.ndarray | bool) -> tuple[np.ndarray, np.ndarray]:
+    def block_bound(self, values: np.ndarray, err: Err, expected: np.ndarray, bound: np.ndarray, *,
+                    has_inf: bool) -> tuple[np.ndarray, np.ndarray]:
         """Fill ``bound`` with ``u * ((rel + 1) * |v| + abs)``, the +1 being the
         final rounding (FLOAT64 counts the oracle's own error twice).  Returns
         the block indices the bit window cannot judge: results below the
@@ -615,14 +577,11 @@ class FloatRun:
             small = _NONE if _MIN(bound, axis=None) >= tiny else np.flatnonzero(bound < tiny)  # a reduction: usually none
             if err.abs is not None:
                 part = np.broadcast_to(err.abs, values.shape) * scale
-                if has_inf is True:
+                if has_inf:
                     part[~np.isfinite(part)] = 0.0
-                elif has_inf is not False:  # per element: the attribute sets with an infinite input
-                    part[~np.isfinite(part) & has_inf] = 0.0
                 dominant = (part > bound * (WIDE_WINDOW * scale)) & (bound >= kind(self.info.smallest_normal))
                 loose = np.flatnonzero(dominant)
-            rel = (err.rel + 1) * scale
-            bound *= rel.astype(kind) if isinstance(rel, np.ndarray) else kind(rel)
+            bound *= kind((err.rel + 1) * scale)
             if err.abs is not None:
                 bound += part
         return small, loose
@@ -639,37 +598,31 @@ class FloatRun:
             return index
         e, b = expected[index], bound[index]
         small = np.abs(e.astype(np.float64)) < float(self.info.smallest_normal)
-        rel = self.rel_at(index)
-        near = np.where(small, self.near_subnormal_midpoint(v, b, rel), self.near_midpoint(v, e, b, rel))
+        near = np.where(small, self.near_subnormal_midpoint(v, b), self.near_midpoint(v, e, b))
         return index[near]
 
-    def rel_at(self, index: np.ndarray) -> float | np.ndarray:
-        """`rel` at the flat ``index``: per element where it is an array."""
-        return self.rel[index] if isinstance(self.rel, np.ndarray) else self.rel
-
-    def float64_error(self, v: np.ndarray, bound: np.ndarray, rel: float | np.ndarray) -> np.ndarray:
+    def float64_error(self, v: np.ndarray, bound: np.ndarray) -> np.ndarray:
         """The float64 evaluation's own error bound: the target bound scaled
         to float64's unit roundoff, plus its relative part taken on the
         float64 value itself (the target bound uses the rounded value, which
         is 0 or infinite where the result underflows or overflows)."""
         b = bound.astype(np.float64)
         with np.errstate(invalid="ignore"):
-            b = np.where(np.isfinite(b), b / self.unit, 0.0) + rel * np.abs(v)
+            b = np.where(np.isfinite(b), b / self.unit, 0.0) + self.rel * np.abs(v)
         return b * (2.0 ** -53 * FLOAT64_SAFETY)
 
-    def near_midpoint(self, v: np.ndarray, expected: np.ndarray, bound: np.ndarray,
-                      rel: float | np.ndarray) -> np.ndarray:
-        err64 = self.float64_error(v, bound, rel)
+    def near_midpoint(self, v: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> np.ndarray:
+        err64 = self.float64_error(v, bound)
         below, above = midpoints(expected)
         with np.errstate(invalid="ignore"):
             return (err64 > 0) & np.isfinite(v) & ((v - err64 <= below) | (v + err64 >= above))
 
-    def near_subnormal_midpoint(self, v: np.ndarray, bound: np.ndarray, rel: float | np.ndarray) -> np.ndarray:
+    def near_subnormal_midpoint(self, v: np.ndarray, bound: np.ndarray) -> np.ndarray:
         """Below the smallest normal the grid is evenly spaced: scale it to
         the integers and look at the distance from a half."""
         step = float(self.info.smallest_subnormal)
         w = v / step
-        err = self.float64_error(v, bound, rel) / step
+        err = self.float64_error(v, bound) / step
         with np.errstate(invalid="ignore"):
             return (err > 0) & (np.abs(w - np.floor(w) - 0.5) <= err)
 
@@ -691,18 +644,18 @@ class FloatRun:
             at = index[finite]
             expected[at] = to_float(values[finite], self.dtype)
             scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
-            bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel_at(at) * scale)
+            bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
             changed = int(finite.sum())
         rest = index[~finite | nan64] if wider else index
         if self.certain.size:  # the tracked evaluation knows these are NaN exactly too
             rest = rest[~np.isin(rest, self.certain)]
-        rest = self.first(rest[~self.exact_nan(rest)], EXACT_LIMIT)
+        rest = rest[~self.exact_nan(rest)][:EXACT_LIMIT]
         if rest.size:
             fixed = self.exactly(rest, expected, zeros=True)
             changed += fixed
             at = rest[np.isfinite(expected[rest].astype(np.float64))]
             scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
-            bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel_at(at) * scale)
+            bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
         return changed
 
     def exact_nan(self, index: np.ndarray) -> np.ndarray:
@@ -721,7 +674,7 @@ class FloatRun:
         from dmlconform.formula.refine import refine as exact
 
         env: dict[str, Any] = dict(self.arrays)
-        env.update({n: v.v for n, v in self.attrs.items()})  # per-element ones full-size: refine indexes them
+        env.update({n: v.v for n, v in self.attrs.items()})
         fixed, done = exact(self.tree, env, index, self.shape, self.dtype, minmax="propagate", output=self.output,
                             zeros=zeros)
         expected[index[done]] = fixed[done]
@@ -773,7 +726,7 @@ class FloatRun:
         out = {}
         for n, a in self.flat.items():
             picked = a[index].astype(np.float64, copy=False)  # indexing copies already
-            out[n] = transform(n, picked) if transform and n not in self.lanes else picked
+            out[n] = transform(n, picked) if transform else picked
         return out
 
     def values_at(self, index: np.ndarray, transform: Any = None, minmax: str = "propagate",
@@ -940,7 +893,7 @@ def _strict_names(e: Any, bound: Mapping[str, frozenset[str]]) -> frozenset[str]
     return frozenset()
 
 
-def _candidates(values: np.ndarray, window: float | np.ndarray, info: Any) -> np.ndarray:
+def _candidates(values: np.ndarray, window: float, info: Any) -> np.ndarray:
     """Flat indices where the float64 result may sit within ``window`` float64
     ULPs of a rounding boundary of the target type (halfway between two of its
     values), read from the bits the target drops.  Valid where the target
@@ -951,10 +904,7 @@ def _candidates(values: np.ndarray, window: float | np.ndarray, info: Any) -> np
     bits: np.ndarray = flat.view(np.uint64)
     if dropped <= 32 and np.little_endian:  # the low word holds every dropped bit
         word, bits = np.uint32, flat.view(np.uint32)[::2]
-    if isinstance(window, np.ndarray):  # per element (`FloatRun.rel`)
-        width = np.ceil(window).astype(word) + word(1)
-    else:
-        width = word(int(np.ceil(window)) + 1)
+    width = word(int(np.ceil(window)) + 1)
     low = bits & word((1 << dropped) - 1)
     low -= word(1 << (dropped - 1)) - width  # wraps below zero: unsigned
     return np.flatnonzero(low <= 2 * width)

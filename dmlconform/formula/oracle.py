@@ -31,8 +31,6 @@ is rounded to float32 first (0.2 -> 0.20000000298...); an exact text such as
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Mapping, Sequence
@@ -40,7 +38,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float
-from dmlconform.errors import InputError, UnmergeableError
+from dmlconform.errors import InputError
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
 from dmlconform.formula.expand import expand
 from dmlconform.formula.floatrun import FloatRun, Outcome, SharedPass, frozen
@@ -88,18 +86,6 @@ class OracleResult:
         """The comparator policy this result implies."""
         return Policy(ulp=self.ulp, relaxed_factor=self.relaxed_factor, signed_zero=self.signed_zero,
                       flush_subnormals=flush_subnormals)
-
-
-@dataclass(frozen=True, slots=True)
-class PerElement:
-    """An attribute given per element: ``values[k]`` (any value `evaluate`
-    takes for an attribute) over the next ``sizes[k]`` elements of the flat
-    inputs.  Several attribute sets evaluated at once (`evaluate_many`),
-    each set's elements getting exactly what its own evaluation gives, or
-    `UnmergeableError` where that cannot be had."""
-
-    values: tuple[Any, ...]
-    sizes: tuple[int, ...]
 
 
 def target_dtype(dtype: Any) -> np.dtype:
@@ -171,18 +157,16 @@ def evaluate_many(
     arrays = _check_inputs(expanded, inputs, attrs or {})
     shape = np.broadcast_shapes(*(a.shape for a in arrays.values())) if arrays else ()
     integer = bool(arrays) and all(a.dtype.kind in "iub" for a in arrays.values())
-    segments = _segments(attrs or {}, shape, integer, out_dtype)
-    attr_env = {n: _attribute(n, v, integer) if not isinstance(v, PerElement) else _per_element(n, v, integer)
-                for n, v in (attrs or {}).items()}
+    attr_env = {n: _attribute(n, v, integer) for n, v in (attrs or {}).items()}
     distinct = tuple(dict.fromkeys(outputs))
     with np.errstate(all="ignore"):  # NaN, infinities and overflow are the inputs' and the oracle's business
         if integer:
             results = _integer_results(expanded, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor,
-                                       distinct, segments)
+                                       distinct)
         else:
             shared = SharedPass(distinct) if len(distinct) > 1 else None
             runs = [FloatRun(expanded, arrays, attr_env, shape, out_dtype, output=o, shared=shared,
-                             segments=segments, propagate_nan=nan_policy is NanPolicy.PROPAGATE)
+                             propagate_nan=nan_policy is NanPolicy.PROPAGATE)
                     for o in distinct]
             if not runs[0].float_target:
                 results = [_float_to_integer_result(run, nan_policy, overflow, relaxed_factor) for run in runs]
@@ -291,17 +275,9 @@ def _check_inputs(
 
 
 def _attribute(name: str, value: Any, integer: bool) -> Val:
-    """The value an implementation sees for one attribute, remembered per
-    name, value and its type (a merged evaluation reads each set's values
-    again; a `Val` is immutable); an unhashable value gets `_attribute_of`'s
-    error."""
-    if not isinstance(value, Hashable):
-        return _attribute_of(name, value, integer)
-    return _remembered_attribute(name, value, integer)
-
-
-def _attribute_of(name: str, value: Any, integer: bool) -> Val:
-    """`_attribute`, computed."""
+    """The value an implementation sees for one attribute: a FLOAT member
+    rounded to float32, an exact integer, or an enum constant by name
+    (`evaluate`'s ``attrs``)."""
     if isinstance(value, str) and is_enum_constant(value):
         return Val(value)
     if isinstance(value, np.generic):
@@ -326,66 +302,6 @@ def _attribute_of(name: str, value: Any, integer: bool) -> Val:
     return Val(f, sign=1 if f >= 0 else -1)
 
 
-_remembered_attribute = functools.lru_cache(maxsize=4096, typed=True)(_attribute_of)
-
-
-def _segments(attrs: Mapping[str, Any], shape: tuple[int, ...], integer: bool,
-              dtype: np.dtype) -> np.ndarray | None:
-    """The first element of each attribute set when ``attrs`` has
-    `PerElement` values (None when it has none): they must agree on the
-    sets and cover the flat inputs, and the evaluation must be an exact
-    one (integer inputs) or a float one into a float type (the
-    float-to-integer path is not written for them)."""
-    given = [v for v in attrs.values() if isinstance(v, PerElement)]
-    if not given:
-        return None
-    sizes = given[0].sizes
-    if any(v.sizes != sizes or len(v.values) != len(sizes) for v in given) or len(shape) != 1 \
-            or sum(sizes) != shape[0] or min(sizes) <= 0:
-        raise InputError(f"per-element attributes must share their sizes and cover the {shape} inputs")
-    if not integer and not is_float(dtype):
-        raise UnmergeableError("per-element attributes need integer inputs or a float target")
-    return np.cumsum((0, *sizes[:-1]))
-
-
-def _per_element(name: str, given: PerElement, integer: bool) -> Val:
-    """The value per element of an attribute given per attribute set:
-    what `_attribute` makes of each set's value, repeated; an enum constant
-    must be the same in every set.  For a float evaluation a number whose
-    sign differs between sets has sign 0 and `Val.mixed` (a decision that
-    reads it raises `UnmergeableError`).  For an exact evaluation
-    an object array of each set's own int or Fraction (`Evaluator.exact`
-    keeps each set's scalar semantics)."""
-    vals = [_attribute(name, v, integer) for v in given.values]
-    if any(isinstance(v.v, str) for v in vals):
-        if any(v.v != vals[0].v for v in vals):
-            raise UnmergeableError(f"attribute {name} is a different constant in different sets")
-        return vals[0]
-    if integer:
-        held = np.empty(len(vals), dtype=object)
-        held[:] = [v.v for v in vals]
-        values = np.repeat(held, given.sizes)
-        values.flags.writeable = False
-        return Val(values, uniform=True)
-    mixed = any(v.sign != vals[0].sign for v in vals)
-    values = np.repeat(np.array([v.v for v in vals], dtype=np.float64), given.sizes)
-    values.flags.writeable = False
-    return Val(values, sign=0 if mixed else vals[0].sign, uniform=True, mixed=mixed)
-
-
-def attribute_facts(name: str, value: Any) -> tuple[int, bool] | str:
-    """What of a float evaluation's attribute value decides its form: an
-    enum constant itself (attribute sets evaluated together per element,
-    `PerElement`, must share it), else the sign (`Val.sign`) and whether
-    it is a power of two (an exact scaling), which decide the bound's form
-    (sets that differ in them merge where the oracle finds the form the
-    same, `Val.mixed`; the runner groups a refused merge by them)."""
-    val = _attribute(name, value, False)
-    if isinstance(val.v, str):
-        return val.v
-    return val.sign, abs(float(np.frexp(val.v)[0])) == 0.5
-
-
 def _float_to_integer_result(run: FloatRun, nan_policy: NanPolicy, overflow: Overflow,
                              relaxed_factor: float) -> OracleResult:
     """Comparisons and logic on float tensors into an integer type."""
@@ -408,20 +324,19 @@ def _float_result(tree: FormulaTree, out: Outcome, relaxed_factor: float) -> Ora
 # -- integer targets -------------------------------------------------------
 def _integer_results(tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
                      shape: tuple[int, ...], dtype: np.dtype, overflow: Overflow, relaxed_factor: float,
-                     outputs: tuple[str | None, ...], segments: np.ndarray | None) -> list[OracleResult]:
+                     outputs: tuple[str | None, ...]) -> list[OracleResult]:
     env: dict[str, Any] = {n: Val(_python_ints(a)) for n, a in arrays.items()}
     env.update(attrs)
     bits = dtype.itemsize * 8 if dtype.kind in "iu" else None
     if bits is not None and dtype.name in ("int4", "uint4"):
         bits = 4
-    ev = Evaluator(env, Settings(integer=True, track=False, bits=bits), segments=segments)
+    ev = Evaluator(env, Settings(integer=True, track=False, bits=bits))
     return [_integer_result(ev, val, shape, dtype, overflow, relaxed_factor) for val in ev.run_many(tree, outputs)]
 
 
 def _integer_result(ev: Evaluator, val: Val, shape: tuple[int, ...], dtype: np.dtype, overflow: Overflow,
                     relaxed_factor: float) -> OracleResult:
-    held = ev.entered(val, cast=False) if val.uniform and ev.segments is not None else ev.num(val.v)
-    raw = np.broadcast_to(np.asarray(held, dtype=object), shape)
+    raw = np.broadcast_to(np.asarray(ev.num(val.v), dtype=object), shape)
     if is_float(dtype):
         expected = to_float(raw.astype(np.float64), dtype)
         return OracleResult(frozen(expected), frozen(np.zeros(shape)), frozen(np.zeros(shape, bool)), (),
