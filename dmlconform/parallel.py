@@ -13,9 +13,9 @@ at ``-j 1``, and the parent only schedules, watches and collects:
   `runner.run_cases`; ``on_start(i)`` tells the parent which case is in
   flight, ``progress`` sends each result as soon as it is known.
 * **Chunks** are contiguous runs of the input order (the runner still batches
-  the oracle over like cases), at most `CHUNK_CASES` cases, about a quarter
+  the oracle over like cases), at most `plan.WORKER_CASES` cases, about a quarter
   of a worker's share so the workers finish together, and at most
-  `CHUNK_ELEMENTS` tensor elements (a large case runs alone).  Results come
+  `plan.WORKER_ELEMENTS` tensor elements (a large case runs alone).  Results come
   back in input order and are identical to ``-j 1`` and to in-process runs
   apart from ``seconds`` (the runner's batched results equal its per-case
   results).
@@ -68,6 +68,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
 from dmlconform.errors import BackendLoadError
+from dmlconform.plan import LARGE_ELEMENTS, WORKER_CASES, WORKER_ELEMENTS, pack
 from dmlconform.results import CaseResult, Outcome, ToleranceOverride
 
 if TYPE_CHECKING:   # the command line imports this module for DEFAULT_TIMEOUT: nothing heavy yet
@@ -79,13 +80,6 @@ if TYPE_CHECKING:   # the command line imports this module for DEFAULT_TIMEOUT: 
 
 #: Seconds a case may run before it is TIMEOUT (``--timeout``).
 DEFAULT_TIMEOUT = 60.0
-#: Cases with more tensor elements than this get proportionally more time
-#: (the ``--large`` cases start at 2^22 elements).
-LARGE_ELEMENTS = 2 ** 22
-#: Most cases in one chunk.
-CHUNK_CASES = 256
-#: Most tensor elements in one chunk (one case larger than this runs alone).
-CHUNK_ELEMENTS = 2 ** 22
 #: Least seconds the harness may spend comparing a chunk's results without a
 #: word (times elements / `LARGE_ELEMENTS` for a large chunk) before the
 #: worker is taken for hung.
@@ -120,21 +114,11 @@ def case_timeout(case: Case, timeout: float) -> float:
 
 def plan_chunks(sizes: Sequence[int], jobs: int) -> list[range]:
     """Contiguous ranges over ``len(sizes)`` cases (``sizes`` in elements)
-    covering them all in order: each at most `CHUNK_CASES` cases and about
-    ``n / (4 jobs)`` of them, and at most `CHUNK_ELEMENTS` elements unless a
-    single case is larger."""
-    n = len(sizes)
-    target = max(1, min(CHUNK_CASES, math.ceil(n / (4 * max(1, jobs)))))
-    out: list[range] = []
-    start, elements = 0, 0
-    for i, size in enumerate(sizes):
-        if i > start and (i - start >= target or elements + size > CHUNK_ELEMENTS):
-            out.append(range(start, i))
-            start, elements = i, 0
-        elements += size
-    if n:
-        out.append(range(start, n))
-    return out
+    covering them all in order: each at most `plan.WORKER_CASES` cases and
+    about ``n / (4 jobs)`` of them (so the workers finish together), and at
+    most `plan.WORKER_ELEMENTS` elements unless a single case is larger."""
+    target = max(1, min(WORKER_CASES, math.ceil(len(sizes) / (4 * max(1, jobs)))))
+    return pack(sizes, most=WORKER_ELEMENTS, most_items=target)
 
 
 class _Placer:
@@ -152,7 +136,7 @@ class _Placer:
 
 
 def run_in_process(pairs: Sequence[Pair], backend: Backend, *, overrides: Overrides | None = None,
-                   progress: Progress | None = None, options: Mapping[str, str] | None = None) -> RunOutcome:
+                   progress: Progress | None = None) -> RunOutcome:
     """``--no-isolate``: the runner in this process, as one batch (a crash
     ends the run, nothing times out).  Ctrl-C keeps the results known so
     far."""
@@ -167,7 +151,7 @@ def run_in_process(pairs: Sequence[Pair], backend: Backend, *, overrides: Overri
             progress(result)
 
     try:
-        run_cases(pairs, backend, overrides=overrides, progress=done, options=options)
+        run_cases(pairs, backend, overrides=overrides, progress=done)
     except KeyboardInterrupt:
         return RunOutcome(tuple(r for r in results if r is not None), interrupted=True)
     return RunOutcome(tuple(r for r in results if r is not None))
@@ -238,7 +222,7 @@ def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
         if job is None:
             return
         pairs, alone = job
-        _run_job(conn, backend, pairs, alone=alone, overrides=args.overrides, options=args.options)
+        _run_job(conn, backend, pairs, alone=alone, overrides=args.overrides)
         conn.send(("done",))
 
 
@@ -273,7 +257,7 @@ class _Watched:
 
 
 def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bool,
-             overrides: Overrides, options: Mapping[str, str] | None = None) -> None:
+             overrides: Overrides) -> None:
     """``pairs`` through the runner (one call, or one call per case when
     ``alone``), each start and each result sent to the parent."""
     from dmlconform.runner import run_cases
@@ -283,7 +267,7 @@ def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bo
     for part in parts:
         run_cases([pairs[i] for i in part], backend, overrides=overrides,
                   on_start=lambda i, base=part.start: conn.send(("start", base + i)),
-                  progress=lambda r: conn.send(("result", place(r), r)), options=options)
+                  progress=lambda r: conn.send(("result", place(r), r)))
 
 
 # --------------------------------------------------------------------------- parent side
@@ -390,7 +374,6 @@ class Workers:
         self.queue: deque[_Job] = deque()
         self.slots = 1
         self.workers: list[_Worker] = []
-        self.info: BackendInfo | None = None
         self.ctx = _spawn_context()
         self._spawn()
 
@@ -515,7 +498,7 @@ class Workers:
         kind = message[0]
         job = worker.job
         if kind == "ready":
-            worker.ready, self.info = True, self.info or message[1].with_options(self.args.options)
+            worker.ready = True
             self._send(worker)
             return
         if kind == "fatal":
@@ -553,9 +536,9 @@ class Workers:
                 self.progress(result)
 
     def _verdict(self, index: int, outcome: Outcome, message: str, seconds: float = 0.0) -> CaseResult:
-        from dmlconform.runner import verdict
+        from dmlconform.judge import verdict
 
-        return verdict(self.pairs[index][1], outcome, message, self.info, seconds=seconds)
+        return verdict(self.pairs[index][1], outcome, message, seconds=seconds)
 
     # -- what happened to a job
 

@@ -33,9 +33,6 @@ from dmlconform.cases.generate import generate
 from dmlconform.cli import main
 from dmlconform.errors import BackendLoadError
 from dmlconform.parallel import (
-    CHUNK_CASES,
-    CHUNK_ELEMENTS,
-    LARGE_ELEMENTS,
     Workers,
     case_timeout,
     describe_exit,
@@ -43,6 +40,7 @@ from dmlconform.parallel import (
     run_in_process,
     run_isolated,
 )
+from dmlconform.plan import LARGE_ELEMENTS, WORKER_CASES, WORKER_ELEMENTS
 from dmlconform.report.json_report import dumps, loads
 from dmlconform.results import CaseResult, Outcome
 from dmlconform.spec import model as m
@@ -98,14 +96,14 @@ def _no_workers_left() -> bool:
 
 @given(st.data())
 def test_chunks_are_contiguous_bounded_and_cover_everything(data: st.DataObject) -> None:
-    sizes = data.draw(st.lists(st.integers(min_value=1, max_value=2 * CHUNK_ELEMENTS), max_size=600), label="sizes")
+    sizes = data.draw(st.lists(st.integers(min_value=1, max_value=2 * WORKER_ELEMENTS), max_size=600), label="sizes")
     jobs = data.draw(st.integers(min_value=1, max_value=16), label="jobs")
     chunks = plan_chunks(sizes, jobs)
     assert [i for r in chunks for i in r] == list(range(len(sizes)))
     share = math.ceil(len(sizes) / (4 * jobs))   # a quarter of a worker's share
     for r in chunks:
-        assert len(r) <= min(CHUNK_CASES, share)
-        assert len(r) == 1 or sum(sizes[i] for i in r) <= CHUNK_ELEMENTS
+        assert len(r) <= min(WORKER_CASES, share)
+        assert len(r) == 1 or sum(sizes[i] for i in r) <= WORKER_ELEMENTS
     if len(sizes) >= 4 * jobs:
         assert len(chunks) >= 2 * jobs   # every worker gets several
 

@@ -15,7 +15,7 @@ from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.generate import generate
 from dmlconform.cli import main
 from dmlconform.results import Outcome, ToleranceOverride
-from dmlconform.runner import Oracles, bind, run_case, run_cases
+from dmlconform.runner import bind, run_case, run_cases
 from dmlconform.spec import model as m
 from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
@@ -38,7 +38,7 @@ def test_batched_results_equal_per_case_results(op: str) -> None:
     pairs = _pairs(op)
     backend = CpuBackend()
     batched = run_cases(pairs, backend)
-    single = [run_case(s, c, backend, backend.info(), Oracles()) for s, c in pairs]
+    single = [run_case(s, c, backend) for s, c in pairs]
     assert [repr(_strip(r)) for r in batched] == [repr(_strip(r)) for r in single]  # repr: NaN == NaN
     assert [r.case_id for r in batched] == [c.id for _, c in pairs]
 
@@ -338,45 +338,11 @@ def test_batched_results_of_a_failing_backend_equal_per_case_results(op: str) ->
     pairs = _pairs(op)
     backend = FaultyBackend("one-ulp,nan-to-zero,wrong-in-8d,in-place-corrupting")
     batched = run_cases(pairs, backend)
-    single = [run_case(s, c, backend, backend.info(), Oracles()) for s, c in pairs]
+    single = [run_case(s, c, backend) for s, c in pairs]
     assert [repr(_strip(r)) for r in batched] == [repr(_strip(r)) for r in single]  # repr: NaN == NaN
     outcomes = {r.outcome for r in batched}
     assert Outcome.FAIL in outcomes and (Outcome.PASS in outcomes or op == "ADAM_OPTIMIZER"), outcomes
     assert any(r.alternatives for r in batched) or op != "ACTIVATION_CELU"
-
-
-@pytest.mark.parametrize("enabled", (True, False))
-def test_the_collector_is_paused_for_comparisons_only_and_restored(enabled: bool, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The comparison phase runs with the cyclic collector off (its passes
-    over the run's cases cost more than they free); a backend runs with it
-    as the caller had it, and the caller gets it back as it was."""
-    import gc
-
-    import dmlconform.runner as runner
-
-    seen: dict[str, list[bool]] = {"backend": [], "compare": []}
-    original = runner._compare_batch
-
-    def compare(*args, **kwargs):  # type: ignore[no-untyped-def]
-        seen["compare"].append(gc.isenabled())
-        return original(*args, **kwargs)
-
-    class Watching(CpuBackend):
-        def run_batch(self, items):  # type: ignore[no-untyped-def]
-            seen["backend"].append(gc.isenabled())
-            return super().run_batch(items)
-
-    monkeypatch.setattr(runner, "_compare_batch", compare)
-    was = gc.isenabled()
-    (gc.enable if enabled else gc.disable)()
-    try:
-        results = run_cases(_pairs("ACTIVATION_SHRINK")[:40], Watching())
-        after = gc.isenabled()
-    finally:
-        (gc.enable if was else gc.disable)()
-    assert results and after is enabled
-    assert seen["backend"] and set(seen["backend"]) == {enabled}
-    assert seen["compare"] and set(seen["compare"]) == {False}
 
 
 def test_an_unknown_dtype_is_an_input_error_naming_the_known_ones(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -8,7 +8,6 @@ hands the same array for the output and the input it aliases).
 
 from __future__ import annotations
 
-import dataclasses
 import difflib
 import math
 from dataclasses import dataclass
@@ -33,13 +32,6 @@ class BackendInfo:
     flush_subnormals: bool = False
     available: bool = True
     reason: str | None = None
-    #: The ``--backend-arg KEY=VALUE`` options it was built with, sorted by key
-    #: (the runner fills them in, so that repro lines name them).
-    options: tuple[tuple[str, str], ...] = ()
-
-    def with_options(self, options: Mapping[str, str] | None) -> "BackendInfo":
-        """This description with the construction ``options`` recorded."""
-        return dataclasses.replace(self, options=tuple(sorted((options or {}).items())))
 
 
 @dataclass(frozen=True, slots=True)

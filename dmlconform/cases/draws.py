@@ -37,6 +37,7 @@ import numpy as np
 
 from dmlconform.cases.edges import np_dtype
 from dmlconform.compare import finfo
+from dmlconform.plan import DRAW_CHUNK
 from dmlconform.spec.model import DataType
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -96,11 +97,6 @@ def fill(requests: Sequence[Request]) -> list[np.ndarray]:
     return out  # type: ignore[return-value]
 
 
-#: Elements whose random bits are made at a time: the 64-bit temporaries of a
-#: large tensor stay a few megabytes.
-CHUNK = 1 << 18
-
-
 def _fill_all(requests: list[Request]) -> list[np.ndarray]:
     """The values of ``requests``, those of one data type adjacent.  Elements
     are numbered request after request; a request's shuffle sorts its own
@@ -118,8 +114,8 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
     values = [np.empty(b - a, dtype=np_dtype(dtype)) for dtype, a, b in runs]
     order_key = np.empty(total, dtype=np.uint64)
     numbers = np.arange(n, dtype=np.int64)
-    for lo in range(0, total, CHUNK):
-        hi = min(lo + CHUNK, total)
+    for lo in range(0, total, DRAW_CHUNK):
+        hi = min(lo + DRAW_CHUNK, total)
         within = np.diff(np.clip(starts, lo, hi))  # each request's elements in this chunk
         segment = np.repeat(numbers, within)  # the request of each element
         position = np.arange(lo, hi, dtype=np.int64) - np.repeat(starts[:-1], within)

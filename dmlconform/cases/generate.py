@@ -56,8 +56,8 @@ import numpy as np
 from dmlconform.cases import draws
 from dmlconform.cases import edges as ev
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
-from dmlconform.collector import paused
 from dmlconform.errors import FormulaError, InputError
+from dmlconform.plan import DRAW_ELEMENTS, pack
 from dmlconform.spec.model import (
     DATA_TYPE_ORDER,
     ConstraintKind,
@@ -701,39 +701,17 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     ctx = _context(spec, level, seed)
     ranks = _ranks(ctx.table, ctx.bound)
     rep = 4 if 4 in ranks else ranks[-1]
-    with paused():  # plans and cases hold no cycles (`collector`); never paused across a yield
-        plans = list(itertools.chain(
-            *(_per_dtype(ctx, dtype, i, ranks, rep, large and i == 0)
-              for i, dtype in enumerate(_common(list(ctx.primary), ctx.allowed))),
-            _negatives(ctx, ranks, rep) if negative else ()))
+    plans = list(itertools.chain(
+        *(_per_dtype(ctx, dtype, i, ranks, rep, large and i == 0)
+          for i, dtype in enumerate(_common(list(ctx.primary), ctx.allowed))),
+        _negatives(ctx, ranks, rep) if negative else ()))
     if len({p.id for p in plans}) != len(plans):
         raise AssertionError(f"duplicate case ids in {spec.operator}")  # a generator bug, never input
-    for group in _draw_groups(plans):
-        with paused():
-            values = iter(draws.fill([r for p in group for r in p.requests]))
-            cases = [_build(ctx, p, [next(values) for _ in p.requests]) for p in group]
-        yield from cases
-
-
-#: Elements drawn in one pass at most (a larger case is drawn alone): the
-#: temporaries of a pass stay a few tens of megabytes.
-_DRAW_ELEMENTS = 1 << 20
-
-
-def _draw_groups(plans: list[_Plan]) -> Iterator[list[_Plan]]:
-    """``plans`` in order, cut into runs drawn together (the values do not
-    depend on the grouping: `draws`)."""
-    group: list[_Plan] = []
-    size = 0
-    for p in plans:
-        n = sum(r.count for r in p.requests)
-        if group and size + n > _DRAW_ELEMENTS:
-            yield group
-            group, size = [], 0
-        group.append(p)
-        size += n
-    if group:
-        yield group
+    # the values of a group are drawn in one pass (they do not depend on the grouping: `draws`)
+    for part in pack([sum(r.count for r in p.requests) for p in plans], most=DRAW_ELEMENTS):
+        group = [plans[i] for i in part]
+        values = iter(draws.fill([r for p in group for r in p.requests]))
+        yield from [_build(ctx, p, [next(values) for _ in p.requests]) for p in group]
 
 
 def _context(spec: Spec, level: FeatureLevel, seed: int) -> _Ctx:

@@ -166,7 +166,7 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     pairs, skipped = _pairs(specs, level, seed=seed, large=large, cases=cases, keep=keep)
     if not pairs:
         raise InputError("no case matches the selection (--op, --dtype, -k, --case, --shard)")
-    execute = _executor(pairs, backend, workers, overrides=gate.override_map, options=options)
+    execute = _executor(pairs, backend, workers, overrides=gate.override_map)
     outcome = _run_with_progress(len(pairs), console, enabled=not no_progress and console.is_terminal,
                                  execute=execute)
     finished = dt.datetime.now(dt.timezone.utc)
@@ -261,14 +261,13 @@ def _with_notes(results, cases_dir: str | None):  # type: ignore[no-untyped-def]
                  if r.case_id in notes else r for r in results)
 
 
-def _executor(pairs, backend, workers, *, overrides, options: dict[str, str]):  # type: ignore[no-untyped-def]
+def _executor(pairs, backend, workers, *, overrides):  # type: ignore[no-untyped-def]
     """A function of the progress callback that runs the cases: in the worker
     processes (dmlconform/parallel.py), or here with --no-isolate."""
     from dmlconform.parallel import run_in_process
 
     if workers is None:
-        return lambda progress: run_in_process(pairs, backend, overrides=overrides, progress=progress,
-                                               options=options)
+        return lambda progress: run_in_process(pairs, backend, overrides=overrides, progress=progress)
     return lambda progress: workers.run(pairs, progress=progress)
 
 

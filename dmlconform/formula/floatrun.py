@@ -25,6 +25,7 @@ from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, cert
 from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
 from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, per_tree, walk
+from dmlconform.plan import ORACLE_BLOCK
 
 #: Safety factor on the float64 error bound when deciding where float64 is not
 #: enough (the bound is first order).
@@ -81,9 +82,6 @@ FLUSH = AltSpec("flushed_inputs", Tier.FLUSH, "subnormal inputs flushed to zero 
 
 #: np.max and np.min without their Python-level dispatch (the same reductions).
 _MAX, _MIN = np.maximum.reduce, np.minimum.reduce
-#: Elements per evaluation block: float64 temporaries of a megabyte, which
-#: stay in a 2 MiB L2 cache (measured best of 2**15 to 2**18 on the bench).
-BLOCK = 1 << 17
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,7 +318,7 @@ def _stand_in(probes: tuple[float, ...], size: int) -> Callable[[str, np.ndarray
 class FloatRun:
     """One float-mode evaluation of an expanded tree and what follows from it.
 
-    The evaluation runs block by block (`BLOCK` elements): every temporary
+    The evaluation runs block by block (`plan.ORACLE_BLOCK` elements): every temporary
     stays in cache and no large array is allocated but the results, which is
     what makes the oracle with its bound and checks cost about as much as the
     bare float64 expression.  Blocks are a loop over chunks, not elements."""
@@ -422,8 +420,8 @@ class FloatRun:
         expected = np.empty(self.size, dtype=self.dtype)
         bound = np.empty(self.size, dtype=np.float64 if self.dtype == np.float64 else np.float32)
         acc = _Found()
-        for lo in range(0, self.size, BLOCK):
-            self.block(lo, min(lo + BLOCK, self.size), expected, bound, acc, refine=refine and self.dtype != np.float64)
+        for lo in range(0, self.size, ORACLE_BLOCK):
+            self.block(lo, min(lo + ORACLE_BLOCK, self.size), expected, bound, acc, refine=refine and self.dtype != np.float64)
         found = acc.done()
         self.certain = np.concatenate(acc.certain_nan) if acc.certain_nan else _NONE
         return expected, bound, found

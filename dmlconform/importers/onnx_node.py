@@ -363,10 +363,9 @@ def judge(spec: Spec, case: Case, expected: np.ndarray) -> tuple[str | None, tup
     is nearer the exact result (the formula in float64); integers, or a NaN
     against a number, mean ONNX defines the operator differently."""
     from dmlconform.results import Outcome
-    from dmlconform.runner import Oracles, run_case
+    from dmlconform.runner import run_case
 
-    golden = _Golden(expected)
-    result = run_case(spec, case, golden, golden.info(), Oracles())
+    result = run_case(spec, case, _Golden(expected))
     if result.outcome is Outcome.PASS:
         return None, (_agreement(spec, case, expected),)
     if result.outcome not in (Outcome.QUALITY_WARNING, Outcome.FAIL):
@@ -433,9 +432,9 @@ def _exact(spec: Spec, case: Case) -> np.ndarray:
 
 def _oracle(spec: Spec, case: Case, dtype: DataType) -> np.ndarray:
     from dmlconform.formula.oracle import evaluate
-    from dmlconform.runner import Oracles
+    from dmlconform.oracles.elementwise import FormulaOracle
 
-    formula = Oracles().get(spec)
+    formula = FormulaOracle.of(spec)
     views = {formula.inputs.get(t.name, t.name): np.ascontiguousarray(t.view()) for t in case.inputs}
     out = case.outputs[0]
     result = evaluate(formula.tree, views, case.attribute_map(), dtype=dtype,

@@ -125,5 +125,5 @@ def test_values_do_not_depend_on_the_chunking(monkeypatch):
                 for k, (dtype, count) in enumerate([(DataType.FLOAT16, 40), (DataType.INT8, 3), (DataType.FLOAT16, 0),
                                                     (DataType.FLOAT32, 77), (DataType.FLOAT32, 1)])]
     whole = draws.fill(requests)
-    monkeypatch.setattr(draws, "CHUNK", 7)
+    monkeypatch.setattr(draws, "DRAW_CHUNK", 7)
     assert [_bits(a) for a in draws.fill(requests)] == [_bits(a) for a in whole]

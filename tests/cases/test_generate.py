@@ -236,21 +236,3 @@ def test_a_cases_values_do_not_depend_on_the_other_cases_of_the_suite():
     for c in more:
         for s, t in zip(c.inputs, few[c.id].inputs, strict=True):
             assert s.buffer.tobytes() == t.buffer.tobytes()
-
-
-@pytest.mark.parametrize("enabled", (True, False))
-def test_the_collector_is_never_left_paused_across_a_yield(enabled: bool) -> None:
-    """Generation pauses the cyclic collector while it builds a group of
-    cases (they hold no cycles); the consumer's code between two cases runs
-    with the collector as it had it, and gets it back as it was."""
-    import gc
-
-    spec = load_spec(SPECS / "ACTIVATION_SHRINK.yaml")
-    was = gc.isenabled()
-    (gc.enable if enabled else gc.disable)()
-    try:
-        states = [gc.isenabled() for _ in generate(spec, FeatureLevel.FL_6_4, seed=0)]
-        after = gc.isenabled()
-    finally:
-        (gc.enable if was else gc.disable)()
-    assert len(states) > 100 and set(states) == {enabled} and after is enabled

@@ -59,11 +59,11 @@ def _passes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-@pytest.mark.parametrize("block", [floatrun.BLOCK, 64])
+@pytest.mark.parametrize("block", [floatrun.ORACLE_BLOCK, 64])
 @pytest.mark.parametrize("prefetch", [floatrun.PREFETCH_LIMIT, 0])
 def test_adams_outputs_at_once_are_the_outputs_one_by_one(dtype: type, block: int, prefetch: int,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(floatrun, "BLOCK", block)  # several blocks: each shared evaluation used by every output
+    monkeypatch.setattr(floatrun, "ORACLE_BLOCK", block)  # several blocks: each shared evaluation used by every output
     monkeypatch.setattr(floatrun, "PREFETCH_LIMIT", prefetch)  # 0: every second look at its own elements
     inputs = _adam_inputs(dtype, 300)
     attrs = {"LearningRate": 0.5, "Beta1": 2.0, "Beta2": 0.25, "Epsilon": 1.5}

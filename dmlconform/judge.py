@@ -1,0 +1,266 @@
+"""From what a backend computed and what the oracle expects to one
+`CaseResult` per case: the one place a verdict is built.
+
+DESIGN.md "Comparison, verdicts and reports".  The runner hands over a
+*batch*: cases of one operator with the same tensors, data types and
+attributes that the backend ran (`Ran`).  A single case is a batch of one.
+`judge` asks the operator's oracle (`oracles`) for each output's expected
+values over the batch's cases end to end, compares a range of elements at a
+time (`plan.COMPARE_ELEMENTS`) and takes the comparison apart per case:
+counts, the largest ULP distance, the worst elements with the inputs beside
+them, and the alternatives that elements matched.  Only the elements that
+differ from the expected value are looked at one by one
+(`compare.SparseComparison`); a case whose every element equals its expected
+value costs a share of one vectorised pass.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dmlconform.backends.base import flat_view, joined
+from dmlconform.cases.model import Case
+from dmlconform.compare import Policy, SparseComparison, Verdict, compare_sparse, summary
+from dmlconform.oracles import BatchExpectation, Expectation, FamilyOracle
+from dmlconform.plan import COMPARE_ELEMENTS
+from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
+from dmlconform.spec import model as m
+
+#: ULP distances from here up mean "not comparable" (NaN against a number);
+#: results report them as -1.
+NOT_COMPARABLE_ULP = 2 ** 62
+#: Elements a case's result shows at most per output (those with the largest ULP distance).
+WORST = 10
+#: The message of a negative case computed correctly.
+ALLOWED = "computed correctly a configuration outside the table (allowed)"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Ran:
+    """A case the backend ran: ``buffers`` as it left them, ``seconds``
+    spent on it so far (support query, binding, its share of the call), and
+    its ``position`` in the run's input order."""
+
+    position: int
+    spec: m.Spec
+    case: Case
+    buffers: Mapping[str, np.ndarray]
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Judging:
+    """How a run compares: whether the backend flushes subnormals (then
+    flushed results pass), and the run's tolerance overrides by (operator,
+    data type name) (``--tolerances``)."""
+
+    flush_subnormals: bool = False
+    overrides: Mapping[tuple[str, str], ToleranceOverride] = field(default_factory=dict)
+
+
+def verdict(case: Case, outcome: Outcome, message: str, *, seconds: float = 0.0, **more: object) -> CaseResult:
+    """The result of ``case``: its facts and the outcome (``run`` adds the
+    repro line, which needs the run's options: `invocation`)."""
+    return CaseResult(
+        case_id=case.id, operator=case.operator, dtype=case.dtype.name, level=case.level.short,
+        dims=len(case.outputs[0].sizes) if case.outputs else 0, layout=case.layout.value, outcome=outcome,
+        message=message, expect_supported=case.expect_supported, edges=case.edges, seconds=round(seconds, 6),
+        **more,  # type: ignore[arg-type]
+    )
+
+
+def harness_error(case: Case, exc: Exception, seconds: float) -> CaseResult:
+    """ERROR: the harness itself failed on this case (never the backend's fault)."""
+    return verdict(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", seconds=seconds)
+
+
+def judge(batch: Sequence[Ran], oracle: FamilyOracle, judging: Judging) -> list[CaseResult]:
+    """One result per case of ``batch``, in its order.  When the oracle or
+    the comparison fails on a batch, each case is judged alone, so that the
+    error is reported by the cases it belongs to (a harness ERROR)."""
+    began = time.perf_counter()
+    try:
+        with np.errstate(all="ignore"):
+            compared = _compare(batch, oracle, judging)
+    except Exception as exc:  # noqa: BLE001 - the harness itself: reported per case
+        if len(batch) > 1:
+            return [result for ran in batch for result in judge([ran], oracle, judging)]
+        return [harness_error(batch[0].case, exc, batch[0].seconds + time.perf_counter() - began)]
+    share = (time.perf_counter() - began) / len(batch)
+    return compared.results(share)
+
+
+def _policy(spec: m.Spec, dtype: m.DataType, exp: Expectation,
+            judging: Judging) -> tuple[Policy, np.ndarray | None, np.ndarray | None]:
+    """The comparator's policy and bounds for one output: the family's
+    budget unless the spec's ``tolerance`` names the type, then the run's
+    override of the pair (a ULP budget, a factor on the bounds)."""
+    ulp = {t.dtype: t.ulp for t in spec.tolerance}.get(dtype, exp.ulp)
+    strict, relaxed = exp.bound_strict, exp.bound_relaxed
+    override = judging.overrides.get((spec.operator, dtype.name))
+    if override is not None:
+        ulp = ulp if override.ulp is None else override.ulp
+        if override.bound_factor is not None:
+            strict = None if strict is None else strict * override.bound_factor
+            relaxed = None if relaxed is None else relaxed * override.bound_factor
+    policy = Policy(ulp=ulp, relaxed_factor=exp.relaxed_factor, signed_zero=exp.signed_zero,
+                    flush_subnormals=judging.flush_subnormals)
+    return policy, strict, relaxed
+
+
+def _compare(batch: Sequence[Ran], oracle: FamilyOracle, judging: Judging) -> _Compared:
+    """Every output of the batch compared with the oracle, end to end."""
+    first = batch[0]
+    bound = oracle.bind([ran.case for ran in batch], flush_subnormals=judging.flush_subnormals)
+    actuals = [joined([flat_view(ran.case.outputs[j], ran.buffers[out.name], ran.case.outputs[j].sizes)
+                       for ran in batch]) for j, out in enumerate(first.case.outputs)]
+    parts: list[list[SparseComparison]] = [[] for _ in actuals]
+    total = max((a.size for a in actuals), default=0)
+    for lo in range(0, total, COMPARE_ELEMENTS):
+        hi = min(lo + COMPARE_ELEMENTS, total)
+        for j, (exp, actual) in enumerate(zip(bound.expect(lo, hi), actuals)):
+            start, stop = min(lo, actual.size), min(hi, actual.size)
+            policy, strict, relaxed = _policy(first.spec, first.case.outputs[j].dtype, exp, judging)
+            parts[j].append(compare_sparse(exp.expected, actual[start:stop], policy=policy, bound_strict=strict,
+                                           bound_relaxed=relaxed, alternatives=exp.alternatives).shifted(start))
+    sparse = [SparseComparison.join(p) if p else _empty() for p in parts]
+    return _Compared(batch, sparse, bound)
+
+
+def _empty() -> SparseComparison:
+    """The comparison of an output with no elements."""
+    none = np.zeros(0, np.int64)
+    return SparseComparison(0, none, none.astype(np.uint8), none.astype(np.uint64), none.astype(np.float64), None,
+                            none.astype(np.float64), none.astype(np.float64))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _OutputFacts:
+    """One output of one case, from the batch's comparison: (PASS,
+    QUALITY_WARNING, FAIL) counts, the largest comparable ULP distance among
+    the elements that are not PASS, and its worst elements."""
+
+    counts: tuple[int, int, int]
+    largest: int = 0
+    worst: tuple[ElementDiff, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Compared:
+    """A batch's comparison, output by output (``sparse[j]``: output j of
+    every case end to end), taken apart per case by `results`."""
+
+    batch: Sequence[Ran]
+    sparse: list[SparseComparison]
+    bound: BatchExpectation
+
+    def results(self, share: float) -> list[CaseResult]:
+        """The result of each case, its time plus ``share`` of the comparison."""
+        offsets = [_offsets([ran.case.outputs[j].sizes for ran in self.batch]) for j in range(len(self.sparse))]
+        facts = [self._facts(j, sp, off) for j, (sp, off) in enumerate(zip(self.sparse, offsets))]
+        matched = _alternatives(self.sparse, offsets, len(self.batch))
+        return [_case_result(ran, [f[k] for f in facts], matched[k], ran.seconds + share)
+                for k, ran in enumerate(self.batch)]
+
+    def _facts(self, j: int, sp: SparseComparison, offsets: np.ndarray) -> list[_OutputFacts]:
+        """Per case, output j's counts, largest ULP distance and its `WORST`
+        elements by ULP distance (first index first among equals)."""
+        count = len(self.batch)
+        sizes = np.diff(offsets).tolist()
+        if not sp.index.size or not np.any(sp.status != Verdict.PASS):
+            return [_OutputFacts((size, 0, 0)) for size in sizes]
+        owner = np.searchsorted(offsets, sp.index, side="right") - 1
+        warned = np.bincount(owner[sp.status == Verdict.QUALITY_WARNING], minlength=count).tolist()
+        failed = np.bincount(owner[sp.status == Verdict.FAIL], minlength=count).tolist()
+        bad = np.flatnonzero(sp.status != Verdict.PASS)
+        comparable = bad[sp.ulp[bad] < NOT_COMPARABLE_ULP]
+        largest = np.zeros(count, sp.ulp.dtype)
+        np.maximum.at(largest, owner[comparable], sp.ulp[comparable])
+        order = bad[np.lexsort((bad, -sp.ulp[bad].astype(np.float64), owner[bad]))]
+        who = owner[order]
+        kept = order[np.arange(order.size) - np.searchsorted(who, who) < WORST]
+        diffs = self._diffs(j, sp, kept, owner[kept], offsets)
+        starts = np.searchsorted(owner[kept], np.arange(count + 1)).tolist()
+        return [_OutputFacts((sizes[k] - warned[k] - failed[k], warned[k], failed[k]), int(largest[k]),
+                             tuple(diffs[starts[k]:starts[k + 1]])) for k in range(count)]
+
+    def _diffs(self, j: int, sp: SparseComparison, kept: np.ndarray, owner: np.ndarray,
+               offsets: np.ndarray) -> list[ElementDiff]:
+        """The `ElementDiff` of each position ``kept`` of ``sp`` (case
+        ``owner`` of each): its index in its case's output, the inputs there,
+        its values and verdict."""
+        verdicts = [v.name for v in sorted(Verdict)]
+        local = (sp.index[kept] - offsets[owner]).tolist()
+        index = [tuple(int(i) for i in np.unravel_index(at, self.batch[k].case.outputs[j].sizes))
+                 for at, k in zip(local, owner.tolist())]
+        inputs = self.bound.inputs_at(j, sp.index[kept])
+        bounds = sp.bound[kept].tolist() if sp.bound is not None else [0.0] * kept.size
+        name = self.batch[0].case.outputs[j].name
+        return [_element_diff(name, index[n], tuple((i, values[n]) for i, values in inputs), e, a, u, b, verdicts[s])
+                for n, (e, a, u, b, s) in enumerate(zip(sp.expected[kept].tolist(), sp.actual[kept].tolist(),
+                                                        sp.ulp[kept].tolist(), bounds, sp.status[kept].tolist()))]
+
+
+def _offsets(sizes: list[tuple[int, ...]]) -> np.ndarray:
+    """Where each case's elements start end to end, and the total last."""
+    return np.concatenate(([0], np.cumsum([int(np.prod(s, dtype=np.int64)) for s in sizes], dtype=np.int64)))
+
+
+def _element_diff(output: str, index: tuple[int, ...], inputs: tuple[tuple[str, float], ...], expected: object,
+                  actual: object, ulp: int, bound: object, verdict_name: str) -> ElementDiff:
+    """An `ElementDiff` as results show it: values as floats, a distance
+    that is not comparable as -1."""
+    return ElementDiff(output=output, index=index, inputs=inputs, expected=_number(expected),
+                       actual=_number(actual), ulp=ulp if ulp < NOT_COMPARABLE_ULP else -1, bound=_number(bound),
+                       verdict=verdict_name)
+
+
+def _number(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return float("nan")
+
+
+def _alternatives(sparse: list[SparseComparison], offsets: list[np.ndarray],
+                  count: int) -> list[tuple[tuple[str, int], ...]]:
+    """Per case, each alternative with an element in it and the elements
+    that passed only through it, sorted by name."""
+    present: dict[str, np.ndarray] = {}
+    gained: dict[str, np.ndarray] = {}
+    for sp, off in zip(sparse, offsets):
+        for trace in sp.traces:
+            owner = np.searchsorted(off, trace.index, side="right") - 1
+            mine = np.bincount(owner, minlength=count)[:count] > 0
+            won = np.bincount(owner[trace.gained], minlength=count)[:count]
+            known = trace.name in present
+            present[trace.name] = present[trace.name] | mine if known else mine
+            gained[trace.name] = gained[trace.name] + won if known else won
+    if not present:
+        return [()] * count
+    columns = [(name, present[name].tolist(), gained[name].tolist()) for name in sorted(present)]
+    return [tuple((name, won[k]) for name, mine, won in columns if mine[k]) for k in range(count)]
+
+
+def _case_result(ran: Ran, outputs: list[_OutputFacts], alternatives: tuple[tuple[str, int], ...],
+                 seconds: float) -> CaseResult:
+    """One case's result from its outputs' facts: FAIL if an output has a
+    FAIL element (the message names the last such output), else
+    QUALITY_WARNING if one has a warning (the first such), else PASS."""
+    total, outcome, message = [0, 0, 0], Outcome.PASS, ""
+    for out, facts in zip(ran.case.outputs, outputs):
+        total = [a + b for a, b in zip(total, facts.counts)]
+        size = sum(facts.counts)
+        if facts.counts[2]:
+            outcome, message = Outcome.FAIL, f"{out.name}: {summary(facts.counts, size)}"
+        elif facts.counts[1] and outcome is Outcome.PASS:
+            outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {summary(facts.counts, size)}"
+    if outcome is Outcome.PASS and not ran.case.expect_supported:
+        message = ALLOWED
+    return verdict(ran.case, outcome, message, seconds=seconds, elements=sum(total), counts=tuple(total),
+                   max_ulp=max((f.largest for f in outputs), default=0),
+                   worst=tuple(d for f in outputs for d in f.worst), alternatives=alternatives)

@@ -1,0 +1,78 @@
+"""Operator families: for each, which specs it tests, how it makes their
+cases and its oracle.  DESIGN.md "Operator families"; docs/architecture.md
+"How to add an operator family".
+
+A family is a `Family` record in `FAMILIES`.  The runner and `run` ask
+`family_of(spec)` which one tests a spec (the first that claims it), then
+use its ``generate`` for cases and its ``oracle`` (behind the protocol of
+`oracles.base`) for expected values.  Today one family exists, the
+element-wise formula; the next ones (contraction, index map, window,
+normalization, interpolation) go beside it, each a module of this package.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from dmlconform.cases import generate as formula_cases
+from dmlconform.cases.model import Case
+from dmlconform.oracles import elementwise
+from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
+from dmlconform.spec.model import FeatureLevel, Spec
+
+__all__ = ["FAMILIES", "BatchExpectation", "Expectation", "Family", "FamilyOracle", "Oracles", "family_of"]
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """One operator family: ``claims(spec)`` says whether it tests a spec
+    (and if not, why), ``generate(spec, level, seed=, large=)`` makes its
+    cases, ``oracle(spec)`` its `FamilyOracle`."""
+
+    name: str
+    claims: Callable[[Spec], tuple[bool, str]]
+    generate: Callable[..., Iterator[Case]]
+    oracle: Callable[[Spec], FamilyOracle]
+
+
+#: Every family, asked in order.
+FAMILIES: tuple[Family, ...] = (
+    Family("element-wise formula", elementwise.claims, formula_cases.generate, elementwise.FormulaOracle.of),
+)
+
+
+def family_of(spec: Spec) -> tuple[Family | None, str]:
+    """The family that tests ``spec`` and "ok", or None and why none does
+    (each family's reason, the first one's when they agree)."""
+    reasons = []
+    for family in FAMILIES:
+        claimed, reason = family.claims(spec)
+        if claimed:
+            return family, "ok"
+        reasons.append(reason)
+    return None, "; ".join(dict.fromkeys(reasons)) or "no operator family tests it yet"
+
+
+@dataclass
+class Oracles:
+    """The oracles of one run, made once per operator (a run owns this
+    cache; nothing is kept between runs)."""
+
+    made: dict[str, FamilyOracle] = field(default_factory=dict)
+
+    def get(self, spec: Spec) -> FamilyOracle:
+        """The oracle of ``spec``; ValueError when no family tests it."""
+        if spec.operator not in self.made:
+            family, reason = family_of(spec)
+            if family is None:
+                raise ValueError(f"{spec.operator}: no oracle: {reason}")
+            self.made[spec.operator] = family.oracle(spec)
+        return self.made[spec.operator]
+
+
+def cases_of(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False) -> Iterator[Case]:
+    """The cases of ``spec`` at ``level`` made by its family (none when no
+    family tests it)."""
+    family, _ = family_of(spec)
+    return family.generate(spec, level, seed=seed, large=large) if family is not None else iter(())

@@ -1,0 +1,79 @@
+"""What every operator family's oracle gives the runner.
+
+DESIGN.md "Operator families": an oracle per family (element-wise formula,
+contraction, index map, window, normalization, interpolation, ...), behind
+one protocol, so that the runner, the comparator and the reports never care
+which family an operator belongs to.  docs/architecture.md shows the whole
+data flow and how to add a family.
+
+The runner hands a family a *batch*: cases of one operator with the same
+tensor names, data types and attributes (`runner` decides which).  The
+family answers, per output tensor, what it expects over the batch's cases
+*end to end*: output j of case 0 in C order of its sizes, then output j of
+case 1, and so on.  The runner flattens the backend's outputs the same way,
+compares a range of elements at a time (so that no large case needs all of
+its temporaries at once) and turns the comparison into one result per case
+(`judge`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from dmlconform.cases.model import Case
+from dmlconform.compare import Alternative
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Expectation:
+    """What a family expects of one output over a range [lo, hi) of its
+    elements end to end: values in the output's type (flat, read-only), the
+    absolute error an honest implementation may make at each element
+    (``bound_strict``; None: none beyond ``ulp``), the relaxed tier's bound
+    where it is not ``relaxed_factor`` times the strict one
+    (``bound_relaxed``, e.g. infinite next to a discontinuity), other values
+    to accept (`Alternative`, flat indices counted from ``lo``), the ULP
+    budget the family proposes (a spec's ``tolerance`` and a run's
+    ``--tolerances`` take precedence, in the runner) and whether the sign
+    of zero counts."""
+
+    expected: np.ndarray
+    bound_strict: np.ndarray | None
+    bound_relaxed: np.ndarray | None
+    alternatives: tuple[Alternative, ...]
+    ulp: int
+    relaxed_factor: float
+    signed_zero: bool
+
+
+class BatchExpectation(Protocol):
+    """A family's oracle bound to one batch (`FamilyOracle.bind`)."""
+
+    def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
+        """Per output, in the cases' output order, the expectation over its
+        elements [lo, hi) end to end (an output with fewer elements gets the
+        part of the range it has)."""
+        ...
+
+    def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
+        """The input values a person should see beside elements ``flat``
+        (end-to-end indices) of output ``output``, by input name: for an
+        element-wise operator the inputs at the same place; a family whose
+        elements depend on many inputs gives what identifies them, or
+        nothing."""
+        ...
+
+
+class FamilyOracle(Protocol):
+    """The oracle of one operator (one spec), made once per run by its
+    family (`oracles.oracle_for`)."""
+
+    def bind(self, cases: Sequence[Case], *, flush_subnormals: bool) -> BatchExpectation:
+        """The expectations of ``cases`` (a batch: one operator, the same
+        tensors, data types and attributes), for a backend that flushes
+        subnormals or not."""
+        ...

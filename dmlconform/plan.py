@@ -1,0 +1,66 @@
+"""How work is cut into pieces: every size knob of a run, and the one
+function that packs a sequence of sized items into runs.
+
+A run makes, sends and checks cases in pieces so that memory stays bounded
+whatever the suite (a ``--large`` case has 2^22 elements and more) and fixed
+costs are paid per piece rather than per case.  Each knob below says which
+stage cuts by it; all of them cut with `pack`.  None changes a result: the
+values drawn, the oracle's values and every verdict are the same however a
+suite is cut (the tests hold each stage to that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+#: Generation (`cases.generate`): the cases whose values are drawn in one
+#: pass hold at most this many elements (a larger case is drawn alone), so a
+#: pass's temporaries stay a few tens of megabytes.
+DRAW_ELEMENTS = 1 << 20
+#: Generation (`cases.draws`): elements whose random bits are made at a time,
+#: so the 64-bit temporaries of a large tensor stay a few megabytes.
+DRAW_CHUNK = 1 << 18
+#: The backend (`runner`): a case goes to a backend's ``run_batch`` when it
+#: has at most this many output elements (a larger one runs alone through
+#: ``run``, with no joined copy of it) ...
+BATCH_CASE_ELEMENTS = 1 << 16
+#: ... and one ``run_batch`` call gets cases of at most this many output
+#: elements in all.
+BATCH_ELEMENTS = 1 << 19
+#: The comparison (`judge`): elements of a batch's outputs evaluated by the
+#: oracle and compared at a time, so the temporaries of a large case stay
+#: this small.  A multiple of `ORACLE_BLOCK`, so that the oracle's blocks
+#: are the same however a batch is cut.
+COMPARE_ELEMENTS = 1 << 19
+#: The element-wise oracle (`formula.floatrun`): elements evaluated per
+#: block, float64 temporaries of a megabyte that stay in a 2 MiB L2 cache
+#: (measured best of 2**15 to 2**18 on the bench).
+ORACLE_BLOCK = 1 << 17
+#: Workers (`parallel`): a chunk sent to a worker holds at most this many
+#: cases ...
+WORKER_CASES = 256
+#: ... and at most this many tensor elements (a larger case goes alone).
+WORKER_ELEMENTS = 1 << 22
+#: Cases with more tensor elements than this are large: they get
+#: proportionally more time before they are TIMEOUT (`parallel`).
+LARGE_ELEMENTS = 1 << 22
+
+
+def pack(sizes: Sequence[int], *, most: int, most_items: int | None = None) -> list[range]:
+    """Contiguous ranges over ``len(sizes)`` items, in order, covering them
+    all: each holds items of at most ``most`` in total size (an item larger
+    than that alone) and at most ``most_items`` items (no limit when None)."""
+    out: list[range] = []
+    start, total = 0, 0
+    for i, size in enumerate(sizes):
+        full = total + size > most or (most_items is not None and i - start >= most_items)
+        if i > start and full:
+            out.append(range(start, i))
+            start, total = i, 0
+        total += size
+    if sizes:
+        out.append(range(start, len(sizes)))
+    return out
+
+
+assert COMPARE_ELEMENTS % ORACLE_BLOCK == 0, "the comparison cuts batches at the oracle's block edges"
