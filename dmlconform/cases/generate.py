@@ -46,7 +46,7 @@ import functools
 import itertools
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from typing import Any, NamedTuple
@@ -688,11 +688,14 @@ def _large_sizes(rank: int) -> tuple[int, ...]:
     return (_LARGE[0] * _LARGE[1], _LARGE[2]) if rank == 2 else (int(np.prod(_LARGE)),)
 
 
-def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
-             negative: bool = True) -> Iterator[Case]:
+def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False, negative: bool = True,
+             keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
     """The cases of ``spec`` at ``level`` (see the module docstring), in a
-    fixed order, identical for a ``seed``.  Raises `InputError` for a spec
-    `is_runnable` refuses (with its reason) or a negative seed."""
+    fixed order, identical for a ``seed``; with ``keep``, only the cases
+    whose id and data type it accepts (the others' values are never drawn,
+    and a kept case's values are the same as in the whole suite: `draws`).
+    Raises `InputError` for a spec `is_runnable` refuses (with its reason)
+    or a negative seed."""
     if not isinstance(seed, int) or seed < 0:
         raise InputError(f"seed={seed!r} must be an integer >= 0")
     ok, reason = is_runnable(spec, level)
@@ -707,6 +710,8 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
         _negatives(ctx, ranks, rep) if negative else ()))
     if len({p.id for p in plans}) != len(plans):
         raise AssertionError(f"duplicate case ids in {spec.operator}")  # a generator bug, never input
+    if keep is not None:
+        plans = [p for p in plans if keep(p.id, p.shape.dtype)]
     # the values of a group are drawn in one pass (they do not depend on the grouping: `draws`)
     for part in pack([sum(r.count for r in p.requests) for p in plans], most=DRAW_ELEMENTS):
         group = [plans[i] for i in part]

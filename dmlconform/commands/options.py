@@ -47,18 +47,26 @@ def operator_key(name: str) -> str:
     return name.strip().upper().removeprefix("DML_").removesuffix("_OPERATOR_DESC")
 
 
-def load_specs(folder: str, ops: tuple[str, ...]) -> list[tuple[Path, Spec]]:
+def load_specs(folder: str, ops: tuple[str, ...], *, option: str = "--op") -> list[tuple[Path, Spec]]:
     """(path, spec) of every spec under ``folder``, only those of ``ops`` when
-    given; an unknown operator or an empty folder is an input error."""
+    given; an unknown operator (named by ``option``) or an empty folder is an
+    input error.  Specs are named after their operator (lint's DML005), so
+    the specs of ``ops`` are read alone when their files are there."""
     from dmlconform.spec.load import load_spec, spec_files
 
-    specs = [(p, load_spec(p)) for p in spec_files(existing_paths((folder,), "spec folder"))]
+    root = existing_paths((folder,), "spec folder")[0]
+    named = [root / f"{operator_key(o)}.yaml" for o in dict.fromkeys(ops)]
+    if ops and root.is_dir() and all(p.is_file() for p in named):
+        found = [(p, load_spec(p)) for p in named]
+        if all(s.operator == p.stem for p, s in found):
+            return found
+    specs = [(p, load_spec(p)) for p in spec_files([root])]
     if not specs:
         raise InputError(f"no spec files (*.yaml) under {folder}")
     if ops:
         wanted = {operator_key(o) for o in ops}
         unknown = wanted - {s.operator for _, s in specs}
         if unknown:
-            raise InputError(f"--op {', '.join(sorted(unknown))}: no such operator in {folder}")
+            raise InputError(f"{option} {', '.join(sorted(unknown))}: no such operator in {folder}")
         specs = [(p, s) for p, s in specs if s.operator in wanted]
     return specs

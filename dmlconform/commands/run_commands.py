@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from dataclasses import dataclass
+
 import click
 
 from dmlconform.cli import EXIT_CODES_HELP, main
@@ -20,6 +22,7 @@ from dmlconform.commands.gating_commands import Gate, gating_options
 from dmlconform.commands.options import backend_options, load_specs, parse_level
 from dmlconform.errors import ExitCode, InputError
 from dmlconform.invocation import Invocation
+from dmlconform.oracles import family_of
 from dmlconform.parallel import DEFAULT_TIMEOUT, Workers
 from dmlconform.results import CaseResult, RunResult
 from dmlconform.spec import model as m
@@ -31,32 +34,51 @@ if TYPE_CHECKING:
     from dmlconform.report.folder import ReportFolder
 
 
-def _select(case_id: str, dtype: str, patterns: tuple[str, ...], ids: tuple[str, ...], dtypes: tuple[str, ...]) -> bool:
-    if ids and case_id not in ids:
-        return False
-    if dtypes and dtype not in dtypes:
-        return False
-    return all(fnmatch.fnmatchcase(case_id, p if any(c in p for c in "*?[") else f"*{p}*") for p in patterns)
+@dataclass(frozen=True, slots=True)
+class _Selection:
+    """Which cases a run keeps: ``ids`` (--case), ``patterns`` (-k: a glob,
+    or a substring), ``dtypes`` (--dtype names) and the gate's shard."""
+
+    ids: frozenset[str]
+    patterns: tuple[str, ...]
+    dtypes: frozenset[str]
+    gate: Gate
+
+    def keeps(self, case_id: str, dtype: m.DataType) -> bool:
+        if (self.ids and case_id not in self.ids) or (self.dtypes and dtype.name not in self.dtypes):
+            return False
+        return self.gate.keep(case_id) and all(
+            fnmatch.fnmatchcase(case_id, p if any(c in p for c in "*?[") else f"*{p}*") for p in self.patterns)
 
 
 def _pairs(specs: list[m.Spec], level: m.FeatureLevel, *, seed: int, large: bool, cases: list[Case] | None,
-           keep: "callable") -> tuple[list[tuple[m.Spec, object]], list[str]]:  # type: ignore[valid-type]
+           selection: _Selection) -> tuple[list[tuple[m.Spec, Case]], list[str]]:
     """The (spec, case) pairs to run: the selected ``cases`` of a case
-    folder (`_read_cases` checked them) or those generated from ``specs``."""
-    from dmlconform.cases.generate import generate, is_runnable
-
+    folder (`_read_cases` checked them) or the selected cases of ``specs``'
+    families (only those are generated), and the specs no family tests,
+    each with why."""
     by_op = {s.operator: s for s in specs}
-    skipped: list[str] = []
-    pairs: list[tuple[m.Spec, object]] = []
     if cases is not None:
-        return [(by_op[c.operator], c) for c in cases if c.operator in by_op and keep(c)], skipped
+        return [(by_op[c.operator], c) for c in cases
+                if c.operator in by_op and selection.keeps(c.id, c.dtype)], []
+    skipped: list[str] = []
+    pairs: list[tuple[m.Spec, Case]] = []
     for spec in specs:
-        runnable, reason = is_runnable(spec)
-        if not runnable:
+        family, reason = family_of(spec)
+        if family is None:
             skipped.append(f"{spec.operator}: {reason}")
             continue
-        pairs.extend((spec, c) for c in generate(spec, level, seed=seed, large=large) if keep(c))
+        pairs.extend((spec, c) for c in family.generate(spec, level, seed=seed, large=large, keep=selection.keeps))
     return pairs, skipped
+
+
+def _operators(ops: tuple[str, ...], ids: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
+    """The operators whose specs a run needs, and the option that named them:
+    ``--op``, else those of the ``--case`` ids (an id starts with its
+    operator), else none (every spec)."""
+    if ops or not ids:
+        return ops, "--op"
+    return tuple(dict.fromkeys(i.split("/", 1)[0] for i in ids)), "--case"
 
 
 def _read_cases(folder: Path, specs: list[m.Spec], *, every_operator: bool) -> list[Case]:
@@ -145,7 +167,8 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     console = make_console()
     started = dt.datetime.now(dt.timezone.utc)
     options = backend_options(backend_args)
-    specs = [spec for _, spec in load_specs(specs_dir, ops)]  # input errors before the backend is built
+    needed, option = _operators(ops, ids) if not cases_dir else (ops, "--op")
+    specs = [spec for _, spec in load_specs(specs_dir, needed, option=option)]  # input errors before the backend
     dtype_names = _dtype_names(dtypes)
     cases = _read_cases(Path(cases_dir), specs, every_operator=not ops) if cases_dir else None
     backend = load_backend(backend_name, options)
@@ -162,8 +185,8 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     workers = None if no_isolate else ctx.with_resource(Workers(  # starts while cases generate
         backend_name, options, jobs=jobs or os.cpu_count() or 1, timeout=timeout,
         overrides=gate.override_map))
-    keep = lambda c: _select(c.id, c.dtype.name, patterns, ids, dtype_names) and gate.keep(c.id)  # noqa: E731
-    pairs, skipped = _pairs(specs, level, seed=seed, large=large, cases=cases, keep=keep)
+    selection = _Selection(frozenset(ids), patterns, frozenset(dtype_names), gate)
+    pairs, skipped = _pairs(specs, level, seed=seed, large=large, cases=cases, selection=selection)
     if not pairs:
         raise InputError("no case matches the selection (--op, --dtype, -k, --case, --shard)")
     execute = _executor(pairs, backend, workers, overrides=gate.override_map)

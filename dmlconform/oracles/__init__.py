@@ -19,16 +19,17 @@ from dmlconform.cases import generate as formula_cases
 from dmlconform.cases.model import Case
 from dmlconform.oracles import elementwise
 from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
-from dmlconform.spec.model import FeatureLevel, Spec
+from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
-__all__ = ["FAMILIES", "BatchExpectation", "Expectation", "Family", "FamilyOracle", "Oracles", "family_of"]
+__all__ = ["FAMILIES", "BatchExpectation", "Expectation", "Family", "FamilyOracle", "Oracles", "cases_of", "family_of"]
 
 
 @dataclass(frozen=True, slots=True)
 class Family:
     """One operator family: ``claims(spec)`` says whether it tests a spec
-    (and if not, why), ``generate(spec, level, seed=, large=)`` makes its
-    cases, ``oracle(spec)`` its `FamilyOracle`."""
+    (and if not, why), ``generate(spec, level, seed=, large=, keep=)`` makes
+    its cases (only those ``keep(id, data type)`` accepts, when given),
+    ``oracle(spec)`` its `FamilyOracle`."""
 
     name: str
     claims: Callable[[Spec], tuple[bool, str]]
@@ -71,8 +72,9 @@ class Oracles:
         return self.made[spec.operator]
 
 
-def cases_of(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False) -> Iterator[Case]:
-    """The cases of ``spec`` at ``level`` made by its family (none when no
-    family tests it)."""
+def cases_of(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
+             keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
+    """The cases of ``spec`` at ``level`` that ``keep`` accepts, made by its
+    family (none when no family tests it)."""
     family, _ = family_of(spec)
-    return family.generate(spec, level, seed=seed, large=large) if family is not None else iter(())
+    return family.generate(spec, level, seed=seed, large=large, keep=keep) if family is not None else iter(())
