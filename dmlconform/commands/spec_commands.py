@@ -89,18 +89,20 @@ def lint(paths: tuple[str, ...], fmt: str, strict: bool, list_rules: bool, outpu
     file:line:col, a stable rule code and the fix.  Exit 1 when any finding is
     an error (or, with --strict, a warning).
     """
-    from dmlconform.atomic import write_atomic
     from dmlconform.spec.lint import RULES, lint_paths
     from dmlconform.spec.lint_format import format_findings
+    from dmlconform.userfiles import check_output, write_output
 
     if list_rules:
         for rule in RULES:
             click.echo(f"{rule.code}  {rule.severity:<7}  {rule.name:<24}  {rule.summary}")
         return
+    if output:
+        check_output(Path(output))  # before the work, not after it
     findings = lint_paths(existing_paths(paths or ("specs",), "spec path"))
     report = format_findings(findings, fmt)
     if output:
-        write_atomic(Path(output), report + ("\n" if report else ""))
+        write_output(Path(output), report + ("\n" if report else ""))
     elif report:
         click.echo(report)
     errors = sum(f.severity == "error" for f in findings)

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from dmlconform.errors import SpecError
+from dmlconform import userfiles
+from dmlconform.errors import InputError, SpecError
 from dmlconform.spec import load
 from dmlconform.spec import model as m
 from dmlconform.spec.load import Document, JsonPath
@@ -759,12 +760,29 @@ def _duplicates(docs: list[Document]) -> Iterator[Finding]:
                            f"operator {operator} is also specified in {first.path}; keep one file per operator")
 
 
+def _selection(paths: list[Path]) -> tuple[list[Path], list[Finding]]:
+    """The spec files to lint, and a DML001 finding for each path named that
+    is not one (a FIFO, a folder named *.yaml, a dangling or outside link).
+    Nothing to lint at all is an input error (exit 2): a lint that read no
+    file must not pass."""
+    found = userfiles.find_files(paths, ".yaml")
+    if not found.files and found.refused:
+        first = found.refused[0]
+        raise SpecError(first.reason, path=first.path, problems=tuple(r.error() for r in found.refused))
+    if not found.files:
+        named = ", ".join(repr(str(p)) for p in paths)
+        raise InputError(f"no spec file (*.yaml) in {named}: nothing to lint; name spec files or a folder "
+                         "that holds them")
+    refused = [Finding(YAML_SYNTAX.code, str(r.path), 1, 1, r.reason, YAML_SYNTAX.severity) for r in found.refused]
+    return list(found.files), refused
+
+
 def lint_paths(paths: list[Path]) -> list[Finding]:
     """Every finding in the spec files named by ``paths`` (files, or folders
     searched for *.yaml), plus the cross-file rules DML005 and DML006."""
-    findings: list[Finding] = []
+    files, findings = _selection(paths)
     docs: list[Document] = []
-    for path in load.spec_files(paths):
+    for path in files:
         try:
             doc = _parse(load.read_text(path), path=str(path))
         except SpecError as exc:
