@@ -293,3 +293,21 @@ def test_lint_output_onto_a_fifo_keeps_the_fifo(tmp_path) -> None:  # type: igno
     result = run("lint", str(folder), "-o", str(pipe))
     assert result.exit_code == 2 and _lines(result)[0].startswith(f"{pipe}: error: a FIFO (named pipe)")
     assert pipe.is_fifo()
+
+
+def test_nested_formulas_in_specs_are_findings_not_crashes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    for name, column in (("nested-formula.yaml", 50), ("long-sum-formula.yaml", 1), ("unary-chain-formula.yaml", 50)):
+        spec = HOSTILE / "lint" / name
+        result = run("lint", str(spec))
+        assert result.exit_code == 1, name  # DML005: the file name is not the operator's
+        assert f"DML121 formula.parsed does not parse (line 1, column {column}: nesting deeper than 32 levels" \
+            in result.output, name
+        folder = tmp_path / name
+        folder.mkdir()
+        shutil.copy(spec, folder / "ACTIVATION_SHRINK.yaml")
+        result = run("gen", "--specs", str(folder), "-o", str(tmp_path / "cases"))
+        assert result.exit_code == 2, name
+        assert _lines(result)[0] == (
+            f"{folder / 'ACTIVATION_SHRINK.yaml'}: skipped: formula does not bind to the fields (does not parse: "
+            "nesting deeper than 32 levels (brackets, operators, calls and branches inside one another); split the "
+            "formula into named steps (M = ...))"), name

@@ -409,25 +409,29 @@ def _formula_examples(spec: m.Spec, doc: Document) -> Iterator[Located]:
 
 def _parsed_tree(spec: m.Spec):  # type: ignore[no-untyped-def]
     """The spec's parsed formula as a tree, or None (unparsed or unparsable)."""
-    return _parse_once(spec.formula.parsed) if spec.formula.parsed else None
+    parsed = _parse_once(spec.formula.parsed) if spec.formula.parsed else None
+    return None if isinstance(parsed, str) else parsed
 
 
 @functools.lru_cache(maxsize=512)
 def _parse_once(text: str):  # type: ignore[no-untyped-def]
-    """Three rules read the same formula: parse each text once (trees are frozen)."""
+    """Three rules read the same formula: parse each text once (trees are
+    frozen).  The tree, or where and why the text does not parse."""
     from dmlconform.errors import FormulaError
     from dmlconform.formula import parse
 
     try:
         return parse(text)
-    except FormulaError:
-        return None
+    except FormulaError as exc:
+        return f"line {exc.line}, column {exc.column}: {exc.message}"
 
 
 def _formula_syntax(spec: m.Spec, doc: Document) -> Iterator[Located]:
     f = spec.formula
-    if f.parsed is not None and _parsed_tree(spec) is None:
-        yield ("formula", "parsed"), "formula.parsed does not parse; regenerate it with `dmlconform extract`"
+    problem = _parse_once(f.parsed) if f.parsed else None
+    if isinstance(problem, str):
+        yield ("formula", "parsed"), (f"formula.parsed does not parse ({problem}); "
+                                      "regenerate it with `dmlconform extract`")
     elif f.text and f.parsed is None and (f.reason or "").startswith("does not parse"):
         yield ("formula", "text"), (f"the doc's formula {f.reason}; it is neither a formula the harness can read "
                                     "nor recognisable pseudocode: fix the doc's formula text")
