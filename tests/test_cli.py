@@ -311,3 +311,51 @@ def test_nested_formulas_in_specs_are_findings_not_crashes(tmp_path) -> None:  #
             f"{folder / 'ACTIVATION_SHRINK.yaml'}: skipped: formula does not bind to the fields (does not parse: "
             "nesting deeper than 32 levels (brackets, operators, calls and branches inside one another); split the "
             "formula into named steps (M = ...))"), name
+
+
+@pytest.mark.parametrize("command", [["results", "-o", "{tmp}/page.md"], ["merge", "-o", "{tmp}/merged"],
+                                     ["baseline", "update", "-o", "{tmp}/b.yaml"]])
+def test_broken_reports_are_one_located_line(tmp_path, command: list[str]) -> None:  # type: ignore[no-untyped-def]
+    args = [a.format(tmp=tmp_path) for a in command]
+    for name, where, message in (
+        ("truncated-report.json", "7:359", "not valid JSON: Expecting ',' delimiter"),
+        ("deep-report.json", "1:117", "JSON nesting deeper than 64 levels; this is not a file dmlconform wrote"),
+    ):
+        report = HOSTILE / "results" / name
+        at = args.index("-o")
+        result = run(*args[:at], str(report), *args[at:])
+        assert (result.exit_code, _lines(result)) == (2, [f"{report}:{where}: error: {message}"]), (command, name)
+    assert not list(tmp_path.iterdir())
+
+
+def test_results_notes_nested_too_deep(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    report = REPO / "docs" / "results" / "torch-cpu.summary.json"
+    notes = HOSTILE / "results" / "deep-notes.yaml"
+    result = run("results", str(report), "-o", str(tmp_path / "page.md"), "--notes", str(notes))
+    assert (result.exit_code, _lines(result)) == (2, [f"{notes}:3:71: error: nesting deeper than 64 levels"])
+
+
+def test_results_of_a_summary_with_bad_rows(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    summary = json.loads((REPO / "docs" / "results" / "torch-cpu.summary.json").read_text())
+    summary["rows"][0]["passed"] = "many"
+    bad = tmp_path / "x.summary.json"
+    bad.write_text(json.dumps(summary))
+    result = run("results", str(bad), "-o", str(tmp_path / "page.md"))
+    assert result.exit_code == 2
+    assert _lines(result)[0].startswith(f"error: {bad}: bad summary: rows[0]: expected an object of backend, operator")
+    summary["failures"] = {}
+    bad.write_text(json.dumps(summary))
+    result = run("results", str(bad), "-o", str(tmp_path / "page.md"))
+    assert (result.exit_code, _lines(result)) == (2, [
+        f"error: {bad} (failures): bad report: format: expected 'dmlconform-report', got None: not a dmlconform "
+        "report"])
+
+
+def test_run_of_a_case_folder_whose_npy_header_claims_10e12_elements(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Was a MemoryError (3.64 TiB) before any size check; the manifest's
+    nesting is covered in tests/cases/test_store.py."""
+    cases = HOSTILE / "run" / "npy-header-claims-10e12-elements"
+    result = run("run", "--cases", str(cases), "--no-progress", "--no-isolate", "-o", str(tmp_path / "r"))
+    assert (result.exit_code, _lines(result)) == (2, [
+        f"{cases / '00001.InputTensor.npy'}: error: the header claims 1000000000000 elements of float16 but the "
+        "file holds 32: it is truncated or not what it says"])
