@@ -359,3 +359,14 @@ def test_run_of_a_case_folder_whose_npy_header_claims_10e12_elements(tmp_path) -
     assert (result.exit_code, _lines(result)) == (2, [
         f"{cases / '00001.InputTensor.npy'}: error: the header claims 1000000000000 elements of float16 but the "
         "file holds 32: it is truncated or not what it says"])
+
+
+def test_extract_check_over_a_spec_that_is_not_utf8(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Was a UnicodeDecodeError (exit 4): the old file is compared as bytes."""
+    require_corpus()
+    out = tmp_path / "specs"
+    assert run("extract", str(OPERATORS / SHRINK), "-o", str(out), "-q").exit_code == 0
+    (out / "ACTIVATION_SHRINK.yaml").write_bytes(b"\xff\xfe")
+    result = run("extract", str(OPERATORS / SHRINK), "-o", str(out), "--check", "-q")
+    assert (result.exit_code, _lines(result)) == (1, [f"{out / 'ACTIVATION_SHRINK.yaml'}: out of date",
+                                                      "1 specs from 1 pages: 1 out of date"])
