@@ -123,6 +123,9 @@ def existing_paths(paths: tuple[str, ...], what: str) -> list[Path]:
     for p in paths:
         path = Path(p)
         if not path.exists():
+            if path.is_symlink():
+                raise InputError(f"{what} {p!r} is a dangling symbolic link: its target "
+                                 f"{os.readlink(path)!r} does not exist")
             raise InputError(f"{what} {p!r} does not exist")
         out.append(path)
     return out

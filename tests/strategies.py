@@ -105,7 +105,7 @@ _FIELD_KINDS = st.sampled_from(m.FieldKind)
 _ROLES = st.none() | st.sampled_from(m.TensorRole)
 _EXACTS = st.none() | exact_numbers
 _SOURCES = st.sampled_from(m.FormulaSource)
-_DIMS = _tuples(st.integers(0, 8), max_size=5)
+_DIMS = _tuples(st.integers(1, 8), max_size=5)  # DirectML: 1 to 8 dimensions
 _DTYPE_TUPLES = _tuples(dtypes, max_size=5)
 _ENUM_TUPLES = _tuples(enum_values, min_size=1)
 _CONSTRAINT_KINDS = st.sampled_from(m.ConstraintKind)

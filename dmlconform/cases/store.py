@@ -76,11 +76,13 @@ from typing import Any
 
 import numpy as np
 
+from dmlconform import limits
 from dmlconform.atomic import write_atomic
 from dmlconform.cases.edges import np_dtype
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements
 from dmlconform.errors import LocatedError
 from dmlconform.spec.model import DataType, FeatureLevel
+from dmlconform.userfiles import read_bytes, read_json
 
 FORMAT = "dmlconform-cases"
 VERSION = 1
@@ -143,7 +145,8 @@ def read_notes(folder: str | Path) -> dict[str, tuple[str, ...]]:
     """Origin and notes of the cases of ``folder`` that have them, by case id
     (empty for generated cases).  The manifest must be readable (`read_cases`
     checks the rest)."""
-    cases = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8")).get("cases", [])
+    data = read_json(Path(folder) / MANIFEST, limits.CASE_MANIFEST, within=Path(folder))
+    cases = data.get("cases", []) if isinstance(data, dict) else []
     out: dict[str, tuple[str, ...]] = {}
     for entry in cases if isinstance(cases, list) else []:
         if isinstance(entry, dict) and (entry.get("origin") or entry.get("notes")):
@@ -192,15 +195,9 @@ def read_cases(folder: str | Path) -> list[Case]:
     manifest the line and column, or the case and key)."""
     folder = Path(folder)
     path = folder / MANIFEST
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LocatedError(f"cannot read the case manifest: {exc}; write one with `dmlconform gen`",
-                           path=path) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise LocatedError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno, column=exc.colno) from None
+    if not (path.exists() or path.is_symlink()):
+        raise LocatedError("no case manifest here; write one with `dmlconform gen`", path=path)
+    data = read_json(path, limits.CASE_MANIFEST, within=folder)  # regular, bounded, valid JSON, not too deep
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise LocatedError(f'not a case manifest: expected "format": "{FORMAT}"', path=path)
     if data.get("version") != VERSION:
@@ -250,20 +247,35 @@ def _tensor(folder: Path, record: Any) -> TensorData:
     return TensorData(name, dtype, sizes, strides, buffer)
 
 
+#: Readers of the .npy header versions `np.save` writes.
+_NPY_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
+
+
 def _load(path: Path, dtype: np.dtype, need: int) -> np.ndarray:
+    """The 1-D array of ``dtype`` in the ``.npy`` file ``path``, holding at
+    least ``need`` elements, read-only.  The header is read and checked first
+    (its version, no object arrays, the data type, one dimension, and a shape
+    the file's length really holds), so that a header claiming 10^12 elements
+    is refused before anything is allocated."""
+    raw = read_bytes(path, limits.TENSOR_FILE, within=path.parent)
+    stream = io.BytesIO(raw)
     try:
-        array = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise LocatedError("tensor file is missing", path=path) from None
-    except (OSError, ValueError) as exc:
-        raise LocatedError(f"not a plain .npy array ({exc}); object arrays are refused", path=path) from None
-    if not isinstance(array, np.ndarray) or array.ndim != 1 or array.dtype != dtype:
-        raise LocatedError(f"expected a 1-D array of {dtype}, found shape={getattr(array, 'shape', '?')} "
-                           f"dtype={getattr(array, 'dtype', '?')}", path=path)
-    if array.size < need:
-        raise LocatedError(f"holds {array.size} elements but sizes and strides address {need}", path=path)
-    array.flags.writeable = False
-    return array
+        version = np.lib.format.read_magic(stream)
+        if version not in _NPY_HEADERS:
+            raise ValueError(f"format version {version[0]}.{version[1]} (this dmlconform reads 1.0 and 2.0)")
+        shape, _, file_dtype = _NPY_HEADERS[version](stream)
+    except (ValueError, OSError, SyntaxError, TypeError) as exc:
+        raise LocatedError(f"not a plain .npy array ({exc}); write it with numpy.save", path=path) from None
+    if file_dtype.hasobject or file_dtype != dtype or len(shape) != 1:
+        raise LocatedError(f"expected a 1-D array of {dtype}, found shape={shape} dtype={file_dtype}; "
+                           "object arrays are refused", path=path)
+    have = (len(raw) - stream.tell()) // dtype.itemsize
+    if have < shape[0]:
+        raise LocatedError(f"the header claims {shape[0]} elements of {dtype} but the file holds {have}: "
+                           "it is truncated or not what it says", path=path)
+    if shape[0] < need:
+        raise LocatedError(f"holds {shape[0]} elements but sizes and strides address {need}", path=path)
+    return np.frombuffer(raw, dtype=dtype, count=shape[0], offset=stream.tell())  # read-only, as bytes are
 
 
 def _str(v: Any) -> str:

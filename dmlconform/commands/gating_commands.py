@@ -116,16 +116,12 @@ def baseline() -> None:
 
 
 def _read_report(path: str) -> RunResult:
-    from dmlconform.report.json_report import loads
+    from dmlconform.report.json_report import read
 
     file = existing_paths((path,), "report")[0]
     if file.is_dir():
         file = file / "report.json"
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{file}: cannot read: {exc}") from None
-    return loads(text, path=file)
+    return read(file)  # a regular file within limits.REPORT, valid JSON, not too deep
 
 
 @baseline.command(epilog=EXIT_CODES_HELP)

@@ -23,31 +23,44 @@ def results(reports: tuple[str, ...], output: str, notes_path: str | None, summa
     One row per operator x data type x backend, every FAIL with its minimal
     repro and the analysis from the notes file.  FAILs no note explains are
     listed on the page as "not analysed" and named on stderr."""
-    import yaml
+    from dmlconform import limits
+    from dmlconform.report.results_page import read_input, render, summary_json, unmatched
+    from dmlconform.userfiles import check_output, read_text, write_output
 
-    from dmlconform.atomic import write_atomic
-    from dmlconform.report.results_page import load_notes, read_input, render, summary_json, unmatched
-
+    check_output(Path(output))
     inputs = []
     for p in reports:
         path = Path(p)
-        if not path.is_file():
+        if not path.exists():
             raise InputError(f"{p}: no such report (give report.json files or *.summary.json)")
-        inputs.append(read_input(path.read_text(encoding="utf-8"), path=p))
+        inputs.append(read_input(read_text(path, limits.REPORT), path=p))
     labels = [s.label for s, _ in inputs]
     if len(set(labels)) != len(labels):
         raise InputError(f"two inputs have the same backend label ({', '.join(sorted(labels))}); give one per backend")
     notes_file = Path(notes_path) if notes_path else Path(output).parent / "notes.yaml"
     notes = ()
-    if notes_file.is_file():
-        notes = load_notes(yaml.safe_load(notes_file.read_text(encoding="utf-8")), path=str(notes_file))
+    if notes_file.exists() or notes_file.is_symlink():
+        notes = _read_notes(notes_file)
     elif notes_path:
         raise InputError(f"--notes {notes_path}: no such file")
     shown = ["dmlconform results", *sorted(reports), "-o", output]
-    write_atomic(Path(output), render(inputs, notes, command=" ".join(shown)))
+    write_output(Path(output), render(inputs, notes, command=" ".join(shown)))
     if summary_dir:
         for summary, rows in inputs:
-            write_atomic(Path(summary_dir) / f"{summary.label}.summary.json", summary_json(summary, rows))
+            write_output(Path(summary_dir) / f"{summary.label}.summary.json", summary_json(summary, rows))
     for line in unmatched(inputs, notes):
         click.echo(f"not analysed: {line}", err=True)
     click.echo(f"wrote {output} ({len(inputs)} backends)", err=True)
+
+
+def _read_notes(path: Path) -> tuple:  # type: ignore[type-arg]
+    """The notes file: a regular file within `limits.NOTES`, read with the
+    spec loader's guarded YAML reader (no aliases, bounded nesting)."""
+    from dmlconform import limits
+    from dmlconform.report.results_page import load_notes
+    from dmlconform.spec.load import parse_document
+    from dmlconform.userfiles import read_text
+
+    text = read_text(path, limits.NOTES)
+    data = parse_document(text, path=str(path)).data if text.strip() else None
+    return load_notes(data, path=str(path))

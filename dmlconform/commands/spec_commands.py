@@ -43,6 +43,11 @@ def extract(sources: tuple[str, ...], output: str, check: bool, quiet: bool, all
     result = run_extract(existing_paths(sources, "source"))
     _echo_warnings([w.render() for w in result.warnings], quiet, 0 if all_warnings else 50)
     out = Path(output)
+    refused = _refusals(result.specs, out, spec_filename)
+    if refused:
+        for line in refused:
+            click.echo(line, err=True)
+        sys.exit(ExitCode.USAGE)
     if check:
         stale = _stale(result.specs, out, dumps_spec, spec_filename)
         for line in stale:
@@ -56,6 +61,37 @@ def extract(sources: tuple[str, ...], output: str, check: bool, quiet: bool, all
                f"({len(result.warnings)} warnings)", err=True)
 
 
+def _refusals(specs: tuple, out: Path, filename) -> list[str]:  # type: ignore[no-untyped-def]
+    """One error line per spec extract must not write: its page gave no
+    struct fields (not an operator page, or a damaged one), or it would
+    replace the spec in ``out`` with a poorer one (`extract.losses`).  Exit 2
+    and nothing written: the pages are the input and one of them is bad, and
+    writing the others would leave ``out`` a mix of two revisions of the docs."""
+    from dmlconform.errors import DmlconformError, ExtractError
+    from dmlconform.spec.extract import losses
+    from dmlconform.spec.load import load_spec
+
+    lines = []
+    for spec in specs:
+        page = spec.sources[0].path if spec.sources else spec.operator
+        path = out / filename(spec)
+        if not spec.fields:
+            lines.append(ExtractError(f"no struct fields found for {spec.struct}: not an operator page, or a "
+                                      "damaged one; fix or leave out the page (nothing was written)",
+                                      path=page).render())
+            continue
+        try:
+            old = load_spec(path) if path.is_file() else None
+        except DmlconformError:
+            old = None  # a broken spec is replaced, not compared
+        lost = losses(spec, old) if old is not None else []
+        if lost:
+            lines.append(ExtractError(f"would replace {path} with a poorer spec, without {'; '.join(lost)}: the "
+                                      f"page may be truncated or damaged; fix the page, or delete {path} if the "
+                                      "docs really dropped them (nothing was written)", path=page).render())
+    return lines
+
+
 def _stale(specs: tuple, out: Path, dumps, filename) -> list[str]:  # type: ignore[no-untyped-def]
     """One line per spec file that is missing, different, or no longer produced."""
     lines = []
@@ -64,7 +100,7 @@ def _stale(specs: tuple, out: Path, dumps, filename) -> list[str]:  # type: igno
         path = out / name
         if not path.is_file():
             lines.append(f"{path}: missing")
-        elif path.read_text(encoding="utf-8") != text:
+        elif path.read_bytes() != text.encode("utf-8"):  # bytes: an old file need not be UTF-8
             lines.append(f"{path}: out of date")
     if out.is_dir():
         for path in sorted(out.glob("*.yaml")):
@@ -89,18 +125,20 @@ def lint(paths: tuple[str, ...], fmt: str, strict: bool, list_rules: bool, outpu
     file:line:col, a stable rule code and the fix.  Exit 1 when any finding is
     an error (or, with --strict, a warning).
     """
-    from dmlconform.atomic import write_atomic
     from dmlconform.spec.lint import RULES, lint_paths
     from dmlconform.spec.lint_format import format_findings
+    from dmlconform.userfiles import check_output, write_output
 
     if list_rules:
         for rule in RULES:
             click.echo(f"{rule.code}  {rule.severity:<7}  {rule.name:<24}  {rule.summary}")
         return
+    if output:
+        check_output(Path(output))  # before the work, not after it
     findings = lint_paths(existing_paths(paths or ("specs",), "spec path"))
     report = format_findings(findings, fmt)
     if output:
-        write_atomic(Path(output), report + ("\n" if report else ""))
+        write_output(Path(output), report + ("\n" if report else ""))
     elif report:
         click.echo(report)
     errors = sum(f.severity == "error" for f in findings)

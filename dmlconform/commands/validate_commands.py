@@ -184,10 +184,12 @@ def validate(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], o
 
 
 def _read_report(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputError(f"--from-report {path}: cannot read a report.json ({exc})") from None
+    from dmlconform import limits
+    from dmlconform.userfiles import read_json
+
+    data = read_json(path, limits.REPORT)  # a regular file within the limit, valid JSON, not too deep
+    if not isinstance(data, dict):
+        raise InputError(f"--from-report {path}: not a validate report (not a JSON object)")
     missing = [k for k in ("command", "library", "device", "totals", "operators", "disagreements") if k not in data]
     if missing:
         raise InputError(f"--from-report {path}: not a validate report (missing {', '.join(missing)})")

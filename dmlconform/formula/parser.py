@@ -21,12 +21,16 @@ Grammar (lowest precedence first)::
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from typing import Iterator
+
 from dmlconform.errors import FormulaError
 from dmlconform.formula.lexer import KEYWORDS, Kind, Token, tokenize
 from dmlconform.formula.tree import (
     Assign, Binary, Branch, Call, Comment, Conditional, Expr, FormulaTree, Integral,
-    Name, Num, Piecewise, Statement, Unary, Value,
+    Name, Num, Node, Piecewise, Statement, Unary, Value, children,
 )
+from dmlconform.limits import MAX_FORMULA_DEPTH
 
 #: Binary operators and their precedence (higher binds tighter); all left-associative
 #: except ``^``, which `_power` handles.
@@ -44,15 +48,53 @@ INTEGRAL = "integrate"
 
 def parse(text: str, *, origin: str = "<formula>", first_line: int = 1) -> FormulaTree:
     """Parse a formula block.  Raises `FormulaError` with the line (counted from
-    ``first_line``) and column of the first token that does not fit."""
+    ``first_line``) and column of the first token that does not fit, or of the
+    statement that nests deeper than `limits.MAX_FORMULA_DEPTH`."""
     return _Parser(tokenize(text, origin=origin, first_line=first_line), origin).block()
 
 
+def depth(node: Node) -> int:
+    """How many nodes the longest path from ``node`` down to a leaf holds
+    (``x`` 1, ``a + b`` 2, ``a + b + c`` 3); computed without recursion."""
+    deepest = 0
+    stack = [(node, 1)]
+    while stack:
+        current, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children(current))
+    return deepest
+
+
+def _too_deep(origin: str, token: Token) -> FormulaError:
+    return FormulaError(f"nesting deeper than {MAX_FORMULA_DEPTH} levels (brackets, operators, calls and branches "
+                        "inside one another); split the formula into named steps (M = ...)",
+                        path=origin, line=token.line, column=token.column)
+
+
 class _Parser:
+    """Recursive descent.  ``depth`` counts the recursive constructs open at
+    the current token (bracketed and nested expressions, right operands,
+    unary operators, exponents), so that no input can recurse deeper than
+    MAX_FORMULA_DEPTH of them, a few Python frames each; `statement` then
+    checks the depth of the tree it built (a long ``a + b + c ...`` chain is
+    built by a loop, not by recursion)."""
+
     def __init__(self, tokens: list[Token], origin: str) -> None:
         self.tokens = tokens
         self.pos = 0
         self.origin = origin
+        self.depth = 0
+
+    @contextmanager
+    def nested(self) -> Iterator[None]:
+        """One more level of recursion, refused past MAX_FORMULA_DEPTH."""
+        if self.depth >= MAX_FORMULA_DEPTH:
+            raise _too_deep(self.origin, self.tok)
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
 
     # -- token helpers -------------------------------------------------
     @property
@@ -131,6 +173,7 @@ class _Parser:
     def statement(self) -> Assign:
         if not self.at_statement_start():
             self.fail("expected a statement such as 'f(x) = ...' or 'Name = ...'")
+        start = self.tok
         target = self.take().text
         params: tuple[str, ...] | None = None
         if self.at("("):
@@ -145,6 +188,8 @@ class _Parser:
         if op != "=" and params is not None:
             self.fail(f"a function definition takes '=', not {op!r}")
         value, note = self.rhs()
+        if depth(value) > MAX_FORMULA_DEPTH:
+            raise _too_deep(self.origin, start)
         return Assign(target, params, op, value, note)
 
     def rhs(self) -> tuple[Value, str | None]:
@@ -199,33 +244,37 @@ class _Parser:
 
     # -- expressions ---------------------------------------------------
     def expr(self) -> Expr:
-        cond = self.binary(1)
-        if not self.at("?"):
-            return cond
-        self.take()
-        then = self.expr()
-        self.expect(":")
-        return Conditional(cond, then, self.expr())
+        with self.nested():
+            cond = self.binary(1)
+            if not self.at("?"):
+                return cond
+            self.take()
+            then = self.expr()
+            self.expect(":")
+            return Conditional(cond, then, self.expr())
 
     def binary(self, min_prec: int) -> Expr:
         left = self.unary()
         while self.tok.kind is Kind.OP and BINARY_PRECEDENCE.get(self.tok.text, 0) >= min_prec:
             op = self.take().text
-            right = self.binary(BINARY_PRECEDENCE[op] + 1)
+            with self.nested():
+                right = self.binary(BINARY_PRECEDENCE[op] + 1)
             left = Binary(op, left, right)
         return left
 
     def unary(self) -> Expr:
         if self.tok.kind is Kind.OP and self.tok.text in UNARY_OPS:
             op = self.take().text
-            return Unary(op, self.unary())
+            with self.nested():
+                return Unary(op, self.unary())
         return self.power()
 
     def power(self) -> Expr:
         base = self.primary()
         if self.at("^"):
             self.take()
-            return Binary("^", base, self.unary())
+            with self.nested():
+                return Binary("^", base, self.unary())
         return base
 
     def primary(self) -> Expr:

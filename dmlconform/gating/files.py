@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from dmlconform import limits
 from dmlconform.errors import SpecError
 from dmlconform.spec.load import Document, JsonPath, Problem, parse_document, problems_error, read_text, yaml_type
 from dmlconform.spec.store import FlowList, QuotingDumper  # quotes what YAML 1.1 or 1.2 could misread
@@ -21,8 +22,9 @@ from dmlconform.spec.store import FlowList, QuotingDumper  # quotes what YAML 1.
 
 def read_document(path: Path, *, what: str) -> Document:
     """The YAML mapping in ``path``; ``what`` (``a baseline``) words the error
-    for an empty file or one that is not a mapping."""
-    text = read_text(path)
+    for an empty file or one that is not a mapping.  The file must be a regular
+    file within `limits.GATING_FILE`."""
+    text = read_text(path, limit=limits.GATING_FILE)
     try:
         doc = parse_document(text, path=str(path))
     except SpecError as exc:

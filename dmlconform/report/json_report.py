@@ -19,6 +19,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, TypeVar
 
+from dmlconform import limits
 from dmlconform.collector import paused
 from dmlconform.errors import InputError
 from dmlconform.report.coverage import count_outcomes, group_rows, summarise
@@ -32,6 +33,7 @@ from dmlconform.results import (
     RunResult,
     ToleranceOverride,
 )
+from dmlconform.userfiles import loads_json, read_text
 
 FORMAT = "dmlconform-report"
 VERSION = 1
@@ -331,20 +333,25 @@ def from_json(data: Any) -> RunResult:
     )
 
 
-def _reject_constant(name: str) -> float:
-    raise ValueError(f"{name} is not strict JSON (non-finite floats are written as strings)")
+def from_data(data: Any, *, path: str | Path) -> RunResult:
+    """`from_json`, a bad value being an `InputError` naming ``path`` and the
+    JSON path of the value."""
+    try:
+        return from_json(data)
+    except _Bad as exc:
+        raise InputError(f"{path}: bad report: {exc}") from None
 
 
 def loads(text: str, *, path: str | Path) -> RunResult:
     """Read report.json text back into the `RunResult` it was written from.
 
-    Raises `InputError` naming ``path`` and, for a bad value, where in the
-    document it is."""
-    try:
-        data = json.loads(text, parse_constant=_reject_constant)
-    except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON: {exc}") from None
-    try:
-        return from_json(data)
-    except _Bad as exc:
-        raise InputError(f"{path}: bad report: {exc}") from None
+    Raises a `LocatedError` at the line and column of a JSON syntax error (or
+    of nesting deeper than `limits.MAX_NESTING`), an `InputError` naming
+    ``path`` and, for a bad value, where in the document it is."""
+    return from_data(loads_json(text, path=path, strict=True), path=path)
+
+
+def read(path: Path) -> RunResult:
+    """The report.json file ``path``: a regular file within `limits.REPORT`,
+    read only after that is checked (see `dmlconform.userfiles`)."""
+    return loads(read_text(path, limits.REPORT), path=path)

@@ -115,18 +115,37 @@ def summary_json(summary: Summary, rows: Sequence[Row]) -> str:
 
 
 def read_input(text: str, *, path: str) -> tuple[Summary, tuple[Row, ...]]:
-    """A report.json or a summary written by `summary_json`."""
+    """A report.json or a summary written by `summary_json`; a file that is
+    neither is an error naming ``path`` (and the place in it)."""
     from dmlconform.errors import InputError
-    from dmlconform.report.json_report import from_json, loads
+    from dmlconform.report.json_report import from_data
+    from dmlconform.userfiles import loads_json
 
-    data = json.loads(text) if text.lstrip().startswith("{") else None
-    if isinstance(data, dict) and data.get("format") == SUMMARY_FORMAT:
-        if data.get("version") != SUMMARY_VERSION:
-            raise InputError(f"{path}: summary version {data.get('version')!r}; this dmlconform reads "
-                             f"{SUMMARY_VERSION}")
-        run = from_json(data["failures"])
-        return Summary(str(data["label"]), run), tuple(Row(**r) for r in data["rows"])
-    return summarise(loads(text, path=path))
+    data = loads_json(text, path=path, strict=True)
+    if not (isinstance(data, dict) and data.get("format") == SUMMARY_FORMAT):
+        return summarise(from_data(data, path=path))
+    if data.get("version") != SUMMARY_VERSION:
+        raise InputError(f"{path}: summary version {data.get('version')!r}; this dmlconform reads "
+                         f"{SUMMARY_VERSION}")
+    run = from_data(data.get("failures"), path=f"{path} (failures)")
+    return Summary(str(data.get("label")), run), _rows(data.get("rows"), path=path)
+
+
+def _rows(value: Any, *, path: str) -> tuple[Row, ...]:
+    """The rows of a summary, each member of the type `Row` declares."""
+    from dmlconform.errors import InputError
+
+    if not isinstance(value, list):
+        raise InputError(f"{path}: bad summary: rows: expected an array")
+    rows = []
+    for i, item in enumerate(value):
+        fields = {f.name: f.type for f in dataclasses.fields(Row)}
+        bad = [k for k, v in item.items() if fields.get(k) != type(v).__name__] if isinstance(item, dict) else ["?"]
+        if bad or not {"backend", "operator", "dtype"} <= set(item):
+            raise InputError(f"{path}: bad summary: rows[{i}]: expected an object of {', '.join(fields)} "
+                             "(strings and integers)")
+        rows.append(Row(**item))
+    return tuple(rows)
 
 
 def load_notes(data: Any, *, path: str) -> tuple[Note, ...]:

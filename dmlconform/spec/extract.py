@@ -14,13 +14,13 @@ becomes an `ExtractWarning` naming the file, the line and the part skipped.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Callable, Iterable
 
-from dmlconform.errors import ExtractError
+from dmlconform import limits, userfiles
+from dmlconform.errors import ExtractError, InputError, LocatedError
 from dmlconform.spec import markdown as md
 from dmlconform.spec import model as m
 from dmlconform.spec.extract_formula import analyse
@@ -260,16 +260,27 @@ def _constraints(secs: list[md.Section], names: set[str], notes: _Notes) -> tupl
 # ---------------------------------------------------------------- support tables
 
 
-def _dims(text: str) -> tuple[int, ...] | None:
+_DIM_RANGE = re.compile(r"(\d+)\s*(?:to|-|–)\s*(\d+)")
+
+
+def _dims(text: str) -> tuple[int, ...] | str | None:
+    """The dimension counts a cell lists (``1 to 8``, ``4``, ``3, 4``); None
+    when the cell is no such list; a sentence saying why when a count is
+    outside 1 to 8.  The bounds are checked before a range is expanded:
+    ``1 to 999999999`` must not become a billion counts."""
     s = md.plain(text)
-    m_range = re.fullmatch(r"(\d+)\s*(?:to|-|–)\s*(\d+)", s)
+    m_range = _DIM_RANGE.fullmatch(s)
+    parts = m_range.groups() if m_range else [p.strip() for p in re.split(r",|\bor\b|\band\b", s) if p.strip()]
+    if not parts or not all(p.isdigit() for p in parts):
+        return None
+    lowest, highest = limits.MIN_DIMENSION_COUNT, limits.MAX_DIMENSION_COUNT
+    if any(len(p) > 2 or not lowest <= int(p) <= highest for p in parts):
+        return (f"dimension count {s!r} is outside {lowest} to {highest} (a DirectML tensor has {lowest} to "
+                f"{highest} dimensions)")
     if m_range:
-        lo, hi = int(m_range.group(1)), int(m_range.group(2))
+        lo, hi = int(parts[0]), int(parts[1])
         return tuple(range(lo, hi + 1)) if lo <= hi else None
-    parts = [p.strip() for p in re.split(r",|\bor\b|\band\b", s) if p.strip()]
-    if parts and all(p.isdigit() for p in parts):
-        return tuple(sorted({int(p) for p in parts}))
-    return None
+    return tuple(sorted({int(p) for p in parts}))
 
 
 def _dtypes(text: str, line: int, notes: _Notes) -> tuple[m.DataType, ...]:
@@ -294,13 +305,19 @@ def _support_rows(table: md.Table, notes: _Notes) -> tuple[m.TensorSupport, ...]
         notes.warn(table.line, f"tensor-support table header {' | '.join(table.header)!r} lacks a Tensor, Kind, "
                                "Supported dimension counts or Supported data types column: table skipped")
         return ()
+    if not table.rows:
+        notes.warn(table.line, "tensor-support table has a header but no rows: the page may be truncated")
     rows = []
     for line, cells in table.rows:
+        _cut_row(table, line, cells, notes)
         if len(cells) < len(table.header):
             cells = cells + ("",) * (len(table.header) - len(cells))
         name = md.plain(cells[cols["tensor"]])
         kind = md.plain(cells[cols["kind"]]).capitalize()
         dims = _dims(cells[cols["dims"]])
+        if isinstance(dims, str):
+            notes.warn(line.number, f"tensor-support row {line.text.strip()!r}: {dims}: row skipped")
+            continue
         if not re.fullmatch(r"[A-Za-z_]\w*", name) or dims is None or kind not in _KINDS:
             notes.warn(line.number, f"tensor-support row {line.text.strip()!r} has an unreadable tensor name, "
                                     "kind or dimension count: row skipped")
@@ -311,6 +328,18 @@ def _support_rows(table: md.Table, notes: _Notes) -> tuple[m.TensorSupport, ...]
         dimensions = md.plain(cells[cols["dimensions"]]) if "dimensions" in cols else None
         rows.append(m.TensorSupport(name, kind, dims, dtypes, dimensions or None))
     return tuple(rows)
+
+
+def _cut_row(table: md.Table, line: md.Line, cells: tuple[str, ...], notes: _Notes) -> None:
+    """A row with fewer cells than the header, or not closed by ``|`` where the
+    header is, was cut: warn, since what it lost cannot be told."""
+    if len(cells) < len(table.header):
+        cut = f"has {len(cells)} of the header's {len(table.header)} cells"
+    elif table.header_text.rstrip().endswith("|") and not line.text.rstrip().endswith("|"):
+        cut = "has no closing '|'"
+    else:
+        return
+    notes.warn(line.number, f"tensor-support row {line.text.strip()!r} {cut}: the page may be truncated")
 
 
 _KINDS = {"Input", "Output", "Optional input", "Optional output", "Array of inputs", "Array of outputs"}
@@ -346,6 +375,9 @@ def _support(secs: list[md.Section], fields: tuple[m.Field, ...], introduced: m.
             fl = _FL_HEADING.search(sec.title)
             if fl:
                 level = m.FeatureLevel.parse(fl.group(1))
+                if not md.tables(sec.lines):
+                    notes.warn(sec.line, f"no tensor-support table under the heading {sec.title!r}: the page may be "
+                                         "truncated")
             else:
                 condition, level = _condition(sec.title, fields, sec.line, notes), None
         for table in md.tables(sec.lines):
@@ -390,30 +422,33 @@ def _normalised_sections(secs: list[md.Section]) -> tuple[tuple[str, str], ...]:
 
 @dataclass(frozen=True, slots=True)
 class Meta:
-    """Sidecar files of the scraper pages: front matter (.json), struct prototype (.c)."""
+    """Sidecar files of the scraper pages: front matter (.json), struct
+    prototype (.c), and why a sidecar that is there could not be used."""
 
     front: dict[str, object]
     prototype: str | None
+    problems: tuple[str, ...] = ()
 
 
 def read_meta(page: Path) -> Meta:
+    """The sidecars of ``page`` (``meta/<page>.json``, ``meta/<page>.c``), each
+    read only if it is a regular file within `limits.DOC_SIDECAR`; one that
+    cannot be used is named in ``problems``."""
     folder = page.parent / "meta"
-    front: dict[str, object] = {}
-    prototype = None
-    js = folder / (page.stem + ".json")
-    if js.is_file():
+    problems: list[str] = []
+
+    def sidecar(path: Path, read: Callable[[Path, limits.FileLimit], Any]) -> Any:
+        if not (path.exists() or path.is_symlink()):
+            return None
         try:
-            data = json.loads(js.read_text(encoding="utf-8"))
-            front = data if isinstance(data, dict) else {}
-        except (ValueError, OSError):
-            front = {}
-    c = folder / (page.stem + ".c")
-    if c.is_file():
-        try:
-            prototype = c.read_text(encoding="utf-8")
-        except (ValueError, OSError):
-            prototype = None
-    return Meta(front, prototype)
+            return read(path, limits.DOC_SIDECAR)
+        except LocatedError as exc:
+            problems.append(f"{exc.location()}: {exc.message}: ignored")
+            return None
+
+    front = sidecar(folder / (page.stem + ".json"), userfiles.read_json)
+    prototype = sidecar(folder / (page.stem + ".c"), userfiles.read_text)
+    return Meta(front if isinstance(front, dict) else {}, prototype, tuple(problems))
 
 
 def extract_page(text: str, *, path: Path, display: str, meta: Meta | None = None,
@@ -425,6 +460,10 @@ def extract_page(text: str, *, path: Path, display: str, meta: Meta | None = Non
     front, body, problem = md.split_front_matter(lines)
     if problem:
         notes.warn(1, problem)
+    unclosed = md.unclosed_fence(body)
+    if unclosed is not None:
+        notes.warn(unclosed.number, "code block never closed (no ``` after it): the page may be truncated; "
+                                    "the rest of the page is read as code")
     meta = meta or Meta({}, None)
     front = {**meta.front, **front}
     try:
@@ -488,34 +527,39 @@ def _resolve_introduced(claims: list[tuple[m.FeatureLevel, int]], fields: tuple[
 # ---------------------------------------------------------------- many pages
 
 
-def iter_pages(sources: Iterable[Path]) -> Iterator[tuple[Path, str]]:
-    """(page path, display path) for every .md page under ``sources``, sorted.
+def select_pages(sources: Iterable[Path]) -> tuple[list[tuple[Path, str]], list[ExtractWarning]]:
+    """(page path, display path) for every .md page under ``sources``, sorted,
+    and a warning for each path found or named that is not read (a FIFO, a
+    folder named *.md, a dangling link, a link out of the folder given).
     Display paths are relative to each source folder's parent, so they read
     ``operators/sdk-api/ns-…md`` and do not depend on the working directory."""
     seen: set[Path] = set()
+    pages: list[tuple[Path, str]] = []
+    refused: list[ExtractWarning] = []
     for src in sources:
-        if src.is_dir():
-            pages = sorted(p for p in src.rglob("*.md") if p.is_file())
-            base = src.resolve().parent
-        else:
-            pages, base = [src], src.resolve().parent
-        for p in pages:
+        found = userfiles.find_files([src], ".md")
+        base = src.resolve().parent
+        refused.extend(ExtractWarning(str(r.path), 1, f"{r.reason}: page skipped") for r in found.refused)
+        for p in found.files:
             r = p.resolve()
             if r not in seen:
                 seen.add(r)
-                yield p, r.relative_to(base).as_posix()
+                pages.append((p, r.relative_to(base).as_posix() if base in r.parents else p.name))
+    return pages, refused
 
 
 def collect_prototypes(sources: Iterable[Path]) -> dict[str, str]:
     """Struct prototypes (``meta/*.c``) found under the sources, by struct name;
-    A pages have no struct block of their own and borrow the scraper's."""
+    A pages have no struct block of their own and borrow the scraper's.  A file
+    that cannot be read is left to `read_meta`, which names it."""
     found: dict[str, str] = {}
     for src in sources:
         folder = src if src.is_dir() else src.parent
-        for c in sorted(folder.rglob("meta/*.c")) if folder.is_dir() else []:
+        files = userfiles.find_files([folder], ".c").files if folder.is_dir() else ()
+        for c in (f for f in files if f.parent.name == "meta"):
             try:
-                text = c.read_text(encoding="utf-8")
-            except (OSError, ValueError):
+                text = userfiles.read_text(c, limits.DOC_SIDECAR)
+            except LocatedError:
                 continue
             for name in _STRUCT_RE.findall(text)[:1]:
                 found.setdefault(name, text)
@@ -533,35 +577,50 @@ def _newest_first(pages: list[PageFacts]) -> list[PageFacts]:
 
 
 def extract(sources: Iterable[Path]) -> ExtractResult:
-    """Every page under ``sources`` -> one spec per operator, sorted by name."""
+    """Every page under ``sources`` -> one spec per operator, sorted by name.
+    No page to read at all is an `InputError` (exit 2), naming what was
+    refused: an extract that read nothing must not look like a success."""
     sources = list(sources)
     prototypes = collect_prototypes(sources)
+    selected, warnings = select_pages(sources)
+    if not selected:
+        refused = "; ".join(f"{w.path}: {w.message}" for w in warnings[:3])
+        raise InputError(f"no doc page (*.md) to read in {', '.join(repr(str(s)) for s in sources)}"
+                         + (f" ({refused})" if refused else ""))
     by_struct: dict[str, list[PageFacts]] = {}
-    warnings: list[ExtractWarning] = []
-    pages = 0
-    for path, display in iter_pages(sources):
-        pages += 1
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            warnings.append(ExtractWarning(display, 1, f"cannot read: {exc.strerror or exc}"))
-            continue
-        text, bad = _decode(raw)
-        if bad is not None:
-            warnings.append(ExtractWarning(display, bad, "bytes that are not UTF-8 replaced by U+FFFD"))
-        try:
-            facts = extract_page(text, path=path, display=display, meta=read_meta(path), prototypes=prototypes)
-        except ExtractError as exc:
-            warnings.append(ExtractWarning(display, exc.line, exc.message + ": page skipped"))
-            continue
-        warnings.extend(facts.warnings)
-        by_struct.setdefault(facts.spec.struct, []).append(facts)
+    for path, display in selected:
+        facts = _page_facts(path, display, prototypes, warnings)
+        if facts is not None:
+            by_struct.setdefault(facts.spec.struct, []).append(facts)
     specs = []
     for struct in sorted(by_struct):
         spec, notes = merge_revisions(by_struct[struct])
         specs.append(spec)
         warnings.extend(notes)
-    return ExtractResult(tuple(specs), tuple(warnings), pages)
+    return ExtractResult(tuple(specs), tuple(warnings), len(selected))
+
+
+def _page_facts(path: Path, display: str, prototypes: dict[str, str],
+                warnings: list[ExtractWarning]) -> PageFacts | None:
+    """One page's facts, its warnings added to ``warnings``; None (and a
+    warning) for a page that cannot be read or is not an operator page."""
+    try:
+        raw = userfiles.read_bytes(path, limits.DOC_PAGE)
+    except LocatedError as exc:
+        warnings.append(ExtractWarning(display, 1, f"{exc.message}: page skipped"))
+        return None
+    text, bad = _decode(raw)
+    if bad is not None:
+        warnings.append(ExtractWarning(display, bad, "bytes that are not UTF-8 replaced by U+FFFD"))
+    meta = read_meta(path)
+    warnings.extend(ExtractWarning(display, 1, problem) for problem in meta.problems)
+    try:
+        facts = extract_page(text, path=path, display=display, meta=meta, prototypes=prototypes)
+    except ExtractError as exc:
+        warnings.append(ExtractWarning(display, exc.line, exc.message + ": page skipped"))
+        return None
+    warnings.extend(facts.warnings)
+    return facts
 
 
 def _decode(raw: bytes) -> tuple[str, int | None]:
@@ -569,6 +628,52 @@ def _decode(raw: bytes) -> tuple[str, int | None]:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         return raw.decode("utf-8", errors="replace"), raw[: exc.start].count(b"\n") + 1
+
+
+# ---------------------------------------------------------------- poorer specs
+
+
+def _table_label(table: m.SupportTable) -> str:
+    c = table.condition
+    return table.level.short + ("" if c is None else f" ({c.field} in {', '.join(c.values)})")
+
+
+def _row_losses(old: m.TensorSupport, new: m.TensorSupport | None) -> list[str]:
+    """The data types and dimension counts ``new`` lacks of ``old`` (a row cut mid-cell)."""
+    if new is None:
+        return []
+    dtypes = [t.name for t in old.dtypes if t not in new.dtypes]
+    dims = [str(d) for d in old.dims if d not in new.dims]
+    return ([f"data types {', '.join(dtypes)}"] if dtypes else []) + \
+        ([f"dimension counts {', '.join(dims)}"] if dims else [])
+
+
+def losses(new: m.Spec, old: m.Spec) -> list[str]:
+    """What ``new`` lacks that ``old`` (the spec already in the output folder)
+    has: fields, support tables or rows of them, the formula or its parsed
+    form.  A page that lost them was most likely truncated or damaged; item 4
+    of issue #20: extract never replaces a spec with a poorer one in silence."""
+    out = []
+    fields = {f.name for f in new.fields}
+    gone = [f.name for f in old.fields if f.name not in fields]
+    if gone:
+        out.append(f"fields {', '.join(gone)}")
+    tables = {(t.level, t.condition): t for t in new.support}
+    for table in old.support:
+        kept = tables.get((table.level, table.condition))
+        if kept is None:
+            out.append(f"the {_table_label(table)} support table")
+            continue
+        rows = [r.tensor for r in table.rows if kept.row(r.tensor) is None]
+        if rows:
+            out.append(f"rows {', '.join(rows)} of the {_table_label(table)} support table")
+        out.extend(f"{what} of {row.tensor} in the {_table_label(table)} support table"
+                   for row in table.rows for what in _row_losses(row, kept.row(row.tensor)))
+    if old.formula.text and not new.formula.text:
+        out.append("the formula")
+    elif old.formula.parsed and not new.formula.parsed:
+        out.append("the parsed formula")
+    return out
 
 
 # ---------------------------------------------------------------- revisions

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
-from dmlconform.errors import SpecError
+from dmlconform import userfiles
+from dmlconform.errors import InputError, SpecError
 from dmlconform.spec import load
 from dmlconform.spec import model as m
 from dmlconform.spec.load import Document, JsonPath
@@ -408,25 +409,29 @@ def _formula_examples(spec: m.Spec, doc: Document) -> Iterator[Located]:
 
 def _parsed_tree(spec: m.Spec):  # type: ignore[no-untyped-def]
     """The spec's parsed formula as a tree, or None (unparsed or unparsable)."""
-    return _parse_once(spec.formula.parsed) if spec.formula.parsed else None
+    parsed = _parse_once(spec.formula.parsed) if spec.formula.parsed else None
+    return None if isinstance(parsed, str) else parsed
 
 
 @functools.lru_cache(maxsize=512)
 def _parse_once(text: str):  # type: ignore[no-untyped-def]
-    """Three rules read the same formula: parse each text once (trees are frozen)."""
+    """Three rules read the same formula: parse each text once (trees are
+    frozen).  The tree, or where and why the text does not parse."""
     from dmlconform.errors import FormulaError
     from dmlconform.formula import parse
 
     try:
         return parse(text)
-    except FormulaError:
-        return None
+    except FormulaError as exc:
+        return f"line {exc.line}, column {exc.column}: {exc.message}"
 
 
 def _formula_syntax(spec: m.Spec, doc: Document) -> Iterator[Located]:
     f = spec.formula
-    if f.parsed is not None and _parsed_tree(spec) is None:
-        yield ("formula", "parsed"), "formula.parsed does not parse; regenerate it with `dmlconform extract`"
+    problem = _parse_once(f.parsed) if f.parsed else None
+    if isinstance(problem, str):
+        yield ("formula", "parsed"), (f"formula.parsed does not parse ({problem}); "
+                                      "regenerate it with `dmlconform extract`")
     elif f.text and f.parsed is None and (f.reason or "").startswith("does not parse"):
         yield ("formula", "text"), (f"the doc's formula {f.reason}; it is neither a formula the harness can read "
                                     "nor recognisable pseudocode: fix the doc's formula text")
@@ -759,12 +764,29 @@ def _duplicates(docs: list[Document]) -> Iterator[Finding]:
                            f"operator {operator} is also specified in {first.path}; keep one file per operator")
 
 
+def _selection(paths: list[Path]) -> tuple[list[Path], list[Finding]]:
+    """The spec files to lint, and a DML001 finding for each path named that
+    is not one (a FIFO, a folder named *.yaml, a dangling or outside link).
+    Nothing to lint at all is an input error (exit 2): a lint that read no
+    file must not pass."""
+    found = userfiles.find_files(paths, ".yaml")
+    if not found.files and found.refused:
+        first = found.refused[0]
+        raise SpecError(first.reason, path=first.path, problems=tuple(r.error() for r in found.refused))
+    if not found.files:
+        named = ", ".join(repr(str(p)) for p in paths)
+        raise InputError(f"no spec file (*.yaml) in {named}: nothing to lint; name spec files or a folder "
+                         "that holds them")
+    refused = [Finding(YAML_SYNTAX.code, str(r.path), 1, 1, r.reason, YAML_SYNTAX.severity) for r in found.refused]
+    return list(found.files), refused
+
+
 def lint_paths(paths: list[Path]) -> list[Finding]:
     """Every finding in the spec files named by ``paths`` (files, or folders
     searched for *.yaml), plus the cross-file rules DML005 and DML006."""
-    findings: list[Finding] = []
+    files, findings = _selection(paths)
     docs: list[Document] = []
-    for path in load.spec_files(paths):
+    for path in files:
         try:
             doc = _parse(load.read_text(path), path=str(path))
         except SpecError as exc:

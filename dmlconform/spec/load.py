@@ -28,6 +28,7 @@ from typing import Any, Iterator
 
 import yaml
 
+from dmlconform import limits, userfiles
 from dmlconform.errors import LocatedError, SpecError
 from dmlconform.spec import model as m
 
@@ -71,8 +72,8 @@ class Problem:
     at_key: bool = False
 
 
-#: Deepest nesting a spec may have; spec files need about 6 levels.
-MAX_DEPTH = 64
+#: Deepest nesting a spec may have (`limits.MAX_NESTING`); spec files need about 6 levels.
+MAX_DEPTH = limits.MAX_NESTING
 
 _STR = "tag:yaml.org,2002:str"
 _INT = "tag:yaml.org,2002:int"
@@ -507,22 +508,16 @@ def loads_spec(text: str, *, path: str = "<string>") -> m.Spec:
     return build_spec(doc.data)
 
 
-def read_text(path: Path) -> str:
-    """A spec file's text; unreadable or non-UTF-8 files become SpecError at the bad byte.
+def read_text(path: Path, *, limit: limits.FileLimit = limits.SPEC) -> str:
+    """A spec file's text (``limit``: of another YAML file we read, such as a
+    baseline).  A file that is not a regular file, is over ``limit``, cannot
+    be read or is not UTF-8 becomes a SpecError (at the bad byte).
 
     Line ends are left as they are: the YAML reader treats CR LF as one break."""
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SpecError(f"cannot read: {exc.strerror or exc}", path=path) from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line_start = raw.rfind(b"\n", 0, exc.start) + 1
-        column = len(raw[line_start:exc.start].decode("utf-8", errors="replace")) + 1
-        raise SpecError(f"not UTF-8 text: byte 0x{raw[exc.start]:02X} at offset {exc.start} ({exc.reason}); "
-                        "save the file as UTF-8", path=path,
-                        line=raw.count(b"\n", 0, exc.start) + 1, column=column) from None
+        return userfiles.read_text(path, limit)
+    except LocatedError as exc:
+        raise SpecError(exc.message, path=path, line=exc.line, column=exc.column) from None
 
 
 def load_spec(path: Path) -> m.Spec:
@@ -530,11 +525,13 @@ def load_spec(path: Path) -> m.Spec:
 
 
 def spec_files(paths: "list[Path] | tuple[Path, ...]") -> list[Path]:
-    """Spec files named by ``paths`` (files, or folders searched for *.yaml), sorted."""
-    found: set[Path] = set()
-    for p in paths:
-        if p.is_dir():
-            found.update(q for q in p.rglob("*.yaml") if q.is_file())
-        else:
-            found.add(p)
-    return sorted(found)
+    """Spec files named by ``paths`` (files, or folders searched for *.yaml),
+    sorted.  Whatever a folder holds or a path names that is not a readable
+    regular file (a FIFO, a folder named *.yaml, a dangling symbolic link, a
+    link out of the folder) is a SpecError naming each one: a spec silently
+    left out would change what a run tests."""
+    found = userfiles.find_files(paths, ".yaml")
+    if found.refused:
+        first = found.refused[0]
+        raise SpecError(first.reason, path=first.path, problems=tuple(r.error() for r in found.refused))
+    return list(found.files)

@@ -11,8 +11,6 @@ import html
 import re
 from dataclasses import dataclass
 
-import yaml
-
 _HEADING = re.compile(r"^(#{1,6})\s*(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)\s*([\w+-]*)")
 
@@ -51,6 +49,7 @@ class Table:
     line: int
     header: tuple[str, ...]
     rows: tuple[tuple[Line, tuple[str, ...]], ...]
+    header_text: str = ""   # the header row as written
 
 
 def split_front_matter(lines: list[Line]) -> tuple[dict[str, object], list[Line], str | None]:
@@ -62,19 +61,32 @@ def split_front_matter(lines: list[Line]) -> tuple[dict[str, object], list[Line]
     if end is None:
         return {}, lines, "front matter opened with '---' on line 1 is never closed"
     block = "\n".join(line.text for line in lines[1:end])
-    try:
-        data = yaml.safe_load(block)
-    except yaml.YAMLError:
-        data = None
-    problem = None
+    data, problem = _front_matter_yaml(block)
     if not isinstance(data, dict):
-        problem = "front matter is not a YAML mapping; read it line by line"
+        problem = problem or "front matter is not a YAML mapping; read it line by line"
         data = {}
         for line in lines[1:end]:
             key, sep, value = line.text.partition(":")
             if sep and not key.startswith((" ", "-")):
                 data[key.strip()] = value.strip()
     return {str(k): v for k, v in data.items()}, lines[end + 1:], problem
+
+
+def _front_matter_yaml(block: str) -> tuple[object, str | None]:
+    """The front matter's data, read with the spec loader's guarded reader
+    (no aliases, nesting bounded: a page is untrusted input), or why not."""
+    from dmlconform.errors import SpecError
+    from dmlconform.spec.load import parse_document
+
+    if not block.strip():
+        return None, None
+    try:
+        return parse_document(block, path="front matter").data, None
+    except SpecError as exc:
+        if exc.message.startswith("empty file"):  # comments only
+            return None, None
+        return None, (f"front matter is not valid YAML (line {exc.line + 1}: {exc.message}); "
+                      "read it line by line")
 
 
 def to_lines(text: str) -> list[Line]:
@@ -130,6 +142,18 @@ def code_blocks(lines: tuple[Line, ...] | list[Line]) -> list[CodeBlock]:
     return blocks
 
 
+def unclosed_fence(lines: tuple[Line, ...] | list[Line]) -> Line | None:
+    """The opening fence of a code block that is never closed (a truncated
+    page), or None.  Fences pair up as `code_blocks` pairs them."""
+    opening: Line | None = None
+    for line in lines:
+        if opening is None and _FENCE.match(line.text):
+            opening = line
+        elif opening is not None and line.text.strip() in ("```", "~~~"):
+            opening = None
+    return opening
+
+
 def outside_code(lines: tuple[Line, ...] | list[Line]) -> list[Line]:
     """The lines that are not inside fenced code blocks (fences excluded)."""
     out, in_fence = [], False
@@ -168,7 +192,7 @@ def tables(lines: tuple[Line, ...] | list[Line]) -> list[Table]:
             while j < len(lines) and "|" in lines[j].text and lines[j].text.strip():
                 rows.append((lines[j], _cells(lines[j].text)))
                 j += 1
-            found.append(Table(lines[i].number, header, tuple(rows)))
+            found.append(Table(lines[i].number, header, tuple(rows), lines[i].text))
             i = j
         else:
             i += 1

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from dmlconform.cases.generate import generate
 from dmlconform.cases.model import Case
-from dmlconform.cases.store import MANIFEST, read_cases, write_cases
+from dmlconform.cases.store import MANIFEST, read_cases, read_notes, write_cases
 from dmlconform.cli import main
 from dmlconform.errors import LocatedError
 from dmlconform.spec.load import load_spec
@@ -138,3 +138,67 @@ def test_gen_command_errors(tmp_path):
     result = CliRunner().invoke(main, ["gen", "--specs", str(specs), "--dtype", "INT64", "-o", str(out)])
     assert result.exit_code == 2 and "error: --dtype INT64: no case of these data types at 6_4" in result.output
     assert not out.exists()
+
+
+# --- issue #20: hostile case folders -------------------------------------------------------
+
+HOSTILE = REPO / "tests" / "hostile" / "run"
+
+
+def _located(call) -> str:  # type: ignore[no-untyped-def]
+    with pytest.raises(LocatedError) as info:
+        call()
+    return info.value.render()
+
+
+def test_a_manifest_nested_too_deep_is_located():
+    folder = HOSTILE / "deep-manifest"
+    line = (f"{folder / MANIFEST}:1:118: error: JSON nesting deeper than 64 levels; this is not a file dmlconform "
+            "wrote")
+    assert _located(lambda: read_cases(folder)) == line
+    assert _located(lambda: read_notes(folder)) == line
+
+
+def test_an_npy_header_claiming_more_than_the_file_holds_is_refused_before_allocating():
+    folder = HOSTILE / "npy-header-claims-10e12-elements"
+    assert _located(lambda: read_cases(folder)) == (
+        f"{folder / '00001.InputTensor.npy'}: error: the header claims 1000000000000 elements of float16 but the "
+        "file holds 32: it is truncated or not what it says")
+
+
+def test_npy_files_are_checked_header_first(tmp_path):
+    write_cases(some_cases()[:1], tmp_path)
+    target = tmp_path / "00000.InputTensor.npy"
+    good = target.read_bytes()
+    target.write_bytes(good[:-8])  # truncated data
+    assert "but the file holds" in _located(lambda: read_cases(tmp_path))
+    target.write_bytes(b"\x93NUMPY\x09\x00" + good[8:])  # a version numpy never wrote
+    assert _located(lambda: read_cases(tmp_path)) == (
+        f"{target}: error: not a plain .npy array (format version 9.0 (this dmlconform reads 1.0 and 2.0)); "
+        "write it with numpy.save")
+    target.write_bytes(b"not an npy file at all")
+    assert _located(lambda: read_cases(tmp_path)).startswith(f"{target}: error: not a plain .npy array (")
+
+
+def test_case_files_must_be_regular_files_inside_the_folder(tmp_path):
+    write_cases(some_cases()[:1], tmp_path / "cases")
+    target = tmp_path / "cases" / "00000.InputTensor.npy"
+    (tmp_path / "elsewhere.npy").write_bytes(target.read_bytes())
+    target.unlink()
+    target.symlink_to(tmp_path / "elsewhere.npy")
+    assert _located(lambda: read_cases(tmp_path / "cases")).startswith(
+        f"{target}: error: symbolic link to {str(tmp_path / 'elsewhere.npy')!r}, outside")
+    target.unlink()
+    target.mkdir()
+    assert _located(lambda: read_cases(tmp_path / "cases")).startswith(f"{target}: error: a folder, not a regular")
+    manifest = tmp_path / "cases" / MANIFEST
+    manifest.unlink()
+    manifest.symlink_to(tmp_path / "gone.json")
+    assert _located(lambda: read_cases(tmp_path / "cases")).startswith(f"{manifest}: error: dangling symbolic link")
+
+
+def test_a_number_json_cannot_convert_is_located(tmp_path):
+    write_cases(some_cases()[:1], tmp_path)
+    (tmp_path / MANIFEST).write_text('{"format": "dmlconform-cases", "version": ' + "9" * 5000 + "}")
+    assert _located(lambda: read_cases(tmp_path)).startswith(
+        f"{tmp_path / MANIFEST}: error: not valid JSON: Exceeds the limit (4300 digits)")

@@ -19,6 +19,7 @@ from dmlconform.gating.baseline import (
     update,
 )
 from dmlconform.results import Baseline, BaselineEntry, Outcome
+from tests.fifos import fifo, needs_fifos
 from tests.gating.helpers import case, run_of, write
 
 #: A case id with glob characters in it, as the generator writes them.
@@ -194,3 +195,25 @@ def test_written_baseline_reads_back(tmp_path_factory, data) -> None:  # type: i
     ordered = tuple(e for e in entries if not e.pattern) + tuple(e for e in entries if e.pattern)
     path = write(tmp_path_factory.mktemp("rt"), "b.yaml", dumps_baseline(ordered))
     assert read_baseline(path).entries == ordered
+
+
+# --- issue #20: the file is checked before it is read ------------------------------------
+
+
+def test_an_oversized_baseline_is_refused_before_reading(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "baseline.yaml"
+    with path.open("wb") as fh:
+        fh.truncate(16 * 1024 * 1024 + 1)  # sparse: nothing is written, nothing need be read
+    with pytest.raises(SpecError) as info:
+        read_baseline(path)
+    assert info.value.render() == (
+        f"{path}: error: 16,777,217 bytes is more than a baseline or tolerance file may hold (16 MiB); a baseline "
+        "of 2,339 failures is about 600 KB: check that this is the right file")
+
+
+@needs_fifos
+def test_a_fifo_baseline_is_refused_without_blocking(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with fifo(tmp_path / "baseline.yaml") as path, pytest.raises(SpecError) as info:
+        read_baseline(path)
+    assert info.value.render() == (f"{path}: error: a FIFO (named pipe), not a regular file: only regular files "
+                                   "are read; name the file itself")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from dmlconform.errors import InputError
+from dmlconform.errors import DmlconformError
 from dmlconform.report import json_report
 from dmlconform.report.json_report import decode_float, dumps, encode_float, loads
 from dmlconform.results import Outcome
@@ -110,27 +110,28 @@ def _corrupt(edit) -> str:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize("text, expected", [
-    ("{", "out/report.json: not valid JSON: Expecting property name"),
-    ("[]", "out/report.json: bad report: $: expected an object, got array"),
-    ('{"format": "other"}', "out/report.json: bad report: format: expected 'dmlconform-report', got 'other'"),
-    ('{"format": "dmlconform-report", "version": 2}', "out/report.json: bad report: version: expected 1, got 2"),
-    ('{"x": NaN}', "out/report.json: not valid JSON: NaN is not strict JSON"),
+    ("{", "out/report.json:1:2: error: not valid JSON: Expecting property name"),
+    ("[]", "error: out/report.json: bad report: $: expected an object, got array"),
+    ('{"format": "other"}', "error: out/report.json: bad report: format: expected 'dmlconform-report', got 'other'"),
+    ('{"format": "dmlconform-report", "version": 2}', "error: out/report.json: bad report: version: expected 1, got 2"),
+    ('{"x": NaN}', "out/report.json: error: not valid JSON: NaN is not strict JSON"),
     (_corrupt(lambda d: d["cases"][3]["worst"][1].__setitem__("ulp", "many")),
-     "out/report.json: bad report: cases[3].worst[1].ulp: expected an integer, got string 'many'"),
+     "error: out/report.json: bad report: cases[3].worst[1].ulp: expected an integer, got string 'many'"),
     (_corrupt(lambda d: d["cases"][0].__setitem__("outcome", "MAYBE")),
-     "out/report.json: bad report: cases[0].outcome: unknown outcome 'MAYBE' (known: PASS, QUALITY_WARNING"),
+     "error: out/report.json: bad report: cases[0].outcome: unknown outcome 'MAYBE' (known: PASS, QUALITY_WARNING"),
     (_corrupt(lambda d: d["cases"][3]["worst"][0].__setitem__("expected", "NaN")),
-     "out/report.json: bad report: cases[3].worst[0].expected: expected a number or one of"),
-    (_corrupt(lambda d: d["run"].pop("seed")), "out/report.json: bad report: run: missing member 'seed'"),
+     "error: out/report.json: bad report: cases[3].worst[0].expected: expected a number or one of"),
+    (_corrupt(lambda d: d["run"].pop("seed")), "error: out/report.json: bad report: run: missing member 'seed'"),
     (_corrupt(lambda d: d["cases"][1].__setitem__("counts", [1, 2])),
-     "out/report.json: bad report: cases[1].counts: expected 3 counts [PASS, QUALITY_WARNING, FAIL], got 2"),
+     "error: out/report.json: bad report: cases[1].counts: expected 3 counts [PASS, QUALITY_WARNING, FAIL], got 2"),
     (_corrupt(lambda d: d["cases"][1].__setitem__("expect_supported", 1)),
-     "out/report.json: bad report: cases[1].expect_supported: expected true or false, got integer 1"),
+     "error: out/report.json: bad report: cases[1].expect_supported: expected true or false, got integer 1"),
 ])
 def test_bad_input_names_path_and_place(text: str, expected: str) -> None:
-    with pytest.raises(InputError) as info:
+    with pytest.raises(DmlconformError) as info:
         loads(text, path="out/report.json")
-    assert info.value.message.startswith(expected), info.value.message
+    assert info.value.exit_code == 2
+    assert info.value.render().startswith(expected), info.value.render()
 
 
 def test_format_constants() -> None:

@@ -4,18 +4,20 @@ and robustness on mutated pages (hypothesis)."""
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dmlconform.errors import ExtractError
+from dmlconform.errors import ExtractError, InputError
 from dmlconform.spec import load, store
 from dmlconform.spec import model as m
 from dmlconform.spec.extract import extract, extract_page
 from dmlconform.spec.extract_fields import parse_default, parse_type_line
 from tests.conftest import OPERATORS, SEEDS, require_corpus
+from tests.fifos import fifo, needs_fifos
 
 FL = m.FeatureLevel
 DT = m.DataType
@@ -337,3 +339,190 @@ def test_formula_coverage(corpus):
     assert sum(s.formula.parsed is not None for s in specs) == 91
     assert sum(s.formula.evaluable for s in specs) == 80
     assert all(s.formula.reason for s in with_text if not s.formula.evaluable)
+
+
+# --- issue #20: bounded, honest extraction ------------------------------------------------
+
+HOSTILE = Path(__file__).resolve().parents[1] / "hostile" / "extract"
+SHRINK_PAGE = OPERATORS / "sdk-api" / "ns-directml-dml_activation_shrink_operator_desc.md"
+
+
+def _warnings(name: str) -> list[str]:
+    """The warnings of the hostile page ``name``, extracted alone, as printed."""
+    text = (HOSTILE / name).read_text(encoding="utf-8")
+    facts = extract_page(text, path=SHRINK_PAGE, display=name)
+    return [w.render() for w in facts.warnings]
+
+
+@pytest.mark.parametrize("cell, expected", [
+    ("1 to 8", tuple(range(1, 9))), ("4", (4,)), ("3, 4", (3, 4)), ("4 to 5", (4, 5)), ("*words*", None),
+    ("1 to 999999999", "dimension count '1 to 999999999' is outside 1 to 8 (a DirectML tensor has 1 to 8 dimensions)"),
+    ("0 to 4", "dimension count '0 to 4' is outside 1 to 8 (a DirectML tensor has 1 to 8 dimensions)"),
+    ("4, 9", "dimension count '4, 9' is outside 1 to 8 (a DirectML tensor has 1 to 8 dimensions)"),
+    ("9" * 5000, f"dimension count '{'9' * 5000}' is outside 1 to 8 (a DirectML tensor has 1 to 8 dimensions)"),
+])
+def test_dimension_counts_are_bounded_as_they_are_parsed(cell: str, expected: object) -> None:
+    from dmlconform.spec.extract import _dims
+
+    assert _dims(cell) == expected
+
+
+def test_a_billion_dimension_counts_is_a_located_warning() -> None:
+    require_corpus()
+    assert _warnings("dims-one-to-a-billion.md") == [
+        "dims-one-to-a-billion.md:89: warning: tensor-support row '| InputTensor | Input | 1 to 999999999 | FLOAT32, "
+        "FLOAT16, INT32, INT16, INT8, UINT32, UINT16, UINT8 |': dimension count '1 to 999999999' is outside 1 to 8 "
+        "(a DirectML tensor has 1 to 8 dimensions): row skipped"]
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("truncated-in-a-table-row.md", [
+        "truncated-in-a-table-row.md:102: warning: tensor-support row '| OutputTensor | Out' has 2 of the header's 4 "
+        "cells: the page may be truncated",
+        "truncated-in-a-table-row.md:102: warning: tensor-support row '| OutputTensor | Out' has an unreadable "
+        "tensor name, kind or dimension count: row skipped"]),
+    ("truncated-mid-cell.md", [
+        "truncated-mid-cell.md:102: warning: tensor-support row '| OutputTensor | Output | 4 to 5 | FLOAT' has no "
+        "closing '|': the page may be truncated",
+        "truncated-mid-cell.md:102: warning: unknown data type 'FLOAT' in a tensor-support table: skipped",
+        "truncated-mid-cell.md:102: warning: tensor-support row for OutputTensor lists no data types"]),
+    ("truncated-after-a-table-header.md", [
+        "truncated-after-a-table-header.md:99: warning: tensor-support table has a header but no rows: the page "
+        "may be truncated"]),
+    ("truncated-after-a-level-heading.md", [
+        "truncated-after-a-level-heading.md:98: warning: no tensor-support table under the heading "
+        "'DML_FEATURE_LEVEL_2_0 and above': the page may be truncated"]),
+])
+def test_a_truncated_page_says_so(name: str, expected: list[str]) -> None:
+    require_corpus()
+    assert _warnings(name) == expected
+
+
+def test_a_page_ending_inside_a_code_block_says_so() -> None:
+    require_corpus()
+    assert _warnings("truncated-in-a-code-block.md")[0] == (
+        "truncated-in-a-code-block.md:43: warning: code block never closed (no ``` after it): the page may be "
+        "truncated; the rest of the page is read as code")
+
+
+def test_front_matter_nested_too_deep_is_read_line_by_line() -> None:
+    require_corpus()
+    assert _warnings("nested-front-matter.md") == [
+        "nested-front-matter.md:1: warning: front matter is not valid YAML (line 37: nesting deeper than 64 "
+        "levels); read it line by line"]
+
+
+def test_a_formula_nested_too_deep_is_a_warning() -> None:
+    """(The line is not checked: extract_formula.analyse adds the block's line
+    to a parse error's line that already counts from it, a separate bug.)"""
+    require_corpus()
+    (warning,) = _warnings("nested-formula.md")
+    assert warning.startswith("nested-formula.md:") and warning.split(": ", 1)[1] == (
+        "warning: formula not parsed (syntax): does not parse: nesting deeper than 32 levels (brackets, operators, "
+        "calls and branches inside one another); split the formula into named steps (M = ...)")
+
+
+def test_the_real_pages_give_no_truncation_warnings(corpus) -> None:
+    assert not [w for w in corpus.warnings if "truncated" in w.message or "outside 1 to 8" in w.message]
+
+
+# --- which files are pages ---------------------------------------------------------------
+
+
+@needs_fifos
+def test_pages_are_regular_files_inside_the_folder(tmp_path: Path) -> None:
+    require_corpus()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SHRINK_PAGE, docs / SHRINK_PAGE.name)
+    (docs / "again.md").symlink_to(docs / SHRINK_PAGE.name)  # inside: followed, read once
+    (tmp_path / "outside.md").write_text("# outside\n")
+    (docs / "out.md").symlink_to(tmp_path / "outside.md")
+    (docs / "gone.md").symlink_to(docs / "nothing.md")
+    with fifo(docs / "pipe.md"):
+        result = extract([docs])
+    assert result.pages == 1 and [s.operator for s in result.specs] == ["ACTIVATION_SHRINK"]
+    assert [w.render() for w in result.warnings] == [
+        f"{docs / 'gone.md'}:1: warning: dangling symbolic link: its target {str(docs / 'nothing.md')!r} does not "
+        "exist; fix the link or remove it: page skipped",
+        f"{docs / 'out.md'}:1: warning: symbolic link to {str(tmp_path / 'outside.md')!r}, outside {str(docs)!r}: "
+        "not followed; copy the file into the folder or name it on the command line: page skipped",
+        f"{docs / 'pipe.md'}:1: warning: a FIFO (named pipe), not a regular file: only regular files are read; name "
+        "the file itself: page skipped",
+    ]
+
+
+def test_no_page_at_all_is_an_input_error(tmp_path: Path) -> None:
+    (tmp_path / "out.md").symlink_to(tmp_path.parent / "nowhere.md")
+    with pytest.raises(InputError) as info:
+        extract([tmp_path])
+    assert info.value.render() == (
+        f"error: no doc page (*.md) to read in {str(tmp_path)!r} ({tmp_path / 'out.md'}: dangling symbolic link: its "
+        f"target {str(tmp_path.parent / 'nowhere.md')!r} does not exist; fix the link or remove it: page skipped)")
+
+
+def test_an_oversized_page_is_skipped_with_its_size(tmp_path: Path) -> None:
+    require_corpus()
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(SHRINK_PAGE, docs / SHRINK_PAGE.name)
+    big = docs / "ns-directml-dml_activation_elu_operator_desc.md"
+    big.write_bytes(b"x" * (2 * 1024 * 1024 + 1))
+    result = extract([docs])
+    assert [w.render() for w in result.warnings] == [
+        "docs/ns-directml-dml_activation_elu_operator_desc.md:1: warning: 2,097,153 bytes is more than a doc page "
+        "may hold (2 MiB); real operator pages are under 20 KB: check that this is the right file: page skipped"]
+
+
+# --- never a poorer spec in silence --------------------------------------------------------
+
+
+def test_losses_name_what_a_spec_would_lose(corpus_specs) -> None:
+    from dataclasses import replace
+
+    from dmlconform.spec.extract import losses
+
+    old = corpus_specs["ACTIVATION_SHRINK"]
+    assert losses(old, old) == []
+    table = old.support[0]
+    cut = replace(table, rows=(replace(table.rows[0], dtypes=table.rows[0].dtypes[:1]),))
+    new = replace(old, fields=old.fields[:2], support=(cut,) + old.support[2:],
+                  formula=replace(old.formula, text=None, parsed=None))
+    assert losses(new, old) == [
+        "fields Bias, Threshold",
+        f"rows OutputTensor of the {table.level.short} support table",
+        f"data types {', '.join(t.name for t in table.rows[0].dtypes[1:])} of InputTensor in the "
+        f"{table.level.short} support table",
+        f"the {old.support[1].level.short} support table",
+        "the formula",
+    ]
+
+
+def _extract_cli(*args: str):  # type: ignore[no-untyped-def]
+    from click.testing import CliRunner
+
+    from dmlconform.cli import main
+
+    return CliRunner().invoke(main, ["extract", *args])
+
+
+@pytest.mark.parametrize("page, message", [
+    ("garbage-page.md", "no struct fields found for DML_ACTIVATION_SHRINK_OPERATOR_DESC: not an operator page, or "
+                        "a damaged one; fix or leave out the page (nothing was written)"),
+    ("truncated-after-a-table-header.md", "would replace {spec} with a poorer spec, without the 2_0 support table: "
+                                          "the page may be truncated or damaged; fix the page, or delete {spec} if "
+                                          "the docs really dropped them (nothing was written)"),
+])
+def test_extract_never_replaces_a_spec_with_a_poorer_one(tmp_path: Path, page: str, message: str) -> None:
+    require_corpus()
+    docs, out = tmp_path / "docs", tmp_path / "specs"
+    docs.mkdir()
+    shutil.copy(HOSTILE / page, docs / SHRINK_PAGE.name)
+    assert _extract_cli(str(SHRINK_PAGE), "-o", str(out), "-q").exit_code == 0
+    spec = out / "ACTIVATION_SHRINK.yaml"
+    before = spec.read_bytes()
+    for check in ([], ["--check"]):
+        result = _extract_cli(str(docs), "-o", str(out), "-q", *check)
+        assert (result.exit_code, result.output.strip().splitlines()) == (
+            2, [f"docs/{SHRINK_PAGE.name}: error: {message.format(spec=spec)}"]), check
+        assert spec.read_bytes() == before

@@ -398,7 +398,8 @@ def test_load_spec_missing_file(tmp_path: Path) -> None:
 def test_read_text_of_a_folder(tmp_path: Path) -> None:
     with pytest.raises(SpecError) as info:
         read_text(tmp_path)
-    assert info.value.render() == f"{tmp_path}: error: cannot read: Is a directory"
+    assert info.value.render() == (f"{tmp_path}: error: a folder, not a regular file: only regular files are read; "
+                                   "name the file itself")
 
 
 def test_load_spec_errors_carry_the_file_path(tmp_path: Path) -> None:
@@ -413,16 +414,33 @@ def test_spec_files_searches_folders_recursively_and_sorts(tmp_path: Path) -> No
     for name in ("b/Z.yaml", "b/deep/er/A.yaml", "a.yaml", "notes.txt", "c.yml", "b/deep/x.YAML.bak"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x: 1\n")
-    (tmp_path / "dir.yaml").mkdir()  # a folder named like a spec is not a spec
     outside = tmp_path.parent / f"{tmp_path.name}-other.txt"
-    missing = tmp_path / "missing.yaml"
-    found = spec_files([tmp_path / "b", missing, outside, tmp_path / "a.yaml", tmp_path / "b" / "Z.yaml"])
+    outside.write_text("x: 1\n")
+    found = spec_files([tmp_path / "b", outside, tmp_path / "a.yaml", tmp_path / "b" / "Z.yaml"])
     assert found == sorted([
-        tmp_path / "a.yaml", tmp_path / "b" / "Z.yaml", tmp_path / "b" / "deep" / "er" / "A.yaml", missing, outside,
+        tmp_path / "a.yaml", tmp_path / "b" / "Z.yaml", tmp_path / "b" / "deep" / "er" / "A.yaml", outside,
     ])
     assert spec_files([tmp_path]) == sorted([
         tmp_path / "a.yaml", tmp_path / "b" / "Z.yaml", tmp_path / "b" / "deep" / "er" / "A.yaml",
     ])
+
+
+def test_spec_files_names_what_is_not_a_spec_file(tmp_path: Path) -> None:
+    """A folder named like a spec, a dangling link or a missing file is an
+    error naming each one, never left out in silence (issue #20)."""
+    (tmp_path / "a.yaml").write_text("x: 1\n")
+    (tmp_path / "dir.yaml").mkdir()
+    (tmp_path / "gone.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    missing = tmp_path / "missing.yaml"
+    with pytest.raises(SpecError) as info:
+        spec_files([tmp_path, missing])
+    assert info.value.render().splitlines() == [
+        f"{tmp_path / 'dir.yaml'}: error: a folder, not a regular file: only regular files are read; "
+        "name the file itself",
+        f"{tmp_path / 'gone.yaml'}: error: dangling symbolic link: its target {str(tmp_path / 'nowhere.yaml')!r} "
+        "does not exist; fix the link or remove it",
+        f"{missing}: error: cannot read: No such file or directory",
+    ]
 
 
 def test_spec_files_of_nothing() -> None:

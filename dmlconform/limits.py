@@ -1,0 +1,96 @@
+"""Every size and depth limit on what a user gives dmlconform, in one place.
+
+The charter asks for bounded time and memory whatever the input: a file of
+the wrong kind, a truncated or a hostile one must end in one error line, never
+in a process killed for memory, a RecursionError or an hour of parsing.  Each
+limit is checked before the work it bounds (a file's size before it is read,
+a nesting depth while it is parsed), and each error names the size found, the
+limit and the fix.
+
+Each limit leaves a large margin over the biggest real input measured (the
+docstrings say which and when), so no real file comes near one; raise a limit
+here, with its measurement, if one ever does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+
+
+@dataclass(frozen=True, slots=True)
+class FileLimit:
+    """The most bytes one kind of user file may hold.  ``kind`` names the
+    file in the error (``a spec file``); ``typical`` says how big real ones
+    are, so that the error tells a user with a bigger one what went wrong."""
+
+    kind: str
+    max_bytes: int
+    typical: str
+
+
+SPEC = FileLimit("a spec file", 1 * MiB, "real specs are under 10 KB")
+"""Spec YAML (``specs/*.yaml``, ``lint``, ``run --specs``, ``diff``).  The
+biggest committed spec, REDUCE.yaml, is 6.2 KB; 1 MiB is 160 times that and
+lints in about 3 s, where a 19 MB file took 16 s and 1.3 GB."""
+
+DOC_PAGE = FileLimit("a doc page", 2 * MiB, "real operator pages are under 20 KB")
+"""Markdown pages given to ``extract``.  The biggest operator page is 12 KB
+(multihead_attention), the biggest page of the whole corpus 92 KB (INDEX.md);
+2 MiB is 20 times the latter."""
+
+DOC_SIDECAR = FileLimit("a page's meta file", 1 * MiB, "real meta/*.json and meta/*.c files are under 10 KB")
+"""The scraper pages' ``meta/*.json`` (front matter) and ``meta/*.c`` (struct
+prototype); the biggest is 8 KB (ne-directml-dml_operator_type.json)."""
+
+CASE_MANIFEST = FileLimit("a case manifest", 64 * MiB, "the full default suite's manifest is about 4 MB")
+"""``manifest.json`` of a case folder (``run --cases``).  ``gen`` of the whole
+default suite (5,201 cases) writes 3.9 MB; 64 MiB is 16 times that."""
+
+TENSOR_FILE = FileLimit("a tensor file", 1 * GiB, "gen --large writes files of about 34 MB")
+"""One ``.npy`` buffer of a case folder.  The biggest ``gen --large`` writes
+is 34 MB (2^22 float64 elements); 1 GiB is 30 times that.  The header's
+shape is checked against the file's real length as well (`cases.store`), so
+a small file cannot claim a huge array."""
+
+REPORT = FileLimit("a report", 64 * MiB, "a full run's report.json is about 4 MB")
+"""report.json (``results``, ``merge``, ``baseline update``), results
+summaries and validate reports.  A full default run writes 3.4 MB (cpu) to
+3.6 MB (torch, 2,339 FAILs with their worst elements); 64 MiB is 18 times
+that, room for every spec becoming evaluable and every case failing."""
+
+GATING_FILE = FileLimit("a baseline or tolerance file", 16 * MiB,
+                        "a baseline of 2,339 failures is about 600 KB")
+"""Baselines (``--baseline``) and tolerance override files (``--tolerances``).
+``baseline update`` of the torch run (2,339 failures) writes 610 KB, so one of
+all 5,201 default cases about 1.4 MB; tolerance files hold one entry per
+operator and data type, far less.  16 MiB is 11 times the former."""
+
+NOTES = FileLimit("a notes file", 1 * MiB, "the project's notes.yaml is about 7 KB")
+"""The notes file of ``results`` (one note per case-id pattern);
+docs/results/notes.yaml is 7.3 KB."""
+
+MAX_NESTING = 64
+"""Deepest nesting of lists and mappings in any YAML or JSON file we read.
+Specs need about 6 levels, report.json 7; deeper input would otherwise end in
+a RecursionError in the YAML composer or in ``json.loads``."""
+
+MAX_FORMULA_DEPTH = 32
+"""Deepest nesting of a formula: brackets, operators, calls and branches
+inside one another (``a + b + c`` is ``(a + b) + c``: three levels), counted
+while parsing and on the parsed tree.  The docs' formulas nest at most 8 levels
+(BATCH_NORMALIZATION_TRAINING).  Every walker of the tree recurses once per
+level: the deepest, the printer, takes about 2.5 Python frames a level, and
+a library call expands to up to 4 levels (``Sigmoid(x)`` is
+``1 / (1 + exp(-x))``), so a formula at this limit needs at most about 330
+frames, a third of Python's recursion limit of 1000
+(tests/formula/test_parser.py runs every shape at the limit under 500)."""
+
+MIN_DIMENSION_COUNT = 1
+MAX_DIMENSION_COUNT = 8
+"""A DirectML tensor has 1 to 8 dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1);
+a support-table cell outside that range (``1 to 999999999``) is a doc error,
+refused as it is parsed instead of being expanded into a billion counts."""
