@@ -78,6 +78,25 @@ MAX_NESTING = 64
 Specs need about 6 levels, report.json 7; deeper input would otherwise end in
 a RecursionError in the YAML composer or in ``json.loads``."""
 
+MAX_LITERAL_CHARS = 400
+"""Longest number written in a formula.  The docs' longest literal is 9
+characters (``0.166667``); a long one costs the exact evaluation quadratic
+time in its digits."""
+
+MAX_LITERAL_EXPONENT = 5000
+"""Largest decimal exponent of a number in a formula (``1e5000``): past the
+widest type the oracle computes in (long double, about 1e4932) every value is
+infinite or zero anyway, while ``1e999999999`` as an exact fraction is a
+billion-digit integer that takes minutes to build."""
+
+MAX_EXACT_MAGNITUDE = 1 << 14
+"""The exact evaluation (`formula.refine`) gives up on an element (keeping its
+float64 value, as for a division by zero) where the argument of ``exp`` or its
+kin (or a power's logarithm) exceeds 2**16384: exp of that is beyond every
+float type (long double ends near exp(11357)), and mpmath computes it with a
+log 2 of as many bits as the argument's integer part has, so
+``exp(exp(exp(x)))`` ran for minutes; a 16384-bit log 2 takes milliseconds."""
+
 MAX_FORMULA_DEPTH = 32
 """Deepest nesting of a formula: brackets, operators, calls and branches
 inside one another (``a + b + c`` is ``(a + b) + c``: three levels), counted

@@ -31,21 +31,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
-from dmlconform.atomic import write_atomic
+from dmlconform.atomic import file_kind, write_atomic
 from dmlconform.errors import LocatedError
 from dmlconform.limits import MAX_NESTING, FileLimit
-
-#: What a non-regular file is, by its ``stat`` type test.
-_KINDS = (
-    (stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-)
-
-
-def file_kind(mode: int) -> str:
-    """``a folder``, ``a FIFO (named pipe)``... for a ``st_mode`` that is not a regular file."""
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
-
 
 @dataclass(frozen=True, slots=True)
 class Refused:

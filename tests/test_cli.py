@@ -297,7 +297,7 @@ def test_lint_output_onto_a_fifo_keeps_the_fifo(tmp_path) -> None:  # type: igno
 
 def test_nested_formulas_in_specs_are_findings_not_crashes(tmp_path) -> None:  # type: ignore[no-untyped-def]
     for name, column in (("nested-formula.yaml", 50), ("long-sum-formula.yaml", 1), ("unary-chain-formula.yaml", 50)):
-        spec = HOSTILE / "lint" / name
+        spec = HOSTILE / "spec" / name
         result = run("lint", str(spec))
         assert result.exit_code == 1, name  # DML005: the file name is not the operator's
         assert f"DML121 formula.parsed does not parse (line 1, column {column}: nesting deeper than 32 levels" \

@@ -467,3 +467,22 @@ def test_html_and_markdown_escape_everything(corpus):
     assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;|x" in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;\\|x" in r.matrix_markdown(rows)
     assert r.md_text("a|b\n*c* `d` <e>") == "a\\|b<br>\\*c\\* \\`d\\` &lt;e&gt;"
+
+
+def test_a_huge_spec_in_git_history_is_refused_unread(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A blob over the spec size limit is refused from its size alone
+    (issue 20: git:REV blobs had no limit)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "specs").mkdir()
+    (tmp_path / "specs" / "BIG.yaml").write_text("# padding\n" * 200_000, encoding="utf-8")
+    for args in (["init", "-q"], ["add", "specs"], ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"]):
+        subprocess.run(["git", *args], check=True, capture_output=True)
+    result = CliRunner().invoke(main, ["diff", "git:HEAD", "specs"])
+    assert result.exit_code == 2
+    assert result.output.strip() == ("git:HEAD:specs/BIG.yaml: error: 2,000,000 bytes is more than a spec file may "
+                                     "hold (1 MiB); real specs are under 10 KB: check that this is the right file")

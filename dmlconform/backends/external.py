@@ -45,7 +45,8 @@ import numpy as np
 import dmlconform
 from dmlconform.backends.base import SUPPORTED, BackendCrashError, BackendInfo, NotSupportedError, Support
 from dmlconform.cases.model import Case, numpy_dtype
-from dmlconform.errors import InputError
+from dmlconform.cases.store import read_npy
+from dmlconform.errors import InputError, LocatedError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 PROTOCOL = 1
@@ -452,13 +453,12 @@ def _answer(reply: Mapping[str, Any], case: Case, buffers: Mapping[str, np.ndarr
                                     f"({_short(reply)})")
     for t in case.outputs:
         buffer = buffers[t.name]
-        try:
-            array = np.load(files[t.name], allow_pickle=False)
-        except (OSError, ValueError) as exc:
-            raise ExternalProtocolError(f"output {t.name}: {files[t.name].name} is not a plain .npy array: "
-                                        f"{exc}") from None
         want = wire_dtype(t.dtype)
-        if array.ndim != 1 or array.dtype != want or array.size != buffer.size:
+        try:  # the header checked before anything is allocated, as for a case folder's files
+            array = read_npy(files[t.name], want, buffer.size)
+        except LocatedError as exc:
+            raise ExternalProtocolError(f"output {t.name}: {files[t.name].name}: {exc.message}") from None
+        if array.size != buffer.size:
             raise ExternalProtocolError(f"output {t.name}: expected a 1-D {want.str} array of {buffer.size} "
                                         f"elements, the program left shape={array.shape} dtype={array.dtype.str}")
         buffer[...] = array.astype(buffer.dtype)

@@ -67,6 +67,7 @@ naming are removed.
 from __future__ import annotations
 
 import io
+import tokenize
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -243,7 +244,7 @@ def _tensor(folder: Path, record: Any) -> TensorData:
     if len(sizes) != len(strides) or any(s < 0 for s in sizes + strides):
         raise ValueError(f"tensor {name}: sizes={list(sizes)} and strides={list(strides)} must be equally long "
                          "and not negative")
-    buffer = _load(folder / file, np_dtype(dtype), buffer_elements(sizes, strides))
+    buffer = read_npy(folder / file, np_dtype(dtype), buffer_elements(sizes, strides))
     return TensorData(name, dtype, sizes, strides, buffer)
 
 
@@ -251,7 +252,7 @@ def _tensor(folder: Path, record: Any) -> TensorData:
 _NPY_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 
 
-def _load(path: Path, dtype: np.dtype, need: int) -> np.ndarray:
+def read_npy(path: Path, dtype: np.dtype, need: int) -> np.ndarray:
     """The 1-D array of ``dtype`` in the ``.npy`` file ``path``, holding at
     least ``need`` elements, read-only.  The header is read and checked first
     (its version, no object arrays, the data type, one dimension, and a shape
@@ -264,7 +265,8 @@ def _load(path: Path, dtype: np.dtype, need: int) -> np.ndarray:
         if version not in _NPY_HEADERS:
             raise ValueError(f"format version {version[0]}.{version[1]} (this dmlconform reads 1.0 and 2.0)")
         shape, _, file_dtype = _NPY_HEADERS[version](stream)
-    except (ValueError, OSError, SyntaxError, TypeError) as exc:
+    except (ValueError, OSError, SyntaxError, TypeError, tokenize.TokenError) as exc:
+        # numpy parses the header's dict with Python's tokenizer: a damaged one raises any of these
         raise LocatedError(f"not a plain .npy array ({exc}); write it with numpy.save", path=path) from None
     if file_dtype.hasobject or file_dtype != dtype or len(shape) != 1:
         raise LocatedError(f"expected a 1-D array of {dtype}, found shape={shape} dtype={file_dtype}; "

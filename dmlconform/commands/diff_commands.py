@@ -17,10 +17,12 @@ from typing import TYPE_CHECKING, Iterable
 
 import click
 
+from dmlconform import limits
 from dmlconform.cli import EXIT_CODES_HELP, console, existing_paths, main
 from dmlconform.commands.options import operator_key, parse_level
 from dmlconform.errors import ExitCode, InputError, SpecError
 from dmlconform.spec.model import FeatureLevel, Spec
+from dmlconform.userfiles import too_big
 
 if TYPE_CHECKING:
     from dmlconform.diff import TreeDiff
@@ -46,8 +48,15 @@ def _git(args: list[str], *, stdin: bytes | None = None) -> bytes:
 
 
 def _cat_files(rev: str, names: list[str]) -> list[bytes]:
-    """The contents of ``REV:name`` for each name, from one ``git cat-file --batch``."""
-    out = _git(["cat-file", "--batch"], stdin="".join(f"{rev}:{n}\n" for n in names).encode("utf-8"))
+    """The contents of ``REV:name`` for each name, from one ``git cat-file
+    --batch``, once ``--batch-check`` has shown every blob within the spec
+    size limit (`limits.SPEC`): a huge blob in history is refused unread."""
+    asked = "".join(f"{rev}:{n}\n" for n in names).encode("utf-8")
+    for name, line in zip(names, _git(["cat-file", "--batch-check"], stdin=asked).decode().splitlines()):
+        header = line.split()
+        if len(header) == 3 and header[1] == "blob" and int(header[2]) > limits.SPEC.max_bytes:
+            raise too_big(f"git:{rev}:{name}", int(header[2]), limits.SPEC)
+    out = _git(["cat-file", "--batch"], stdin=asked)
     blobs, pos = [], 0
     for name in names:
         end = out.index(b"\n", pos)

@@ -51,22 +51,23 @@ class _Selection:
             fnmatch.fnmatchcase(case_id, p if any(c in p for c in "*?[") else f"*{p}*") for p in self.patterns)
 
 
-def _pairs(specs: list[m.Spec], level: m.FeatureLevel, *, seed: int, large: bool, cases: list[Case] | None,
+def _pairs(specs: list[tuple[Path, m.Spec]], level: m.FeatureLevel, *, seed: int, large: bool,
+           cases: list[Case] | None,
            selection: _Selection) -> tuple[list[tuple[m.Spec, Case]], list[str]]:
     """The (spec, case) pairs to run: the selected ``cases`` of a case
     folder (`_read_cases` checked them) or the selected cases of ``specs``'
     families (only those are generated), and the specs no family tests,
     each with why."""
-    by_op = {s.operator: s for s in specs}
+    by_op = {s.operator: s for _, s in specs}
     if cases is not None:
         return [(by_op[c.operator], c) for c in cases
                 if c.operator in by_op and selection.keeps(c.id, c.dtype)], []
     skipped: list[str] = []
     pairs: list[tuple[m.Spec, Case]] = []
-    for spec in specs:
+    for path, spec in specs:
         family, reason = family_of(spec)
         if family is None:
-            skipped.append(f"{spec.operator}: {reason}")
+            skipped.append(f"{path}: {reason}")
             continue
         pairs.extend((spec, c) for c in family.generate(spec, level, seed=seed, large=large, keep=selection.keeps))
     return pairs, skipped
@@ -168,9 +169,9 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     started = dt.datetime.now(dt.timezone.utc)
     options = backend_options(backend_args)
     needed, option = _operators(ops, ids) if not cases_dir else (ops, "--op")
-    specs = [spec for _, spec in load_specs(specs_dir, needed, option=option)]  # input errors before the backend
+    specs = load_specs(specs_dir, needed, option=option)  # input errors before the backend is built
     dtype_names = _dtype_names(dtypes)
-    cases = _read_cases(Path(cases_dir), specs, every_operator=not ops) if cases_dir else None
+    cases = _read_cases(Path(cases_dir), [s for _, s in specs], every_operator=not ops) if cases_dir else None
     backend = load_backend(backend_name, options)
     info = backend.info()
     if not info.available:
@@ -188,7 +189,8 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     selection = _Selection(frozenset(ids), patterns, frozenset(dtype_names), gate)
     pairs, skipped = _pairs(specs, level, seed=seed, large=large, cases=cases, selection=selection)
     if not pairs:
-        raise InputError("no case matches the selection (--op, --dtype, -k, --case, --shard)")
+        why = f"; skipped {'; '.join(skipped[:3])}" if skipped else ""
+        raise InputError(f"no case matches the selection (--op, --dtype, -k, --case, --shard){why}")
     execute = _executor(pairs, backend, workers, overrides=gate.override_map)
     outcome = _run_with_progress(len(pairs), console, enabled=not no_progress and console.is_terminal,
                                  execute=execute)

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from dmlconform.errors import FormulaError
+from dmlconform.limits import MAX_LITERAL_CHARS, MAX_LITERAL_EXPONENT
 
 
 class Kind(enum.Enum):
@@ -82,6 +83,8 @@ def _one(line: str, pos: int, lineno: int, origin: str) -> Token:
     for kind, pattern in ((Kind.NUM, _NUM), (Kind.NAME, _NAME)):
         m = pattern.match(line, pos)
         if m and not (kind is Kind.NUM and m.group() == "."):
+            if kind is Kind.NUM:
+                _check_number(m.group(), lineno, pos + 1, origin)
             return Token(kind, m.group(), lineno, pos + 1)
     for op in OPERATORS:
         if line.startswith(op, pos):
@@ -93,3 +96,14 @@ def _one(line: str, pos: int, lineno: int, origin: str) -> Token:
         f"unexpected character {char!r} (U+{ord(char):04X}) in formula{fix}",
         path=origin, line=lineno, column=pos + 1,
     )
+
+
+def _check_number(text: str, lineno: int, col: int, origin: str) -> None:
+    """A literal within `limits.MAX_LITERAL_CHARS` and whose decimal exponent
+    is within `limits.MAX_LITERAL_EXPONENT`: its exact value stays cheap."""
+    mantissa, _, exponent = text.lower().partition("e")
+    if len(text) > MAX_LITERAL_CHARS or (exponent and abs(int(exponent)) > MAX_LITERAL_EXPONENT):
+        shown = text if len(text) <= 40 else text[:37] + "..."
+        raise FormulaError(f"number {shown} is out of range (at most {MAX_LITERAL_CHARS} characters and an exponent "
+                           f"within +-{MAX_LITERAL_EXPONENT}); no float type holds more: write a shorter number",
+                           path=origin, line=lineno, column=col)

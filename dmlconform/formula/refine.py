@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from dmlconform.formula.printer import expr_text
+from dmlconform.limits import MAX_EXACT_MAGNITUDE
 from dmlconform.formula.rounding import neighbours
 from dmlconform.formula.tree import (
     Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, Value, per_tree, walk,
@@ -387,7 +388,7 @@ class _Program:
 
             return unsupported
         if op == "^":
-            power, real = ctx.power, self.real
+            power, real = _bounded_power(ctx), self.real
             return lambda a, b: real(power(number(a), number(b)))
         return lambda a, b: arith(number(a), number(b))
 
@@ -433,13 +434,37 @@ def _functions(ctx: Any) -> dict[str, Callable[..., Any]]:
     precision, `functions.mp_context`)."""
     c = ctx
     return {
-        "abs": abs, "exp": c.exp, "ln": c.log, "log": c.log, "log2": lambda x: c.log(x, 2),
-        "log10": c.log10, "sqrt": c.sqrt, "tanh": c.tanh, "sinh": c.sinh, "cosh": c.cosh,
+        "abs": abs, "exp": _bounded(c, c.exp), "ln": c.log, "log": c.log, "log2": lambda x: c.log(x, 2),
+        "log10": c.log10, "sqrt": c.sqrt, "tanh": _bounded(c, c.tanh), "sinh": _bounded(c, c.sinh),
+        "cosh": _bounded(c, c.cosh),
         "asinh": c.asinh, "acosh": c.acosh, "atanh": c.atanh, "sin": c.sin, "cos": c.cos, "tan": c.tan,
-        "asin": c.asin, "acos": c.acos, "atan": c.atan, "atan2": c.atan2, "erf": c.erf, "pow": c.power,
+        "asin": c.asin, "acos": c.acos, "atan": c.atan, "atan2": c.atan2, "erf": c.erf, "pow": _bounded_power(c),
         "floor": c.floor, "ceil": c.ceil, "round": c.nint, "trunc": lambda x: c.floor(x) if x >= 0 else c.ceil(x),
         "sign": c.sign, "isinf": c.isinf, "isnan": c.isnan,
     }
+
+
+def _bounded(ctx: Any, fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``fn`` (exp and its kin), refusing an argument beyond
+    `limits.MAX_EXACT_MAGNITUDE` bits with OverflowError: the element's exact
+    evaluation fails and it keeps its float64 value (`_exact_values`)."""
+    def guarded(x: Any) -> Any:
+        if ctx.isfinite(x) and x != 0 and ctx.mag(x) > MAX_EXACT_MAGNITUDE:
+            raise OverflowError(f"argument beyond 2**{MAX_EXACT_MAGNITUDE}")
+        return fn(x)
+    return guarded
+
+
+def _bounded_power(ctx: Any) -> Callable[[Any, Any], Any]:
+    """``x ^ y`` refusing, like `_bounded`, a power whose logarithm
+    (y * ln x, exp's argument) would exceed 2**`limits.MAX_EXACT_MAGNITUDE`:
+    log2|y| + log2|log2|x|| beyond it, in whole bits."""
+    def power(x: Any, y: Any) -> Any:
+        if all(ctx.isfinite(v) and v != 0 for v in (x, y)) and \
+                ctx.mag(y) + abs(int(ctx.mag(x))).bit_length() > MAX_EXACT_MAGNITUDE:
+            raise OverflowError(f"power beyond 2**2**{MAX_EXACT_MAGNITUDE}")
+        return ctx.power(x, y)
+    return power
 
 
 _ARITH: dict[str, Callable[[Any, Any], Any]] = {

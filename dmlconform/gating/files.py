@@ -97,7 +97,12 @@ class Problems:
         if value in known:
             return value
         near = difflib.get_close_matches(value, sorted(known), n=1)
-        hint = f"did you mean {near[0]!r}?" if near else f"expected one of {', '.join(known)}"
+        if near:
+            hint = f"did you mean {near[0]!r}?"
+        elif len(known) > 20:  # every operator: a list nobody reads
+            hint = f"it is none of the {len(known)} known, and none is near it"
+        else:
+            hint = f"expected one of {', '.join(known)}"
         self.add(at, f"unknown {what} {value!r}; {hint}")
         return None
 

@@ -77,6 +77,11 @@ def reserve(output: Path | None, run_id: str) -> ReportFolder:
     None.  Raises `InputError` (exit 2) when the place cannot be written or
     ``output`` holds files that are not a report set."""
     parent = (output.parent if output is not None else DEFAULT_ROOT)
+    blocker = next((p for p in (parent, *parent.absolute().parents) if p.exists() or p.is_symlink()), None)
+    if blocker is not None and not blocker.is_dir():
+        where = output if output is not None else DEFAULT_ROOT
+        raise InputError(f"cannot write the reports to {where}: {blocker} is a file, not a folder; "
+                         "name a folder with -o DIR")
     try:
         parent.mkdir(parents=True, exist_ok=True)
         _remove_stale(parent)

@@ -45,7 +45,7 @@ def analyse(formula: m.Formula, *, line: int, category: str, fields: tuple[m.Fie
                       outputs=[f.name for f in tensors if f.role is m.TensorRole.OUTPUT],
                       origin=display, first_line=line + 1)
     if not isinstance(result, Parsed):
-        warn(line + result.line if result.line else line, f"formula not parsed ({result.category.value}): {result.reason}")
+        warn(result.line or line, f"formula not parsed ({result.category.value}): {result.reason}")
         return replace(formula, reason=result.reason), ()
     from dmlconform.formula.expand import expand
     from dmlconform.formula.tolerance import default_ulp, signed_zero

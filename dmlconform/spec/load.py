@@ -122,7 +122,7 @@ class _Guard:
         event = self.peek_event()  # type: ignore[attr-defined]
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise _located(self.path, event, "YAML anchors and aliases (&name, *name) are not "
-                                             "allowed in spec files; write the value out")
+                                             "allowed here; write the value out")
         if self.depth >= MAX_DEPTH:
             raise _located(self.path, event, f"nesting deeper than {MAX_DEPTH} levels")
         self.depth += 1
@@ -349,6 +349,8 @@ def _enum_hint(value: Any, choices: list[Any]) -> str:
     best = max(enumerate(map(str, choices)), key=score, default=None)
     if best is not None and score(best)[0] >= 0.5:
         return f"; did you mean {best[1]!r}?"
+    if len(choices) > 20:  # a long list (every operator) helps nobody: its size and where to look
+        return f"; it is none of the {len(choices)} known names, and none is near it"
     return f"; expected one of {', '.join(map(str, choices))}"
 
 

@@ -141,7 +141,7 @@ def test_in_place_output_lands_in_the_aliased_input_buffer() -> None:
     ("not-supported", NotSupportedError, "no strided tensors here"),
     ("garbage", ExternalProtocolError, "not UTF-8 JSON"),
     ("wrong-id", ExternalProtocolError, "names case 'another/case'"),
-    ("bad-output", ExternalProtocolError, "expected a 1-D <f4 array of 67 elements"),
+    ("bad-output", ExternalProtocolError, r"OutputTensor.npy: expected a 1-D array of float32, found shape=\(3,\) dtype=float64"),
 ])
 def test_replies_become_verdict_exceptions(mode: str, error: type, text: str) -> None:
     spec, case = one(identity_pairs(), "FLOAT32/1d/edges")

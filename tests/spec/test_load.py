@@ -227,14 +227,14 @@ def test_pattern_mismatch_shows_the_pattern() -> None:
 
 def test_anchor_is_rejected() -> None:
     assert _errors(_edit("dims: [1, 2, 3, 4]", "dims: &d [1, 2, 3, 4]")) == [
-        "op.yaml:27:11: error: YAML anchors and aliases (&name, *name) are not allowed in spec files; "
+        "op.yaml:27:11: error: YAML anchors and aliases (&name, *name) are not allowed here; "
         "write the value out",
     ]
 
 
 def test_alias_is_rejected() -> None:
     assert _errors(_edit("  default: 0.5", "  default: *zero")) == [
-        "op.yaml:17:12: error: YAML anchors and aliases (&name, *name) are not allowed in spec files; "
+        "op.yaml:17:12: error: YAML anchors and aliases (&name, *name) are not allowed here; "
         "write the value out",
     ]
 
@@ -244,7 +244,7 @@ def test_alias_bomb_is_refused_quickly() -> None:
         f"{c}: &{c} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n"
         for p, c in zip("abcdefgh", "bcdefghi"))
     assert _errors(bomb) == [
-        "op.yaml:1:4: error: YAML anchors and aliases (&name, *name) are not allowed in spec files; "
+        "op.yaml:1:4: error: YAML anchors and aliases (&name, *name) are not allowed here; "
         "write the value out",
     ]
 
