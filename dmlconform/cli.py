@@ -3,39 +3,52 @@ our errors, renders them once and exits with their code."""
 
 from __future__ import annotations
 
-import json
-import os
+import importlib
 import sys
 import traceback
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from dmlconform import __version__
-from dmlconform.errors import DmlconformError, ExitCode, InputError
+from dmlconform.commands.options import EXIT_CODES_HELP
+from dmlconform.errors import DmlconformError, ExitCode
 
-if TYPE_CHECKING:
-    from rich.console import Console
-
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0    success: no findings, specs up to date, no case failed
-       (QUALITY_WARNING, XPASS, NOT_SUPPORTED and XFAIL allowed unless
-       --strict, which fails QUALITY_WARNING and XPASS)
-  1    a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR (run, merge);
-       lint findings; out-of-date specs (extract --check); diff removals
-  2    usage or input error: bad option, missing or invalid file (spec,
-       baseline, tolerance file, report), shards that overlap or are missing
-  3    backend unavailable (run --skip-unavailable exits 0 instead)
-  4    internal error: a bug in dmlconform (rerun with --debug and report
-       the traceback)
-  130  interrupted (Ctrl-C); run writes the partial report first"""
+#: Every command: its module and function, imported only when the command
+#: runs (or ``--help`` lists it), so that ``dmlconform --version`` and a
+#: command's start pay for what that command needs alone.
+COMMANDS = {
+    "backends": "backend_commands:backends",
+    "baseline": "gating_commands:baseline",
+    "diff": "diff_commands:diff",
+    "extract": "spec_commands:extract",
+    "gen": "gen_commands:gen",
+    "import": "import_commands:import_group",
+    "lint": "spec_commands:lint",
+    "matrix": "diff_commands:matrix",
+    "merge": "gating_commands:merge",
+    "results": "results_commands:results",
+    "run": "run_commands:run",
+    "schema": "spec_commands:schema",
+    "validate": "validate_commands:validate",
+}
 
 
 class _Group(click.Group):
     """Renders DmlconformError once as `file:line:col: error: ...` and maps
-    click's own usage errors to exit code 2; a traceback only with --debug."""
+    click's own usage errors to exit code 2; a traceback only with --debug.
+    Its commands are those of `COMMANDS`, imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module, _, name = COMMANDS[cmd_name].partition(":")
+        command = getattr(importlib.import_module(f"dmlconform.commands.{module}"), name)
+        assert isinstance(command, click.Command), f"{COMMANDS[cmd_name]} is not a click command"
+        return command
 
     def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D401
         kwargs.setdefault("standalone_mode", True)
@@ -90,54 +103,3 @@ def main(debug: bool) -> None:
     for mistakes (lint), and the JSON Schema of the spec format is printed by
     schema.
     """
-
-
-@main.command(epilog=EXIT_CODES_HELP)
-def schema() -> None:
-    """Print the JSON Schema of spec files."""
-    from dmlconform.spec.load import schema as spec_schema
-
-    click.echo(json.dumps(spec_schema(), indent=2, sort_keys=False))
-
-
-#: Width of rich output that goes to a file or a pipe (a CI log) rather than a
-#: terminal, unless COLUMNS says otherwise: wide enough for the summary table's
-#: longest operator names on one line.
-LOG_WIDTH = 120
-
-
-def console() -> Console:
-    """A rich console on stdout: the terminal's width, or LOG_WIDTH columns
-    when the output is not a terminal and COLUMNS is unset."""
-    from rich.console import Console
-
-    out = Console()
-    if not out.is_terminal and "COLUMNS" not in os.environ:
-        out = Console(width=LOG_WIDTH)
-    return out
-
-
-def existing_paths(paths: tuple[str, ...], what: str) -> list[Path]:
-    """Paths from the command line; a missing one is an input error (exit 2)."""
-    out = []
-    for p in paths:
-        path = Path(p)
-        if not path.exists():
-            if path.is_symlink():
-                raise InputError(f"{what} {p!r} is a dangling symbolic link: its target "
-                                 f"{os.readlink(path)!r} does not exist")
-            raise InputError(f"{what} {p!r} does not exist")
-        out.append(path)
-    return out
-
-
-# Each module of dmlconform.commands adds its commands to `main` when imported.
-from dmlconform.commands import spec_commands  # noqa: E402,F401
-from dmlconform.commands import diff_commands  # noqa: E402,F401
-from dmlconform.commands import gen_commands  # noqa: E402,F401
-from dmlconform.commands import backend_commands  # noqa: E402,F401
-from dmlconform.commands import run_commands  # noqa: E402,F401
-from dmlconform.commands import results_commands  # noqa: E402,F401
-from dmlconform.commands import gating_commands  # noqa: E402,F401
-from dmlconform.commands import validate_commands  # noqa: E402,F401
-from dmlconform.commands import import_commands  # noqa: E402,F401

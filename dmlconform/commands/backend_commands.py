@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, console, main
+from dmlconform.commands.options import EXIT_CODES_HELP, console
 from dmlconform.errors import BackendLoadError
 
 FORMATS = ("table", "json")
@@ -69,7 +69,7 @@ def backends_table(rows: tuple[BackendRow, ...]) -> object:
     return table
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@click.command(epilog=EXIT_CODES_HELP)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="A table for people, or JSON (a list of objects) for programs.")
 def backends(fmt: str) -> None:

@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Iterable
 import click
 
 from dmlconform import limits
-from dmlconform.cli import EXIT_CODES_HELP, console, existing_paths, main
-from dmlconform.commands.options import operator_key, parse_level
+from dmlconform.commands.options import EXIT_CODES_HELP, console, existing_paths, operator_key, parse_level
 from dmlconform.errors import ExitCode, InputError, SpecError
 from dmlconform.spec.model import FeatureLevel, Spec
 from dmlconform.userfiles import too_big
@@ -203,7 +202,7 @@ def _write(text: str, output: str | None) -> None:
 # --------------------------------------------------------------------------- commands
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@click.command(epilog=EXIT_CODES_HELP)
 @click.argument("trees", nargs=-1, metavar="[OLD NEW]")
 @click.option("--from", "from_level", metavar="LEVEL", help="Older feature level (default: 1_0 when --to is given).")
 @click.option("--to", "to_level", metavar="LEVEL", help="Newer feature level (default: 6_4 when --from is given).")
@@ -242,7 +241,7 @@ def diff(trees: tuple[str, ...], from_level: str | None, to_level: str | None, o
         sys.exit(ExitCode.FINDINGS)
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@click.command(epilog=EXIT_CODES_HELP)
 @click.option("--specs", "specs_dir", metavar="DIR|git:REV[:PATH]", default=DEFAULT_SPECS, show_default=True,
               help="Spec tree to tabulate.")
 @click.option("--format", "fmt", type=click.Choice(("html", "markdown")),

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, console, existing_paths, main
+from dmlconform.commands.options import EXIT_CODES_HELP, console, existing_paths
 from dmlconform.errors import ExitCode, InputError
 from dmlconform.gating.shard import Shard, parse_shard
 from dmlconform.results import Baseline, RunResult, ToleranceOverride
@@ -110,7 +110,7 @@ def plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
-@main.group(epilog=EXIT_CODES_HELP)
+@click.group(epilog=EXIT_CODES_HELP)
 def baseline() -> None:
     """Baselines of known failures (docs/baseline.md)."""
 
@@ -161,7 +161,7 @@ def update(report: str, output: str | None, old_path: str | None) -> None:
 # --------------------------------------------------------------------------- merge
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@click.command(epilog=EXIT_CODES_HELP)
 @click.argument("reports", nargs=-1, required=True, metavar="REPORT.json...")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Folder of the merged reports.")
 @click.option("--worst", default=10, show_default=True, type=click.IntRange(min=0),

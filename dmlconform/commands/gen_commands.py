@@ -12,13 +12,12 @@ from pathlib import Path
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, main
-from dmlconform.commands.options import load_specs, parse_each, parse_level
+from dmlconform.commands.options import EXIT_CODES_HELP, load_specs, parse_each, parse_level
 from dmlconform.errors import InputError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@click.command(epilog=EXIT_CODES_HELP)
 @click.option("--specs", "specs_dir", default="specs", show_default=True, type=click.Path(),
               help="Folder (or file) of YAML specs.")
 @click.option("--op", "ops", multiple=True, help="Only this operator (repeatable), e.g. ACTIVATION_SHRINK.")

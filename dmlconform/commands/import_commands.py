@@ -12,12 +12,11 @@ from pathlib import Path
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, main
-from dmlconform.commands.options import load_specs
+from dmlconform.commands.options import EXIT_CODES_HELP, load_specs
 from dmlconform.errors import InputError
 
 
-@main.group(name="import", epilog=EXIT_CODES_HELP)
+@click.group(name="import", epilog=EXIT_CODES_HELP)
 def import_group() -> None:
     """Convert external test vectors into case folders (`run --cases DIR`)."""
 

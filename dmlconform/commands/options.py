@@ -1,15 +1,64 @@
-"""Command-line values shared by several commands: feature levels, data
-types, the spec folder and ``--op`` selections.  Each turns a bad value into
-an `InputError` naming the option, so every command words it the same way."""
+"""What several commands share: the exit codes' help text, the console,
+and command-line values (paths, feature levels, data types, the spec folder,
+``--op`` selections).  Each value parser turns a bad value into an
+`InputError` naming the option, so every command words it the same way."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
-from dmlconform.cli import existing_paths
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0    success: no findings, specs up to date, no case failed
+       (QUALITY_WARNING, XPASS, NOT_SUPPORTED and XFAIL allowed unless
+       --strict, which fails QUALITY_WARNING and XPASS)
+  1    a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR (run, merge);
+       lint findings; out-of-date specs (extract --check); diff removals
+  2    usage or input error: bad option, missing or invalid file (spec,
+       baseline, tolerance file, report), shards that overlap or are missing
+  3    backend unavailable (run --skip-unavailable exits 0 instead)
+  4    internal error: a bug in dmlconform (rerun with --debug and report
+       the traceback)
+  130  interrupted (Ctrl-C); run writes the partial report first"""
+
+
+#: Width of rich output that goes to a file or a pipe (a CI log) rather than a
+#: terminal, unless COLUMNS says otherwise: wide enough for the summary table's
+#: longest operator names on one line.
+LOG_WIDTH = 120
+
+
+def console() -> Console:
+    """A rich console on stdout: the terminal's width, or LOG_WIDTH columns
+    when the output is not a terminal and COLUMNS is unset."""
+    from rich.console import Console
+
+    out = Console()
+    if not out.is_terminal and "COLUMNS" not in os.environ:
+        out = Console(width=LOG_WIDTH)
+    return out
+
+
+def existing_paths(paths: tuple[str, ...], what: str) -> list[Path]:
+    """Paths from the command line; a missing one is an input error (exit 2)."""
+    out = []
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            if path.is_symlink():
+                raise InputError(f"{what} {p!r} is a dangling symbolic link: its target "
+                                 f"{os.readlink(path)!r} does not exist")
+            raise InputError(f"{what} {p!r} does not exist")
+        out.append(path)
+    return out
 
 T = TypeVar("T")
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, main
+from dmlconform.commands.options import EXIT_CODES_HELP
 from dmlconform.errors import InputError
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@click.command(epilog=EXIT_CODES_HELP)
 @click.argument("reports", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False), help="Markdown page to write.")
 @click.option("--notes", "notes_path", type=click.Path(dir_okay=False),

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, main
-from dmlconform.cli import console as make_console
+from dmlconform.commands.options import EXIT_CODES_HELP, backend_options, load_specs, parse_level
+from dmlconform.commands.options import console as make_console
 from dmlconform.commands.gating_commands import Gate, gating_options
-from dmlconform.commands.options import backend_options, load_specs, parse_level
 from dmlconform.errors import ExitCode, InputError
 from dmlconform.invocation import Invocation
 from dmlconform.oracles import family_of
@@ -116,7 +115,7 @@ def _dtype_names(dtypes: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(names)
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@click.command(epilog=EXIT_CODES_HELP)
 @click.option("--specs", "specs_dir", default="specs", show_default=True, type=click.Path(), help="Spec folder.")
 @click.option("--backend", "backend_name", default="cpu", show_default=True, help="Backend (see `dmlconform backends`).")
 @click.option("--backend-arg", "backend_args", multiple=True, metavar="KEY=VALUE", help="Option for the backend.")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, existing_paths, main
+from dmlconform.commands.options import EXIT_CODES_HELP, existing_paths
 from dmlconform.errors import ExitCode
 
 
@@ -20,7 +21,7 @@ def _echo_warnings(warnings: list[str], quiet: bool, limit: int) -> None:
         click.echo(f"... and {len(warnings) - limit} more warnings (use --all-warnings)", err=True)
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@click.command(epilog=EXIT_CODES_HELP)
 @click.argument("sources", nargs=-1, required=True, type=click.Path())
 @click.option("-o", "--output", "output", type=click.Path(file_okay=False), default="specs", show_default=True,
               help="Folder the specs are written to (one <OPERATOR>.yaml each).")
@@ -109,7 +110,7 @@ def _stale(specs: tuple, out: Path, dumps, filename) -> list[str]:  # type: igno
     return lines
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@click.command(epilog=EXIT_CODES_HELP)
 @click.argument("paths", nargs=-1, type=click.Path())
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
               show_default=True, help="text: path:line:col: CODE message; json; sarif (SARIF 2.1.0 for GitHub "
@@ -147,3 +148,11 @@ def lint(paths: tuple[str, ...], fmt: str, strict: bool, list_rules: bool, outpu
     click.echo(f"{errors} errors, {warnings} warnings in {files} files", err=True)
     failed = errors or (strict and warnings)
     sys.exit(ExitCode.FINDINGS if failed else ExitCode.OK)
+
+
+@click.command(epilog=EXIT_CODES_HELP)
+def schema() -> None:
+    """Print the JSON Schema of spec files."""
+    from dmlconform.spec.load import schema as spec_schema
+
+    click.echo(json.dumps(spec_schema(), indent=2, sort_keys=False))

@@ -18,8 +18,7 @@ from typing import Any
 
 import click
 
-from dmlconform.cli import EXIT_CODES_HELP, console, main
-from dmlconform.commands.options import backend_options, load_specs
+from dmlconform.commands.options import EXIT_CODES_HELP, backend_options, console, load_specs
 from dmlconform.errors import ExitCode, InputError
 
 VALIDATE_EXIT_HELP = EXIT_CODES_HELP + """
@@ -120,7 +119,7 @@ def render(report: dict[str, Any], console: Any, *, limit: int) -> None:
     console.print(table)
 
 
-@main.command(epilog=VALIDATE_EXIT_HELP)
+@click.command(epilog=VALIDATE_EXIT_HELP)
 @click.option("--specs", "specs_dir", default="specs", show_default=True, type=click.Path(), help="Spec folder.")
 @click.option("--backend", "backend_name", default="directml", show_default=True,
               help="Only directml can validate descs.")
