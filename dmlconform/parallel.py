@@ -67,7 +67,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self
 
-from dmlconform.errors import BackendLoadError
+from dmlconform.errors import BackendLoadError, ExitCode, InputError
 from dmlconform.plan import LARGE_ELEMENTS, WORKER_CASES, WORKER_ELEMENTS, pack
 from dmlconform.results import CaseResult, Outcome, ToleranceOverride
 
@@ -99,6 +99,15 @@ class RunOutcome:
 
     results: tuple[CaseResult, ...]
     interrupted: bool = False
+
+
+def default_jobs() -> int:
+    """Workers when ``-j`` is not given: one fewer than the cores, at least
+    one, leaving a core to the run's own process (it generates the cases,
+    sends them and collects the results while the workers run).  Measured on
+    2 cores (bench/bench_jobs.py): two workers were no faster than one and
+    cost 10-20% more CPU."""
+    return max(1, (os.cpu_count() or 1) - 1)
 
 
 def case_elements(case: Case) -> int:
@@ -200,8 +209,9 @@ def _exit_with_parent() -> None:
 def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
     """A worker's life: build the backend, say ``ready``, then run each job
     sent (``(pairs, alone)``) until told to stop (None) or the pipe closes.
-    Messages: ``("ready", info)``, ``("fatal", text)``, ``("start", i)``,
-    ``("result", i, CaseResult)``, ``("done",)``; ``i`` counts in the job."""
+    Messages: ``("ready", info)``, ``("fatal", text, exit code)``,
+    ``("start", i)``, ``("result", i, CaseResult)``, ``("done",)``; ``i``
+    counts in the job."""
     _ignore_sigint()
     threading.Thread(target=_exit_with_parent, name="dmlconform-parent-watch", daemon=True).start()
     from dmlconform.backends.registry import load_backend
@@ -209,8 +219,9 @@ def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
     try:
         backend = load_backend(args.backend, args.options)
         info = backend.info()
-    except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises
-        conn.send(("fatal", getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it as its own
+        code = int(getattr(exc, "exit_code", ExitCode.BACKEND_UNAVAILABLE))
+        conn.send(("fatal", getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", code))
         return
     conn.send(("ready", info))
     backend = _Watched(backend, conn)
@@ -374,8 +385,17 @@ class Workers:
         self.queue: deque[_Job] = deque()
         self.slots = 1
         self.workers: list[_Worker] = []
+        self.backend_info: BackendInfo | None = None   # what the first worker's backend says of itself
         self.ctx = _spawn_context()
         self._spawn()
+
+    def info(self) -> BackendInfo:
+        """What the backend says of itself, from the first worker that built
+        it (waiting for it): the run's process never builds the backend, so
+        a heavy library (torch, a device) is loaded only where cases run."""
+        while self.backend_info is None:
+            self._step()
+        return self.backend_info
 
     def __enter__(self) -> Self:
         return self
@@ -498,12 +518,11 @@ class Workers:
         kind = message[0]
         job = worker.job
         if kind == "ready":
-            worker.ready = True
+            worker.ready, self.backend_info = True, self.backend_info or message[1]
             self._send(worker)
             return
-        if kind == "fatal":
-            raise BackendLoadError(f"a worker process cannot build backend {self.args.backend!r}: {message[1]} "
-                                   "(--no-isolate runs the backend in this process)")
+        if kind == "fatal":  # the backend's own error, as building it here would have raised it
+            raise (InputError if message[2] == ExitCode.USAGE else BackendLoadError)(message[1])
         assert job is not None, f"worker message {kind!r} without a job"
         if kind == "start":
             index = job.indices[message[1]]

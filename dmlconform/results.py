@@ -128,8 +128,9 @@ class CaseResult:
 
 @dataclass(frozen=True, slots=True)
 class RunResult:
-    """A whole run.  ``started``/``finished`` are the only fields that differ
-    between two runs with the same seed (DESIGN.md: deterministic reports)."""
+    """A whole run.  ``started``/``finished``/``seconds`` (and case times)
+    are the only fields that differ between two runs with the same seed
+    (DESIGN.md: deterministic reports)."""
 
     run_id: str
     backend: str
@@ -155,6 +156,9 @@ class RunResult:
     baseline: Baseline | None = None
     #: Ctrl-C stopped the run: ``cases`` holds only the cases that finished.
     interrupted: bool = False
+    #: Wall time of the run in seconds, from the command's start (loading
+    #: specs, making cases) to its last result; 0.0 where unknown.
+    seconds: float = 0.0
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for c in self.cases if c.outcome is outcome)

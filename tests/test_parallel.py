@@ -149,7 +149,7 @@ def test_workers_start_before_the_cases_and_stop_unused() -> None:
 def test_a_worker_that_cannot_build_the_backend_is_a_load_error(pairs) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(BackendLoadError) as err:
         run_isolated(pairs[:3], "no-such-backend", jobs=1)
-    assert err.value.message.startswith("a worker process cannot build backend 'no-such-backend': no backend named")
+    assert err.value.message.startswith("no backend named 'no-such-backend' (installed: cpu, ")  # the registry's own words
     assert _no_workers_left()
 
 
@@ -366,7 +366,7 @@ def test_run_no_isolate_gives_the_same_report(tmp_path) -> None:  # type: ignore
         result = CliRunner().invoke(main, ["run", "--op", "ELEMENT_WISE_ABS", "--no-progress", "-o", str(out), *flags])
         assert result.exit_code == 0, result.output
         report = json.loads((out / "report.json").read_text())
-        for key in ("started", "finished", "run_id", "command"):
+        for key in ("started", "finished", "run_id", "command", "seconds"):
             report["run"].pop(key)
         for c in report["cases"] + report["groups"]:
             c.pop("seconds")

@@ -265,7 +265,7 @@ def test_run_command_passes_and_writes_reports(tmp_path) -> None:  # type: ignor
                               "-o", str(again)])
     second = json.loads((again / "report.json").read_text())
     for r in (report, second):
-        r["run"].pop("started"), r["run"].pop("finished"), r["run"].pop("run_id")
+        r["run"].pop("started"), r["run"].pop("finished"), r["run"].pop("run_id"), r["run"].pop("seconds")
         for c in r["cases"] + r["groups"]:
             c.pop("seconds")
     assert report == second  # same seed, same report apart from timestamps
@@ -293,20 +293,19 @@ def test_unknown_backend_exits_3(tmp_path) -> None:  # type: ignore[no-untyped-d
     assert result.exit_code == 3
 
 
-class _Unavailable(CpuBackend):
-    def info(self) -> BackendInfo:
-        return dataclasses.replace(super().info(), available=False, reason="no GPU adapter")
+@pytest.mark.parametrize("isolate", [(), ("--no-isolate",)], ids=["workers", "no-isolate"])
+def test_unavailable_backend_exits_3_or_skips(tmp_path, monkeypatch, isolate) -> None:  # type: ignore[no-untyped-def]
+    """The backend says it cannot run here: in a worker (which built it) or
+    in this process, the run stops at once with its reason."""
+    from tests.backends.install import install
 
-
-def test_unavailable_backend_exits_3_or_skips(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import dmlconform.backends.registry as registry
-
-    monkeypatch.setattr(registry, "load_backend", lambda name, options, **kw: _Unavailable())
-    result = CliRunner().invoke(main, ["run", "-o", str(tmp_path)])
-    assert result.exit_code == 3 and "backend cpu is unavailable: no GPU adapter" in result.output
-    assert CliRunner().invoke(main, ["run", "--skip-unavailable", "-o", str(tmp_path)]).exit_code == 0
-
-
+    site = install(REPO / "tests" / "backends" / "fake_backend_pkg", tmp_path / "site")
+    monkeypatch.syspath_prepend(str(site))
+    args = ["run", "--backend", "fake-offline", *isolate, "--no-progress", "-o", str(tmp_path / "r")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 3 and result.output.strip() == "backend fake-offline is unavailable: libfake.so not found"
+    assert CliRunner().invoke(main, [*args, "--skip-unavailable"]).exit_code == 0
+    assert not (tmp_path / "r").exists()
 
 
 def test_reference_agrees_with_the_oracle_on_the_whole_default_suite() -> None:

@@ -6,10 +6,11 @@ import dataclasses
 import datetime as dt
 import fnmatch
 import itertools
-import os
 import shlex
 import sys
+import time
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, NoReturn
 
 from dataclasses import dataclass
@@ -22,8 +23,10 @@ from dmlconform.commands.gating_commands import Gate, gating_options
 from dmlconform.errors import ExitCode, InputError
 from dmlconform.invocation import Invocation
 from dmlconform.oracles import family_of
-from dmlconform.parallel import DEFAULT_TIMEOUT, Workers
-from dmlconform.results import CaseResult, RunResult
+from dmlconform.backends.base import Backend, BackendInfo
+from dmlconform.backends.registry import load_backend
+from dmlconform.parallel import DEFAULT_TIMEOUT, Progress, RunOutcome, Workers, default_jobs, run_in_process
+from dmlconform.results import CaseResult, RunResult, ToleranceOverride
 from dmlconform.spec import model as m
 
 if TYPE_CHECKING:
@@ -135,7 +138,7 @@ def _dtype_names(dtypes: tuple[str, ...]) -> tuple[str, ...]:
 @click.option("--skip-unavailable", is_flag=True, help="Exit 0 instead of 3 when the backend is unavailable.")
 @click.option("--show-skipped", is_flag=True, help="List each spec left out of the suite, with the reason.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
-              help="Worker processes that run the backend (default: the number of cores).")
+              help="Worker processes that run the backend (default: one fewer than the cores, at least one).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
               metavar="SECONDS", help="A case running longer is TIMEOUT and its worker is replaced (a case over "
                                       "2^22 elements gets proportionally longer).")
@@ -160,19 +163,18 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     --baseline, known failures (XFAIL) do not fail the run, new ones do.
     """
 
-    from dmlconform.backends.registry import load_backend
     from dmlconform.report.folder import reserve
 
     ctx = click.get_current_context()
     console = make_console()
-    started = dt.datetime.now(dt.timezone.utc)
+    started, clock = dt.datetime.now(dt.timezone.utc), time.perf_counter()
     options = backend_options(backend_args)
+    engine = _engine(ctx, backend_name, options, isolate=not no_isolate, jobs=jobs, timeout=timeout, gate=gate)
     needed, option = _operators(ops, ids) if not cases_dir else (ops, "--op")
-    specs = load_specs(specs_dir, needed, option=option)  # input errors before the backend is built
+    specs = load_specs(specs_dir, needed, option=option)  # input errors before waiting for the backend
     dtype_names = _dtype_names(dtypes)
     cases = _read_cases(Path(cases_dir), [s for _, s in specs], every_operator=not ops) if cases_dir else None
-    backend = load_backend(backend_name, options)
-    info = backend.info()
+    info = engine.info()
     if not info.available:
         click.echo(f"backend {info.name} is unavailable: {info.reason}", err=True)
         sys.exit(ExitCode.OK if skip_unavailable else ExitCode.BACKEND_UNAVAILABLE)
@@ -182,17 +184,13 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     ctx.call_on_close(folder.abandon)
     invocation = _invocation(ctx, backend_name, options, level, seed=seed, cases_dir=cases_dir,
                              tolerances=gate.tolerances)
-    workers = None if no_isolate else ctx.with_resource(Workers(  # starts while cases generate
-        backend_name, options, jobs=jobs or os.cpu_count() or 1, timeout=timeout,
-        overrides=gate.override_map))
     selection = _Selection(frozenset(ids), patterns, frozenset(dtype_names), gate)
     pairs, skipped = _pairs(specs, level, seed=seed, large=large, cases=cases, selection=selection)
     if not pairs:
         why = f"; skipped {'; '.join(skipped[:3])}" if skipped else ""
         raise InputError(f"no case matches the selection (--op, --dtype, -k, --case, --shard){why}")
-    execute = _executor(pairs, backend, workers, overrides=gate.override_map)
     outcome = _run_with_progress(len(pairs), console, enabled=not no_progress and console.is_terminal,
-                                 execute=execute)
+                                 execute=lambda progress: engine.run(pairs, progress=progress))
     finished = dt.datetime.now(dt.timezone.utc)
     report = gate.finish(RunResult(
         run_id=folder.run_id, backend=info.name, device=info.device, backend_version=info.version,
@@ -200,6 +198,7 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         started=started.isoformat(timespec="seconds"), finished=finished.isoformat(timespec="seconds"),
         cases=_with_repro(_with_notes(outcome.results, cases_dir), invocation), interrupted=outcome.interrupted,
+        seconds=round(time.perf_counter() - clock, 3),
     ))
     _finish(report, folder, console, worst=worst, skipped=skipped, show_skipped=show_skipped,
             ran=len(outcome.results), total=len(pairs))
@@ -285,14 +284,35 @@ def _with_notes(results, cases_dir: str | None):  # type: ignore[no-untyped-def]
                  if r.case_id in notes else r for r in results)
 
 
-def _executor(pairs, backend, workers, *, overrides):  # type: ignore[no-untyped-def]
-    """A function of the progress callback that runs the cases: in the worker
-    processes (dmlconform/parallel.py), or here with --no-isolate."""
-    from dmlconform.parallel import run_in_process
+class _InProcess:
+    """``--no-isolate``: the backend built in this process (when it is first
+    asked about, after the run's inputs are checked), the runner here."""
 
-    if workers is None:
-        return lambda progress: run_in_process(pairs, backend, overrides=overrides, progress=progress)
-    return lambda progress: workers.run(pairs, progress=progress)
+    def __init__(self, name: str, options: dict[str, str], overrides: Mapping[tuple[str, str], ToleranceOverride]):
+        self.name, self.options, self.overrides = name, options, overrides
+        self.backend: Backend | None = None
+
+    def info(self) -> BackendInfo:
+        if self.backend is None:
+            self.backend = load_backend(self.name, self.options)
+        return self.backend.info()
+
+    def run(self, pairs: list[tuple[m.Spec, Case]], *, progress: Progress | None) -> RunOutcome:
+        assert self.backend is not None, "info() builds the backend first"
+        return run_in_process(pairs, self.backend, overrides=self.overrides, progress=progress)
+
+
+def _engine(ctx: click.Context, name: str, options: dict[str, str], *, isolate: bool, jobs: int | None,
+            timeout: float, gate: Gate) -> Workers | _InProcess:
+    """What runs the cases: worker processes, started now so that their
+    start overlaps the loading of specs and cases (this process never builds
+    the backend; an error building it is raised when the run first asks
+    about it, after its own inputs are checked), or with --no-isolate the
+    backend here."""
+    if not isolate:
+        return _InProcess(name, options, gate.override_map)
+    return ctx.with_resource(Workers(name, options, jobs=jobs or default_jobs(), timeout=timeout,
+                                     overrides=gate.override_map))
 
 
 def _run_with_progress(total: int, console, *, enabled: bool, execute):  # type: ignore[no-untyped-def]

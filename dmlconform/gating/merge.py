@@ -108,6 +108,7 @@ def merge_runs(reports: Sequence[tuple[str, RunResult]], *, command: str) -> Run
         run_id=_SUFFIX.sub("", min(runs, key=lambda r: r.started).run_id) + f"-merged{n}",
         device=" | ".join(devices), command=command,
         started=min(r.started for r in runs), finished=max(r.finished for r in runs),
+        seconds=max(r.seconds for r in runs),  # shards run side by side: the longest is the run's
         cases=tuple(sorted((c for r in runs for c in r.cases), key=lambda c: c.case_id)),
         shard="", merged_from=tuple(r.run_id for r in runs), baseline=_baseline(runs),
     )

@@ -185,9 +185,11 @@ def stale_entries(run: RunResult) -> tuple[tuple[str, str], ...]:
 
 
 def totals_line(run: RunResult) -> str:
-    """``12 cases: 5 PASS, 2 FAIL, 1 CRASH in 3.25 s`` (zero counts left out)."""
+    """``12 cases: 5 PASS, 2 FAIL, 1 CRASH in 3.25 s`` (zero counts left
+    out): the run's wall time, generation and loading included (a report of
+    an older version without it: the cases' own times added up)."""
     parts = [f"{n} {o.value}" for o, n in count_outcomes(run.cases) if n]
-    seconds = sum(c.seconds for c in run.cases)
+    seconds = run.seconds or sum(c.seconds for c in run.cases)
     noun = "case" if len(run.cases) == 1 else "cases"
     stopped = " (interrupted: the cases after these did not run)" if run.interrupted else ""
     return f"{len(run.cases)} {noun}: {', '.join(parts) or 'none'} in {seconds:.2f} s{stopped}"

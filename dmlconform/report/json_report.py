@@ -85,7 +85,7 @@ def _run_json(run: RunResult) -> dict[str, Any]:
         "strict": run.strict, "shard": run.shard, "merged_from": list(run.merged_from),
         "tolerances": run.tolerances, "overrides": [_override_json(o) for o in run.overrides],
         "baseline": None if run.baseline is None else _baseline_json(run.baseline),
-        "interrupted": run.interrupted,
+        "interrupted": run.interrupted, "seconds": encode_float(run.seconds),
     }
 
 
@@ -330,6 +330,7 @@ def from_json(data: Any) -> RunResult:
         overrides=_opt(run, "overrides", "run", lambda v, w: _items(v, w, _override), ()),
         baseline=_opt(run, "baseline", "run", _nullable(_baseline), None),
         interrupted=_opt(run, "interrupted", "run", _bool, False),
+        seconds=_opt(run, "seconds", "run", decode_float, 0.0),
     )
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import hashlib
 import json
 import os
 import re
@@ -29,6 +30,7 @@ from typing import Any, Iterator
 import yaml
 
 from dmlconform import limits, userfiles
+from dmlconform.cachedir import cache_dir
 from dmlconform.errors import LocatedError, SpecError
 from dmlconform.spec import model as m
 
@@ -324,8 +326,7 @@ def _short(value: Any, limit: int = 40) -> str:
 @functools.cache
 def schema() -> dict[str, Any]:
     """The JSON Schema of spec files (shipped as dmlconform/spec/schema.json)."""
-    text = resources.files("dmlconform.spec").joinpath("schema.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    return json.loads(_schema_bytes())
 
 
 @functools.cache
@@ -499,15 +500,51 @@ def problems_error(doc: Document, problems: "list[Problem] | tuple[Problem, ...]
 
 
 def loads_spec(text: str, *, path: str = "<string>") -> m.Spec:
-    """Spec text -> Spec; raises SpecError listing every problem, one per line."""
+    """Spec text -> Spec; raises SpecError listing every problem, one per
+    line.  A text that passed the schema before is not validated again
+    (`_passed`): validation is most of a spec's load, and a run reads every
+    spec on every start."""
     doc = parse_document(text, path=path)
     if not isinstance(doc.data, dict):
         line, column = doc.where(())
         raise SpecError(f"a spec must be a YAML mapping, not {_got(doc.data)}", path=path, line=line, column=column)
-    problems = list(schema_problems(doc))
-    if problems:
-        raise problems_error(doc, problems)
+    marker = _passed(text)
+    if marker is None or not marker.is_file():
+        problems = list(schema_problems(doc))
+        if problems:
+            raise problems_error(doc, problems)
+        _remember(marker)
     return build_spec(doc.data)
+
+
+def _passed(text: str) -> Path | None:
+    """The cache file (`cachedir`) that says this exact text passed this
+    exact schema: named by a digest of both, so any change of either misses
+    it.  Measured on the 176 committed specs: a load validates in 2.0 ms and
+    reads this file in 0.03 ms, 0.3 s of every full run's start.  None where
+    there is no cache folder to use."""
+    digest = hashlib.sha256(_schema_bytes() + b"\0" + text.encode("utf-8")).hexdigest()
+    try:
+        return cache_dir() / "valid-specs" / digest
+    except RuntimeError:  # no home folder to put a cache in
+        return None
+
+
+def _remember(marker: Path | None) -> None:
+    """Leave the empty file that says a text passed (where the cache folder
+    can be written; else nothing: the next load validates again)."""
+    if marker is None:
+        return
+    try:
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:
+        pass
+
+
+@functools.cache
+def _schema_bytes() -> bytes:
+    return resources.files("dmlconform.spec").joinpath("schema.json").read_bytes()
 
 
 def read_text(path: Path, *, limit: limits.FileLimit = limits.SPEC) -> str:

@@ -16,6 +16,7 @@ from dmlconform.errors import SpecError
 from dmlconform.spec import load
 from dmlconform.spec import model as m
 from dmlconform.spec.load import Document, load_spec, loads_spec, parse_document, read_text, spec_files
+from tests.conftest import REPO
 from tests.strategies import specs
 
 VALID = """\
@@ -537,3 +538,26 @@ def test_libyaml_and_python_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None
     fast = [read(n, t) for n, t in texts]
     monkeypatch.setattr(load, "_CParser", None)
     assert fast == [read(n, t) for n, t in texts]
+
+
+def test_a_text_that_passed_the_schema_is_not_validated_again(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The cache says which exact texts passed; a changed text, or no cache
+    folder to write, means validating again."""
+    import dmlconform.spec.load as load
+
+    monkeypatch.setenv("DMLCONFORM_CACHE", str(tmp_path / "cache"))
+    text = (REPO / "specs" / "ACTIVATION_SHRINK.yaml").read_text(encoding="utf-8")
+    calls: list[str] = []
+    real = load.schema_problems
+    monkeypatch.setattr(load, "schema_problems", lambda doc: (calls.append(doc.path), real(doc))[1])
+    spec = load.loads_spec(text, path="a.yaml")
+    assert load.loads_spec(text, path="b.yaml") == spec and calls == ["a.yaml"]
+    assert len(list((tmp_path / "cache" / "valid-specs").iterdir())) == 1
+    broken = text.replace("category: activation", "category: 7")
+    for _ in range(2):  # an invalid text is never remembered: each load finds its problem
+        with pytest.raises(SpecError, match="category"):
+            load.loads_spec(broken, path="c.yaml")
+    assert calls == ["a.yaml", "c.yaml", "c.yaml"]
+    monkeypatch.setenv("DMLCONFORM_CACHE", str(tmp_path / "a-file" / "cache"))
+    (tmp_path / "a-file").write_text("", encoding="utf-8")
+    assert load.loads_spec(text, path="d.yaml") == spec and calls[-1] == "d.yaml"   # nowhere to remember: fine

@@ -30,6 +30,7 @@ from importlib import resources
 from pathlib import Path
 
 from dmlconform.atomic import write_atomic
+from dmlconform.cachedir import cache_dir
 
 WSL_DRIVER_DIR = Path("/usr/lib/wsl/lib")
 WSL_GPU_NODE = Path("/dev/dxg")
@@ -55,9 +56,8 @@ class Located:
 
 
 def default_cache() -> Path:
-    """``$DMLCONFORM_CACHE`` or ``~/.cache/dmlconform``."""
-    env = os.environ.get("DMLCONFORM_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "dmlconform"
+    """The cache folder (`cachedir.cache_dir`)."""
+    return cache_dir()
 
 
 def _package_dir(name: str) -> Path | None:
