@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -41,3 +42,34 @@ def test_parse_errors(text: str, message: str) -> None:
 
 def test_parse() -> None:
     assert parse_shard(" 3 / 8 ") == Shard(3, 8) and str(Shard(3, 8)) == "3/8"
+
+
+def test_a_shard_generates_its_own_cases_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: ``--shard 1/16`` draws the values of about 1/16 of the suite
+    (generate's ``keep``), each case the very one of the whole suite and in the
+    shard the whole suite would give it."""
+    from pathlib import Path
+
+    from dmlconform.cases import draws
+    from dmlconform.cases.generate import generate
+    from dmlconform.spec.load import load_spec
+    from dmlconform.spec.model import FeatureLevel
+
+    specs = [load_spec(Path("specs") / f"{op}.yaml") for op in ("ACTIVATION_SHRINK", "ELEMENT_WISE_ADD", "ADAM_OPTIMIZER")]
+    real = draws.fill
+    drawn: list[int] = []
+
+    def counting(requests):  # type: ignore[no-untyped-def]
+        drawn.append(len(requests))
+        return real(requests)
+
+    whole = {c.id: c for s in specs for c in generate(s, FeatureLevel.FL_6_4, seed=0)}
+    shard = Shard(1, 16)
+    monkeypatch.setattr(draws, "fill", counting)
+    kept = [c for s in specs for c in generate(s, FeatureLevel.FL_6_4, seed=0, keep=lambda i, d: shard.holds(i))]
+    assert {c.id for c in kept} == {i for i in whole if shard.holds(i)}
+    assert 0.5 / 16 < len(kept) / len(whole) < 2 / 16
+    assert sum(drawn) == sum(len(c.inputs) for c in kept)   # values drawn for the shard's cases alone
+    for case in kept:
+        assert all(np.array_equal(a.buffer, b.buffer, equal_nan=True)
+                   for a, b in zip(case.inputs, whole[case.id].inputs))
