@@ -166,6 +166,30 @@ def run_in_process(pairs: Sequence[Pair], backend: Backend, *, overrides: Overri
     return RunOutcome(tuple(r for r in results if r is not None))
 
 
+class InProcess:
+    """``--no-isolate``: the backend built in this process (when it is first
+    asked about, so after the run's own inputs are checked), the runner here:
+    what `Workers` offers a run (``info``, ``run``), without the workers."""
+
+    def __init__(self, backend: str, options: Mapping[str, str] | None = None, *,
+                 overrides: Overrides | None = None) -> None:
+        self.name, self.options, self.overrides = backend, dict(options or {}), overrides
+        self.backend: Backend | None = None
+
+    def info(self) -> BackendInfo:
+        from dmlconform.backends.registry import load_backend
+
+        if self.backend is None:
+            self.backend = load_backend(self.name, self.options)
+        return self.backend.info()
+
+    def run(self, pairs: Sequence[Pair], *, progress: Progress | None = None) -> RunOutcome:
+        if self.backend is None:
+            self.info()
+        assert self.backend is not None
+        return run_in_process(pairs, self.backend, overrides=self.overrides, progress=progress)
+
+
 def run_isolated(pairs: Sequence[Pair], backend: str, options: Mapping[str, str] | None = None, *,
                  jobs: int, timeout: float = DEFAULT_TIMEOUT, overrides: Overrides | None = None,
                  progress: Progress | None = None) -> RunOutcome:

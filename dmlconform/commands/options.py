@@ -5,12 +5,13 @@ and command-line values (paths, feature levels, data types, the spec folder,
 
 from __future__ import annotations
 
+import difflib
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 
 from dmlconform.errors import InputError
-from dmlconform.spec.model import FeatureLevel, Spec
+from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -119,3 +120,20 @@ def load_specs(folder: str, ops: tuple[str, ...], *, option: str = "--op") -> li
             raise InputError(f"{option} {', '.join(sorted(unknown))}: no such operator in {folder}")
         specs = [(p, s) for p, s in specs if s.operator in wanted]
     return specs
+
+
+def parse_dtypes(texts: tuple[str, ...], option: str = "--dtype") -> tuple[str, ...]:
+    """Data type names (any case, with or without the DML_TENSOR_DATA_TYPE_
+    prefix) as their canonical names; an unknown one is an input error
+    listing the known ones and the nearest."""
+    names = []
+    for text in texts:
+        try:
+            names.append(DataType.parse(text).name)
+        except ValueError:
+            known = [t.name for t in DATA_TYPE_ORDER]
+            near = difflib.get_close_matches(text.strip().upper(), known, n=1)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise InputError(f"{option} {text}: no such data type (known: {', '.join(known)}){hint}") from None
+    return tuple(names)
+

@@ -100,12 +100,12 @@ def test_a_folder_with_other_files_is_refused_before_anything_runs(tmp_path: Pat
 def test_an_unwritable_output_is_exit_2_before_the_first_case(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     blocker = tmp_path / "a-file"
     blocker.write_text("", encoding="utf-8")
-    import dmlconform.commands.run_commands as run_commands
+    import dmlconform.suite as suite
 
     def never(*args, **kwargs):  # type: ignore[no-untyped-def]
         raise AssertionError("cases were generated before the output was checked")
 
-    monkeypatch.setattr(run_commands, "_pairs", never)
+    monkeypatch.setattr(suite, "pairs", never)
     result = CliRunner().invoke(main, [*SOFTSIGN, "-o", str(blocker / "reports")])
     assert result.exit_code == 2
     assert result.output.strip() == (f"error: cannot write the reports to {blocker / 'reports'}: {blocker} is a file, "
