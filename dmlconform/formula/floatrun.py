@@ -24,7 +24,7 @@ from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan, decides
 from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
-from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, per_tree, walk
+from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, walk
 from dmlconform.plan import ORACLE_BLOCK
 
 #: Safety factor on the float64 error bound when deciding where float64 is not
@@ -827,7 +827,7 @@ def _settings(dtype: np.dtype, track: bool, minmax: str, exact64: bool, work: An
     info = facts.info
     limit = float(info.max) * OVERFLOW_MARGIN if track and facts.float_target else None
     return Settings(track=track, minmax=minmax, unit=facts.unit, representable=facts.representable,
-                    exact64=exact64, work=work, range_limit=limit, constants=_constants(facts.info_dtype),
+                    exact64=exact64, work=work, range_limit=limit,
                     tiny=float(info.smallest_normal) if track and facts.float_target else 0.0)
 
 
@@ -837,27 +837,11 @@ def _pi(work: Any) -> Val:
     return Val(work(np.pi), Err(1.0), 1)
 
 
-#: Literal values per target type (`Evaluator.constant`'s cache: whether a
-#: literal is representable depends on the type), shared by every evaluation.
-_CONSTANTS: dict[np.dtype, dict[Any, Any]] = {}
-
-
-def _constants(dtype: np.dtype) -> dict[Any, Any]:
-    found = _CONSTANTS.get(dtype)
-    if found is None:
-        found = _CONSTANTS[dtype] = {}
-    elif len(found) > 4096:  # bounded: literals of every formula in a run fit many times over
-        found.clear()
-    return found
-
-
-@per_tree
 def _has_minmax(tree: FormulaTree) -> bool:
     return any(isinstance(n, Call) and n.func.lower() in ("min", "max", "clamp")
                for s in tree.assignments for n in walk(s.value))
 
 
-@per_tree
 def _nan_strict(tree: FormulaTree) -> dict[str | None, frozenset[str]]:
     """Per output (None: the main statement), the names whose NaN makes it
     NaN under any min/max semantics: those reaching it through + - * / and
