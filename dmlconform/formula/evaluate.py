@@ -97,12 +97,15 @@ class Evaluator:
         (a statement target) or of the main statement."""
         return self.run_many(tree, (output,))[0]
 
-    def run_many(self, tree: FormulaTree, outputs: tuple[str | None, ...]) -> list[Val]:
+    def run_many(self, tree: FormulaTree, outputs: tuple[str | None, ...], *,
+                 finals: frozenset[int] | None = None) -> list[Val]:
         """`run` for several outputs at once: every statement runs whichever
-        is asked, so each value is the one `run` gives for it alone."""
+        is asked, so each value is the one `run` gives for it alone.
+        ``finals``: `final_statements` of the tree, when the caller has them
+        (`oracle.Prepared`)."""
         main = tree.main
         results: dict[str | None, Val] = {}
-        finals = final_statements(tree)
+        finals = final_statements(tree) if finals is None else finals
         for k, s in enumerate(tree.assignments):
             self.final = s.value if k in finals else None
             val = self.value(s.value)
@@ -168,8 +171,9 @@ class Evaluator:
         if self.s.integer:
             return Val(int(value) if value.denominator == 1 else value)
         f = float(value)
-        err = EXACT if (f == value and self.s.representable(f)) else Err(1.0)
-        return Val(self.s.work(f), err, 1 if f >= 0 else -1, exact=f == value)
+        exact = f == value
+        err = EXACT if (exact and self.s.representable(f)) else Err(1.0)
+        return Val(self.s.work(f), err, 1 if f >= 0 else -1, exact=exact)
 
     # -- helpers -------------------------------------------------------
     def num(self, x: Array) -> Array:
