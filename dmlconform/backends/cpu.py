@@ -110,9 +110,8 @@ class CpuBackend:
             elif spec.operator in SHAPED_OPS or not case.outputs:
                 errors[i] = self._one(*items[i])
             else:
-                key = (spec.operator, case.dtype._name_, case.attributes,  # names: an enum's hash is Python code
-                       tuple((t.name, t.dtype._name_) for t in case.inputs),
-                       tuple((t.name, t.dtype._name_) for t in case.outputs))
+                key = (spec.operator, case.dtype, case.attributes, tuple((t.name, t.dtype) for t in case.inputs),
+                       tuple((t.name, t.dtype) for t in case.outputs))
                 groups.setdefault(key, []).append(i)
         for members in groups.values():
             try:
