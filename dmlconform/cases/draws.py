@@ -84,12 +84,12 @@ def fill(requests: Sequence[Request]) -> list[np.ndarray]:
     per data type (a request's values depend on its key and count alone, so
     the grouping changes none)."""
     out: list[np.ndarray | None] = [None] * len(requests)
-    by_dtype: dict[int, list[int]] = {}  # by identity: an enum's hash is Python code
+    by_dtype: dict[DataType, list[int]] = {}
     for k, r in enumerate(requests):
         if r.fixed is not None:
             out[k] = np.asarray(r.fixed, dtype=np_dtype(r.dtype))
         else:
-            by_dtype.setdefault(id(r.dtype), []).append(k)
+            by_dtype.setdefault(r.dtype, []).append(k)
     if by_dtype:
         order = [k for members in by_dtype.values() for k in members]  # each data type's requests together
         for k, values in zip(order, _fill_all([requests[k] for k in order])):

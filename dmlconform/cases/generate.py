@@ -397,30 +397,33 @@ def _boundary_points(b: Any, dtype: DataType) -> np.ndarray:
     return ev.boundary_points(b.exact, b.value, dtype, points)
 
 
-def _pools(bound: _Binding, dtypes: dict[str, DataType], found: tuple[Any, ...],
-           known: dict[Any, Any]) -> dict[str, _Pool]:
+def _pools(ctx: _Ctx, found: tuple[Any, ...], dtypes: dict[str, DataType]) -> dict[str, _Pool]:
     """Per input read by the formula: its type's edge values and every
-    boundary point; each input's pool made once per boundaries, formula name
-    and data type (held in ``known``: the data types of the other tensors
-    change none of it)."""
+    boundary point among ``found``; each input's pool made once per
+    boundaries, formula name and data type (held in ``ctx.pools``: the data
+    types of the other tensors change none of it)."""
     out = {}
-    for tensor, name in bound.names:
+    for tensor, name in ctx.bound.names:
         dtype = dtypes[tensor]
-        key = ("pool", id(found), name, dtype._name_)  # ``found`` is held by ctx.found: its id stays its own
-        pool = known.get(key)
+        pool = ctx.pools.get((found, name, dtype))
         if pool is None:
-            edge = ev.edge_values(dtype)
-            parts = [_edge_array(dtype)]
-            labels = [e.name for e in edge]
-            for b in found:
-                if b.var == name:
-                    parts.append(_boundary_pool(b, dtype))
-                    labels.append(f"boundary:{_cond(b)}")
-            edges = tuple(dict.fromkeys(labels))
-            plain = tuple(e for e in edges if not e.startswith("boundary:"))
-            pool = known[key] = _Pool(np.concatenate(parts), edges, plain)
+            pool = ctx.pools[found, name, dtype] = _pool(found, name, dtype)
         out[tensor] = pool
     return out
+
+
+def _pool(found: tuple[Any, ...], name: str, dtype: DataType) -> _Pool:
+    """The edge values of ``dtype`` and the points of the boundaries of
+    formula name ``name`` among ``found``."""
+    parts = [_edge_array(dtype)]
+    labels = [e.name for e in ev.edge_values(dtype)]
+    for b in found:
+        if b.var == name:
+            parts.append(_boundary_pool(b, dtype))
+            labels.append(f"boundary:{_cond(b)}")
+    edges = tuple(dict.fromkeys(labels))
+    plain = tuple(e for e in edges if not e.startswith("boundary:"))
+    return _Pool(np.concatenate(parts), edges, plain)
 
 
 @functools.lru_cache(maxsize=None)
@@ -501,13 +504,15 @@ class _Ctx:
     show_attrs: bool
     criticals: Any  # `_criticals`
     #: Per generate() call: the formula's boundaries per attribute values (they
-    #: do not depend on the data type) and the value pools per boundaries and
-    #: data types, computed once.
-    found: dict[Any, tuple[Any, ...]] = dataclass_field(default_factory=dict)
-    pools: dict[Any, Any] = dataclass_field(default_factory=dict)  # and (recipe, edges) per pools and count
+    #: do not depend on the data type), the value pools per boundaries,
+    #: formula name and data type, and the fillers' recipes per attribute
+    #: values, data types (`_Types.key`) and count, computed once.
+    found: dict[Attrs, tuple[Any, ...]] = dataclass_field(default_factory=dict)
+    pools: dict[tuple[tuple[Any, ...], str, DataType], _Pool] = dataclass_field(default_factory=dict)
+    recipes: dict[tuple[Attrs, str, int], tuple[Recipe, tuple[str, ...]]] = dataclass_field(default_factory=dict)
     texts: dict[Attrs, str] = dataclass_field(default_factory=dict)  # `attrs_text` per attribute values
     types: dict[tuple[DataType, int], _Types] = dataclass_field(default_factory=dict)  # `_types`
-    zeros: dict[tuple[str, int], np.ndarray] = dataclass_field(default_factory=dict)  # `_output`
+    zeros: dict[tuple[DataType, int], np.ndarray] = dataclass_field(default_factory=dict)  # `_output`
 
 
 class _Shape(NamedTuple):
@@ -550,12 +555,11 @@ def _types(ctx: _Ctx, dtype: DataType, index: int) -> _Types:
 def _plan(ctx: _Ctx, shape: _Shape, fill: Filler) -> _Plan:
     types = _types(ctx, shape.dtype, shape.index)
     dtypes = types.dtypes
-    # the enums' name and value as plain attributes (``.name``/``.value`` are Python properties)
-    parts = [ctx.spec.operator, shape.dtype._name_, f"{len(shape.sizes)}d", shape.what]
+    parts = [ctx.spec.operator, shape.dtype.name, f"{len(shape.sizes)}d", shape.what]
     if ctx.show_attrs:
         text = ctx.texts.get(shape.attrs)
         parts.append(text if text is not None else ctx.texts.setdefault(shape.attrs, attrs_text(shape.attrs)))
-    parts += [shape.tag or shape.layout._value_] if shape.tag or shape.layout is not Layout.PACKED else []
+    parts += [shape.tag or shape.layout.value] if shape.tag or shape.layout is not Layout.PACKED else []
     case_id = "/".join(parts)
     count = math.prod(shape.sizes)
     recipe, edges = fill(types, count)
@@ -614,10 +618,9 @@ def _output(ctx: _Ctx, name: str, dtype: DataType, sizes: tuple[int, ...], strid
     generate() call (read-only: nothing writes into it, a backend gets
     fresh buffers from the runner)."""
     count = buffer_elements(sizes, strides)
-    key = (dtype._name_, count)  # by name: an enum's hash is Python code
-    buf = ctx.zeros.get(key)
+    buf = ctx.zeros.get((dtype, count))
     if buf is None:
-        buf = ctx.zeros[key] = np.zeros(count, dtype=ev.np_dtype(dtype))
+        buf = ctx.zeros[dtype, count] = np.zeros(count, dtype=ev.np_dtype(dtype))
         buf.setflags(write=False)
     return TensorData(name, dtype, sizes, strides, buf)
 
@@ -630,19 +633,16 @@ def _alias(ctx: _Ctx, dtypes: dict[str, DataType]) -> tuple[str, str] | None:
     return None
 
 
-def _edges_fill(ctx: _Ctx, found: tuple[Any, ...]) -> Filler:
-    """Every input read by the formula holds its pool; others random values."""
-    known = ctx.pools  # pools per boundaries and data types, recipes per count too: read-only
-
+def _edges_fill(ctx: _Ctx, attrs: Attrs) -> Filler:
+    """Every input read by the formula holds its pool (for the formula with
+    ``attrs``); others random values.  The recipes are shared: read-only."""
     def fill(types: _Types, count: int) -> tuple[Recipe, tuple[str, ...]]:
-        key = (id(found), types.key, count)  # ``found`` is held by ctx.found: its id stays its own
-        made = known.get(key)
+        made = ctx.recipes.get((attrs, types.key, count))
         if made is None:
-            pools = known.get(key[:2])
-            if pools is None:
-                pools = known[key[:2]] = _pools(ctx.bound, types.dtypes, found, known)
+            pools = _pools(ctx, _found(ctx, attrs), types.dtypes)
             edges = [e for p in pools.values() for e in p.covered(count)] + ["random"]
-            made = known[key] = ({t: (p.values, None) for t, p in pools.items()}, tuple(sorted(set(edges))))
+            made = ctx.recipes[attrs, types.key, count] = (
+                {t: (p.values, None) for t, p in pools.items()}, tuple(sorted(set(edges))))
         return made
     return fill
 
@@ -661,11 +661,11 @@ def _pairs_fill(ctx: _Ctx) -> Filler:
     return fill
 
 
-def _boundary_fill(ctx: _Ctx, found: tuple[Any, ...], target: Any) -> Filler:
+def _boundary_fill(ctx: _Ctx, attrs: Attrs, target: Any) -> Filler:
     """One input holds one boundary and its neighbours, repeated; the other
-    inputs hold their pools."""
+    inputs hold their pools (for the formula with ``attrs``)."""
     tensor = next(t for t, n in ctx.bound.names if n == target.var)
-    base = _edges_fill(ctx, found)
+    base = _edges_fill(ctx, attrs)
 
     def fill(types: _Types, count: int) -> tuple[Recipe, tuple[str, ...]]:
         recipe = dict(base(types, count)[0])  # the shared recipe stays as it is
@@ -737,7 +737,7 @@ def _per_dtype(ctx: _Ctx, dtype: DataType, index: int, ranks: tuple[int, ...], r
     variants = _variants(ctx.spec, ctx.bound, dtype)
     base = variants[0]
     found = _found(ctx, base)
-    edges = _edges_fill(ctx, found)
+    edges = _edges_fill(ctx, base)
     for rank in ranks:
         yield _plan(ctx, _Shape(dtype, index, _SHAPES[rank], "edges", base), edges)
     if len(ctx.bound.names) >= 2:
@@ -747,10 +747,10 @@ def _per_dtype(ctx: _Ctx, dtype: DataType, index: int, ranks: tuple[int, ...], r
         what = f"boundary({_cond(b).replace('/', '÷')})"
         counts[what] = counts.get(what, 0) + 1
         what += f"#{counts[what]}" if counts[what] > 1 else ""
-        yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], what, base), _boundary_fill(ctx, found, b))
+        yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], what, base), _boundary_fill(ctx, base, b))
     for attrs in variants[1:]:
         yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", attrs),
-                     _edges_fill(ctx, _found(ctx, attrs)))
+                     _edges_fill(ctx, attrs))
     yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.PADDED), edges)
     if ctx.bound.inputs:
         yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.BROADCAST), edges)
@@ -772,10 +772,10 @@ def _negatives(ctx: _Ctx, ranks: tuple[int, ...], rep: int) -> Iterator[_Plan]:
         dtype = bad_types[0]
         base = _typical(ctx.spec, dtype)
         yield _plan(ctx, _Shape(dtype, 0, _SHAPES[rep], "unsupported", base, supported=False),
-                     _edges_fill(ctx, _found(ctx, base)))
+                     _edges_fill(ctx, base))
     later_ranks = [d for t in newer for r in t.rows if r.tensor == ctx.primary[0] for d in r.dims]
     bad_ranks = [d for d in later_ranks + list(range(1, 10)) if d not in ranks and d in _SHAPES]
     first = allowed[0]
     base = _typical(ctx.spec, first)
     yield _plan(ctx, _Shape(first, 0, _SHAPES[bad_ranks[0]], "unsupported", base, supported=False),
-                 _edges_fill(ctx, _found(ctx, base)))
+                 _edges_fill(ctx, base))

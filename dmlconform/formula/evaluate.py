@@ -32,7 +32,7 @@ from dmlconform.formula.bounds import EXACT, Err
 from dmlconform.formula.functions import is_enum_constant, primitive
 from dmlconform.formula.printer import expr_text
 from dmlconform.formula.tree import (
-    Binary, Call, Conditional, Expr, FormulaTree, Integral, Name, Num, Piecewise, Unary, Value, per_tree,
+    Binary, Call, Conditional, Expr, FormulaTree, Integral, Name, Num, Piecewise, Unary, Value,
 )
 
 Array = Any  # np.ndarray or a numpy scalar
@@ -65,7 +65,6 @@ class Settings:
     exact64: bool = False      # also tell where the float64 result is exact
     work: Any = np.float64     # the float type computed in (the target type for a literal evaluation)
     range_limit: float | None = None  # flag elements where a transcendental result exceeds this
-    constants: dict[Any, Any] | None = None  # cache of literal values, shared between evaluations
     bits: int | None = None    # integer mode: width of the element encoding (shifts)
     tiny: float = 0.0          # smallest normal of the target type: below it rounding is absolute
 
@@ -88,12 +87,9 @@ class Evaluator:
         self.env = {n: replace(v, owned=False) if v.owned else v for n, v in env.items()}
         self.s = settings
         self.uncertain: Array | None = None
-        self.final: Expr | None = None  # the root of a statement whose value nothing reads (`_final_roots`)
+        self.final: Expr | None = None  # the root of a statement whose value nothing reads (`final_statements`)
         self.conditions_exact: Array = True  # every comparison so far had exact operands
         self.overflow: Array | None = None    # elements where an intermediate exceeds ``range_limit``
-        #: integer mode: id of an array -> (the array, whether it holds Python ints alone): one
-        #: tensor compared twice (x > T, x < -T) is looked through once (`whole_bound`)
-        self.ints: dict[int, tuple[np.ndarray, bool]] = {}
 
     # -- statements ----------------------------------------------------
     def run(self, tree: FormulaTree, output: str | None = None) -> Val:
@@ -101,14 +97,17 @@ class Evaluator:
         (a statement target) or of the main statement."""
         return self.run_many(tree, (output,))[0]
 
-    def run_many(self, tree: FormulaTree, outputs: tuple[str | None, ...]) -> list[Val]:
+    def run_many(self, tree: FormulaTree, outputs: tuple[str | None, ...], *,
+                 finals: frozenset[int] | None = None) -> list[Val]:
         """`run` for several outputs at once: every statement runs whichever
-        is asked, so each value is the one `run` gives for it alone."""
+        is asked, so each value is the one `run` gives for it alone.
+        ``finals``: `final_statements` of the tree, when the caller has them
+        (`oracle.Prepared`)."""
         main = tree.main
         results: dict[str | None, Val] = {}
-        finals = _final_roots(tree)
-        for s in tree.assignments:
-            self.final = s.value if id(s.value) in finals else None
+        finals = final_statements(tree) if finals is None else finals
+        for k, s in enumerate(tree.assignments):
+            self.final = s.value if k in finals else None
             val = self.value(s.value)
             self.final = None
             if s.op != "=":
@@ -133,7 +132,7 @@ class Evaluator:
 
     def expr(self, e: Expr) -> Val:
         if isinstance(e, Num):
-            return self.literal(e)
+            return self.constant(e.value)
         if isinstance(e, Name):
             return self.lookup(e.id)
         if isinstance(e, Unary):
@@ -165,34 +164,16 @@ class Evaluator:
             return Val(name)
         raise FormulaError(f"name {name!r} has no value; give it as an input or attribute", path="<formula>")
 
-    def literal(self, e: Num) -> Val:
-        """A literal's value, cached by its text: a str keeps its hash, a
-        Fraction computes it again (in Python) at every lookup."""
-        cache = self.s.constants
-        if self.s.integer or cache is None:
-            return self.constant(e.value)
-        key = (e.text, self.s.work, self.s.exact64)
-        val = cache.get(key)
-        if val is None:
-            val = cache[key] = self._constant(e.value)
-        return val
-
     def constant(self, value: Any) -> Val:
+        """An exact value (a literal's) as the evaluation starts from it: as it
+        is in integer mode; else rounded to ``work``, exact only where the
+        target type holds it too."""
         if self.s.integer:
             return Val(int(value) if value.denominator == 1 else value)
-        cache = self.s.constants
-        key = (value, self.s.work, self.s.exact64)
-        if cache is not None and key in cache:
-            return cache[key]
-        val = self._constant(value)
-        if cache is not None:
-            cache[key] = val
-        return val
-
-    def _constant(self, value: Any) -> Val:
         f = float(value)
-        err = EXACT if (f == value and self.s.representable(f)) else Err(1.0)
-        return Val(self.s.work(f), err, 1 if f >= 0 else -1, exact=f == value)
+        exact = f == value
+        err = EXACT if (exact and self.s.representable(f)) else Err(1.0)
+        return Val(self.s.work(f), err, 1 if f >= 0 else -1, exact=exact)
 
     # -- helpers -------------------------------------------------------
     def num(self, x: Array) -> Array:
@@ -224,17 +205,14 @@ class Evaluator:
                 return (tensor, whole) if left else (whole, tensor)
         return a, b
 
-    def python_ints(self, val: Val) -> bool:
+    @staticmethod
+    def python_ints(val: Val) -> bool:
         """Whether ``val`` is a tensor of Python ints alone (integer mode's
-        object arrays), remembered per array (held, so that its id stays
-        its own)."""
+        object arrays)."""
         v = val.v
         if not isinstance(v, np.ndarray) or v.dtype != object or not v.ndim:
             return False
-        found = self.ints.get(id(v))
-        if found is None:
-            found = self.ints[id(v)] = (v, all(type(x) is int for x in v.ravel().tolist()))
-        return found[1]
+        return all(type(x) is int for x in v.ravel().tolist())
 
     def mark_uncertain(self, mask: Array) -> None:
         if any_true(mask):
@@ -608,11 +586,11 @@ _DOMAIN: dict[str, Callable[[Array, Array], Array]] = {
 _DOMAIN_MARGIN = 16.0
 
 
-@per_tree
-def _final_roots(tree: FormulaTree) -> frozenset[int]:
-    """Ids of the root expressions of the plain statements (``t = e``,
-    ``f(x) = e``) whose target no later statement reads: their value goes
-    nowhere but out, so their last step's rounding is the result's own."""
+def final_statements(tree: FormulaTree) -> frozenset[int]:
+    """Positions in ``tree.assignments`` of the plain statements (``t = e``,
+    ``f(x) = e``, ``e`` an operation) whose target no later statement reads:
+    their value goes nowhere but out, so their last step's rounding is the
+    result's own."""
     from dmlconform.formula.tree import names
 
     out = set()
@@ -623,7 +601,7 @@ def _final_roots(tree: FormulaTree) -> frozenset[int]:
         later = statements[k + 1:]
         if any(s.target in names(t.value) or t.target == s.target for t in later):
             continue
-        out.add(id(s.value))
+        out.add(k)
     return frozenset(out)
 
 
@@ -643,7 +621,6 @@ def certain_nan(val: Val, ev: Evaluator, shape: tuple[int, ...], *, decides: boo
     return mask
 
 
-@per_tree
 def decides(tree: FormulaTree) -> bool:
     """Whether ``tree`` takes a path that depends on values: a comparison, a
     logical operator, a conditional or piecewise value, min/max/clamp or a

@@ -15,17 +15,19 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import numpy as np
 
 from dmlconform.compare import Alternative, Tier, finfo, is_float
 from dmlconform.formula.bounds import Err
-from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan, decides
-from dmlconform.formula.refine import rounds_to_integer
+from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
-from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, per_tree, walk
+from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, walk
 from dmlconform.plan import ORACLE_BLOCK
+
+if TYPE_CHECKING:
+    from dmlconform.formula.oracle import Prepared
 
 #: Safety factor on the float64 error bound when deciding where float64 is not
 #: enough (the bound is first order).
@@ -323,25 +325,26 @@ class FloatRun:
     what makes the oracle with its bound and checks cost about as much as the
     bare float64 expression.  Blocks are a loop over chunks, not elements."""
 
-    def __init__(self, tree: FormulaTree, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
+    def __init__(self, formula: Prepared, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
                  shape: tuple[int, ...], dtype: np.dtype, *, output: str | None, propagate_nan: bool,
                  shared: "SharedPass | None" = None) -> None:
-        self.tree, self.arrays, self.attrs, self.shape = tree, arrays, attrs, shape
+        self.formula, self.tree = formula, formula.expanded
+        self.arrays, self.attrs, self.shape = arrays, attrs, shape
         self.shared = shared
         self.looks = shared if shared is not None else SharedPass((output,))  # second looks, kept (`at`)
         self.dtype, self.output, self.propagate_nan = dtype, output, propagate_nan
         facts = _type_facts(dtype)
         self.float_target, self.info, self.unit = facts.float_target, facts.info, facts.unit
         self.floats = {n: a for n, a in arrays.items() if is_float(a.dtype)}
-        self.has_minmax = _has_minmax(tree)
-        self.decides = decides(tree)
+        self.has_minmax = formula.has_minmax
+        self.decides = formula.decides
         self.size = math.prod(shape)
         self.flat = {n: frozen(a.reshape(-1) if a.shape == shape else np.broadcast_to(a, shape).reshape(-1))
                      for n, a in arrays.items()}  # read-only: the inputs are never written
         self.rel = 0.0  # relative part of the bound (in u), known after the first block
         self.fixed: dict[Any, dict[str, Val]] = {}  # attributes and pi per work type
         self.literal_type = facts.literal_type
-        self.integer_rounding = rounds_to_integer(tree)
+        self.integer_rounding = formula.integer_rounding
         self.certain: np.ndarray = _NONE  # flat indices whose exact value is NaN (`evaluate.certain_nan`)
 
     # -- evaluation ------------------------------------------------------
@@ -375,7 +378,7 @@ class FloatRun:
         settings = _settings(self.dtype, track, minmax, exact64, work)
         ev = Evaluator(env, settings)
         with np.errstate(all="ignore"):
-            vals = ev.run_many(self.tree, outputs)
+            vals = ev.run_many(self.tree, outputs, finals=self.formula.finals)
         out: list[tuple[np.ndarray, Val]] = []
         given = _common_shape([np.shape(a) for a in arrays.values()])
         for val in vals:
@@ -827,7 +830,7 @@ def _settings(dtype: np.dtype, track: bool, minmax: str, exact64: bool, work: An
     info = facts.info
     limit = float(info.max) * OVERFLOW_MARGIN if track and facts.float_target else None
     return Settings(track=track, minmax=minmax, unit=facts.unit, representable=facts.representable,
-                    exact64=exact64, work=work, range_limit=limit, constants=_constants(facts.info_dtype),
+                    exact64=exact64, work=work, range_limit=limit,
                     tiny=float(info.smallest_normal) if track and facts.float_target else 0.0)
 
 
@@ -837,27 +840,12 @@ def _pi(work: Any) -> Val:
     return Val(work(np.pi), Err(1.0), 1)
 
 
-#: Literal values per target type (`Evaluator.constant`'s cache: whether a
-#: literal is representable depends on the type), shared by every evaluation.
-_CONSTANTS: dict[np.dtype, dict[Any, Any]] = {}
-
-
-def _constants(dtype: np.dtype) -> dict[Any, Any]:
-    found = _CONSTANTS.get(dtype)
-    if found is None:
-        found = _CONSTANTS[dtype] = {}
-    elif len(found) > 4096:  # bounded: literals of every formula in a run fit many times over
-        found.clear()
-    return found
-
-
-@per_tree
-def _has_minmax(tree: FormulaTree) -> bool:
+def has_minmax(tree: FormulaTree) -> bool:
+    """Whether ``tree`` calls min, max or clamp (`Prepared.has_minmax`)."""
     return any(isinstance(n, Call) and n.func.lower() in ("min", "max", "clamp")
                for s in tree.assignments for n in walk(s.value))
 
 
-@per_tree
 def _nan_strict(tree: FormulaTree) -> dict[str | None, frozenset[str]]:
     """Per output (None: the main statement), the names whose NaN makes it
     NaN under any min/max semantics: those reaching it through + - * / and

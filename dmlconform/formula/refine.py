@@ -10,7 +10,6 @@ the array path never comes here.
 
 from __future__ import annotations
 
-import functools
 import math
 from fractions import Fraction
 from typing import Any, Callable, Mapping
@@ -21,7 +20,7 @@ from dmlconform.formula.printer import expr_text
 from dmlconform.limits import MAX_EXACT_MAGNITUDE
 from dmlconform.formula.rounding import neighbours
 from dmlconform.formula.tree import (
-    Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, Value, per_tree, walk,
+    Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, Value, walk,
 )
 
 PRECISION = 256
@@ -34,7 +33,6 @@ INTEGER_ROUNDING = frozenset({"floor", "ceil", "round", "trunc"})
 WIDE_PRECISION = PRECISION + 1024 + 1074 + 64
 
 
-@per_tree
 def rounds_to_integer(tree: FormulaTree) -> bool:
     """Whether ``tree`` calls floor, ceil, round or trunc."""
     return any(isinstance(n, Call) and n.func.lower() in INTEGER_ROUNDING
@@ -88,12 +86,6 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
 
 #: A failed exact evaluation (division by zero, a domain error).
 _FAILED = object()
-_MISSING = object()
-#: Exact values already computed, per formula tree (held, so its id stays
-#: unique): identical operands recur across the cases of a group (edge values
-#: such as +-max, +-inf and subnormals are in every case).  Bounded.
-_MEMO: dict[int, tuple[FormulaTree, dict[tuple[Any, ...], Any]]] = {}
-MEMO_LIMIT = 1 << 16
 
 
 def _distinct(picked: Mapping[str, Any], size: int) -> tuple[np.ndarray, np.ndarray]:
@@ -118,36 +110,26 @@ def _distinct(picked: Mapping[str, Any], size: int) -> tuple[np.ndarray, np.ndar
 
 def _exact_values(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: np.ndarray, minmax: str,
                   output: str | None) -> list[Any]:
-    """The exact value (or `_FAILED`) at each of ``rows``, memoised."""
-    arrays = {n for n, v in picked.items() if isinstance(v, np.ndarray) and v.ndim}
-    fixed = tuple(sorted((n, _key(v)) for n, v in picked.items() if n not in arrays))
-    entry = _MEMO.get(id(tree))
-    if entry is None or entry[0] is not tree:
-        if len(_MEMO) > 64:
-            _MEMO.clear()
-        entry = _MEMO[id(tree)] = (tree, {})
-    memo = entry[1]
-    names = sorted(arrays)
-    lifted = {n: _lift(ctx, v) for n, v in picked.items() if n not in arrays}  # the same for every row
-    program = _program(ctx, tree, minmax)
+    """The exact value (or `_FAILED`) at each of ``rows``.
+
+    Not memoised across calls: `_distinct` already evaluates each distinct
+    row once per call, and a memo of rows across calls (per tree) saved 47
+    of 3128 row evaluations of a whole default run, under 0.1% of its time
+    (STYLE.md: an optimisation stays only where it saves 5%)."""
+    names = sorted(n for n, v in picked.items() if isinstance(v, np.ndarray) and v.ndim)
+    lifted = {n: _lift(ctx, v) for n, v in picked.items() if n not in names}  # the same for every row
+    program = _Program(ctx, tree, minmax)
     lift = _lifter(ctx)
-    columns = [_column(picked[n][rows]) for n in names]  # (keys, values) of each name's rows, at once
-    keys = zip(*(c[0] for c in columns)) if columns else iter([()] * rows.size)
+    columns = [_column(picked[n][rows]) for n in names]  # each name's rows at once
     values = []
-    for k, row in enumerate(keys):
-        key = (minmax, fixed, row)
-        results = memo.get(key)
-        if results is None:  # every output of the tree at once: a case with several asks for each
-            env = dict(lifted)
-            env.update((n, lift(c[1][k])) for n, c in zip(names, columns))
-            try:
-                results = program.run(env)
-            except (ZeroDivisionError, ValueError, OverflowError):
-                results = {}
-            if len(memo) >= MEMO_LIMIT:
-                memo.clear()
-            memo[key] = results
-        values.append(results.get(output, _FAILED) if results else _FAILED)
+    for row in zip(*columns) if columns else [()] * rows.size:
+        env = dict(lifted)
+        env.update(zip(names, map(lift, row)))
+        try:
+            results = program.run(env)  # every output of the tree at once
+        except (ZeroDivisionError, ValueError, OverflowError):
+            results = {}
+        values.append(results.get(output, _FAILED))
     return values
 
 
@@ -160,23 +142,11 @@ def _lifter(ctx: Any) -> Callable[[Any], Any]:
     return lambda v: make(from_float(v)) if type(v) is float else _lift(ctx, v)
 
 
-def _column(a: np.ndarray) -> tuple[list[Any], list[Any]]:
-    """`_key` and the value `_lift` takes of each element of ``a``, computed
-    for the whole column at once (Python floats for numbers: their float64
-    values, as `_lift` converts them)."""
-    if a.dtype == bool:
-        return [("bool", v) for v in a.tolist()], a.tolist()
-    wide = a.astype(np.float64)
-    return [("float", b) for b in wide.view(np.uint64).tolist()], wide.tolist()
-
-
-def _key(v: Any) -> Any:
-    """A hashable key telling apart every value `_Scalar.lift` tells apart."""
-    if isinstance(v, (str, Fraction)):
-        return (type(v).__name__, v)
-    if isinstance(v, (bool, np.bool_)):
-        return ("bool", bool(v))
-    return ("float", np.float64(v).view(np.uint64).item())
+def _column(a: np.ndarray) -> list[Any]:
+    """The value `_lift` takes of each element of ``a``, for the whole
+    column at once: Python booleans, or Python floats for numbers (their
+    float64 values, as `_lift` converts them)."""
+    return a.tolist() if a.dtype == bool else a.astype(np.float64).tolist()
 
 
 def _round(ctx: Any, exacts: list[Any], dtype: np.dtype) -> np.ndarray:
@@ -225,10 +195,6 @@ def _round(ctx: Any, exacts: list[Any], dtype: np.dtype) -> np.ndarray:
     return out
 
 
-#: Literal numbers lifted to mpmath, per working precision (immutable values).
-_LITERALS: dict[tuple[int, Any], Any] = {}
-
-
 def _lift(ctx: Any, v: Any) -> Any:
     """``v`` as `_Scalar` computes with it: texts and booleans as they are,
     a Fraction to ``ctx``'s precision, a number as its float64 value."""
@@ -240,10 +206,9 @@ def _lift(ctx: Any, v: Any) -> Any:
 
 
 class _Scalar:
-    """The tree on mpmath scalars: the same semantics as `formula.evaluate`.
-    The tree runs as a `_Program` (closures built once per tree and
-    precision), so a row costs its mpmath arithmetic, not a walk of the
-    tree."""
+    """The tree on mpmath scalars: the same semantics as `formula.evaluate`,
+    one environment at a time (`refine` runs one `_Program` over all its
+    rows instead)."""
 
     def __init__(self, ctx: Any, env: Mapping[str, Any], minmax: str, lifted: Mapping[str, Any] | None = None) -> None:
         self.ctx = ctx
@@ -260,22 +225,7 @@ class _Scalar:
     def run_all(self, tree: FormulaTree) -> dict[str | None, Any]:
         """The last value assigned to each target, and under None the main
         assignment's value."""
-        return _program(self.ctx, tree, self.minmax).run(self.env)
-
-
-#: Compiled trees per (tree, context, minmax); each entry holds its tree and
-#: context, so their ids stay unique.  Bounded.
-_PROGRAMS: dict[tuple[int, int, str], tuple[FormulaTree, Any, "_Program"]] = {}
-
-
-def _program(ctx: Any, tree: FormulaTree, minmax: str) -> "_Program":
-    key = (id(tree), id(ctx), minmax)
-    entry = _PROGRAMS.get(key)
-    if entry is None or entry[0] is not tree or entry[1] is not ctx:
-        if len(_PROGRAMS) >= 256:
-            _PROGRAMS.clear()
-        entry = _PROGRAMS[key] = (tree, ctx, _Program(ctx, tree, minmax))
-    return entry[2]
+        return _Program(self.ctx, tree, self.minmax).run(self.env)
 
 
 Scalar = Any
@@ -325,10 +275,7 @@ class _Program:
     def expr(self, e: Expr) -> Node:
         ctx = self.ctx
         if isinstance(e, Num):
-            key = (ctx.prec, e.value)
-            found = _LITERALS.get(key)
-            if found is None:
-                found = _LITERALS[key] = _lift(ctx, e.value)
+            found = _lift(ctx, e.value)
             return lambda env: found
         if isinstance(e, Name):
             name, default = e.id, (ctx.pi if e.id == "pi" else e.id)
@@ -428,10 +375,9 @@ def _truth(v: Any) -> bool:
     return bool(v) if isinstance(v, bool) else bool(v != 0)
 
 
-@functools.lru_cache(maxsize=None)
 def _functions(ctx: Any) -> dict[str, Callable[..., Any]]:
     """The exact functions by (lower-case) name, for ``ctx`` (one per
-    precision, `functions.mp_context`)."""
+    precision, `functions.mp_context`); built per `_Program`."""
     c = ctx
     return {
         "abs": abs, "exp": _bounded(c, c.exp), "ln": c.log, "log": c.log, "log2": lambda x: c.log(x, 2),

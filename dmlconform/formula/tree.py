@@ -14,11 +14,9 @@ the oracle decides how.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterator, TypeVar, Union
-
-_T = TypeVar("_T")
+from typing import Iterator, Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,19 +131,26 @@ Statement = Union[Assign, Comment]
 
 @dataclass(frozen=True, slots=True)
 class FormulaTree:
-    """A parsed formula block: statements in order."""
+    """A parsed formula block: statements in order, at least one of them an
+    assignment.
+
+    ``assignments`` and ``main`` are worked out once, here, rather than at
+    every read (the oracle reads them on every evaluation); equality and the
+    hash are structural, ``statements`` alone."""
 
     statements: tuple[Statement, ...]
+    #: The `Assign` statements, in order.
+    assignments: tuple[Assign, ...] = field(init=False, repr=False, compare=False)
+    #: The defining statement: the function-style one (``f(x) = ...``) if
+    #: there is one, else the last assignment.
+    main: Assign = field(init=False, repr=False, compare=False)
 
-    @property
-    def assignments(self) -> tuple[Assign, ...]:
-        return _assignments(self)
-
-    @property
-    def main(self) -> Assign:
-        """The defining statement: the function-style one (``f(x) = ...``)
-        if there is one, else the last assignment."""
-        return _main(self)
+    def __post_init__(self) -> None:
+        assigns = tuple(s for s in self.statements if isinstance(s, Assign))
+        if not assigns:
+            raise ValueError("a formula tree needs at least one assignment such as 'f(x) = ...'")
+        object.__setattr__(self, "assignments", assigns)
+        object.__setattr__(self, "main", next((a for a in assigns if a.params is not None), assigns[-1]))
 
 
 Node = Union[Expr, Piecewise, Branch]
@@ -213,32 +218,3 @@ def otherwise_branches(tree: FormulaTree) -> tuple[Branch, ...]:
     """The ``otherwise`` branches (no condition) of every piecewise definition."""
     return tuple(b for a in tree.assignments for n in walk(a.value) if isinstance(n, Piecewise)
                  for b in n.branches if b.cond is None)
-
-
-def per_tree(fn: Callable[[FormulaTree], _T]) -> Callable[[FormulaTree], _T]:
-    """``fn`` of a tree computed once per tree object (the cache holds the
-    tree, so its id stays unique; bounded): facts the oracle needs for every
-    evaluation of the same formula."""
-    cache: dict[int, tuple[FormulaTree, _T]] = {}
-
-    def cached(tree: FormulaTree) -> _T:
-        entry = cache.get(id(tree))
-        if entry is None or entry[0] is not tree:
-            if len(cache) >= 256:
-                cache.clear()
-            entry = cache[id(tree)] = (tree, fn(tree))
-        return entry[1]
-
-    cached.__doc__, cached.__name__ = fn.__doc__, fn.__name__
-    return cached
-
-
-@per_tree
-def _assignments(tree: FormulaTree) -> tuple[Assign, ...]:
-    return tuple(s for s in tree.statements if isinstance(s, Assign))
-
-
-@per_tree
-def _main(tree: FormulaTree) -> Assign:
-    assigns = _assignments(tree)
-    return next((a for a in assigns if a.params is not None), assigns[-1])

@@ -21,7 +21,7 @@ from dmlconform.backends.base import flat_view, joined
 from dmlconform.cases.generate import is_runnable
 from dmlconform.cases.model import Case
 from dmlconform.formula import Parsed, classified, parse
-from dmlconform.formula.oracle import OracleResult, evaluate_many
+from dmlconform.formula.oracle import OracleResult, Prepared, evaluate_many, prepare
 from dmlconform.formula.tree import FormulaTree
 from dmlconform.oracles.base import Expectation
 from dmlconform.spec import model as m
@@ -30,12 +30,14 @@ from dmlconform.spec import model as m
 @dataclass(frozen=True, slots=True, eq=False)
 class FormulaOracle:
     """A spec's formula, parsed and bound to its tensors (``inputs`` and
-    ``outputs``: tensor field -> the name the formula uses)."""
+    ``outputs``: tensor field -> the name the formula uses), and prepared
+    once for every batch of the run (``formula``: `formula.oracle.prepare`)."""
 
     spec: m.Spec
     tree: FormulaTree
     inputs: Mapping[str, str]
     outputs: Mapping[str, str]
+    formula: Prepared
 
     @classmethod
     def of(cls, spec: m.Spec) -> FormulaOracle:
@@ -48,9 +50,10 @@ class FormulaOracle:
                            tuple(f.name for f in tensors if f.role is m.TensorRole.INPUT),
                            tuple(f.name for f in tensors if f.role is m.TensorRole.OUTPUT))
         if not isinstance(bound, Parsed):
-            return cls(spec, parse(spec.formula.parsed), {}, {})
+            tree = parse(spec.formula.parsed)
+            return cls(spec, tree, {}, {}, prepare(tree))
         return cls(spec, bound.tree, {tensor: name for name, tensor in bound.inputs},
-                   {tensor: name for name, tensor in bound.outputs})
+                   {tensor: name for name, tensor in bound.outputs}, prepare(bound.tree))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool) -> FormulaBatch:
         """The batch's inputs end to end, each broadcast to its case's output
@@ -83,7 +86,7 @@ class FormulaBatch:
             by_type.setdefault(out.dtype, []).append(k)
         found: list[Expectation | None] = [None] * len(outputs)
         for dtype, members in by_type.items():
-            results = evaluate_many(self.oracle.tree, chunk, self.case.attribute_map(), dtype=dtype,
+            results = evaluate_many(self.oracle.formula, chunk, self.case.attribute_map(), dtype=dtype,
                                     outputs=[self.oracle.outputs.get(outputs[k].name) for k in members],
                                     nan_policy=spec.formula.nan_policy, overflow=spec.formula.integer_overflow,
                                     flush_subnormals=self.flush_subnormals)

@@ -6,7 +6,9 @@ from the doc's formula worked out by hand or from an independent closed form.
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -400,3 +402,29 @@ def test_support_verdicts_follow_each_cases_conditional_table_whatever_was_asked
     assert asked[0].supported and asked[2].supported
     assert asked[1].reason == asked[3].reason == ("OutputTensor data type UINT32 is not supported at feature level "
                                                   "6_4 (supported: FLOAT32, FLOAT16)")
+
+
+def test_asking_about_a_case_keeps_no_reference_to_it() -> None:
+    """State belongs to the run: the backend remembers no case it was asked
+    about (a large case's buffers stay alive only as long as the run holds it)."""
+    spec, case = spec_of("ACTIVATION_SOFTSIGN"), _softsign(F32, (2, 3))
+    backend = CpuBackend()
+    held = sys.getrefcount(case)
+    assert backend.supports(spec, case).supported
+    assert sys.getrefcount(case) == held
+
+
+def test_support_rules_follow_the_spec_asked_about_not_its_operator_name() -> None:
+    """Rules are remembered per operator and the values of the attributes
+    that pick a table, for an equal spec only: a changed spec of the same
+    operator gets its own verdict, an equal one (another object) the same."""
+    spec = spec_of("ACTIVATION_SOFTSIGN")
+    case = _softsign(F32, (2, 3))
+    backend = CpuBackend()
+    assert backend.supports(spec, case).supported
+    assert backend.supports(spec_of("ACTIVATION_SOFTSIGN"), case).supported
+    four_d = dataclasses.replace(spec, support=tuple(
+        dataclasses.replace(t, rows=tuple(dataclasses.replace(r, dims=(4,)) for r in t.rows)) for t in spec.support))
+    verdict = backend.supports(four_d, case)
+    assert verdict.reason == "InputTensor dimension count 2 is not supported at feature level 6_4 (supported: 4)"
+    assert backend.supports(spec, case).supported

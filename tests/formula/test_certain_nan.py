@@ -14,6 +14,7 @@ from dmlconform.formula.evaluate import certain_nan, decides
 from dmlconform.formula.expand import expand
 from dmlconform.formula.floatrun import FloatRun
 from dmlconform.formula.functions import mp_context
+from dmlconform.formula.oracle import prepare
 from dmlconform.formula.refine import PRECISION, _Scalar
 
 FORMULAS = [
@@ -46,7 +47,8 @@ def _float_run(text: str, x: list[float], y: list[float]) -> tuple[object, np.nd
     """The tree of ``text`` and a float32 oracle run of it on ``x`` and ``y``."""
     tree = expand(parse(text))
     xs, ys = np.asarray(x, dtype=np.float32), np.asarray(y, dtype=np.float32)
-    run = FloatRun(tree, {"x": xs, "y": ys}, {}, xs.shape, np.dtype(np.float32), output=None, propagate_nan=True)
+    run = FloatRun(prepare(tree), {"x": xs, "y": ys}, {}, xs.shape, np.dtype(np.float32),
+                   output=None, propagate_nan=True)
     return tree, xs, ys, run
 
 
@@ -64,7 +66,8 @@ def test_a_negative_argument_beyond_its_error_is_marked() -> None:
     tree = expand(parse("f(x, y) = sqrt(x * y - 1) + y"))
     x = np.asarray([-3.0, 0.5, 2.0], dtype=np.float32)
     y = np.asarray([1.0, 1.0, 1.0], dtype=np.float32)
-    run = FloatRun(tree, {"x": x, "y": y}, {}, x.shape, np.dtype(np.float32), output=None, propagate_nan=True)
+    run = FloatRun(prepare(tree), {"x": x, "y": y}, {}, x.shape, np.dtype(np.float32),
+                   output=None, propagate_nan=True)
     _, val, ev = run.run({"x": x, "y": y}, track=True)
     assert certain_nan(val, ev, x.shape).tolist() == [True, True, False]
 
@@ -78,7 +81,8 @@ def test_without_a_decision_an_overflow_leaves_the_nan_certain() -> None:
     for text, want in (("f(x, y) = sqrt(x * x * y - 1) * y", [True, False]),
                        ("f(x, y) = sqrt(x * x * y - 1),  if y < 2\n          y,  otherwise", [False, False])):
         tree = expand(parse(text))
-        run = FloatRun(tree, {"x": x, "y": y}, {}, x.shape, np.dtype(np.float32), output=None, propagate_nan=True)
+        run = FloatRun(prepare(tree), {"x": x, "y": y}, {}, x.shape, np.dtype(np.float32),
+                       output=None, propagate_nan=True)
         _, val, ev = run.run({"x": x, "y": y}, track=True)
         assert ev.overflow is not None and ev.overflow.all()
         assert certain_nan(val, ev, x.shape, decides=decides(tree)).tolist() == want, text
@@ -114,7 +118,8 @@ def test_adams_bias_correction_of_a_tiny_negative_step_is_nan_exactly() -> None:
     tree = expand(parse("f(x, y) = sqrt(1 - pow(0.25, y)) / (1 - pow(2, y)) * x"))
     x = np.ones(6, dtype=np.float32)
     y = np.asarray([-1e-30, 1e-30, -1.4e-45, 0.5, 0.0, -0.0], dtype=np.float32)
-    run = FloatRun(tree, {"x": x, "y": y}, {}, x.shape, np.dtype(np.float32), output=None, propagate_nan=True)
+    run = FloatRun(prepare(tree), {"x": x, "y": y}, {}, x.shape, np.dtype(np.float32),
+                   output=None, propagate_nan=True)
     assert run.exact_nan(np.arange(6)).tolist() == [True, False, True, False, True, True]
 
 

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from dmlconform.formula import parse
 from dmlconform.formula.expand import expand
 from dmlconform.formula.floatrun import FloatRun
+from dmlconform.formula.oracle import prepare
 
 FORMULAS = [
     "f(x) = x / (1 + abs(x))",
@@ -23,7 +24,8 @@ FORMULAS = [
 
 def overflow_marks(text: str, x: np.ndarray, *, spans: bool) -> np.ndarray:
     tree = expand(parse(text))
-    run = FloatRun(tree, {"x": x}, {}, x.shape, np.dtype(np.float32), output=None, propagate_nan=True)
+    run = FloatRun(prepare(tree), {"x": x}, {}, x.shape, np.dtype(np.float32),
+                   output=None, propagate_nan=True)
     given_spans = {"x": (float(x.min()), float(x.max()))} if spans else None
     _, _, ev = run.run({"x": x}, track=True, spans=given_spans)
     return np.zeros(x.shape, dtype=bool) if ev.overflow is None else np.broadcast_to(ev.overflow, x.shape)
