@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 @click.option("--skip-unavailable", is_flag=True, help="Exit 0 instead of 3 when the backend is unavailable.")
 @click.option("--show-skipped", is_flag=True, help="List each spec left out of the suite, with the reason.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
-              help="Worker processes that run the backend (default: one fewer than the cores, at least one).")
+              help="Worker processes that run the backend (default: one per core).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
               metavar="SECONDS", help="A case running longer is TIMEOUT and its worker is replaced (a case over "
                                       "2^22 elements gets proportionally longer).")
