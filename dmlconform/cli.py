@@ -50,7 +50,7 @@ class _Group(click.Group):
         assert isinstance(command, click.Command), f"{COMMANDS[cmd_name]} is not a click command"
         return command
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D401
+    def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", True)
         if "args" in kwargs:  # click's own keyword (CliRunner passes it so)
             args = (kwargs.pop("args"), *args)

@@ -77,7 +77,7 @@ class SpecError(LocatedError):
         path: str | Path,
         line: int = 0,
         column: int = 0,
-        problems: tuple["LocatedError", ...] = (),
+        problems: tuple[LocatedError, ...] = (),
     ) -> None:
         super().__init__(message, path=path, line=line, column=column)
         self.problems = problems or (LocatedError(message, path=path, line=line, column=column),)

@@ -35,8 +35,15 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends.base import (SUPPORTED, BackendInfo, NotSupportedError, Support, joined_input, level_option,
-                                      unknown_options)
+from dmlconform.backends.base import (
+    SUPPORTED,
+    BackendInfo,
+    NotSupportedError,
+    Support,
+    joined_input,
+    level_option,
+    unknown_options,
+)
 from dmlconform.backends.cpu import scatter_flat
 from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases.model import Case, numpy_dtype
@@ -629,7 +636,7 @@ def _value_info(name: str, elem_type: int, length: str | None) -> Any:
     return info
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _onnx_type(dtype: Any) -> int:
     """ONNX's element type of a data type (a `DataType`, or a numpy dtype)."""
     from onnx import helper

@@ -426,7 +426,7 @@ def _pool(found: tuple[Any, ...], name: str, dtype: DataType) -> _Pool:
     return _Pool(np.concatenate(parts), edges, plain)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _edge_array(dtype: DataType) -> np.ndarray:
     """The edge values of ``dtype`` as an array of it (read-only; one per type)."""
     values = np.asarray([e.value for e in ev.edge_values(dtype)], dtype=ev.np_dtype(dtype))

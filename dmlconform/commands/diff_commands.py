@@ -12,8 +12,9 @@ from __future__ import annotations
 import difflib
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 import click
 

@@ -141,7 +141,8 @@ def update(report: str, output: str | None, old_path: str | None) -> None:
     report (or a merged one): entries of cases outside the report are dropped.
     """
     from dmlconform.atomic import write_atomic
-    from dmlconform.gating.baseline import dumps_baseline, read_baseline, update as make_update
+    from dmlconform.gating.baseline import dumps_baseline, read_baseline
+    from dmlconform.gating.baseline import update as make_update
 
     run = _read_report(report)
     old = read_baseline(Path(old_path)) if old_path else run.baseline

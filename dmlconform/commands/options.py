@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from dmlconform.errors import InputError
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec

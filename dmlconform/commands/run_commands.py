@@ -74,7 +74,7 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     """
 
     ctx = click.get_current_context()
-    started, clock = dt.datetime.now(dt.timezone.utc), time.perf_counter()
+    started, clock = dt.datetime.now(dt.UTC), time.perf_counter()
     options = backend_options(backend_args)
     engine = _engine(ctx, backend_name, options, isolate=not no_isolate, jobs=jobs, timeout=timeout, gate=gate)
     # Imported once the workers have started: numpy, the oracle and the generator then load while they start
@@ -105,7 +105,7 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
         command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         started=started.isoformat(timespec="seconds"),
-        finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cases=_with_repro(suite.with_notes(outcome.results, Path(cases_dir) if cases_dir else None), invocation),
         interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3)))
     _finish(report, folder, console, worst=worst, skipped=skipped, show_skipped=show_skipped,

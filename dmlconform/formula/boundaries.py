@@ -17,19 +17,30 @@ by inverting one function at a time (exp, log, tanh...) at high precision.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
+from dmlconform.compare import ordered_bits
 from dmlconform.errors import FormulaError
 from dmlconform.formula.expand import expand
 from dmlconform.formula.printer import expr_text
-from dmlconform.compare import ordered_bits
 from dmlconform.formula.rounding import fraction_to_float, neighbours
 from dmlconform.formula.tree import (
-    Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, names, walk,
+    Binary,
+    Call,
+    Conditional,
+    Expr,
+    FormulaTree,
+    Name,
+    Num,
+    Piecewise,
+    Unary,
+    names,
+    walk,
 )
 
 _COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})

@@ -19,9 +19,10 @@ reaches the discontinuity in ``uncertain``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +33,17 @@ from dmlconform.formula.bounds import EXACT, Err
 from dmlconform.formula.functions import is_enum_constant, primitive
 from dmlconform.formula.printer import expr_text
 from dmlconform.formula.tree import (
-    Binary, Call, Conditional, Expr, FormulaTree, Integral, Name, Num, Piecewise, Unary, Value,
+    Binary,
+    Call,
+    Conditional,
+    Expr,
+    FormulaTree,
+    Integral,
+    Name,
+    Num,
+    Piecewise,
+    Unary,
+    Value,
 )
 
 Array = Any  # np.ndarray or a numpy scalar

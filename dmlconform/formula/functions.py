@@ -109,7 +109,7 @@ def is_enum_constant(name: str) -> bool:
     return name.startswith("DML_") and name.upper() == name
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def mp_context(prec: int) -> Any:
     """An mpmath context at ``prec`` bits, made once per precision: building
     one inspects every mpmath function (milliseconds), which dominated case

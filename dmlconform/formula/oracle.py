@@ -31,9 +31,10 @@ is rounded to float32 first (0.2 -> 0.20000000298...); an exact text such as
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,6 @@ from dmlconform.formula.rounding import fraction_to_float, to_float
 from dmlconform.formula.tolerance import default_ulp, signed_zero
 from dmlconform.formula.tree import FormulaTree, names
 from dmlconform.spec import model as m
-
 
 # The policies are spec facts (spec.model): one enum each, re-exported here.
 NanPolicy = m.NanPolicy

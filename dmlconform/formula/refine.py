@@ -11,17 +11,28 @@ the array path never comes here.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from dmlconform.formula.printer import expr_text
-from dmlconform.limits import MAX_EXACT_MAGNITUDE
 from dmlconform.formula.rounding import neighbours
 from dmlconform.formula.tree import (
-    Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, Value, walk,
+    Binary,
+    Call,
+    Conditional,
+    Expr,
+    FormulaTree,
+    Name,
+    Num,
+    Piecewise,
+    Unary,
+    Value,
+    walk,
 )
+from dmlconform.limits import MAX_EXACT_MAGNITUDE
 
 PRECISION = 256
 #: Functions that round to an integer: ``trunc(a / b)`` of float64 operands

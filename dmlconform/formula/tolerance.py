@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from dmlconform.formula.functions import Kind, primitive
 from dmlconform.formula.tree import Binary, Branch, Call, Expr, FormulaTree, Piecewise, Value, children, names, notes

@@ -201,8 +201,7 @@ def load_tests(data_dir: Path | None, ops: Iterable[str]) -> Iterator[OnnxTest]:
         found = (_from_folder(d) for d in sorted(data_dir.glob("test_*")) if (d / "model.onnx").is_file())
     else:
         found = iter(_generated())
-    for test in sorted((t for t in found if t is not None and t.op_type in wanted), key=lambda t: t.name):
-        yield test
+    yield from sorted((t for t in found if t is not None and t.op_type in wanted), key=lambda t: t.name)
 
 
 def _test(name: str, model: Any, inputs: list[Any], outputs: list[Any]) -> OnnxTest | None:

@@ -7,8 +7,8 @@ choices made here are stated in the spec, so a spec writer can change them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from dmlconform.formula import Parsed, classify, to_text
 from dmlconform.formula.tree import FormulaTree, otherwise_branches

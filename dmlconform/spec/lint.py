@@ -15,9 +15,10 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from dmlconform import userfiles
 from dmlconform.errors import InputError, SpecError
@@ -128,7 +129,7 @@ def _dotted(path: JsonPath) -> str:
     return ".".join(str(p) for p in path) or "the top level"
 
 
-def _schema_finding(doc: Document, problem: load.Problem) -> "Finding":
+def _schema_finding(doc: Document, problem: load.Problem) -> Finding:
     """A schema problem as a finding: DML003/DML004 for an unknown level or type."""
     kind, value = _problem_kind(problem), problem.value
     line, column = doc.where(problem.json_path, key=problem.at_key)

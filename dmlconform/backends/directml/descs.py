@@ -19,9 +19,10 @@ import ctypes as C
 import functools
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from dmlconform.backends.directml import abi
 from dmlconform.spec.model import DataType, Field, FieldKind, Spec

@@ -23,9 +23,10 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from dmlconform.backends.directml import abi
 from dmlconform.backends.directml.com import Convention
