@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from dmlconform.formula.functions import LIBRARY, LibraryFunction
+from dmlconform.formula.parser import parse
 from dmlconform.formula.tree import (
     Assign,
     Binary,
@@ -28,6 +29,7 @@ from dmlconform.formula.tree import (
     Piecewise,
     Unary,
     Value,
+    names,
 )
 
 
@@ -82,8 +84,6 @@ def _inline(fn: LibraryFunction, args: tuple[Expr, ...]) -> Expr:
 
 @functools.cache
 def _definition(source: str) -> Assign:
-    from dmlconform.formula.parser import parse
-
     return parse(source).main
 
 
@@ -118,6 +118,4 @@ def closed_form(node: Integral) -> Expr | None:
 
 
 def _free(e: Expr) -> frozenset[str]:
-    from dmlconform.formula.tree import names
-
     return names(e)

@@ -23,6 +23,7 @@ import numpy as np
 from dmlconform.compare import Alternative, Tier, finfo, is_float
 from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan
+from dmlconform.formula.refine import refine as exact
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
 from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, walk
 from dmlconform.plan import ORACLE_BLOCK
@@ -673,8 +674,6 @@ class FloatRun:
         return np.isnan(values) & exact
 
     def exactly(self, index: np.ndarray, expected: np.ndarray, *, zeros: bool = False) -> int:
-        from dmlconform.formula.refine import refine as exact
-
         env: dict[str, Any] = dict(self.arrays)
         env.update({n: v.v for n, v in self.attrs.items()})
         fixed, done = exact(self.tree, env, index, self.shape, self.dtype, minmax="propagate", output=self.output,

@@ -36,8 +36,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
+from dmlconform.cases.model import numpy_dtype
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float
 from dmlconform.errors import InputError
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, decides, final_statements
@@ -92,12 +94,8 @@ class OracleResult:
 def target_dtype(dtype: Any) -> np.dtype:
     """numpy dtype for a `DataType`, a dtype or a name (``bfloat16`` works)."""
     if isinstance(dtype, m.DataType):
-        from dmlconform.cases.model import numpy_dtype
-
         return numpy_dtype(dtype)
     if isinstance(dtype, str):
-        import ml_dtypes
-
         return np.dtype(getattr(ml_dtypes, dtype, dtype))
     return np.dtype(dtype)
 

@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from dmlconform.compare import finfo, ordered_bits
+from dmlconform.formula.functions import mp_context
 from dmlconform.formula.printer import expr_text
-from dmlconform.formula.rounding import neighbours
+from dmlconform.formula.rounding import midpoints, neighbours, to_float
 from dmlconform.formula.tree import (
     Binary,
     Call,
@@ -64,7 +66,6 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
     position whose exact evaluation fails keeps its float64 value).  An exact
     zero keeps the float64 result's IEEE sign, unless ``zeros`` (the float64
     result is not finite, so it has none): then it is +0."""
-    from dmlconform.formula.functions import mp_context
 
     ctx = mp_context(precision(tree))
     coords = np.unravel_index(index, shape)
@@ -147,7 +148,7 @@ def _exact_values(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: 
 def _lifter(ctx: Any) -> Callable[[Any], Any]:
     """`_lift` for ``ctx``, with Python floats (`_column`'s values) made
     straight from their bits: exact, the same mpf as ``ctx.mpf(v)``."""
-    from mpmath.libmp import from_float
+    from mpmath.libmp import from_float  # noqa: PLC0415 - mpmath (~20 ms), as in functions.mp_context
 
     make = ctx.make_mpf
     return lambda v: make(from_float(v)) if type(v) is float else _lift(ctx, v)
@@ -171,8 +172,6 @@ def _round(ctx: Any, exacts: list[Any], dtype: np.dtype) -> np.ndarray:
     rest (a float64 on a boundary, no finite rounding, a float64 target) take
     the float64 guess and its two neighbours, and mpmath picks the nearest of
     the three per value."""
-    from dmlconform.compare import finfo, ordered_bits
-    from dmlconform.formula.rounding import midpoints, to_float
 
     info = finfo(dtype)
     largest = ctx.mpf(float(info.max))

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from dmlconform.formula import Parsed, classify, to_text
+from dmlconform.formula.expand import expand
+from dmlconform.formula.tolerance import default_ulp, signed_zero
 from dmlconform.formula.tree import FormulaTree, otherwise_branches
 from dmlconform.spec import model as m
 
@@ -47,8 +49,6 @@ def analyse(formula: m.Formula, *, line: int, category: str, fields: tuple[m.Fie
     if not isinstance(result, Parsed):
         warn(result.line or line, f"formula not parsed ({result.category.value}): {result.reason}")
         return replace(formula, reason=result.reason), ()
-    from dmlconform.formula.expand import expand
-    from dmlconform.formula.tolerance import default_ulp, signed_zero
 
     out_types = _output_dtypes(fields, support)
     parsed = replace(

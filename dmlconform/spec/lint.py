@@ -21,7 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from dmlconform import userfiles
-from dmlconform.errors import InputError, SpecError
+from dmlconform.errors import FormulaError, InputError, SpecError
+from dmlconform.formula import parse
+from dmlconform.formula.boundaries import overlaps
+from dmlconform.formula.tree import names, otherwise_branches
 from dmlconform.spec import load
 from dmlconform.spec import model as m
 from dmlconform.spec.load import Document, JsonPath
@@ -418,8 +421,6 @@ def _parsed_tree(spec: m.Spec):  # type: ignore[no-untyped-def]
 def _parse_once(text: str):  # type: ignore[no-untyped-def]
     """Three rules read the same formula: parse each text once (trees are
     frozen).  The tree, or where and why the text does not parse."""
-    from dmlconform.errors import FormulaError
-    from dmlconform.formula import parse
 
     try:
         return parse(text)
@@ -442,7 +443,6 @@ def _formula_overlaps(spec: m.Spec, doc: Document) -> Iterator[Located]:
     tree = _parsed_tree(spec)
     if tree is None:
         return
-    from dmlconform.formula.boundaries import overlaps
 
     for o in overlaps(tree):
         if not o.same_value:
@@ -452,8 +452,6 @@ def _formula_overlaps(spec: m.Spec, doc: Document) -> Iterator[Located]:
 
 
 def _nan_ambiguity(spec: m.Spec, doc: Document) -> Iterator[Located]:
-    from dmlconform.formula.tree import names, otherwise_branches
-
     tree = _parsed_tree(spec)
     if tree is None or spec.formula.nan_policy is not m.NanPolicy.PROPAGATE:
         return

@@ -333,7 +333,7 @@ def schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator() -> Any:
-    import jsonschema
+    import jsonschema  # noqa: PLC0415 - jsonschema (~0.1 s): a spec text that passed before (`_passed`) skips it
 
     cls = jsonschema.validators.validator_for(schema())
     return cls(schema())

@@ -26,6 +26,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from dmlconform.atomic import write_atomic
+
 DATA_FILE = "operator_types.json"
 #: Where the attribute enum values go, relative to the package root.
 ENUM_FILE = ("backends", "directml", "attribute_enums.json")
@@ -73,7 +75,6 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m dmlconform.spec.operator_types PATH/abi-facts.json", file=sys.stderr)  # noqa: T201 - a maintainer's script
         return 2
-    from dmlconform.atomic import write_atomic
 
     facts = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     root = Path(__file__).resolve().parents[1]
