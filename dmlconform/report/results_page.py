@@ -21,7 +21,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dmlconform.errors import InputError
+from dmlconform.report.json_report import from_data, to_json
 from dmlconform.results import CaseResult, Outcome, RunResult
+from dmlconform.userfiles import loads_json
 
 SUMMARY_FORMAT = "dmlconform-results-summary"
 SUMMARY_VERSION = 1
@@ -107,8 +110,6 @@ def _count(row: Row, c: CaseResult) -> Row:
 
 # -- the summary file ----------------------------------------------------------
 def summary_json(summary: Summary, rows: Sequence[Row]) -> str:
-    from dmlconform.report.json_report import to_json
-
     data = {"format": SUMMARY_FORMAT, "version": SUMMARY_VERSION, "label": summary.label,
             "rows": [dataclasses.asdict(r) for r in rows], "failures": to_json(summary.run)}
     return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
@@ -117,9 +118,6 @@ def summary_json(summary: Summary, rows: Sequence[Row]) -> str:
 def read_input(text: str, *, path: str) -> tuple[Summary, tuple[Row, ...]]:
     """A report.json or a summary written by `summary_json`; a file that is
     neither is an error naming ``path`` (and the place in it)."""
-    from dmlconform.errors import InputError
-    from dmlconform.report.json_report import from_data
-    from dmlconform.userfiles import loads_json
 
     data = loads_json(text, path=path, strict=True)
     if not (isinstance(data, dict) and data.get("format") == SUMMARY_FORMAT):
@@ -133,7 +131,6 @@ def read_input(text: str, *, path: str) -> tuple[Summary, tuple[Row, ...]]:
 
 def _rows(value: Any, *, path: str) -> tuple[Row, ...]:
     """The rows of a summary, each member of the type `Row` declares."""
-    from dmlconform.errors import InputError
 
     if not isinstance(value, list):
         raise InputError(f"{path}: bad summary: rows: expected an array")
@@ -150,7 +147,6 @@ def _rows(value: Any, *, path: str) -> tuple[Row, ...]:
 
 def load_notes(data: Any, *, path: str) -> tuple[Note, ...]:
     """Notes from parsed YAML: a list of {match, backend?, class, note}."""
-    from dmlconform.errors import InputError
 
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a list of notes, got {type(data).__name__}")
