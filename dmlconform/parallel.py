@@ -69,7 +69,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any, Self
 
-from dmlconform.backends.base import run_batch_of
+from dmlconform.backends.base import implements_of, run_batch_of
 from dmlconform.backends.registry import load_backend
 from dmlconform.errors import BackendLoadError, ExitCode, InputError
 from dmlconform.judge import verdict
@@ -271,6 +271,9 @@ class _Watched:
         self.batch = run_batch_of(backend)
         if self.batch is not None:  # the runner then starts a whole batch before one call
             self.run_batch = self._run_batch
+        implements = implements_of(backend)
+        if implements is not None:  # the runner asks it once per operator (issue #22 item 5)
+            self.implements = implements
 
     def info(self) -> BackendInfo:
         return self.backend.info()

@@ -21,7 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dmlconform.backends.base import Backend, BackendCrashError, NotSupportedError, run_batch_of
+from dmlconform.backends.base import (
+    Backend,
+    BackendCrashError,
+    Implements,
+    NotSupportedError,
+    implements_of,
+    run_batch_of,
+)
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.judge import Judging, Ran, harness_error, judge, verdict
 from dmlconform.oracles import Oracles
@@ -92,6 +99,7 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     ran: list[Ran] = []
     queued: dict[str, list[_Queued]] = {}   # operator -> cases for run_batch
     run_batch = run_batch_of(backend)
+    refusals = _Refusals(implements_of(backend))
 
     def done(result: CaseResult | Ran, position: int) -> None:
         if isinstance(result, Ran):
@@ -103,6 +111,12 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
 
     for position, (spec, case) in enumerate(pairs):
         results.append(None)
+        refused = refusals.of(spec, case)
+        if refused is not None:
+            if on_start is not None:
+                on_start(position)
+            done(refused, position)
+            continue
         if run_batch is not None and 0 < _size(case) <= BATCH_CASE_ELEMENTS:
             queued.setdefault(spec.operator, []).append(_Queued(position, spec, case))
             continue
@@ -118,6 +132,35 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
         for item, result in zip(batch, _judged(batch, oracles, judging)):
             done(result, item.position)
     return tuple(r for r in results if r is not None)
+
+
+class _Refusals:
+    """A run's answers of the backend's ``implements`` (`backends.base.
+    ImplementingBackend`), asked once per operator: a case of an operator the
+    backend does not implement is NOT_SUPPORTED with its reason, before any
+    support query (issue #22 item 5)."""
+
+    def __init__(self, implements: Implements | None) -> None:
+        self.implements = implements
+        self.answers: dict[str, str | None] = {}
+
+    def of(self, spec: m.Spec, case: Case) -> CaseResult | None:
+        """The result of ``case`` when the backend does not implement its
+        operator (or ``implements`` raised: FAIL, a backend bug), else None."""
+        if self.implements is None:
+            return None
+        started = time.perf_counter()
+        if spec.operator not in self.answers:
+            try:
+                self.answers[spec.operator] = self.implements(spec)
+            except Exception as exc:  # noqa: BLE001 - a backend bug is a FAIL of its cases, the run goes on
+                return verdict(case, Outcome.FAIL, f"the backend's implements() raised {type(exc).__name__}: {exc}",
+                               seconds=time.perf_counter() - started)
+        reason = self.answers[spec.operator]
+        if reason is None:
+            return None
+        return verdict(case, Outcome.NOT_SUPPORTED, f"not implemented: {reason}",
+                       seconds=time.perf_counter() - started)
 
 
 def _judged(batch: list[Ran], oracles: Oracles, judging: Judging) -> list[CaseResult]:

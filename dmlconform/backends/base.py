@@ -64,7 +64,8 @@ class Backend(Protocol):
     Optionally a backend also has ``run_batch`` (`BatchBackend`): the runner
     then hands it the small cases of one operator and tensor names and data
     types in one call, whatever their attributes, instead of one ``run``
-    each."""
+    each; and ``implements`` (`ImplementingBackend`): the runner then asks
+    once per operator whether the backend implements it at all."""
 
     def info(self) -> BackendInfo:
         """Name, device, version, claimed feature level, flush policy."""
@@ -113,6 +114,37 @@ class BatchBackend(Backend, Protocol):
         bad case must not cost the others; an exception raised by the call
         itself is given to every item."""
         ...
+
+
+@runtime_checkable
+class ImplementingBackend(Backend, Protocol):
+    """A backend that says which operators it implements at all (optional;
+    issue #22 item 5).
+
+    The runner asks ``implements`` once per operator of a run, before any
+    of its cases: an operator the backend does not implement makes each of
+    its cases NOT_SUPPORTED with the reason given, never FAIL (a backend
+    with no mapping for an operator has no bug in it).  A backend without
+    the method implements every operator; whatever it then rejects through
+    ``supports`` or `NotSupportedError` for a configuration the table
+    allows stays FAIL."""
+
+    def implements(self, spec: Spec) -> str | None:
+        """None when the backend implements ``spec``'s operator; else the
+        reason it does not (a sentence a reader acts on: "ONNX has no
+        one-node equivalent of X")."""
+        ...
+
+
+#: A backend's ``implements`` method.
+Implements = Callable[[Spec], str | None]
+
+
+def implements_of(backend: Backend) -> Implements | None:
+    """``backend``'s ``implements``, or None when it has none (it then
+    implements every operator): the method is optional
+    (`ImplementingBackend`), like ``run_batch``."""
+    return getattr(backend, "implements", None)
 
 
 #: A backend's ``run_batch`` method.

@@ -276,6 +276,16 @@ class ExternalBackend:
         return BackendInfo(name="external", device=f"{hello.name} ({hello.device})", version=hello.version,
                            feature_level=hello.feature_level, flush_subnormals=hello.flush_subnormals)
 
+    def implements(self, spec: Spec) -> str | None:
+        """Why the program does not implement ``spec``'s operator: absent
+        from the ``ops`` of its hello reply (`backends.base.
+        ImplementingBackend`); None when it is there or the program gave no
+        list (every operator is tried)."""
+        hello = self._hello
+        if hello is not None and hello.ops is not None and spec.operator not in hello.ops:
+            return f"{hello.name} does not implement {spec.operator} (not in its hello ops)"
+        return None
+
     def supports(self, spec: Spec, case: Case) -> Support:
         hello = self._hello
         if hello is not None and hello.ops is not None and case.operator not in hello.ops:

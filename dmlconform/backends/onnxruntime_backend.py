@@ -48,7 +48,7 @@ from dmlconform.backends.cpu import scatter_flat
 from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.errors import InputError
-from dmlconform.spec.model import FeatureLevel, Spec
+from dmlconform.spec.model import FeatureLevel, Spec, TensorRole
 
 INSTALL_HINT = "pip install -e '.[onnxruntime]'"
 #: The opset every model uses unless its `Mapping` needs a newer one; old
@@ -375,6 +375,19 @@ def plan(spec: Spec, case: Case) -> Plan:
     return Plan(key, mapping, attrs, scalars)
 
 
+def implements(table: Mapping[str, object], spec: Spec, missing: str) -> str | None:
+    """Why a backend whose mappings are ``table`` (operator -> mapping of one
+    output) does not implement ``spec``'s operator: not in the table
+    (``missing`` + the operator), or more outputs than a mapping has; None
+    when it does."""
+    if spec.operator not in table:
+        return f"{missing} {spec.operator} (not mapped)"
+    outputs = [f.name for f in spec.tensors if f.role is TensorRole.OUTPUT]
+    if len(outputs) != 1:
+        return f"{spec.operator}: {len(outputs)} outputs ({', '.join(outputs)}); the mapping has one"
+    return None
+
+
 def support_of(resolve: Callable[[Spec, Case], object], spec: Spec, case: Case) -> Support:
     """`Backend.supports` from a mapping's resolver: its NotSupportedError
     is the reason."""
@@ -414,6 +427,11 @@ class OnnxRuntimeBackend:
         return BackendInfo(name="onnxruntime", device=f"onnxruntime {version} {self.provider} on {platform.machine()}",
                            version=version, feature_level=self.level,
                            flush_subnormals=False, available=self._reason is None, reason=self._reason)
+
+    def implements(self, spec: Spec) -> str | None:
+        """Why onnxruntime does not implement ``spec``'s operator at all
+        (`backends.base.ImplementingBackend`), from the mapping table."""
+        return implements(MAPPINGS, spec, "ONNX has no one-node equivalent of")
 
     def supports(self, spec: Spec, case: Case) -> Support:
         return support_of(self.plan, spec, case)

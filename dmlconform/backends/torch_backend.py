@@ -26,7 +26,14 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support, level_option, unknown_options
-from dmlconform.backends.onnxruntime_backend import Attrs, check_divisor, clip_bounds, require, support_of
+from dmlconform.backends.onnxruntime_backend import (
+    Attrs,
+    check_divisor,
+    clip_bounds,
+    implements,
+    require,
+    support_of,
+)
 from dmlconform.cases.model import Case
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec
@@ -220,6 +227,11 @@ class TorchBackend:
         return BackendInfo(name="torch", device=f"torch {version} {self.device} on {where}", version=version,
                            feature_level=self.level, flush_subnormals=False,
                            available=self._reason is None, reason=self._reason)
+
+    def implements(self, spec: Spec) -> str | None:
+        """Why torch does not implement ``spec``'s operator at all
+        (`backends.base.ImplementingBackend`), from the function table."""
+        return implements(TORCH_OPS, spec, "torch has no function for")
 
     def supports(self, spec: Spec, case: Case) -> Support:
         return support_of(_resolve, spec, case)

@@ -114,6 +114,19 @@ def test_hello_describes_the_backend_and_limits_the_operators() -> None:
     backend.close()
 
 
+def test_an_operator_outside_the_hello_ops_is_not_supported_not_fail() -> None:
+    # issue #22 item 5: the hello's "ops" is the program's list of operators it implements;
+    # the cases of another operator are NOT_SUPPORTED (before: FAIL, an in-table rejection).
+    backend = fake("ok")
+    spec = load_spec(REPO / "specs" / "ACTIVATION_SOFTSIGN.yaml")
+    cases = [c for c in generate(spec, m.FeatureLevel.FL_6_4, seed=0) if c.expect_supported][:3]
+    results = run_cases([(spec, c) for c in cases], backend)
+    assert [r.outcome for r in results] == [Outcome.NOT_SUPPORTED] * 3
+    assert results[0].message == "not implemented: fake does not implement ACTIVATION_SOFTSIGN (not in its hello ops)"
+    assert backend.implements(load_spec(REPO / "specs" / "ELEMENT_WISE_IDENTITY.yaml")) is None
+    backend.close()
+
+
 # -- running cases --------------------------------------------------------------------------
 def test_every_identity_layout_passes_through_the_protocol() -> None:
     pairs = identity_pairs()

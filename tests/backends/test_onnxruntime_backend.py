@@ -346,3 +346,31 @@ def test_models_are_the_bytes_onnx_helper_makes_for_every_key_of_the_default_sui
     theirs += [onnxruntime_backend.build_family_model([p for p, _ in f], [c for _, c in f]).SerializeToString()
                for f in families.values()]
     assert ours == theirs
+
+
+def test_an_operator_without_a_mapping_is_not_supported_not_fail() -> None:
+    # issue #22 item 5: ACTIVATION_LINEAR has no one-node ONNX equivalent; every case of it is
+    # NOT_SUPPORTED with that reason, before any support query (before: FAIL "rejected a
+    # configuration that the 6_4 table supports").
+    spec = _spec("ACTIVATION_LINEAR")
+    assert OnnxRuntimeBackend().implements(spec) == "ONNX has no one-node equivalent of ACTIVATION_LINEAR (not mapped)"
+    cases = list(generate(spec, m.FeatureLevel.FL_6_4, seed=0, negative=False))
+    results = run_cases([(spec, c) for c in cases], OnnxRuntimeBackend())
+    assert {r.outcome for r in results} == {Outcome.NOT_SUPPORTED}
+    assert {r.message for r in results} == {
+        "not implemented: ONNX has no one-node equivalent of ACTIVATION_LINEAR (not mapped)"}
+
+
+def test_an_in_table_rejection_of_an_implemented_operator_stays_fail() -> None:
+    spec = _spec("ACTIVATION_SHRINK")
+    assert OnnxRuntimeBackend().implements(spec) is None
+    case = _case("ACTIVATION_SHRINK", [1.0], Threshold=-0.5, Bias=0.0)
+    (result,) = run_cases([(spec, case)], OnnxRuntimeBackend())
+    assert result.outcome is Outcome.FAIL and "Threshold=-0.5 < 0" in result.message
+
+
+def test_an_operator_with_several_outputs_is_not_implemented() -> None:
+    table = {"ADAM_OPTIMIZER": MAPPINGS["ACTIVATION_SHRINK"]}   # a mapping has one output
+    assert onnxruntime_backend.implements(table, _spec("ADAM_OPTIMIZER"), "no") == (
+        "ADAM_OPTIMIZER: 3 outputs (OutputParametersTensor, OutputFirstMomentTensor, OutputSecondMomentTensor); "
+        "the mapping has one")

@@ -84,3 +84,15 @@ def test_missing_onnxruntime_is_unavailable_naming_the_extra(monkeypatch: pytest
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     info = OnnxRuntimeBackend().info()
     assert not info.available and "pip install -e '.[onnxruntime]'" in (info.reason or "")
+
+
+def test_an_operator_without_a_function_is_not_supported_not_fail() -> None:
+    # issue #22 item 5: every case of an operator torch has no function for is NOT_SUPPORTED
+    # with the reason (before: FAIL, "rejected a configuration that the 6_4 table supports").
+    spec = load_spec(REPO / "specs" / "ACTIVATION_LINEAR.yaml")
+    assert TorchBackend().implements(spec) == "torch has no function for ACTIVATION_LINEAR (not mapped)"
+    cases = list(generate(spec, m.FeatureLevel.FL_6_4, seed=0, negative=False))[:5]
+    results = run_cases([(spec, c) for c in cases], TorchBackend())
+    assert [r.outcome for r in results] == [Outcome.NOT_SUPPORTED] * 5
+    assert results[0].message == "not implemented: torch has no function for ACTIVATION_LINEAR (not mapped)"
+    assert TorchBackend().implements(load_spec(REPO / "specs" / "ACTIVATION_SHRINK.yaml")) is None
