@@ -37,6 +37,8 @@ NOT_COMPARABLE_ULP = 2 ** 62
 WORST = 10
 #: The message of a negative case computed correctly.
 ALLOWED = "computed correctly a configuration outside the table (allowed)"
+#: The message of a case with attributes outside the doc's domain computed correctly.
+ALLOWED_DOMAIN = "computed the formula correctly for {names} outside the doc's range (allowed)"
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -260,7 +262,8 @@ def _case_result(ran: Ran, outputs: list[_OutputFacts], alternatives: tuple[tupl
         elif facts.counts[1] and outcome is Outcome.PASS:
             outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {summary(facts.counts, size)}"
     if outcome is Outcome.PASS and not ran.case.expect_supported:
-        message = ALLOWED
+        names = ran.case.out_of_domain
+        message = ALLOWED_DOMAIN.format(names=", ".join(names)) if names else ALLOWED
     return verdict(ran.case, outcome, message, seconds=seconds, elements=sum(total), counts=tuple(total),
                    max_ulp=max((f.largest for f in outputs), default=0),
                    worst=tuple(d for f in outputs for d in f.worst), alternatives=alternatives)

@@ -118,6 +118,23 @@ _VARIANTS = st.sampled_from("ABC")
 _DATES = st.none() | dates
 
 
+_BOUNDS = st.none() | st.floats(allow_nan=False, allow_infinity=False)
+_NUMBERS = st.none() | st.floats(allow_nan=False, allow_infinity=False)
+
+
+@st.composite
+def domains(draw: st.DrawFn) -> m.Domain:
+    """A field's domain (issue #22 item 4): any bounds, symbols and text (lint judges them)."""
+    return m.Domain(
+        min=draw(_BOUNDS, label="domain min"), max=draw(_BOUNDS, label="domain max"),
+        min_inclusive=draw(_BOOLS, label="domain min_inclusive"),
+        max_inclusive=draw(_BOOLS, label="domain max_inclusive"),
+        min_symbol=draw(st.none() | nonempty_texts, label="domain min_symbol"),
+        max_symbol=draw(st.none() | nonempty_texts, label="domain max_symbol"),
+        text=draw(texts, label="domain text"), source=draw(optional_texts, label="domain source"),
+    )
+
+
 @st.composite
 def fields(draw: st.DrawFn) -> m.Field:
     return m.Field(
@@ -129,6 +146,8 @@ def fields(draw: st.DrawFn) -> m.Field:
         count_field=draw(optional_identifiers, label="field count_field"),
         default=draw(defaults, label="field default"),
         default_exact=draw(_EXACTS, label="field default_exact"),
+        domain=draw(st.none() | domains(), label="field domain"),
+        typical=draw(_NUMBERS, label="field typical"),
     )
 
 

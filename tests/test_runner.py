@@ -362,3 +362,67 @@ def test_dtype_takes_any_case_and_the_constant_name(tmp_path) -> None:  # type: 
     cases = json.loads((tmp_path / "report.json").read_text())["cases"]
     assert sorted(c["case_id"] for c in cases) == ["ACTIVATION_SHRINK/FLOAT16/4d/edges/Bias=0,Threshold=0.5/padded",
                                                    "ACTIVATION_SHRINK/FLOAT32/4d/edges/Bias=0,Threshold=0.5/padded"]
+
+
+# -- attribute values outside the doc's domain (issue #22 item 4) ------------------------------
+def _invalid_softplus():  # type: ignore[no-untyped-def]
+    return next((s, c) for s, c in _pairs("ACTIVATION_SOFTPLUS") if c.out_of_domain)
+
+
+class _RejectsSteepness(CpuBackend):
+    def supports(self, spec, case):  # type: ignore[no-untyped-def]
+        from dmlconform.backends.base import Support
+
+        return Support(False, "E_INVALIDARG: Steepness < 1")
+
+
+class _RaisesNotSupported(CpuBackend):
+    def run(self, spec, case, buffers) -> None:  # type: ignore[no-untyped-def]
+        from dmlconform.backends.base import NotSupportedError
+
+        raise NotSupportedError("Steepness must be >= 1")
+
+
+class _WrongValue(CpuBackend):
+    def run(self, spec, case, buffers) -> None:  # type: ignore[no-untyped-def]
+        super().run(spec, case, buffers)
+        buffers["OutputTensor"][...] = 3.0
+
+
+def test_an_out_of_domain_case_passes_when_rejected_cleanly_or_computed_right() -> None:
+    spec, case = _invalid_softplus()
+    assert case.id == "ACTIVATION_SOFTPLUS/FLOAT32/4d/invalid/Steepness=0.99999994"
+    right = run_cases([(spec, case)], CpuBackend())[0]
+    assert (right.outcome, right.message) == (
+        Outcome.PASS, "computed the formula correctly for Steepness outside the doc's range (allowed)")
+    rejected = run_cases([(spec, case)], _RejectsSteepness())[0]
+    assert (rejected.outcome, rejected.message) == (
+        Outcome.PASS, "rejected cleanly Steepness outside the doc's range: E_INVALIDARG: Steepness < 1")
+    raised = run_cases([(spec, case)], _RaisesNotSupported())[0]
+    assert (raised.outcome, raised.message) == (
+        Outcome.PASS, "rejected cleanly Steepness outside the doc's range: Steepness must be >= 1")
+
+
+def test_an_out_of_domain_case_fails_when_computed_wrong_or_the_backend_breaks() -> None:
+    spec, case = _invalid_softplus()
+    wrong = run_cases([(spec, case)], _WrongValue())[0]
+    assert wrong.outcome is Outcome.FAIL and wrong.message.startswith("OutputTensor: Mismatched elements")
+    broken = run_cases([(spec, case)], _Raises())[0]
+    assert (broken.outcome, broken.message) == (Outcome.FAIL, "the backend raised RuntimeError: device lost")
+
+
+@pytest.mark.parametrize(("seed", "case_id"), [
+    (1, "ADAM_OPTIMIZER/FLOAT32/4d/edges/LearningRate=1,Beta1=0.9,Beta2=0.999,Epsilon=1e-08"),
+    (0, "ADAM_OPTIMIZER/FLOAT32/4d/edges/LearningRate=0.5,Beta1=0.9,Beta2=0.99999994,Epsilon=1e-08"),
+])
+def test_adam_with_the_docs_typical_betas_is_never_fail_on_the_reference(seed: int, case_id: str) -> None:
+    """Issue #22 item 4: the generator uses the doc's typical Beta1 = 0.9,
+    Beta2 = 0.999 and the domain's edges, where a tiny random T makes
+    1 - pow(Beta2, T) round to 0 even in float64 (sqrt's slope there was
+    infinite, and the bound was lost: the oracle took X unchanged for exact),
+    and where an infinite X meets sqrt of a cancelled negative (exact NaN,
+    float32 inf).  The reference's float32 NaN or inf is a quality warning."""
+    spec = load_spec(REPO / "specs" / "ADAM_OPTIMIZER.yaml")
+    (case,) = generate(spec, m.FeatureLevel.FL_6_4, seed=seed, keep=lambda i, d: i == case_id)
+    result = run_cases([(spec, case)], CpuBackend())[0]
+    assert result.outcome is Outcome.QUALITY_WARNING, result.message

@@ -27,7 +27,16 @@ count: 4 where allowed, else the largest allowed):
   ``in_place`` allows it and the data types match), ``large`` (with
   ``large=True``: one >= 2^22-element case per operator);
 * negative cases (``negative=True``): a data type and a dimension count outside
-  the table, with ``expect_supported=False``.
+  the table, with ``expect_supported=False``; and ``invalid`` cases: each
+  attribute with a numeric ``domain`` set just outside each bound and further
+  out (``out_of_domain`` names it: the backend must reject it cleanly or
+  compute the formula correctly).
+
+Attributes stay inside their ``domain`` (issue #22 item 4) in every other
+case: the typical value is the default, else the doc's ``typical`` value,
+else a plain value moved inside the domain; the edge variants that fall
+outside it are dropped and the domain's bounds and their float32 neighbours
+inside are added.
 
 Case ids: ``OPERATOR/DTYPE/<N>d/<what>[/<attrs>][/<layout>]``, e.g.
 ``ACTIVATION_SHRINK/FLOAT16/4d/boundary(x>Threshold)/Bias=0,Threshold=0.5`` or
@@ -65,6 +74,7 @@ from dmlconform.spec.model import (
     DATA_TYPE_ORDER,
     ConstraintKind,
     DataType,
+    Domain,
     FeatureLevel,
     Field,
     FieldKind,
@@ -237,12 +247,14 @@ def _typical(spec: Spec, dtype: DataType) -> Attrs:
     for f in spec.attributes:
         if f.kind is FieldKind.STRUCT_PTR:
             continue
-        if f.default_exact is not None:
+        if f.default_exact is not None and _allowed(f, f.default_exact):
             value: Any = f.default_exact
         elif _is_floatlike(f):
-            value = f.default if f.default is not None else _TYPICAL[position % len(_TYPICAL)]
-            position += f.default is None
-            value = _in_type(f, float(value), dtype)
+            value = f.default if f.default is not None else f.typical
+            if value is None:
+                value = _TYPICAL[position % len(_TYPICAL)]
+                position += 1
+            value = _in_domain(spec, f, float(value), dtype)
         elif f.kind is FieldKind.ENUM:
             value = f.default if f.default is not None else _enum_constants(spec, f)[0]
             value = value + dtype.name if value == "DML_TENSOR_DATA_TYPE_" else value
@@ -282,10 +294,12 @@ def _variants(spec: Spec, bound: _Binding, dtype: DataType) -> list[Attrs]:
     for f in floats:
         t = _number(current[f.name])
         fi = _F32 if f.c_type == "FLOAT" or not dtype.is_float else ev.finfo(ev.np_dtype(dtype))
-        for v in (0.0, -abs(t) if t else -1.0, float(fi.smallest_normal), float(fi.max)):
+        for v in (0.0, -abs(t) if t else -1.0, float(fi.smallest_normal), float(fi.max), *_domain_edges(f.domain)):
             changes.append((f.name, _in_type(f, v, dtype)))
     for p, q in itertools.permutations(floats, 2):
         changes.append((p.name, _in_type(p, _number(current[q.name]) + 1, dtype)))
+    fields = {f.name: f for f in floats}
+    changes = [(n, v) for n, v in changes if n not in fields or _allowed(fields[n], v)]
     for f in read:
         if f.kind is FieldKind.ENUM and f.default is None and f.c_type != "DML_TENSOR_DATA_TYPE":
             changes.extend((f.name, c) for c in _enum_constants(spec, f))
@@ -298,6 +312,70 @@ def _variants(spec: Spec, bound: _Binding, dtype: DataType) -> list[Attrs]:
             seen.add(attrs)
             out.append(attrs)
     return out
+
+
+def _allowed(f: Field, value: Any) -> bool:
+    """Whether ``value`` lies in ``f``'s domain (always, without one)."""
+    return f.domain is None or f.domain.contains(_number(value))
+
+
+def _inside(domain: Domain | None, value: float) -> float:
+    """``value``, or where it lies outside ``domain`` a plain value inside:
+    the middle of two numeric bounds, else ``value``'s size away from the
+    one bound (1 away where that is 0)."""
+    if domain is None or domain.contains(value):
+        return value
+    step = abs(value) or 1.0
+    if domain.min is not None and domain.max is not None:
+        return (domain.min + domain.max) / 2
+    if domain.min is not None:
+        return domain.min + step
+    assert domain.max is not None  # contains() is False only with a numeric bound
+    return domain.max - step
+
+
+def _in_domain(spec: Spec, f: Field, value: float, dtype: DataType) -> float | int:
+    """``value`` in ``f``'s type, inside its domain (`_inside`; where the
+    type's rounding takes that outside, the first of `_domain_edges` that
+    stays inside).  A domain with no value of the type is an `InputError`."""
+    moved = _in_type(f, _inside(f.domain, value), dtype)
+    if _allowed(f, moved):
+        return moved
+    fits = [v for v in (_in_type(f, e, dtype) for e in _domain_edges(f.domain)) if _allowed(f, v)]
+    if not fits:
+        assert f.domain is not None  # without one every value is allowed
+        raise InputError(f"{spec.operator}: attribute {f.name}'s domain {f.domain.render()} holds no "
+                         f"{'float32' if f.c_type == 'FLOAT' else dtype.name} value; fix it in the spec (lint DML124)")
+    return fits[0]
+
+
+def _domain_edges(domain: Domain | None) -> tuple[float, ...]:
+    """The float32 values nearest each numeric bound inside ``domain`` (the
+    bound itself where it is inclusive) and their neighbours further in."""
+    out: list[float] = []
+    for bound, inclusive, inward in _sides(domain):
+        first = np.float32(bound) if inclusive else np.nextafter(np.float32(bound), np.float32(inward))
+        out += [float(first), float(np.nextafter(first, np.float32(inward)))]
+    return tuple(out)
+
+
+def _outside(domain: Domain | None) -> tuple[float, ...]:
+    """A few values outside ``domain``: per numeric bound, the float32 value
+    just outside it (the bound itself where it is exclusive) and one further
+    out (the bound's size, at least 1, away); finite float32 values only."""
+    out: list[float] = []
+    for bound, inclusive, inward in _sides(domain):
+        first = np.nextafter(np.float32(bound), np.float32(-inward)) if inclusive else np.float32(bound)
+        out += [float(first), bound - np.sign(inward) * max(1.0, abs(bound))]
+    return tuple(v for v in out if abs(v) <= _F32.max)
+
+
+def _sides(domain: Domain | None) -> list[tuple[float, bool, float]]:
+    """(bound, inclusive, the direction into the domain) per numeric bound."""
+    if domain is None:
+        return []
+    sides = [(domain.min, domain.min_inclusive, math.inf), (domain.max, domain.max_inclusive, -math.inf)]
+    return [(float(b), inclusive, inward) for b, inclusive, inward in sides if b is not None]
 
 
 def _fmt(value: Any) -> str:
@@ -523,6 +601,7 @@ class _Shape(NamedTuple):
     layout: Layout = Layout.PACKED
     tag: str | None = None
     supported: bool = True
+    invalid: tuple[str, ...] = ()   # attributes outside their domain (`Case.out_of_domain`)
 
 
 class _Plan(NamedTuple):
@@ -581,7 +660,7 @@ def _build(ctx: _Ctx, plan: _Plan, values: list[np.ndarray]) -> Case:
     return Case(id=plan.id, operator=ctx.spec.operator, level=ctx.level, dtype=shape.dtype,
                 inputs=inputs, outputs=tuple(outputs), attributes=shape.attrs, layout=shape.layout,
                 aliases=(pair,) if pair else (), expect_supported=shape.supported,
-                edges=plan.edges, seed=ctx.seed)
+                edges=plan.edges, seed=ctx.seed, out_of_domain=shape.invalid)
 
 
 def _input(ctx: _Ctx, name: str, dtype: DataType, shape: _Shape, packed: tuple[int, ...],
@@ -701,7 +780,8 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     plans = list(itertools.chain(
         *(_per_dtype(ctx, dtype, i, ranks, rep, large and i == 0)
           for i, dtype in enumerate(_common(list(ctx.primary), ctx.allowed))),
-        _negatives(ctx, ranks, rep) if negative else ()))
+        _negatives(ctx, ranks, rep) if negative else (),
+        _invalid(ctx, rep) if negative else ()))
     if len({p.id for p in plans}) != len(plans):
         raise AssertionError(f"duplicate case ids in {spec.operator}")  # a generator bug, never input
     if keep is not None:
@@ -773,3 +853,23 @@ def _negatives(ctx: _Ctx, ranks: tuple[int, ...], rep: int) -> Iterator[_Plan]:
     base = _typical(ctx.spec, first)
     yield _plan(ctx, _Shape(first, 0, _SHAPES[bad_ranks[0]], "unsupported", base, supported=False),
                  _edges_fill(ctx, base))
+
+
+def _invalid(ctx: _Ctx, rep: int) -> Iterator[_Plan]:
+    """Per FLOAT attribute the formula reads that has a numeric domain, the
+    typical attributes with it set to each of `_outside` (in the first data
+    type): ``OP/DTYPE/4d/invalid/<attrs>``, expect_supported False."""
+    dtype = _common(list(ctx.primary), ctx.allowed)[0]
+    base = _typical(ctx.spec, dtype)
+    seen = set()
+    for f in ctx.spec.attributes:
+        if not _is_floatlike(f) or f.name not in ctx.bound.attributes:
+            continue
+        for value in _outside(f.domain):
+            v = _in_type(f, value, dtype)
+            attrs = tuple((n, v if n == f.name else x) for n, x in base)
+            if _allowed(f, v) or attrs in seen:
+                continue  # the type's rounding brought it back inside, or made it another's
+            seen.add(attrs)
+            yield _plan(ctx, _Shape(dtype, 0, _SHAPES[rep], "invalid", attrs, supported=False, invalid=(f.name,)),
+                        _edges_fill(ctx, attrs))

@@ -96,7 +96,10 @@ class Case:
     backend must reject it cleanly or compute it correctly).  ``aliases`` maps
     an output name to the input whose buffer it is bound to (in-place).
     ``edges`` names the edge-value classes and branches the inputs cover, for
-    the coverage summary."""
+    the coverage summary.  ``out_of_domain`` names the attributes whose value
+    lies outside the range the doc allows (a negative case, with
+    ``expect_supported`` False: a clean rejection PASSes, and so does the
+    formula computed correctly; issue #22 item 4)."""
 
     id: str
     operator: str
@@ -110,6 +113,7 @@ class Case:
     expect_supported: bool = True
     edges: tuple[str, ...] = ()
     seed: int = 0
+    out_of_domain: tuple[str, ...] = ()
 
     @property
     def group(self) -> str:

@@ -28,6 +28,7 @@ Each CASE::
      "dtype": "FLOAT32",                // the case's data type (DML_TENSOR_DATA_TYPE_ suffix)
      "edges": ["+0", "boundary:x>Threshold", "nan", ...],  // edge classes covered
      "expect_supported": true,          // false: outside the level's table (reject or compute)
+     "out_of_domain": ["Steepness"],    // optional: attributes outside the doc's range (reject or compute)
      "id": "ACTIVATION_SHRINK/FLOAT32/4d/edges/Bias=0,Threshold=0.5",
      "inputs": [ TENSOR, ... ],         // struct order
      "layout": "packed",                // packed | padded | broadcast | in_place
@@ -180,7 +181,8 @@ def _case_entry(case: Case, index: int) -> dict[str, Any]:
             "layout": case.layout.value, "attributes": [[n, v] for n, v in case.attributes],
             "aliases": [list(a) for a in case.aliases], "expect_supported": case.expect_supported,
             "edges": list(case.edges), "seed": case.seed,
-            "inputs": [tensor(t) for t in case.inputs], "outputs": [tensor(t) for t in case.outputs]}
+            "inputs": [tensor(t) for t in case.inputs], "outputs": [tensor(t) for t in case.outputs],
+            **({"out_of_domain": list(case.out_of_domain)} if case.out_of_domain else {})}
 
 
 def _npy(array: np.ndarray) -> bytes:
@@ -224,7 +226,7 @@ def _case(folder: Path, path: Path, index: int, entry: Any) -> Case:
             attributes=attributes, layout=Layout(entry["layout"]),
             aliases=tuple((_str(o), _str(i)) for o, i in entry["aliases"]),
             expect_supported=_bool(entry["expect_supported"]), edges=tuple(_str(e) for e in entry["edges"]),
-            seed=_int(entry["seed"]))
+            seed=_int(entry["seed"]), out_of_domain=_names(entry.get("out_of_domain", [])))
     except LocatedError:
         raise
     except KeyError as exc:
@@ -284,6 +286,13 @@ def _str(v: Any) -> str:
     if not isinstance(v, str):
         raise TypeError(f"expected a string, found {v!r}")
     return v
+
+
+def _names(v: Any) -> tuple[str, ...]:
+    """A list of strings (``out_of_domain``; absent in folders written before it)."""
+    if not isinstance(v, list):
+        raise TypeError(f"out_of_domain: expected a list of attribute names, found {v!r}")
+    return tuple(_str(n) for n in v)
 
 
 def _int(v: Any) -> int:

@@ -506,7 +506,7 @@ class Evaluator:
         a = args[0]
         if name == "sqrt":
             v = _call(name, xs, None)
-            extra = None if a.err.abs is None else a.err.abs / (2 * v)
+            extra = None if a.err.abs is None else _sqrt_error(a.err.abs, v, self.s.unit)
             return Val(v, Err(own + a.err.rel / 2, extra), 1, True)
         arg_bound = self.bound(a)
         if name in B.SLOPE_FROM_VALUE:
@@ -760,6 +760,17 @@ def _near_one(name: str, args: list[Val], xs: list[Array], val: Val) -> Val:
 _HUGE_SLACK = 2.0 ** 1000
 #: Functions whose exact value is NaN (complex, in mpmath) for a negative
 #: argument, and those for an argument of any sign beyond 1 in magnitude.
+def _sqrt_error(err_abs: Array, v: Array, unit: float) -> Array:
+    """The absolute error (in units of ``unit``) of sqrt(a) = ``v`` from a's
+    absolute error ``err_abs``: the slope bound err_abs / (2 v), but never
+    more than sqrt(err_abs / unit), since |sqrt(a + d) - sqrt(a)| <= sqrt(|d|).
+    The slope alone is infinite where a cancelled to 0 (``sqrt(1 - pow(Beta2,
+    T))`` for a tiny T, ADAM_OPTIMIZER) and the bound was lost further on,
+    so the oracle took a value float32 cannot give for exact (issue #22)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.minimum(err_abs / (2 * v), np.sqrt(err_abs / unit))
+
+
 _NEGATIVE_DOMAIN = frozenset({"sqrt", "log", "log2", "log10", "acosh"})
 _UNIT_DOMAIN = frozenset({"asin", "acos", "atanh"})
 

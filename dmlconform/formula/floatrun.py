@@ -118,10 +118,11 @@ class _Found:
     certain_nan: list = field(default_factory=list)  # NaN in exact arithmetic too (no need for mpmath)
 
     def done(self) -> _Indices:
-        overflow, range_, wild = _join(self.overflow), _join(self.range), _join(self.wild)
-        parts = [i for i in (overflow, range_, wild) if i.size]
+        overflow, range_, wild, limit = _join(self.overflow), _join(self.range), _join(self.wild), _join(self.limit)
+        # the limit's elements too: an infinite input whose exact result is NaN may be a number step by step
+        parts = [i for i in (overflow, range_, wild, limit) if i.size]
         literal = parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts)) if parts else _NONE
-        return _Indices(_join(self.nan), _join(self.limit), _join(self.uncertain), _join(self.risky),
+        return _Indices(_join(self.nan), limit, _join(self.uncertain), _join(self.risky),
                         overflow, range_, wild, literal)
 
 

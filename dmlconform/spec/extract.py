@@ -485,7 +485,7 @@ def extract_page(text: str, *, path: Path, display: str, meta: Meta | None = Non
     members = _find(secs, "struct-fields", "members")
     raw: list[RawField] = []
     for sec in members:
-        raw.extend(raw_fields(md.subtree(secs, sec), notes.warn))
+        raw.extend(raw_fields(md.subtree(secs, sec), notes.warn, path=display))
     member_start = members[0].line if members else 1
     if not raw and not proto:
         notes.warn(member_start, "no struct members found")
@@ -697,7 +697,8 @@ def _facts_of(spec: m.Spec) -> dict[str, str]:
     for f in spec.fields:
         facts[f"field {f.name}"] = (f"{f.c_type} {f.kind.value}{' optional' if f.optional else ''}"
                                     f"{' count=' + f.count_field if f.count_field else ''}"
-                                    f"{' default=' + str(f.default) if f.default is not None else ''}")
+                                    f"{' default=' + str(f.default) if f.default is not None else ''}"
+                                    f"{' domain=' + f.domain.render() if f.domain is not None else ''}")
     for t in spec.support:
         key = f"support {t.level.short}" + (f" {t.condition.field}={'/'.join(t.condition.values)}" if t.condition else "")
         facts[key] = "; ".join(f"{r.tensor} {r.kind} {_dims_text(r.dims)} {','.join(d.name for d in r.dtypes)}"

@@ -8,11 +8,12 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from dmlconform.spec import markdown as md
 from dmlconform.spec import model as m
+from dmlconform.spec.extract_domain import describes_other, read_domain
 
 Warn = Callable[[int, str], None]
 
@@ -46,6 +47,8 @@ class RawField:
     default: float | int | bool | str | None
     default_exact: str | None
     text: str
+    domain: m.Domain | None = None     # the values the text allows (`extract_domain`)
+    typical: float | None = None       # a value the text calls typical, not a default
 
 
 def parse_type_line(text: str) -> TypeInfo | None:
@@ -101,8 +104,9 @@ def parse_default(text: str) -> tuple[float | int | bool | None, str | None]:
     return None, None
 
 
-def raw_fields(lines: list[md.Line], warn: Warn) -> list[RawField]:
-    """Documented members of a Members / -struct-fields section, in page order."""
+def raw_fields(lines: list[md.Line], warn: Warn, *, path: str = "") -> list[RawField]:
+    """Documented members of a Members / -struct-fields section, in page order
+    (``path``: the page as a domain's ``source`` names it)."""
     out: list[RawField] = []
     current: tuple[str, int] | None = None
     body: list[md.Line] = []
@@ -121,7 +125,9 @@ def raw_fields(lines: list[md.Line], warn: Warn) -> list[RawField]:
         default, exact = parse_default(prose)
         if not prose.strip():
             warn(line, f"field {name} has no description text")
-        out.append(RawField(name, line, info, default, exact, prose))
+        facts = read_domain(name, prose, body, line=line, path=path,
+                            warn=warn if info is None or info.base != "DML_TENSOR_DESC" else _quiet)
+        out.append(RawField(name, line, info, default, exact, prose, facts.domain, facts.typical))
 
     for line in md.outside_code(lines):
         mo = _FIELD_HEADING.match(line.text.strip()) if not line.text.startswith("    ") else None
@@ -132,6 +138,11 @@ def raw_fields(lines: list[md.Line], warn: Warn) -> list[RawField]:
             body.append(line)
     close()
     return out
+
+
+def _quiet(line: int, message: str) -> None:
+    """A tensor's text is read for a misplaced attribute text (`_relocated`),
+    but limits on a tensor's values are no attribute domain: not warned about."""
 
 
 def owned_lines(lines: list[md.Line]) -> list[tuple[md.Line, str | None]]:
@@ -214,6 +225,7 @@ def build_fields(raw: list[RawField], proto: list[ProtoMember] | None, support: 
                  warn: Warn, line: int) -> tuple[m.Field, ...]:
     """Fields in struct order: the prototype fixes order and C type; the page
     adds annotations (``_Maybenull_``, ``_Field_size_``) and defaults."""
+    raw = _relocated(raw, warn)
     documented = {f.name: f for f in raw}
     seen: set[str] = set()
     for f in raw:
@@ -257,5 +269,29 @@ def build_fields(raw: list[RawField], proto: list[ProtoMember] | None, support: 
             role=_role(name, support) if is_tensor else None,
             optional=maybenull, count_field=count,
             default=doc.default if doc else None, default_exact=doc.default_exact if doc else None,
+            domain=doc.domain if doc and not is_tensor else None, typical=doc.typical if doc and not is_tensor else None,
         ))
     return tuple(fields)
+
+
+def _relocated(raw: list[RawField], warn: Warn) -> list[RawField]:
+    """The fields with a tensor's text that describes an attribute ("The
+    Steepness coefficient. A typical default for this value is 1.0. This
+    value cannot be less than 1." under OutputTensor, ACTIVATION_SOFTPLUS)
+    moved to that attribute, where it states nothing of its own."""
+    attributes = {f.name: f for f in raw if f.type is None or f.type.base != "DML_TENSOR_DESC"}
+    out = list(raw)
+    for i, f in enumerate(raw):
+        target = describes_other(f.text, tuple(attributes)) if f.type and f.type.base == "DML_TENSOR_DESC" else None
+        if target is None:
+            continue
+        t = attributes[target]
+        if t.default is not None or t.domain is not None or f.default is None and f.domain is None:
+            continue
+        warn(f.line, f"field {f.name}: its text describes {target} ({f.text.strip()[:60]!r}...): its default and range "
+                     f"are taken as {target}'s")
+        out[i] = replace(f, default=None, default_exact=None, domain=None, typical=None)
+        j = next(k for k, g in enumerate(raw) if g is t)
+        out[j] = replace(t, default=f.default, default_exact=f.default_exact, domain=f.domain,
+                         typical=t.typical if t.typical is not None else f.typical)
+    return out

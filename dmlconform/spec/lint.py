@@ -476,10 +476,38 @@ def _missing_default(spec: m.Spec, doc: Document) -> Iterator[Located]:
     if spec.category not in DEFAULT_CATEGORIES:
         return
     for k, f in enumerate(spec.fields):
-        if f.kind is m.FieldKind.SCALAR and f.c_type == "FLOAT" and f.default is None:
+        if f.kind is m.FieldKind.SCALAR and f.c_type == "FLOAT" and f.default is None and f.typical is None:
             yield ("fields", k, "name"), (
                 f"FLOAT attribute {f.name} has no typical default; case generation then has no "
                 f"default value to test: add `default:` from the doc, if it gives one")
+
+
+def _empty(dom: m.Domain) -> bool:
+    """Whether no number lies within ``dom``'s numeric bounds."""
+    if dom.min is None or dom.max is None:
+        return False
+    return dom.min > dom.max or (dom.min == dom.max and not (dom.min_inclusive and dom.max_inclusive))
+
+
+def _outside_domain(spec: m.Spec, doc: Document) -> Iterator[Located]:
+    """A field's default or typical value outside its own domain, or a
+    domain no value fits (issue #22 item 4): the generator would have to
+    test a value the doc forbids, or has none to test."""
+    for k, f in enumerate(spec.fields):
+        dom = f.domain
+        if dom is None:
+            continue
+        said = f" (the doc: {dom.text!r}{', ' + dom.source if dom.source else ''})" if dom.text else ""
+        if _empty(dom):
+            yield ("fields", k, "domain"), (f"{f.name}: the domain {dom.render()} holds no value{said}; "
+                                            f"fix min or max")
+            continue
+        for key in ("default", "typical"):
+            value = getattr(f, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or dom.contains(value):
+                continue
+            yield ("fields", k, key), (f"{f.name}: {key}={value!r} lies outside its domain {dom.render()}{said}; "
+                                       f"fix the {key} or the domain")
 
 
 def _same_dtype_groups(spec: m.Spec) -> list[tuple[str, ...]]:
@@ -675,6 +703,8 @@ _CHECKS: tuple[tuple[Rule, Check], ...] = (
      _formula_overlaps),
     (Rule("DML123", "nan-ambiguity", "an `otherwise` branch independent of the input turns NaN into a number, but the spec propagates NaN",
           WARNING), _nan_ambiguity),
+    (Rule("DML124", "default-outside-domain", "an attribute's default or typical value lies outside its domain, or the domain is empty",
+          ERROR), _outside_domain),
 )
 
 #: Every rule, in code order: the table `lint --list` prints.

@@ -443,6 +443,15 @@ def _field(d: dict[str, Any]) -> m.Field:
         role=m.TensorRole(d["role"]) if "role" in d else None,
         optional=bool(d.get("optional", False)), count_field=d.get("count_field"),
         default=d.get("default"), default_exact=d.get("default_exact"),
+        domain=_domain(d["domain"]) if "domain" in d else None, typical=d.get("typical"),
+    )
+
+
+def _domain(d: dict[str, Any]) -> m.Domain:
+    return m.Domain(
+        min=d.get("min"), max=d.get("max"), min_inclusive=d.get("min_inclusive", True),
+        max_inclusive=d.get("max_inclusive", True), min_symbol=d.get("min_symbol"),
+        max_symbol=d.get("max_symbol"), text=d.get("text", ""), source=d.get("source"),
     )
 
 

@@ -145,12 +145,54 @@ class TensorRole(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
+class Domain:
+    """The values the doc allows an attribute (issue #22 item 4): "This value
+    cannot be less than 1" is ``min=1``; "should be between 0.0 and 1.0" is
+    ``min=0, max=1``; "must be greater than 0" is ``min=0,
+    min_inclusive=False``.  A bound the doc states through a tensor's
+    property ("less than the DimensionCount of the InputTensor") is text in
+    ``min_symbol``/``max_symbol`` (``InputTensor.DimensionCount``), not a
+    number: the generator and the validator use numeric bounds only.
+    ``text`` is the doc's sentence(s), ``source`` ``path:line``.  For an
+    array attribute the domain applies to each element."""
+
+    min: float | None = None
+    max: float | None = None
+    min_inclusive: bool = True
+    max_inclusive: bool = True
+    min_symbol: str | None = None
+    max_symbol: str | None = None
+    text: str = ""
+    source: str | None = None
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` lies within the numeric bounds (NaN never does)."""
+        if value != value:
+            return False
+        if self.min is not None and (value < self.min or (value == self.min and not self.min_inclusive)):
+            return False
+        return not (self.max is not None and (value > self.max or (value == self.max and not self.max_inclusive)))
+
+    def render(self) -> str:
+        """``[1, inf)``, ``(0, InputTensor.DimensionCount)``: the bounds in
+        interval notation."""
+        low = self.min_symbol if self.min_symbol is not None else ("-inf" if self.min is None else f"{self.min:g}")
+        high = self.max_symbol if self.max_symbol is not None else ("inf" if self.max is None else f"{self.max:g}")
+        left = "[" if self.min_inclusive and (self.min is not None or self.min_symbol) else "("
+        right = "]" if self.max_inclusive and (self.max is not None or self.max_symbol) else ")"
+        return f"{left}{low}, {high}{right}"
+
+
+@dataclass(frozen=True, slots=True)
 class Field:
     """One struct member, in struct order (the order matters for the C layout).
 
     ``default`` is the doc's "typical default" as a number (or a bool/enum
     name); ``default_exact`` keeps an exact form such as ``"1/6"`` where the doc
     gives one, so the oracle can use the float32 rounding of the exact value.
+    ``domain`` is the range the doc allows (`Domain`), ``typical`` a value the
+    doc calls typical without calling it a default ("A value of 0.9f is
+    typical"): the generator's value where there is no default.
     """
 
     name: str
@@ -161,6 +203,8 @@ class Field:
     count_field: str | None = None
     default: float | int | bool | str | None = None
     default_exact: str | None = None
+    domain: Domain | None = None
+    typical: float | None = None
 
     @property
     def is_tensor(self) -> bool:

@@ -66,6 +66,29 @@ def _field(f: m.Field) -> dict[str, Any]:
         d["default"] = f.default
     if f.default_exact is not None:
         d["default_exact"] = f.default_exact
+    if f.domain is not None:
+        d["domain"] = _domain(f.domain)
+    if f.typical is not None:
+        d["typical"] = f.typical
+    return d
+
+
+def _domain(dom: m.Domain) -> dict[str, Any]:
+    """A field's domain; keys with their default value are left out."""
+    d: dict[str, Any] = {}
+    for key in ("min", "max"):
+        if getattr(dom, key) is not None:
+            d[key] = getattr(dom, key)
+    for key in ("min_inclusive", "max_inclusive"):
+        if not getattr(dom, key):
+            d[key] = False
+    for key in ("min_symbol", "max_symbol"):
+        if getattr(dom, key) is not None:
+            d[key] = getattr(dom, key)
+    if dom.text:
+        d["text"] = dom.text
+    if dom.source is not None:
+        d["source"] = dom.source
     return d
 
 

@@ -3,6 +3,7 @@ layouts, negative cases, ids (dmlconform/cases/generate.py, edges.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from dmlconform.cases import edges as ev
 from dmlconform.cases.generate import generate, is_runnable
 from dmlconform.cases.model import Case, Layout, buffer_elements
 from dmlconform.errors import InputError
+from dmlconform.spec import model as m
 from dmlconform.spec.load import load_spec
 from dmlconform.spec.model import DataType, FeatureLevel
 from tests.conftest import REPO
@@ -236,3 +238,74 @@ def test_a_cases_values_do_not_depend_on_the_other_cases_of_the_suite():
     for c in more:
         for s, t in zip(c.inputs, few[c.id].inputs, strict=True):
             assert s.buffer.tobytes() == t.buffer.tobytes()
+
+
+# -- attribute domains (issue #22 item 4) ----------------------------------------------------
+def _values(cs, name: str, *, valid: bool) -> set:  # type: ignore[no-untyped-def,type-arg]
+    return {c.attribute_map()[name] for c in cs if bool(c.out_of_domain) is not valid}
+
+
+def test_softplus_positive_cases_keep_steepness_in_its_domain() -> None:
+    # the doc: "This value cannot be less than 1" (before: Steepness 0.5, 0, -0.5, 1.2e-38 were positive cases)
+    cs = cases("ACTIVATION_SOFTPLUS")
+    assert _values(cs, "Steepness", valid=True) == {1.0, float(np.nextafter(np.float32(1), np.float32(2))),
+                                                   float(np.finfo(np.float32).max)}
+    invalid = [c for c in cs if c.out_of_domain]
+    assert {c.id for c in invalid} == {"ACTIVATION_SOFTPLUS/FLOAT32/4d/invalid/Steepness=0.99999994",
+                                       "ACTIVATION_SOFTPLUS/FLOAT32/4d/invalid/Steepness=0"}
+    assert all(c.out_of_domain == ("Steepness",) and not c.expect_supported for c in invalid)
+
+
+def test_adam_uses_the_typical_values_and_stays_in_the_beta_domain() -> None:
+    cs = cases("ADAM_OPTIMIZER")
+    assert cs[0].attribute_map() == {"LearningRate": 0.5, "Beta1": float(np.float32(0.9)),
+                                     "Beta2": float(np.float32(0.999)), "Epsilon": float(np.float32(1e-8))}
+    assert all(0 <= v <= 1 for v in _values(cs, "Beta1", valid=True) | _values(cs, "Beta2", valid=True))
+    assert _values([c for c in cs if c.out_of_domain == ("Beta1",)], "Beta1", valid=False) == {
+        -float(np.nextafter(np.float32(0), np.float32(1))), -1.0,
+        float(np.nextafter(np.float32(1), np.float32(2))), 2.0}
+    assert "ADAM_OPTIMIZER/FLOAT32/4d/edges/LearningRate=0.5,Beta1=2,Beta2=0.25,Epsilon=1.5" not in {c.id for c in cs}
+
+
+def test_no_invalid_cases_without_negative() -> None:
+    assert not any(c.out_of_domain for c in generate(spec("ACTIVATION_SOFTPLUS"), NEWEST, seed=0, negative=False))
+
+
+_FLOAT32 = st.floats(min_value=-(2.0 ** 99), max_value=2.0 ** 99, width=32, allow_subnormal=False)
+
+
+@st.composite
+def _domains(draw: st.DrawFn) -> m.Domain:
+    low = draw(st.none() | _FLOAT32, label="min")
+    high = draw(st.none() | _FLOAT32, label="max")
+    if low is not None and high is not None:
+        low, high = min(low, high), max(low, high)
+        if high - low < abs(high) * 1e-3 + 1e-3:
+            high = low + abs(low) * 1e-3 + 1e-3
+    return m.Domain(min=low, max=high, min_inclusive=draw(st.booleans(), label="min_inclusive"),
+                    max_inclusive=draw(st.booleans(), label="max_inclusive"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(op=st.sampled_from(("ACTIVATION_SHRINK", "ACTIVATION_SOFTPLUS", "ELEMENT_WISE_CLIP", "ACTIVATION_ELU")),
+       data=st.data())
+def test_no_positive_case_has_an_attribute_outside_its_domain(op: str, data: st.DataObject) -> None:
+    base = spec(op)
+    floats = [f for f in base.attributes if f.c_type == "FLOAT"]
+    domains = {f.name: data.draw(st.none() | _domains(), label=f"domain of {f.name}") for f in floats}
+    fields = tuple(dataclasses.replace(f, domain=domains.get(f.name)) for f in base.fields)
+    s = dataclasses.replace(base, fields=fields)
+    for c in generate(s, NEWEST, seed=0, keep=lambda i, d: d is DataType.FLOAT32):
+        outside = tuple(n for n, v in c.attributes if domains.get(n) is not None and not domains[n].contains(v))
+        assert outside == c.out_of_domain, c.id
+        assert c.expect_supported is not bool(outside) or "/unsupported" in c.id, c.id
+
+
+def test_a_domain_without_a_float32_value_is_an_input_error() -> None:
+    base = spec("ACTIVATION_SOFTPLUS")
+    narrow = m.Domain(min=1.0, max=1.0 + 1e-12, min_inclusive=False, max_inclusive=False)
+    s = dataclasses.replace(base, fields=tuple(dataclasses.replace(f, domain=narrow, default=None)
+                                               if f.name == "Steepness" else f for f in base.fields))
+    with pytest.raises(InputError, match=r"ACTIVATION_SOFTPLUS: attribute Steepness's domain \(1, 1\) holds no "
+                                         r"float32 value; fix it in the spec \(lint DML124\)"):
+        list(generate(s, NEWEST, seed=0))

@@ -35,7 +35,8 @@ def some_cases() -> list[Case]:
 
 
 def same(a: Case, b: Case) -> bool:
-    plain = ("id", "operator", "level", "dtype", "attributes", "layout", "aliases", "expect_supported", "edges", "seed")
+    plain = ("id", "operator", "level", "dtype", "attributes", "layout", "aliases", "expect_supported", "edges", "seed",
+             "out_of_domain")
     if any(getattr(a, k) != getattr(b, k) for k in plain):
         return False
     pairs = list(zip(a.inputs + a.outputs, b.inputs + b.outputs, strict=True))
@@ -202,3 +203,18 @@ def test_a_number_json_cannot_convert_is_located(tmp_path):
     (tmp_path / MANIFEST).write_text('{"format": "dmlconform-cases", "version": ' + "9" * 5000 + "}")
     assert _located(lambda: read_cases(tmp_path)).startswith(
         f"{tmp_path / MANIFEST}: error: not valid JSON: Exceeds the limit (4300 digits)")
+
+
+def test_out_of_domain_round_trips_and_old_folders_still_load(tmp_path):
+    # issue #22 item 4: an invalid-attribute case keeps the names of its attributes outside the domain;
+    # the key is written only for such cases, so a folder written before it reads the same
+    spec = load_spec(SPECS / "ACTIVATION_SOFTPLUS.yaml")
+    cases = [c for c in generate(spec, FeatureLevel.FL_6_4, seed=3) if c.out_of_domain or c.id.endswith("/padded")]
+    write_cases(cases, tmp_path)
+    manifest = json.loads((tmp_path / MANIFEST).read_text())
+    assert [e.get("out_of_domain") for e in manifest["cases"]] == [None, None, ["Steepness"], ["Steepness"]]
+    assert [c.out_of_domain for c in read_cases(tmp_path)] == [(), (), ("Steepness",), ("Steepness",)]
+    manifest["cases"][2]["out_of_domain"] = "Steepness"
+    (tmp_path / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(LocatedError, match=r"out_of_domain: expected a list of attribute names, found 'Steepness'"):
+        read_cases(tmp_path)

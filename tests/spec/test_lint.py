@@ -221,6 +221,14 @@ SEMANTIC_CASES: list[tuple[str, Callable[[m.Spec], m.Spec], list[tuple[str, int,
      [("DML122", 22, 11)], "the first one listed wins"),
     ("DML123", lambda s: R(s, formula=R(s.formula, parsed="f(x) = x, if x > Alpha\n       0, otherwise", evaluable=True)),
      [("DML123", 22, 11)], "gives its `otherwise` value"),
+    ("DML124-default", lambda s: _with_field(s, "Alpha", default=0.5, domain=m.Domain(
+        min=1.0, text="This value cannot be less than 1.", source="softplus.md:72")),
+     [("DML124", 18, 12)], "Alpha: default=0.5 lies outside its domain [1, inf) (the doc: "
+                           "'This value cannot be less than 1.', softplus.md:72); fix the default or the domain"),
+    ("DML124-typical", lambda s: _with_field(s, "Alpha", default=None, typical=2.0, domain=m.Domain(min=0.0, max=1.0)),
+     [("DML124", 21, 12)], "Alpha: typical=2.0 lies outside its domain [0, 1]"),
+    ("DML124-empty", lambda s: _with_field(s, "Alpha", domain=m.Domain(min=1.0, max=1.0, max_inclusive=False)),
+     [("DML124", 19, 3)], "Alpha: the domain [1, 1) holds no value; fix min or max"),
 ]
 
 

@@ -53,7 +53,7 @@ tolerance:
     ulp: 2
 """
 
-ALLOWED_FIELD_KEYS = "name, c_type, kind, role, optional, count_field, default, default_exact"
+ALLOWED_FIELD_KEYS = "name, c_type, kind, role, optional, count_field, default, default_exact, domain, typical"
 
 
 def _edit(old: str, new: str) -> str:
