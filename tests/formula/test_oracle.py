@@ -521,4 +521,3 @@ def test_integers_ordered_against_fractions_as_fraction_arithmetic_orders_them(x
     want = [truth(a, t) if left else truth(t, a) for a in xs]
     got = Evaluator({"x": Val(x), "t": Val(t)}, Settings(integer=True, track=False)).expr(expr)
     assert np.asarray(got.v, dtype=bool).tolist() == want
-
