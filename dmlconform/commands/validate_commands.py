@@ -22,6 +22,7 @@ from rich.text import Text
 
 from dmlconform import limits
 from dmlconform.atomic import write_atomic
+from dmlconform.backends.directml import domains
 from dmlconform.backends.directml import validate as v
 from dmlconform.backends.directml.fake_device import Capabilities
 from dmlconform.backends.directml.library import TORCH_DIRECTML, TORCH_DIRECTML_VERSION, Unavailable, validator_libs
@@ -83,7 +84,10 @@ def build_report(specs: list[Any], libs: Any, caps: dict[str, Any], *, command: 
     for op, cfgs in plans.items():
         results[op], at = flat[at:at + len(cfgs)], at + len(cfgs)
     operators, disagreements = v.summarize([s for _, s in specs], plans, results, max_level)
+    probes = [p for _, s in specs for p in domains.plan(s, max_level)]  # issue #22 item 4
+    answers = validate_descs(libs, paths, [p.job for p in probes], caps=caps)[1] if probes else []
     return {
+        "domains": [c.as_dict() for c in domains.summarize(probes, answers)],
         "command": command,
         "library": {"name": f"libdirectml.so from {TORCH_DIRECTML} {TORCH_DIRECTML_VERSION}"
                     if libs.dml.parent.name.startswith("torch-directml") else "libdirectml.so (DML_PATH)",
@@ -110,6 +114,7 @@ def render(report: dict[str, Any], console: Any, *, limit: int) -> None:
     summary.add_row(*(str(t[k]) for k in ("specs", "checked", "unverified", "newer", "skipped", "configurations",
                                           "disagreements")))
     console.print(summary)
+    _render_domains(report.get("domains", []), console)
     rows = report["disagreements"]
     if not rows:
         return
@@ -119,6 +124,24 @@ def render(report: dict[str, Any], console: Any, *, limit: int) -> None:
     for d in rows[:limit]:
         table.add_row(*(Text(str(d[k])) for k in ("operator", "level", "doc", "library", "what", "configuration")))
     console.print(table)
+
+
+def _render_domains(rows: list[dict[str, str]], console: Any) -> None:
+    """The attribute-domain probes (issue #22 item 4), all of them: a few per attribute."""
+    if not rows:
+        return
+    table = Table(title="Attribute domains (doc vs. library)")
+    for header in ("operator", "attribute", "domain", "value", "doc", "library", "verdict"):
+        table.add_column(header, overflow="fold")
+    for r in rows:
+        table.add_row(*(Text(str(r[k])) for k in ("operator", "attribute", "domain", "value", "doc", "library",
+                                                  "verdict")))
+    console.print(table)
+
+
+def _page(report: dict[str, Any]) -> str:
+    """The results page: the support tables, then the attribute domains."""
+    return v.markdown(report, command=report["command"]) + domains.markdown(report)
 
 
 @click.command(epilog=VALIDATE_EXIT_HELP)
@@ -158,7 +181,7 @@ def validate(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], o
         if markdown_path is None:
             raise InputError("--from-report needs --markdown PATH")
         report = _read_report(Path(from_report))
-        write_atomic(Path(markdown_path), v.markdown(report, command=report["command"]))
+        write_atomic(Path(markdown_path), _page(report))
         click.echo(f"wrote {markdown_path}", err=True)
         return
     if backend_name != "directml":
@@ -176,9 +199,10 @@ def validate(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], o
     write_atomic(path, json.dumps(report, indent=1, sort_keys=True) + "\n")
     render(report, console(), limit=limit)
     if markdown_path:
-        write_atomic(Path(markdown_path), v.markdown(report, command=report["command"]))
+        write_atomic(Path(markdown_path), _page(report))
     click.echo(f"report: {path}" + (f", page: {markdown_path}" if markdown_path else ""), err=True)
-    sys.exit(ExitCode.FINDINGS if report["disagreements"] else ExitCode.OK)
+    domain_findings = any(r["verdict"] == "disagree" for r in report["domains"])
+    sys.exit(ExitCode.FINDINGS if report["disagreements"] or domain_findings else ExitCode.OK)
 
 
 def _read_report(path: Path) -> dict[str, Any]:
