@@ -251,7 +251,7 @@ def _typical(spec: Spec, dtype: DataType) -> Attrs:
             value: Any = f.default_exact
         elif _is_floatlike(f):
             value = f.default if f.default is not None else f.typical
-            if value is None:
+            if value is None or (isinstance(value, float) and not math.isfinite(value)):
                 value = _TYPICAL[position % len(_TYPICAL)]
                 position += 1
             value = _in_domain(spec, f, float(value), dtype)
@@ -339,9 +339,9 @@ def _in_domain(spec: Spec, f: Field, value: float, dtype: DataType) -> float | i
     type's rounding takes that outside, the first of `_domain_edges` that
     stays inside).  A domain with no value of the type is an `InputError`."""
     moved = _in_type(f, _inside(f.domain, value), dtype)
-    if _allowed(f, moved):
+    if _allowed(f, moved) and math.isfinite(moved):
         return moved
-    fits = [v for v in (_in_type(f, e, dtype) for e in _domain_edges(f.domain)) if _allowed(f, v)]
+    fits = [v for v in (_in_type(f, e, dtype) for e in _domain_edges(f.domain)) if _allowed(f, v) and math.isfinite(v)]
     if not fits:
         assert f.domain is not None  # without one every value is allowed
         raise InputError(f"{spec.operator}: attribute {f.name}'s domain {f.domain.render()} holds no "

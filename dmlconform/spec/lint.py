@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -494,8 +495,18 @@ def _outside_domain(spec: m.Spec, doc: Document) -> Iterator[Located]:
     domain no value fits (issue #22 item 4): the generator would have to
     test a value the doc forbids, or has none to test."""
     for k, f in enumerate(spec.fields):
+        if isinstance(f.typical, float) and not math.isfinite(f.typical):
+            yield ("fields", k, "typical"), (f"{f.name}: typical={f.typical!r} is not a finite number; give the "
+                                             f"doc's value or leave it out")
         dom = f.domain
         if dom is None:
+            continue
+        bad = [(key, getattr(dom, key)) for key in ("min", "max")
+               if isinstance(getattr(dom, key), float) and not math.isfinite(getattr(dom, key))]
+        for key, value in bad:
+            yield ("fields", k, "domain", key), (f"{f.name}: domain {key}={value!r} is not a finite number; "
+                                                 f"give a finite bound or leave it out")
+        if bad:
             continue
         said = f" (the doc: {dom.text!r}{', ' + dom.source if dom.source else ''})" if dom.text else ""
         if _empty(dom):
@@ -504,7 +515,8 @@ def _outside_domain(spec: m.Spec, doc: Document) -> Iterator[Located]:
             continue
         for key in ("default", "typical"):
             value = getattr(f, key)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or dom.contains(value):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or dom.contains(value) \
+                    or (key == "typical" and not math.isfinite(value)):
                 continue
             yield ("fields", k, key), (f"{f.name}: {key}={value!r} lies outside its domain {dom.render()}{said}; "
                                        f"fix the {key} or the domain")
@@ -703,7 +715,7 @@ _CHECKS: tuple[tuple[Rule, Check], ...] = (
      _formula_overlaps),
     (Rule("DML123", "nan-ambiguity", "an `otherwise` branch independent of the input turns NaN into a number, but the spec propagates NaN",
           WARNING), _nan_ambiguity),
-    (Rule("DML124", "default-outside-domain", "an attribute's default or typical value lies outside its domain, or the domain is empty",
+    (Rule("DML124", "default-outside-domain", "an attribute's default or typical value lies outside its domain, the domain is empty, or a bound or typical value is not finite",
           ERROR), _outside_domain),
 )
 

@@ -229,6 +229,10 @@ SEMANTIC_CASES: list[tuple[str, Callable[[m.Spec], m.Spec], list[tuple[str, int,
      [("DML124", 21, 12)], "Alpha: typical=2.0 lies outside its domain [0, 1]"),
     ("DML124-empty", lambda s: _with_field(s, "Alpha", domain=m.Domain(min=1.0, max=1.0, max_inclusive=False)),
      [("DML124", 19, 3)], "Alpha: the domain [1, 1) holds no value; fix min or max"),
+    ("DML124-nan-bound", lambda s: _with_field(s, "Alpha", domain=m.Domain(min=float("nan"))),
+     [("DML124", 20, 10)], "Alpha: domain min=nan is not a finite number; give a finite bound or leave it out"),
+    ("DML124-nan-typical", lambda s: _with_field(s, "Alpha", typical=float("nan")),
+     [("DML124", 19, 12)], "Alpha: typical=nan is not a finite number; give the doc's value or leave it out"),
 ]
 
 
