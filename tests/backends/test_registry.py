@@ -180,9 +180,9 @@ def test_row_as_dict_is_sorted_data() -> None:
 
 
 def test_backends_table_shows_brackets_as_written() -> None:
-    """A reason like "pip install -e '.[torch]'" is text, not rich markup."""
+    """A reason like "pip install 'dmlconform[torch]'" is text, not rich markup."""
     row = BackendRow("torch", "dmlconform 0.1.0", "not installed", "cpu", "6_4", False,
-                     "torch is not installed (pip install -e '.[torch]')")
+                     "torch is not installed (pip install 'dmlconform[torch]')")
     console = Console(file=StringIO(), width=200)
     console.print(backends_table((row,)))
-    assert "pip install -e '.[torch]'" in console.file.getvalue()  # type: ignore[attr-defined]
+    assert "pip install 'dmlconform[torch]'" in console.file.getvalue()  # type: ignore[attr-defined]
