@@ -11,7 +11,7 @@ import click
 
 from dmlconform.commands.options import existing_paths
 from dmlconform.errors import EXIT_CODES_HELP, DmlconformError, ExitCode, ExtractError
-from dmlconform.spec.corpus import OPERATORS, skipped_summary
+from dmlconform.spec.corpus import OPERATORS, Skipped, skipped_summary
 from dmlconform.spec.extract import extract as run_extract
 from dmlconform.spec.extract import losses
 from dmlconform.spec.load import load_spec
@@ -40,8 +40,9 @@ def extract(sources: tuple[str, ...], output: str, check: bool, quiet: bool, all
     """Turn DirectML operator doc pages into YAML specs.
 
     SOURCES are .md pages or folders searched recursively; the doc corpus's
-    root (the folder holding operators/) reads operators/ alone and skips the
-    other pages (INDEX.md, reference/) with one line.  Source paths in the
+    root (the folder holding operators/), or a folder above it, reads
+    operators/ alone and skips the other pages (INDEX.md, reference/) with
+    one line.  Source paths in the
     specs are relative to the corpus root whatever folder of it is named.  Pages of the same
     operator are merged: the newest revision wins and every fact on which the
     revisions disagree is recorded in the spec and printed as a warning.  A
@@ -71,13 +72,13 @@ def extract(sources: tuple[str, ...], output: str, check: bool, quiet: bool, all
                f"({len(result.warnings)} warnings)", err=True)
 
 
-def _echo_skipped(skipped: tuple[str, ...], quiet: bool, every: bool) -> None:
+def _echo_skipped(skipped: tuple[Skipped, ...], quiet: bool, every: bool) -> None:
     """The non-operator pages of a corpus root: one summary line, each page too with --all-warnings."""
     if quiet or not skipped:
         return
     if every:
         for page in skipped:
-            click.echo(f"{page}: skipped: not an operator page (outside {OPERATORS}/)", err=True)
+            click.echo(f"{page.path}: skipped: not an operator page (outside {OPERATORS}/)", err=True)
     click.echo(skipped_summary(skipped), err=True)
 
 

@@ -24,7 +24,7 @@ from dmlconform import limits, userfiles
 from dmlconform.errors import ExtractError, InputError, LocatedError
 from dmlconform.spec import markdown as md
 from dmlconform.spec import model as m
-from dmlconform.spec.corpus import display_base, extract_sources
+from dmlconform.spec.corpus import Skipped, display_base, extract_sources
 from dmlconform.spec.extract_fields import (
     RawField,
     build_fields,
@@ -69,7 +69,7 @@ class ExtractResult:
     warnings: tuple[ExtractWarning, ...]
     pages: int
     #: Pages under a named corpus root that are not operator pages (`corpus.extract_sources`).
-    skipped: tuple[str, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
 
 
 class _Notes:

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from dmlconform.errors import ExtractError, InputError
 from dmlconform.spec import load, store
 from dmlconform.spec import model as m
+from dmlconform.spec.corpus import skipped_summary
 from dmlconform.spec.extract import extract, extract_page
 from dmlconform.spec.extract_fields import parse_default, parse_type_line
 from tests.conftest import OPERATORS, SEEDS, require_corpus
@@ -555,8 +556,26 @@ def test_any_folder_of_the_corpus_gives_the_same_specs(tmp_path: Path) -> None:
     assert {store.dumps_spec(r.specs[0]) for r in results} == {store.dumps_spec(results[1].specs[0])}
     assert results[0].specs[0].sources[0].path == f"operators/sdk-api/{SHRINK_PAGE.name}"
     assert [r.pages for r in results] == [1, 1, 1, 1]
-    assert [r.skipped for r in results] == [("INDEX.md", "reference/sdk-api/dml_tensor_desc.md"), (), (), ()]
+    assert [[s.path for s in r.skipped] for r in results] == [
+        ["INDEX.md", "reference/sdk-api/dml_tensor_desc.md"], [], [], []]
     assert [w for w in results[0].warnings if "INDEX" in w.path or "reference" in w.path] == []
+
+
+def test_a_folder_above_the_corpus_root_reads_its_operator_pages(tmp_path: Path) -> None:
+    """``../shared``: the corpus in it gives the same spec; the pages beside
+    it and the corpus's non-operator pages are skipped, by place."""
+    require_corpus()
+    page = _mini_corpus(tmp_path / "shared" / "docs")
+    (tmp_path / "shared" / "abi").mkdir()
+    (tmp_path / "shared" / "abi" / "structs.md").write_text("# structs\n", encoding="utf-8")
+    above, root = extract([tmp_path / "shared"]), extract([tmp_path / "shared" / "docs"])
+    assert [store.dumps_spec(s) for s in above.specs] == [store.dumps_spec(s) for s in root.specs]
+    assert above.specs[0].sources[0].path == f"operators/sdk-api/{page.name}"
+    assert [(s.path, s.place) for s in above.skipped] == [
+        ("abi/structs.md", "abi/"), ("docs/INDEX.md", "docs/INDEX.md"),
+        ("docs/reference/sdk-api/dml_tensor_desc.md", "docs/reference/")]
+    assert skipped_summary(above.skipped) == ("skipped 3 pages that are not operator pages (abi/, docs/INDEX.md, "
+                                              "docs/reference/): --all-warnings lists them")
 
 
 def test_pages_outside_a_corpus_keep_paths_from_the_named_folder(tmp_path: Path) -> None:
