@@ -7,7 +7,11 @@
 from __future__ import annotations
 
 import enum
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 
 class ExitCode(enum.IntEnum):
@@ -27,20 +31,63 @@ class ExitCode(enum.IntEnum):
     INTERRUPTED = 130
 
 
-#: The exit codes as every command's ``--help`` epilog shows them (``\b``: click keeps the lines).
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0    success: no findings, specs up to date, no case failed
-       (QUALITY_WARNING, XPASS, NOT_SUPPORTED and XFAIL allowed unless
-       --strict, which fails QUALITY_WARNING and XPASS)
-  1    a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR (run, merge);
-       lint findings; out-of-date specs (extract --check); diff removals
-  2    usage or input error: bad option, missing or invalid file (spec,
-       baseline, tolerance file, report), shards that overlap or are missing
-  3    backend unavailable (run --skip-unavailable exits 0 instead)
-  4    internal error: a bug in dmlconform (rerun with --debug and report
-       the traceback)
-  130  interrupted (Ctrl-C); run writes the partial report first"""
+@dataclass(frozen=True, slots=True)
+class ExitCodeMeaning:
+    """What an exit code means, in the two places that say it: ``brief`` in
+    every command's ``--help`` epilog, ``full`` in the README's table
+    (``python -m dmlconform.docs_tables README.md`` writes it)."""
+
+    brief: str
+    full: str
+
+
+#: Every exit code's meaning, in code order: the one source of --help's epilog and the README's table.
+EXIT_CODE_MEANINGS: Mapping[ExitCode, ExitCodeMeaning] = MappingProxyType({
+    ExitCode.OK: ExitCodeMeaning(
+        "success: no findings, specs up to date, no case failed (QUALITY_WARNING, XPASS, NOT_SUPPORTED and "
+        "XFAIL allowed unless --strict, which fails QUALITY_WARNING and XPASS)",
+        "success: no findings, specs up to date, no case failed (QUALITY_WARNING, NOT_SUPPORTED, XFAIL and "
+        "XPASS do not fail a run; with `run --strict` QUALITY_WARNING and XPASS do)"),
+    ExitCode.FINDINGS: ExitCodeMeaning(
+        "a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR (run, merge); lint findings; out-of-date "
+        "specs (extract --check); diff removals",
+        "a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR and no baseline entry covers it (`run`, and "
+        "`merge` for the merged run); lint errors (warnings too with `--strict`); out-of-date specs "
+        "(`extract --check`); removals in a `diff`"),
+    ExitCode.USAGE: ExitCodeMeaning(
+        "usage or input error: bad option, missing or invalid file (spec, baseline, tolerance file, report), "
+        "shards that overlap or are missing",
+        "usage or input error: bad option, missing path, unreadable or invalid file (spec, baseline, tolerance "
+        "file, report.json, case manifest or `.npy`), a file over its size limit or nested too deep, a FIFO or "
+        "device where a file is expected, nothing to read at all (`lint`, `extract`); a page that would make "
+        "`extract` write a poorer spec; `merge` of shards that overlap, are missing or come from different runs"),
+    ExitCode.BACKEND_UNAVAILABLE: ExitCodeMeaning(
+        "backend unavailable (run --skip-unavailable exits 0 instead)",
+        "the backend cannot be loaded, or reports itself unavailable (`run --skip-unavailable` makes that 0)"),
+    ExitCode.INTERNAL: ExitCodeMeaning(
+        "internal error: a bug in dmlconform (rerun with --debug and report the traceback)",
+        "internal error: an exception dmlconform did not expect, a bug of ours and never your input's fault; "
+        "printed as one line (`internal error (a bug in dmlconform, exit 4): ...`), with the traceback under "
+        "`dmlconform --debug ...`; please report it with the command"),
+    ExitCode.INTERRUPTED: ExitCodeMeaning(
+        "interrupted (Ctrl-C); run writes the partial report first",
+        "interrupted (Ctrl-C)"),
+})
+
+
+def exit_codes_help() -> str:
+    """The exit codes as every command's ``--help`` epilog shows them
+    (``\\b``: click keeps the lines as they are)."""
+    lines = ["\b", "Exit codes:"]
+    for code, meaning in EXIT_CODE_MEANINGS.items():
+        first, *rest = textwrap.wrap(meaning.brief, width=68)
+        lines.append(f"  {code.value:<4} {first}")
+        lines.extend(f"       {line}" for line in rest)
+    return "\n".join(lines)
+
+
+#: `exit_codes_help`, the epilog of every command.
+EXIT_CODES_HELP = exit_codes_help()
 
 
 class DmlconformError(Exception):

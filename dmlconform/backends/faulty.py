@@ -114,8 +114,15 @@ def parse_faults(text: str) -> tuple[str, ...]:
 
 
 class FaultyBackend(CpuBackend):
-    """The CPU reference with the faults named in ``faults`` (comma-separated;
-    none: it behaves exactly as ``cpu``)."""
+    """The CPU reference with the faults named in ``faults`` (comma-separated).
+
+    Naming none is a usage error listing them (as the external backend
+    without ``cmd=``), rather than a clean run or a run of all of them: a
+    run that plants nothing passes and looks like a test of something, and
+    all the faults at once make most cases fail for mixed reasons, which
+    shows nothing a single named fault does not show better.  ``cpu`` is
+    this backend without faults.
+    """
 
     def __init__(self, faults: str = "", feature_level: str | m.FeatureLevel | None = None) -> None:
         super().__init__(feature_level)
@@ -123,6 +130,9 @@ class FaultyBackend(CpuBackend):
             self.faults = parse_faults(faults)
         except ValueError as exc:  # a bad --backend-arg faults=: usage, exit 2
             raise InputError(f"faulty backend: faults={faults!r}: {exc}") from None
+        if not self.faults:
+            raise InputError(f"faulty backend: name the faults to plant: --backend-arg faults=NAME[,NAME...] "
+                             f"(known: {', '.join(FAULTS)}); the cpu backend is this one without faults")
 
     def info(self) -> BackendInfo:
         base = super().info()

@@ -50,7 +50,7 @@ from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec, TensorRole
 
-INSTALL_HINT = "pip install -e '.[onnxruntime]'"
+INSTALL_HINT = "pip install 'dmlconform[onnxruntime]'"
 #: The opset every model uses unless its `Mapping` needs a newer one; old
 #: enough for the onnxruntime builds of the last few years.
 BASE_OPSET = 18

@@ -38,7 +38,7 @@ from dmlconform.cases.model import Case
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec
 
-INSTALL_HINT = "pip install -e '.[torch]'"
+INSTALL_HINT = "pip install 'dmlconform[torch]'"
 Fn = Callable[[Any, list[Any], Attrs], Any]          # (torch, input views, attributes) -> result tensor
 InPlace = Callable[[Any, Attrs], None]               # (the aliased input view, attributes) -> None
 

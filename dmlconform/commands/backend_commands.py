@@ -63,7 +63,7 @@ def backends_table(rows: tuple[BackendRow, ...]) -> object:
         table.add_column(header, overflow="fold")
     for r in rows:
         status = "yes" if r.available else f"no: {r.reason}" if r.reason else "no"
-        # Text, not markup: a reason such as "pip install -e '.[torch]'" (or a
+        # Text, not markup: a reason such as "pip install 'dmlconform[torch]'" (or a
         # third-party backend's own words) is shown as written.
         table.add_row(*(Text(cell) for cell in (r.name, r.distribution, r.version, r.device, r.feature_level, status)))
     return table

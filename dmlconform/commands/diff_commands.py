@@ -22,8 +22,9 @@ from dmlconform import diff as d
 from dmlconform import diff_render as r
 from dmlconform import limits
 from dmlconform.atomic import write_atomic
-from dmlconform.commands.options import console, existing_paths, operator_key, parse_level
+from dmlconform.commands.options import console, existing_paths, operator_key, parse_level, specs_folder, specs_option
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError, SpecError
+from dmlconform.packaged import SHIPPED_SPECS
 from dmlconform.spec.load import load_spec, loads_spec, spec_files
 from dmlconform.spec.model import FeatureLevel, Spec
 from dmlconform.userfiles import too_big
@@ -205,7 +206,7 @@ def _write(text: str, output: str | None) -> None:
 @click.option("--to", "to_level", metavar="LEVEL", help="Newer feature level (default: 6_4 when --from is given).")
 @click.option("--op", "operator", metavar="NAME", help="Only this operator (ACTIVATION_SOFTSIGN).")
 @click.option("--specs", "specs_dir", metavar="DIR|git:REV[:PATH]",
-              help=f"Spec tree for level diffs (default: {DEFAULT_SPECS}).")
+              help=f"Spec tree for level diffs (default: {SHIPPED_SPECS}).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
               help="table: rich terminal table; json: everything, keys sorted; markdown: for a PR comment.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")
@@ -232,15 +233,14 @@ def diff(trees: tuple[str, ...], from_level: str | None, to_level: str | None, o
         result = _tree_result(trees, operator)
     else:
         levels = level_range(old, new)
-        result = _level_result(load_tree(specs_dir or DEFAULT_SPECS), levels, operator)
+        result = _level_result(load_tree(specs_folder(specs_dir)), levels, operator)
     _emit(result, fmt, output)
     if result.has_removals:
         sys.exit(ExitCode.FINDINGS)
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.option("--specs", "specs_dir", metavar="DIR|git:REV[:PATH]", default=DEFAULT_SPECS, show_default=True,
-              help="Spec tree to tabulate.")
+@specs_option("Spec tree to tabulate", metavar="DIR|git:REV[:PATH]")
 @click.option("--format", "fmt", type=click.Choice(("html", "markdown")),
               help="Default: html when -o ends in .html or .htm, else markdown.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to this file instead of stdout.")

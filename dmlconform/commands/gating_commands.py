@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from dmlconform.atomic import write_atomic
-from dmlconform.commands.options import console, existing_paths
+from dmlconform.commands.options import console, existing_paths, specs_folder
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
 from dmlconform.gating.baseline import apply_baseline, dumps_baseline, read_baseline
 from dmlconform.gating.baseline import update as make_update
@@ -90,7 +90,7 @@ def gating_options(command: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(command)
     def wrapper(*args: Any, baseline: str | None, tolerances: str | None, shard: str | None, strict: bool,
                 **kwargs: Any) -> Any:
-        gate = load_gate(specs_dir=kwargs.get("specs_dir", "specs"), baseline=baseline, tolerances=tolerances,
+        gate = load_gate(specs_dir=specs_folder(kwargs.get("specs_dir")), baseline=baseline, tolerances=tolerances,
                          shard=shard, strict=strict)
         return command(*args, gate=gate, **kwargs)
 

@@ -14,14 +14,13 @@ import click
 
 from dmlconform.cases.generate import generate, is_runnable
 from dmlconform.cases.store import write_cases
-from dmlconform.commands.options import load_specs, parse_each, parse_level
+from dmlconform.commands.options import load_specs, parse_each, parse_level, specs_option
 from dmlconform.errors import EXIT_CODES_HELP, InputError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.option("--specs", "specs_dir", default="specs", show_default=True, type=click.Path(),
-              help="Folder (or file) of YAML specs.")
+@specs_option("Folder (or file) of YAML specs")
 @click.option("--op", "ops", multiple=True, help="Only this operator (repeatable), e.g. ACTIVATION_SHRINK.")
 @click.option("--dtype", "dtypes", multiple=True, help="Only cases of this data type (repeatable), e.g. FLOAT16.")
 @click.option("--feature-level", "level_text", default=FeatureLevel.FL_6_4.short, show_default=True,

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from dmlconform.cases.store import CaseExtra, write_cases
-from dmlconform.commands.options import load_specs
+from dmlconform.commands.options import load_specs, specs_option
 from dmlconform.errors import EXIT_CODES_HELP, InputError
 from dmlconform.importers.onnx_node import default_data_dir, import_tests, onnx_version
 
@@ -24,8 +24,7 @@ def import_group() -> None:
 
 
 @import_group.command(name="onnx", epilog=EXIT_CODES_HELP)
-@click.option("--specs", "specs_dir", default="specs", show_default=True, type=click.Path(),
-              help="Folder of YAML specs the ONNX operators map to.")
+@specs_option("Folder of YAML specs the ONNX operators map to")
 @click.option("--data", "data_dir", type=click.Path(file_okay=False),
               help="ONNX node test data (test_*/model.onnx + test_data_set_0/*.pb); default: the onnx "
                    "package's own, or, where the wheel leaves it out, the tests its code generates.")
@@ -43,7 +42,7 @@ def import_onnx(specs_dir: str, data_dir: str | None, output: str) -> None:
     try:
         import onnx  # noqa: F401, PLC0415 - optional (the [onnx] extra): its absence is an input error with the fix
     except ImportError:
-        raise InputError("the onnx package is not installed: pip install -e '.[onnx]'") from None
+        raise InputError("the onnx package is not installed: pip install 'dmlconform[onnx]'") from None
 
     if data_dir is not None and not Path(data_dir).is_dir():
         raise InputError(f"--data {data_dir!r} is not a folder")

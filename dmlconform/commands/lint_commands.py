@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from dmlconform.commands.options import existing_paths
+from dmlconform.commands.options import existing_paths, specs_folder
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode
 from dmlconform.spec.lint import RULES, lint_paths
 from dmlconform.spec.lint_format import format_findings
@@ -24,7 +24,7 @@ from dmlconform.userfiles import check_output, write_output
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to this file (atomically) "
                                                                      "instead of standard output.")
 def lint(paths: tuple[str, ...], fmt: str, strict: bool, list_rules: bool, output: str | None) -> None:
-    """Check spec files (default: specs/) for mistakes.
+    """Check spec files (default: the specs shipped with dmlconform) for mistakes.
 
     PATHS are spec files or folders searched for *.yaml.  Each finding names
     file:line:col, a stable rule code and the fix.  Exit 1 when any finding is
@@ -37,7 +37,7 @@ def lint(paths: tuple[str, ...], fmt: str, strict: bool, list_rules: bool, outpu
         return
     if output:
         check_output(Path(output))  # before the work, not after it
-    findings = lint_paths(existing_paths(paths or ("specs",), "spec path"))
+    findings = lint_paths(existing_paths(paths or (specs_folder(None),), "spec path"))
     report = format_findings(findings, fmt)
     if output:
         write_output(Path(output), report + ("\n" if report else ""))

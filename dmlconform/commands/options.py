@@ -10,11 +10,13 @@ import difflib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import click
 from rich.console import Console
 
 from dmlconform.errors import InputError
+from dmlconform.packaged import SHIPPED_SPECS, shipped_specs_arg
 from dmlconform.spec.load import load_spec, spec_files
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 
@@ -52,6 +54,25 @@ def existing_paths(paths: tuple[str, ...], what: str) -> list[Path]:
     return out
 
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def specs_folder(given: str | None) -> str:
+    """The spec folder a command reads: ``--specs`` (or a PATHS argument)
+    when given, else the specs shipped with dmlconform (`packaged`), so that
+    every command works in any folder."""
+    return given if given is not None else shipped_specs_arg()
+
+
+def specs_option(what: str = "Spec folder", *, metavar: str = "DIR") -> Callable[[F], F]:
+    """The ``--specs`` option of every command that reads specs: its value,
+    or `specs_folder`'s default when it is not given, arrives as ``specs_dir``;
+    the help names the default honestly."""
+    def default(ctx: click.Context, param: click.Parameter, value: str | None) -> str:
+        return specs_folder(value)
+
+    return click.option("--specs", "specs_dir", metavar=metavar, callback=default,
+                        help=f"{what} (default: {SHIPPED_SPECS}).")
 
 
 def parse_each(values: tuple[str, ...], parse: Callable[[str], T], option: str) -> list[T]:

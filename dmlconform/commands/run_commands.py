@@ -15,7 +15,7 @@ import click
 
 from dmlconform import suite
 from dmlconform.commands.gating_commands import Gate, gating_options
-from dmlconform.commands.options import backend_options, load_specs, parse_dtypes, parse_level
+from dmlconform.commands.options import backend_options, load_specs, parse_dtypes, parse_level, specs_option
 from dmlconform.commands.options import console as make_console
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
 from dmlconform.invocation import Invocation
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.option("--specs", "specs_dir", default="specs", show_default=True, type=click.Path(), help="Spec folder.")
+@specs_option()
 @click.option("--backend", "backend_name", default="cpu", show_default=True, help="Backend (see `dmlconform backends`).")
 @click.option("--backend-arg", "backend_args", multiple=True, metavar="KEY=VALUE", help="Option for the backend.")
 @click.option("--feature-level", "level_text", metavar="LEVEL", help="Level whose tables the cases exercise "

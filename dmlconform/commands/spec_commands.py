@@ -11,6 +11,7 @@ import click
 
 from dmlconform.commands.options import existing_paths
 from dmlconform.errors import EXIT_CODES_HELP, DmlconformError, ExitCode, ExtractError
+from dmlconform.spec.corpus import OPERATORS, Skipped, skipped_summary
 from dmlconform.spec.extract import extract as run_extract
 from dmlconform.spec.extract import losses
 from dmlconform.spec.load import load_spec
@@ -38,7 +39,11 @@ def _echo_warnings(warnings: list[str], quiet: bool, limit: int) -> None:
 def extract(sources: tuple[str, ...], output: str, check: bool, quiet: bool, all_warnings: bool) -> None:
     """Turn DirectML operator doc pages into YAML specs.
 
-    SOURCES are .md pages or folders searched recursively.  Pages of the same
+    SOURCES are .md pages or folders searched recursively; the doc corpus's
+    root (the folder holding operators/), or a folder above it, reads
+    operators/ alone and skips the other pages (INDEX.md, reference/) with
+    one line.  Source paths in the
+    specs are relative to the corpus root whatever folder of it is named.  Pages of the same
     operator are merged: the newest revision wins and every fact on which the
     revisions disagree is recorded in the spec and printed as a warning.  A
     page that cannot be fully parsed gives a warning naming the file and line
@@ -47,6 +52,7 @@ def extract(sources: tuple[str, ...], output: str, check: bool, quiet: bool, all
 
     result = run_extract(existing_paths(sources, "source"))
     _echo_warnings([w.render() for w in result.warnings], quiet, 0 if all_warnings else 50)
+    _echo_skipped(result.skipped, quiet, all_warnings)
     out = Path(output)
     refused = _refusals(result.specs, out, spec_filename)
     if refused:
@@ -64,6 +70,16 @@ def extract(sources: tuple[str, ...], output: str, check: bool, quiet: bool, all
         write_spec(spec, out)
     click.echo(f"wrote {len(result.specs)} specs from {result.pages} pages to {out} "
                f"({len(result.warnings)} warnings)", err=True)
+
+
+def _echo_skipped(skipped: tuple[Skipped, ...], quiet: bool, every: bool) -> None:
+    """The non-operator pages of a corpus root: one summary line, each page too with --all-warnings."""
+    if quiet or not skipped:
+        return
+    if every:
+        for page in skipped:
+            click.echo(f"{page.path}: skipped: not an operator page (outside {OPERATORS}/)", err=True)
+    click.echo(skipped_summary(skipped), err=True)
 
 
 def _refusals(specs: tuple, out: Path, filename) -> list[str]:  # type: ignore[no-untyped-def]

@@ -27,7 +27,7 @@ from dmlconform.backends.directml import validate as v
 from dmlconform.backends.directml.fake_device import Capabilities
 from dmlconform.backends.directml.library import TORCH_DIRECTML, TORCH_DIRECTML_VERSION, Unavailable, validator_libs
 from dmlconform.backends.directml.validator import validate_descs
-from dmlconform.commands.options import backend_options, console, load_specs
+from dmlconform.commands.options import backend_options, console, load_specs, specs_option
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
 from dmlconform.spec.model import FeatureLevel
 from dmlconform.userfiles import read_json
@@ -145,7 +145,7 @@ def _page(report: dict[str, Any]) -> str:
 
 
 @click.command(epilog=VALIDATE_EXIT_HELP)
-@click.option("--specs", "specs_dir", default="specs", show_default=True, type=click.Path(), help="Spec folder.")
+@specs_option()
 @click.option("--backend", "backend_name", default="directml", show_default=True,
               help="Only directml can validate descs.")
 @click.option("--backend-arg", "backend_args", multiple=True, metavar="KEY=VALUE",

@@ -24,6 +24,7 @@ from dmlconform import limits, userfiles
 from dmlconform.errors import ExtractError, InputError, LocatedError
 from dmlconform.spec import markdown as md
 from dmlconform.spec import model as m
+from dmlconform.spec.corpus import Skipped, display_base, extract_sources
 from dmlconform.spec.extract_fields import (
     RawField,
     build_fields,
@@ -67,6 +68,8 @@ class ExtractResult:
     specs: tuple[m.Spec, ...]
     warnings: tuple[ExtractWarning, ...]
     pages: int
+    #: Pages under a named corpus root that are not operator pages (`corpus.extract_sources`).
+    skipped: tuple[Skipped, ...] = ()
 
 
 class _Notes:
@@ -536,14 +539,15 @@ def select_pages(sources: Iterable[Path]) -> tuple[list[tuple[Path, str]], list[
     """(page path, display path) for every .md page under ``sources``, sorted,
     and a warning for each path found or named that is not read (a FIFO, a
     folder named *.md, a dangling link, a link out of the folder given).
-    Display paths are relative to each source folder's parent, so they read
-    ``operators/sdk-api/ns-…md`` and do not depend on the working directory."""
+    Display paths are relative to the corpus root (`corpus.display_base`), so
+    they read ``operators/sdk-api/ns-…md`` whichever folder of the corpus was
+    named, and do not depend on the working directory."""
     seen: set[Path] = set()
     pages: list[tuple[Path, str]] = []
     refused: list[ExtractWarning] = []
     for src in sources:
         found = userfiles.find_files([src], ".md")
-        base = src.resolve().parent
+        base = display_base(src)
         refused.extend(ExtractWarning(str(r.path), 1, f"{r.reason}: page skipped") for r in found.refused)
         for p in found.files:
             r = p.resolve()
@@ -583,14 +587,15 @@ def _newest_first(pages: list[PageFacts]) -> list[PageFacts]:
 
 def extract(sources: Iterable[Path]) -> ExtractResult:
     """Every page under ``sources`` -> one spec per operator, sorted by name.
-    No page to read at all is an `InputError` (exit 2), naming what was
+    A corpus root among them reads its ``operators/`` alone (`corpus`).  No page to read at all is an `InputError` (exit 2), naming what was
     refused: an extract that read nothing must not look like a success."""
-    sources = list(sources)
-    prototypes = collect_prototypes(sources)
-    selected, warnings = select_pages(sources)
+    named = list(sources)
+    read = extract_sources(named)
+    prototypes = collect_prototypes(read.prototypes)
+    selected, warnings = select_pages(read.pages)
     if not selected:
         refused = "; ".join(f"{w.path}: {w.message}" for w in warnings[:3])
-        raise InputError(f"no doc page (*.md) to read in {', '.join(repr(str(s)) for s in sources)}"
+        raise InputError(f"no doc page (*.md) to read in {', '.join(repr(str(s)) for s in named)}"
                          + (f" ({refused})" if refused else ""))
     by_struct: dict[str, list[PageFacts]] = {}
     for path, display in selected:
@@ -602,7 +607,7 @@ def extract(sources: Iterable[Path]) -> ExtractResult:
         spec, notes = merge_revisions(by_struct[struct])
         specs.append(spec)
         warnings.extend(notes)
-    return ExtractResult(tuple(specs), tuple(warnings), len(selected))
+    return ExtractResult(tuple(specs), tuple(warnings), len(selected), read.skipped)
 
 
 def _page_facts(path: Path, display: str, prototypes: dict[str, str],

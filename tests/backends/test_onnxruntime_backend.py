@@ -19,7 +19,7 @@ from dmlconform.spec import model as m
 from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
-pytest.importorskip("onnxruntime", reason="the onnxruntime extra is not installed (pip install -e '.[onnxruntime]')")
+pytest.importorskip("onnxruntime", reason="the onnxruntime extra is not installed (pip install 'dmlconform[onnxruntime]')")
 
 
 def _spec(op: str) -> m.Spec:

@@ -108,6 +108,10 @@ def test_an_unknown_option_is_a_usage_error_naming_the_known_ones(site: Path) ->
     ("faulty", "faults=bogus", "error: dmlconform[faulty]: faulty backend: faults='bogus': unknown fault(s) bogus; "
                                "known: in-place-corrupting, nan-to-zero, one-ulp, rejects-float16, "
                                "sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d"),
+    ("faulty", "faults=", "error: dmlconform[faulty]: faulty backend: name the faults to plant: --backend-arg "
+                          "faults=NAME[,NAME...] (known: in-place-corrupting, nan-to-zero, one-ulp, rejects-float16, "
+                          "sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d); the cpu backend is this "
+                          "one without faults"),
     ("onnxruntime", "threads=two", "error: dmlconform[onnxruntime]: onnxruntime backend: threads='two' is not a "
                                    "whole number"),
 ])
@@ -118,6 +122,16 @@ def test_run_with_a_bad_backend_option_exits_2(backend: str, arg: str, message: 
     result = CliRunner().invoke(main, ["run", "--backend", backend, "--backend-arg", arg, "--op", "ACTIVATION_SHRINK",
                                        "--no-progress"])
     assert (result.exit_code, result.output) == (ExitCode.USAGE, message + "\n")
+
+
+def test_faulty_without_faults_is_a_usage_error_listing_them() -> None:
+    """Issue #23: `--backend faulty` with no faults= planted nothing and passed."""
+    result = CliRunner().invoke(main, ["run", "--backend", "faulty", "--op", "ACTIVATION_SHRINK", "--no-progress"])
+    assert result.exit_code == ExitCode.USAGE
+    assert result.output == ("error: dmlconform[faulty]: faulty backend: name the faults to plant: --backend-arg "
+                             "faults=NAME[,NAME...] (known: in-place-corrupting, nan-to-zero, one-ulp, "
+                             "rejects-float16, sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d); "
+                             "the cpu backend is this one without faults\n")
 
 
 def test_unknown_name_lists_installed_and_suggests(site: Path) -> None:
@@ -180,9 +194,9 @@ def test_row_as_dict_is_sorted_data() -> None:
 
 
 def test_backends_table_shows_brackets_as_written() -> None:
-    """A reason like "pip install -e '.[torch]'" is text, not rich markup."""
+    """A reason like "pip install 'dmlconform[torch]'" is text, not rich markup."""
     row = BackendRow("torch", "dmlconform 0.1.0", "not installed", "cpu", "6_4", False,
-                     "torch is not installed (pip install -e '.[torch]')")
+                     "torch is not installed (pip install 'dmlconform[torch]')")
     console = Console(file=StringIO(), width=200)
     console.print(backends_table((row,)))
-    assert "pip install -e '.[torch]'" in console.file.getvalue()  # type: ignore[attr-defined]
+    assert "pip install 'dmlconform[torch]'" in console.file.getvalue()  # type: ignore[attr-defined]

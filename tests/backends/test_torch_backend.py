@@ -18,7 +18,7 @@ from dmlconform.spec.load import load_spec
 from tests.backends.test_onnxruntime_backend import _case, _spec
 from tests.conftest import REPO
 
-torch = pytest.importorskip("torch", reason="the torch extra is not installed (pip install -e '.[torch]')")
+torch = pytest.importorskip("torch", reason="the torch extra is not installed (pip install 'dmlconform[torch]')")
 
 
 def _cases(op: str, dtype: m.DataType = m.DataType.FLOAT32) -> list:  # type: ignore[type-arg]
@@ -75,7 +75,7 @@ def test_cuda_path_copies_in_and_out_of_device_memory() -> None:
 def test_missing_torch_is_unavailable_naming_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch now raises ImportError
     info = TorchBackend().info()
-    assert not info.available and "pip install -e '.[torch]'" in (info.reason or "")
+    assert not info.available and "pip install 'dmlconform[torch]'" in (info.reason or "")
 
 
 def test_missing_onnxruntime_is_unavailable_naming_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,7 +83,7 @@ def test_missing_onnxruntime_is_unavailable_naming_the_extra(monkeypatch: pytest
 
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     info = OnnxRuntimeBackend().info()
-    assert not info.available and "pip install -e '.[onnxruntime]'" in (info.reason or "")
+    assert not info.available and "pip install 'dmlconform[onnxruntime]'" in (info.reason or "")
 
 
 def test_an_operator_without_a_function_is_not_supported_not_fail() -> None:

@@ -67,7 +67,7 @@ def test_every_case_records_origin_notes_and_onnx_expected_output() -> None:
     assert len(read_notes(CASES)) == len(manifest["cases"])
 
 
-onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed (pip install -e '.[onnx]')")
+onnx = pytest.importorskip("onnx", reason="the onnx extra is not installed (pip install 'dmlconform[onnx]')")
 
 
 def test_import_is_byte_identical_to_the_committed_cases_and_lists_skips(tmp_path: Path) -> None:

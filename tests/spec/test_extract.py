@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from dmlconform.errors import ExtractError, InputError
 from dmlconform.spec import load, store
 from dmlconform.spec import model as m
+from dmlconform.spec.corpus import skipped_summary
 from dmlconform.spec.extract import extract, extract_page
 from dmlconform.spec.extract_fields import parse_default, parse_type_line
 from tests.conftest import OPERATORS, SEEDS, require_corpus
@@ -526,3 +527,77 @@ def test_extract_never_replaces_a_spec_with_a_poorer_one(tmp_path: Path, page: s
         assert (result.exit_code, result.output.strip().splitlines()) == (
             2, [f"docs/{SHRINK_PAGE.name}: error: {message.format(spec=spec)}"]), check
         assert spec.read_bytes() == before
+
+
+# --------------------------------------------------------------------------- the corpus root (issue #23 part 3)
+
+
+def _mini_corpus(root: Path) -> Path:
+    """A corpus as ../shared/directml-docs is laid out: INDEX.md and
+    reference/ beside operators/; the one operator page returned."""
+    page = root / "operators" / "sdk-api" / SHRINK_PAGE.name
+    page.parent.mkdir(parents=True)
+    shutil.copy(SHRINK_PAGE, page)
+    (root / "reference" / "sdk-api").mkdir(parents=True)
+    (root / "reference" / "sdk-api" / "dml_tensor_desc.md").write_text("# DML_TENSOR_DESC\n", encoding="utf-8")
+    (root / "INDEX.md").write_text("# The corpus\n", encoding="utf-8")
+    return page
+
+
+def test_any_folder_of_the_corpus_gives_the_same_specs(tmp_path: Path) -> None:
+    """The root, operators/, a folder or a page under it: same spec, its
+    source path relative to the corpus root.  Before, the root gave
+    ``docs/operators/...`` and read INDEX.md and reference/ as pages; a
+    subfolder gave ``sdk-api/...``."""
+    require_corpus()
+    root = tmp_path / "docs"
+    page = _mini_corpus(root)
+    results = [extract([source]) for source in (root, root / "operators", page.parent, page)]
+    assert {store.dumps_spec(r.specs[0]) for r in results} == {store.dumps_spec(results[1].specs[0])}
+    assert results[0].specs[0].sources[0].path == f"operators/sdk-api/{SHRINK_PAGE.name}"
+    assert [r.pages for r in results] == [1, 1, 1, 1]
+    assert [[s.path for s in r.skipped] for r in results] == [
+        ["INDEX.md", "reference/sdk-api/dml_tensor_desc.md"], [], [], []]
+    assert [w for w in results[0].warnings if "INDEX" in w.path or "reference" in w.path] == []
+
+
+def test_a_folder_above_the_corpus_root_reads_its_operator_pages(tmp_path: Path) -> None:
+    """``../shared``: the corpus in it gives the same spec; the pages beside
+    it and the corpus's non-operator pages are skipped, by place."""
+    require_corpus()
+    page = _mini_corpus(tmp_path / "shared" / "docs")
+    (tmp_path / "shared" / "abi").mkdir()
+    (tmp_path / "shared" / "abi" / "structs.md").write_text("# structs\n", encoding="utf-8")
+    above, root = extract([tmp_path / "shared"]), extract([tmp_path / "shared" / "docs"])
+    assert [store.dumps_spec(s) for s in above.specs] == [store.dumps_spec(s) for s in root.specs]
+    assert above.specs[0].sources[0].path == f"operators/sdk-api/{page.name}"
+    assert [(s.path, s.place) for s in above.skipped] == [
+        ("abi/structs.md", "abi/"), ("docs/INDEX.md", "docs/INDEX.md"),
+        ("docs/reference/sdk-api/dml_tensor_desc.md", "docs/reference/")]
+    assert skipped_summary(above.skipped) == ("skipped 3 pages that are not operator pages (abi/, docs/INDEX.md, "
+                                              "docs/reference/): --all-warnings lists them")
+
+
+def test_pages_outside_a_corpus_keep_paths_from_the_named_folder(tmp_path: Path) -> None:
+    """An ``operators`` folder elsewhere above does not make a corpus."""
+    require_corpus()
+    (tmp_path / "operators").mkdir()
+    pages = tmp_path / "mine" / "pages"
+    pages.mkdir(parents=True)
+    shutil.copy(SHRINK_PAGE, pages / SHRINK_PAGE.name)
+    result = extract([pages])
+    assert result.specs[0].sources[0].path == f"pages/{SHRINK_PAGE.name}" and result.skipped == ()
+
+
+def test_the_corpus_root_says_once_what_it_skipped(tmp_path: Path) -> None:
+    require_corpus()
+    root = tmp_path / "docs"
+    _mini_corpus(root)
+    summary = "skipped 2 pages that are not operator pages (INDEX.md, reference/): --all-warnings lists them"
+    result = _extract_cli(str(root), "-o", str(tmp_path / "specs"))
+    assert result.exit_code == 0 and [line for line in result.output.splitlines() if "skipped" in line] == [summary]
+    result = _extract_cli(str(root), "-o", str(tmp_path / "specs"), "--check", "--all-warnings")
+    assert result.exit_code == 0 and result.output.splitlines()[-4:-1] == [
+        "INDEX.md: skipped: not an operator page (outside operators/)",
+        "reference/sdk-api/dml_tensor_desc.md: skipped: not an operator page (outside operators/)", summary]
+    assert "skipped" not in _extract_cli(str(root), "-o", str(tmp_path / "specs"), "--check", "-q").output

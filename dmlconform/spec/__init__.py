@@ -1,0 +1,1 @@
+"""Specs: the model, their YAML form and schema, extract (doc pages to specs) and lint."""
