@@ -10,7 +10,7 @@ reports"; STYLE.md "sort all output").
 from __future__ import annotations
 
 import functools
-
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -19,7 +19,7 @@ from operator import attrgetter
 from dataclasses import dataclass
 from typing import TypeVar
 
-from dmlconform.results import OUTCOME_ORDER, CaseResult, Outcome, RunResult
+from dmlconform.results import OUTCOME_ORDER, CaseResult, ElementDiff, Outcome, RunResult
 from dmlconform.spec.model import DATA_TYPE_ORDER, FeatureLevel
 
 K = TypeVar("K", int, str)
@@ -37,14 +37,9 @@ BASE_OUTCOMES: tuple[Outcome, ...] = tuple(o for o in OUTCOME_ORDER if o not in 
 SKIP_OUTCOMES = frozenset({Outcome.NOT_SUPPORTED, Outcome.XFAIL})
 
 
-def fmt_ulp(ulp: int) -> str:
-    """A ULP distance; -1 means not comparable (NaN against a number)."""
-    return "NaN≠num" if ulp < 0 else str(ulp)
-
-
-def plot_ulp(ulp: int, ceiling: int = 2 ** 32) -> int:
-    """The distance drawn in plots: not comparable (-1) is drawn at the top."""
-    return ceiling if ulp < 0 else min(ulp, ceiling)
+def plot_ulp(ulp: int | None, ceiling: int = 2 ** 32) -> int:
+    """The distance drawn in plots: none (NaN against a number) is drawn at the top."""
+    return ceiling if ulp is None else min(ulp, ceiling)
 
 
 def fmt_float(x: float) -> str:
@@ -140,6 +135,13 @@ def group_rows(run: RunResult) -> tuple[GroupRow, ...]:
         GroupRow(op, dtype, level, count_outcomes(cases), tuple(cases), sum(c.seconds for c in cases))
         for (op, dtype, level), cases in groups.items()
     )
+
+
+def worst_element(case: CaseResult) -> ElementDiff | None:
+    """The element of ``case.worst`` farthest from its expected value: one
+    with no ULP distance (NaN against a number) first, then the largest
+    distance; the first among equals; None when the case has none."""
+    return max(case.worst, key=lambda d: math.inf if d.ulp is None else d.ulp, default=None)
 
 
 def failed_cases(run: RunResult) -> tuple[CaseResult, ...]:

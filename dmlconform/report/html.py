@@ -23,7 +23,6 @@ from dmlconform.report.coverage import (
     dtype_key,
     failed_cases,
     fmt_float,
-    fmt_ulp,
     gating_facts,
     plot_ulp,
     group_rows,
@@ -32,8 +31,10 @@ from dmlconform.report.coverage import (
     totals_line,
     unexpected_passes,
     visible,
+    worst_element,
     worst_outcome,
 )
+from dmlconform.report.distance import distance_text
 from dmlconform.report.terminal import inputs_text
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
 
@@ -144,7 +145,8 @@ def coverage_table(coverage: Coverage) -> str:
 def diff_rows(worst: Iterable[ElementDiff]) -> list[str]:
     return [_row([esc(d.output), esc(list(d.index)), esc(inputs_text(d)),
                   *(f'<td class="num">{esc(v)}</td>' for v in (fmt_float(d.expected), fmt_float(d.actual),
-                                                               fmt_ulp(d.ulp), fmt_float(d.bound))),
+                                                               distance_text(d.expected, d.actual, d.ulp),
+                                                               fmt_float(d.bound))),
                   f'<td class="o-{esc(d.verdict)}">{esc(d.verdict)}</td>'])
             for d in worst]
 
@@ -216,16 +218,19 @@ def scatter_svg(case: CaseResult) -> str:
         colour = COLOURS[Outcome.FAIL if d.verdict == "FAIL" else Outcome.QUALITY_WARNING]
         parts.append(f'<circle cx="{x:.2f}" cy="{y:.2f}" r="4" fill="{colour}" stroke="#424242">'
                      f'<title>{esc(inputs_text(d))}: expected {esc(fmt_float(d.expected))}, actual '
-                     f'{esc(fmt_float(d.actual))}, {esc(fmt_ulp(d.ulp))} ULP</title></circle>')
+                     f'{esc(fmt_float(d.actual))}: {esc(distance_text(d.expected, d.actual, d.ulp))}</title></circle>')
     return "".join(parts) + "</svg>"
 
 
 def details(case: CaseResult) -> str:
-    """``rank 4, packed; 64 elements: 58 PASS, 1 QUALITY_WARNING, 5 FAIL; max 12 ULP; 0.030 s``"""
+    """``rank 4, packed; 64 elements: 58 PASS, 1 QUALITY_WARNING, 5 FAIL; worst: NaN vs 1; 0.030 s``"""
     passed, warned, failed = case.counts
     parts = [f"rank {case.dims}, {case.layout}",
-             f"{case.elements} elements: {passed} PASS, {warned} QUALITY_WARNING, {failed} FAIL",
-             f"max {case.max_ulp} ULP", f"{case.seconds:.3f} s"]
+             f"{case.elements} elements: {passed} PASS, {warned} QUALITY_WARNING, {failed} FAIL"]
+    worst = worst_element(case)
+    if worst is not None:
+        parts.append(f"worst: {distance_text(worst.expected, worst.actual, worst.ulp)}")
+    parts.append(f"{case.seconds:.3f} s")
     if case.alternatives:
         parts.append("alternatives: " + ", ".join(f"{name} ({n})" for name, n in case.alternatives))
     if case.edges:
@@ -242,7 +247,7 @@ def case_section(number: int, case: CaseResult) -> str:
     if case.repro:
         parts.append(f"<pre><code>{esc(case.repro)}</code></pre>")
     if case.worst:
-        head = ["output", "index", "inputs", "expected", "actual", "ULP", "bound", "verdict"]
+        head = ["output", "index", "inputs", "expected", "actual", "distance", "bound", "verdict"]
         parts.append(_table(head, diff_rows(case.worst)))
         parts.append(scatter_svg(case))
     return "".join(parts) + "</section>"

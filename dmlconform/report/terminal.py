@@ -19,7 +19,6 @@ from rich.text import Text
 from dmlconform.report.coverage import (
     failed_cases,
     fmt_float,
-    fmt_ulp,
     gating_facts,
     group_rows,
     outcome_columns,
@@ -28,6 +27,7 @@ from dmlconform.report.coverage import (
     unexpected_passes,
     visible,
 )
+from dmlconform.report.distance import distance_text
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
 
 #: Terminal style of each outcome (counts and headings).
@@ -38,8 +38,8 @@ STYLES = {
 }
 
 #: Columns of the diff table; the numeric ones are right-aligned.
-DIFF_COLUMNS = ("output", "index", "inputs", "expected", "actual", "ULP", "bound", "verdict")
-_NUMERIC = frozenset({"expected", "actual", "ULP", "bound"})
+DIFF_COLUMNS = ("output", "index", "inputs", "expected", "actual", "distance", "bound", "verdict")
+_NUMERIC = frozenset({"expected", "actual", "distance", "bound"})
 
 
 def data(text: str, style: str = "") -> Text:
@@ -74,7 +74,8 @@ def summary_table(run: RunResult) -> Table:
 
 
 def diff_table(case: CaseResult, *, worst: int) -> Table:
-    """The first ``worst`` elements of ``case.worst`` (the worst first)."""
+    """The first ``worst`` elements of ``case.worst`` (the worst first), each
+    distance in words (`distance_text`)."""
     shown = case.worst[:worst]
     title = f"worst {len(shown)} of {len(case.worst)} elements" if len(shown) < len(case.worst) else None
     table = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
@@ -83,7 +84,8 @@ def diff_table(case: CaseResult, *, worst: int) -> Table:
         table.add_column(name, justify="right" if name in _NUMERIC else "left", overflow="fold")
     for d in shown:
         table.add_row(data(d.output), "[" + ", ".join(map(str, d.index)) + "]", data(inputs_text(d)),
-                      fmt_float(d.expected), fmt_float(d.actual), fmt_ulp(d.ulp), fmt_float(d.bound),
+                      fmt_float(d.expected), fmt_float(d.actual),
+                      distance_text(d.expected, d.actual, d.ulp), fmt_float(d.bound),
                       data(d.verdict, STYLES.get(Outcome.FAIL if d.verdict == "FAIL" else Outcome.QUALITY_WARNING, "")))
     return table
 

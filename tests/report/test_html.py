@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ from hypothesis import given, settings
 from dmlconform.report import html as html_report
 from dmlconform.report import write_reports
 from dmlconform.results import RunResult
-from tests.report.fixtures import passing_run, sample_run
+from tests.report.fixtures import case, diff, passing_run, sample_run
 from tests.report.strategies import run_results
 
 #: Elements without an end tag.
@@ -93,6 +94,8 @@ def test_failing_case_sections_have_diff_table_and_svg() -> None:
     assert "abs-f16-0002" in section
     assert section.count("<circle") == 6 and "<svg" in section
     assert "<td>InputTensor=-inf</td>" not in section and '<td class="num">-inf</td>' in section
+    distances = re.findall(r'<td class="num">([^<]*)</td><td class="num">[^<]*</td><td class="o-', section)
+    assert distances == ["4096 ULP", "NaN vs 1", "sign differs", "sign differs", "1.2e7 ULP", "3 ULP"]
     assert "<pre><code>dmlconform run --backend cpu --level 6_4 --seed 1234 --case abs-f16-0002</code></pre>" in section
     crash = page[page.index('id="case-2"'):page.index('id="case-3"')]
     assert "<svg" not in crash    # no element diffs to plot
@@ -150,5 +153,15 @@ def test_loads_in_headless_chromium(tmp_path: Path) -> None:
 
 def test_case_facts() -> None:
     page = html_report.dumps(sample_run())
-    assert ('<p class="facts">rank 4, packed; 64 elements: 58 PASS, 1 QUALITY_WARNING, 5 FAIL; max 2147483648 ULP; '
+    assert ('<p class="facts">rank 4, packed; 64 elements: 58 PASS, 1 QUALITY_WARNING, 5 FAIL; worst: NaN vs 1; '
             "0.030 s; alternatives: flush (2); edges: nan, inf, x=-0</p>") in page
+
+
+def test_a_nan_against_a_number_is_not_max_0_ulp() -> None:
+    """A FAIL whose only bad element is NaN against a number has no ULP
+    distance (max_ulp stays 0): the facts say what it is instead."""
+    only_nan = case("n", "OP", "FLOAT32", "6_4", sample_run().cases[3].outcome, elements=4, counts=(3, 0, 1),
+                    max_ulp=0, worst=(diff(0, math.nan, math.nan, 0.5, None),))
+    facts = html_report.details(only_nan)
+    assert facts == "rank 4, packed; 4 elements: 3 PASS, 0 QUALITY_WARNING, 1 FAIL; worst: NaN vs 0.5; 0.000 s"
+    assert "ULP" not in facts

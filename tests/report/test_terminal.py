@@ -50,7 +50,9 @@ def test_failing_cases_with_diffs_and_repro() -> None:
     assert "FAIL  ELEMENT_WISE_ABS FLOAT16 @ 6_4  abs-f16-0002: 5 of 64 elements beyond the bound" in text
     assert "worst 3 of 6 elements" in text
     rows = [" ".join(line.split()) for line in text.splitlines()]
-    assert "OutputTensor [0, 9] InputTensor=inf inf -inf 65535 0 FAIL" in rows
+    assert "OutputTensor [0, 9] InputTensor=inf inf -inf sign differs 0 FAIL" in rows
+    assert "OutputTensor [0, 7] InputTensor=nan nan 1 NaN vs 1 0 FAIL" in rows
+    assert "OutputTensor [0, 3] InputTensor=1.5 0.5 0.75 4096 ULP 2 FAIL" in rows
     assert "[0, 11]" not in text
     assert "repro: dmlconform run --backend cpu --level 6_4 --seed 1234 --case abs-f16-0002\n" in text
     assert "QUALITY_WARNING  ELEMENT_WISE_ABS" not in text   # warnings are counted, not listed
