@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 import warnings
+from pathlib import Path
 
 import numpy as np
 

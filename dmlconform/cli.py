@@ -11,8 +11,7 @@ from typing import Any
 import click
 
 from dmlconform import __version__
-from dmlconform.commands.options import EXIT_CODES_HELP
-from dmlconform.errors import DmlconformError, ExitCode
+from dmlconform.errors import EXIT_CODES_HELP, DmlconformError, ExitCode
 
 #: Every command: its module and function, imported only when the command
 #: runs (or ``--help`` lists it), so that ``dmlconform --version`` and a
@@ -24,7 +23,7 @@ COMMANDS = {
     "extract": "spec_commands:extract",
     "gen": "gen_commands:gen",
     "import": "import_commands:import_group",
-    "lint": "spec_commands:lint",
+    "lint": "lint_commands:lint",
     "matrix": "diff_commands:matrix",
     "merge": "gating_commands:merge",
     "results": "results_commands:results",
@@ -50,7 +49,7 @@ class _Group(click.Group):
         assert isinstance(command, click.Command), f"{COMMANDS[cmd_name]} is not a click command"
         return command
 
-    def main(self, *args: Any, **kwargs: Any) -> Any:  # noqa: D401
+    def main(self, *args: Any, **kwargs: Any) -> Any:
         kwargs.setdefault("standalone_mode", True)
         if "args" in kwargs:  # click's own keyword (CliRunner passes it so)
             args = (kwargs.pop("args"), *args)

@@ -135,7 +135,7 @@ def finfo(dtype: np.dtype | type) -> ml_dtypes.finfo:
     return _finfo(np.dtype(dtype))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _finfo(dtype: np.dtype) -> ml_dtypes.finfo:
     return ml_dtypes.finfo(dtype)
 
@@ -192,7 +192,7 @@ def is_float(dtype: np.dtype) -> bool:
         return False
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _is_float(dtype: np.dtype) -> bool:
     try:
         finfo(dtype)
@@ -250,7 +250,7 @@ class AlternativeTrace:
         return AlternativeUse(self.name, self.tier, int(self.index.size), int(np.count_nonzero(self.before)),
                               int(np.count_nonzero(self.gained)))
 
-    def shifted(self, offset: int) -> "AlternativeTrace":
+    def shifted(self, offset: int) -> AlternativeTrace:
         return AlternativeTrace(self.name, self.tier, self.index + offset, self.before, self.gained)
 
 
@@ -294,7 +294,7 @@ class SparseComparison:
                         float(self.error[k]), float(self.bound[k]) if self.bound is not None else 0.0,
                         Verdict(int(self.status[k])))
 
-    def shifted(self, offset: int) -> "SparseComparison":
+    def shifted(self, offset: int) -> SparseComparison:
         """The same comparison for a block that starts at flat ``offset``."""
         if not offset:
             return self
@@ -302,7 +302,7 @@ class SparseComparison:
                                 self.expected, self.actual, tuple(t.shifted(offset) for t in self.traces))
 
     @staticmethod
-    def join(parts: "list[SparseComparison]") -> "SparseComparison":
+    def join(parts: list[SparseComparison]) -> SparseComparison:
         """Comparisons of consecutive blocks (already shifted) as one."""
         if len(parts) == 1:
             return parts[0]

@@ -18,11 +18,19 @@ from __future__ import annotations
 import difflib
 import enum
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from dmlconform.spec.model import (
-    Condition, Constraint, DataType, FeatureLevel, Field, Spec, SupportTable, TensorSupport, sort_dtypes,
+    Condition,
+    Constraint,
+    DataType,
+    FeatureLevel,
+    Field,
+    Spec,
+    SupportTable,
+    TensorSupport,
+    sort_dtypes,
 )
 
 # --------------------------------------------------------------------------- text helpers

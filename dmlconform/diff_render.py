@@ -15,16 +15,29 @@ import enum
 import html
 import io
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, fields, is_dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
 from dmlconform.diff import (
-    Aspect, Changelog, ChangeKind, LevelDiff, MatrixRow, OperatorHistory, OperatorLevelDiff, Step, TensorAt,
-    TensorChange, TreeDiff, condition_text, dims_text, dtypes_text,
+    Aspect,
+    ChangeKind,
+    Changelog,
+    LevelDiff,
+    MatrixRow,
+    OperatorHistory,
+    OperatorLevelDiff,
+    Step,
+    TensorAt,
+    TensorChange,
+    TreeDiff,
+    condition_text,
+    dims_text,
+    dtypes_text,
 )
 from dmlconform.spec.model import Condition, DataType, FeatureLevel, sort_dtypes
 

@@ -27,6 +27,22 @@ class ExitCode(enum.IntEnum):
     INTERRUPTED = 130
 
 
+#: The exit codes as every command's ``--help`` epilog shows them (``\b``: click keeps the lines).
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0    success: no findings, specs up to date, no case failed
+       (QUALITY_WARNING, XPASS, NOT_SUPPORTED and XFAIL allowed unless
+       --strict, which fails QUALITY_WARNING and XPASS)
+  1    a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR (run, merge);
+       lint findings; out-of-date specs (extract --check); diff removals
+  2    usage or input error: bad option, missing or invalid file (spec,
+       baseline, tolerance file, report), shards that overlap or are missing
+  3    backend unavailable (run --skip-unavailable exits 0 instead)
+  4    internal error: a bug in dmlconform (rerun with --debug and report
+       the traceback)
+  130  interrupted (Ctrl-C); run writes the partial report first"""
+
+
 class DmlconformError(Exception):
     """Base of all our errors; carries the exit code the CLI uses."""
 
@@ -77,7 +93,7 @@ class SpecError(LocatedError):
         path: str | Path,
         line: int = 0,
         column: int = 0,
-        problems: tuple["LocatedError", ...] = (),
+        problems: tuple[LocatedError, ...] = (),
     ) -> None:
         super().__init__(message, path=path, line=line, column=column)
         self.problems = problems or (LocatedError(message, path=path, line=line, column=column),)

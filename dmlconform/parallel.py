@@ -57,6 +57,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
+import multiprocessing
 import os
 import pickle
 import signal
@@ -65,11 +66,16 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any, Self
 
+from dmlconform.backends.base import run_batch_of
+from dmlconform.backends.registry import load_backend
 from dmlconform.errors import BackendLoadError, ExitCode, InputError
+from dmlconform.judge import verdict
 from dmlconform.plan import LARGE_ELEMENTS, WORKER_CASES, WORKER_ELEMENTS, pack
 from dmlconform.results import CaseResult, Outcome, ToleranceOverride
+from dmlconform.runner import run_cases
 
 if TYPE_CHECKING:   # the command line imports this module for DEFAULT_TIMEOUT: nothing heavy yet
     from multiprocessing.connection import Connection
@@ -102,12 +108,11 @@ class RunOutcome:
 
 
 def default_jobs() -> int:
-    """Workers when ``-j`` is not given: one fewer than the cores, at least
-    one, leaving a core to the run's own process (it generates the cases,
-    sends them and collects the results while the workers run).  Measured on
-    2 cores (bench/bench_jobs.py): two workers were no faster than one and
-    cost 10-20% more CPU."""
-    return max(1, (os.cpu_count() or 1) - 1)
+    """Workers when ``-j`` is not given: one per core.  Measured on 2 idle
+    cores (bench/bench_cli.py, whole default suite): 2 workers 2.86 s, 1
+    worker 3.35 s; one worker per core leaves the run's own process (cases
+    out, results in) to share a core, which costs less than it saves."""
+    return max(1, os.cpu_count() or 1)
 
 
 def case_elements(case: Case) -> int:
@@ -149,7 +154,6 @@ def run_in_process(pairs: Sequence[Pair], backend: Backend, *, overrides: Overri
     """``--no-isolate``: the runner in this process, as one batch (a crash
     ends the run, nothing times out).  Ctrl-C keeps the results known so
     far."""
-    from dmlconform.runner import run_cases
 
     results: list[CaseResult | None] = [None] * len(pairs)
     place = _Placer([case for _, case in pairs])
@@ -177,8 +181,6 @@ class InProcess:
         self.backend: Backend | None = None
 
     def info(self) -> BackendInfo:
-        from dmlconform.backends.registry import load_backend
-
         if self.backend is None:
             self.backend = load_backend(self.name, self.options)
         return self.backend.info()
@@ -222,7 +224,6 @@ def _ignore_sigint() -> None:
 def _exit_with_parent() -> None:
     """End this worker when the parent is gone (killed, say, by a CI runner
     cancelling the job), even if the backend hangs."""
-    import multiprocessing
 
     parent = multiprocessing.parent_process()
     if parent is not None:
@@ -238,7 +239,6 @@ def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
     counts in the job."""
     _ignore_sigint()
     threading.Thread(target=_exit_with_parent, name="dmlconform-parent-watch", daemon=True).start()
-    from dmlconform.backends.registry import load_backend
 
     try:
         backend = load_backend(args.backend, args.options)
@@ -267,8 +267,6 @@ class _Watched:
     and the comparison), not the backend's."""
 
     def __init__(self, backend: Backend, conn: Connection) -> None:
-        from dmlconform.backends.base import run_batch_of
-
         self.backend, self.conn = backend, conn
         self.batch = run_batch_of(backend)
         if self.batch is not None:  # the runner then starts a whole batch before one call
@@ -295,7 +293,6 @@ def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bo
              overrides: Overrides) -> None:
     """``pairs`` through the runner (one call, or one call per case when
     ``alone``), each start and each result sent to the parent."""
-    from dmlconform.runner import run_cases
 
     place = _Placer([case for _, case in pairs])
     parts = [range(i, i + 1) for i in range(len(pairs))] if alone else [range(len(pairs))]
@@ -382,7 +379,6 @@ def _sigint_ignored() -> Iterator[None]:
 
 def _spawn_context() -> Any:
     """Workers start as fresh interpreters on every platform (as on Windows)."""
-    import multiprocessing
 
     return multiprocessing.get_context("spawn")
 
@@ -515,7 +511,6 @@ class Workers:
             return
         now = time.monotonic()
         waiting = min(w.deadline for w in busy) - now
-        from multiprocessing.connection import wait
 
         ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy], max(0.0, waiting)))
         for worker in busy:
@@ -579,8 +574,6 @@ class Workers:
                 self.progress(result)
 
     def _verdict(self, index: int, outcome: Outcome, message: str, seconds: float = 0.0) -> CaseResult:
-        from dmlconform.judge import verdict
-
         return verdict(self.pairs[index][1], outcome, message, seconds=seconds)
 
     # -- what happened to a job

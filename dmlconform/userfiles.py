@@ -27,13 +27,15 @@ import json
 import os
 import re
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from dmlconform.atomic import file_kind, write_atomic
 from dmlconform.errors import LocatedError
 from dmlconform.limits import MAX_NESTING, FileLimit
+
 
 @dataclass(frozen=True, slots=True)
 class Refused:

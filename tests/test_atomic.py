@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -43,7 +44,7 @@ def test_replaces_an_existing_file(tmp_path: Path) -> None:
 def test_text_is_utf8_with_line_ends_as_given(tmp_path: Path) -> None:
     path = tmp_path / "spec.yaml"
     write_atomic(path, "é\r\n💥\n")
-    assert path.read_bytes() == "é\r\n💥\n".encode("utf-8")
+    assert path.read_bytes() == "é\r\n💥\n".encode()
 
 
 def test_new_file_gets_the_umask_mode(tmp_path: Path) -> None:
@@ -77,7 +78,7 @@ class _FailingFile:
     def __init__(self, fh: Any) -> None:
         self.fh = fh
 
-    def __enter__(self) -> "_FailingFile":
+    def __enter__(self) -> _FailingFile:
         return self
 
     def __exit__(self, *exc: Any) -> None:

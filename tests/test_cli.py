@@ -163,12 +163,12 @@ def test_an_unexpected_exception_is_one_line_and_exit_4(monkeypatch) -> None:  #
     """A bug of ours (any exception that is not a DmlconformError) is not the
     user's fault: exit 4, not 1 (a failed case), one line, no traceback; with
     --debug the traceback too."""
-    import dmlconform.spec.load as load
+    import dmlconform.commands.spec_commands as spec_commands
 
     def broken() -> dict:  # type: ignore[type-arg]
         raise ZeroDivisionError("planted")
 
-    monkeypatch.setattr(load, "schema", broken)
+    monkeypatch.setattr(spec_commands, "spec_schema", broken)
     result = CliRunner().invoke(main, ["schema"])
     assert result.exit_code == 4
     lines = result.output.strip().splitlines()

@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dmlconform.compare import (
-    Alternative, Policy, Tier, Verdict, compare, finfo, ordered_bits, ulp_distance,
+    Alternative,
+    Policy,
+    Tier,
+    Verdict,
+    compare,
+    finfo,
+    ordered_bits,
+    ulp_distance,
 )
 from dmlconform.errors import InputError
 

@@ -10,7 +10,7 @@ test stays fast.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import pytest
 
@@ -25,7 +25,7 @@ from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 
-@lru_cache(maxsize=None)
+@cache
 def _suite(op: str) -> tuple[tuple[m.Spec, Case], ...]:
     spec = load_spec(REPO / "specs" / f"{op}.yaml")
     return tuple((spec, c) for c in generate(spec, m.FeatureLevel.FL_6_4, seed=0))

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from dmlconform.backends.base import BackendCrashError, BackendInfo
+from dmlconform.backends.base import BackendCrashError
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.generate import generate
 from dmlconform.cli import main

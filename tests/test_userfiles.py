@@ -14,9 +14,15 @@ from dmlconform import userfiles
 from dmlconform.errors import LocatedError
 from dmlconform.limits import MAX_NESTING, FileLimit
 from dmlconform.userfiles import (
-    Refused, check_output, find_files, loads_json, read_bytes, read_json, read_text, write_output,
+    Refused,
+    check_output,
+    find_files,
+    loads_json,
+    read_bytes,
+    read_json,
+    read_text,
+    write_output,
 )
-
 from tests.fifos import fifo, needs_fifos
 
 SMALL = FileLimit("a test file", 10, "test files are tiny")

@@ -21,8 +21,17 @@ from types import MappingProxyType
 import numpy as np
 
 import dmlconform
-from dmlconform.backends.base import (SUPPORTED, BackendInfo, BatchItem, NotSupportedError, Support, is_whole,
-                                     joined_input, level_option, unknown_options)
+from dmlconform.backends.base import (
+    SUPPORTED,
+    BackendInfo,
+    BatchItem,
+    NotSupportedError,
+    Support,
+    is_whole,
+    joined_input,
+    level_option,
+    unknown_options,
+)
 from dmlconform.backends.cpu_ops import OPS, SCALE_BIAS_OPS, Call
 from dmlconform.cases.model import Case, TensorData, numpy_dtype
 from dmlconform.errors import InputError

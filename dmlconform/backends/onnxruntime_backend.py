@@ -35,8 +35,15 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends.base import (SUPPORTED, BackendInfo, NotSupportedError, Support, joined_input, level_option,
-                                      unknown_options)
+from dmlconform.backends.base import (
+    SUPPORTED,
+    BackendInfo,
+    NotSupportedError,
+    Support,
+    joined_input,
+    level_option,
+    unknown_options,
+)
 from dmlconform.backends.cpu import scatter_flat
 from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases.model import Case, numpy_dtype
@@ -592,7 +599,7 @@ def build_family_model(plans: Sequence[Plan], cases: Sequence[Case]) -> Any:
 def _model(nodes: list[tuple[list[Any], Any, Any]], p: Plan, case: Case) -> Any:
     """The model of ``nodes`` (`_node`'s graph inputs, node and graph
     output each), at ``p``'s opset, named after ``case``'s operator."""
-    from onnx import helper
+    from onnx import helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import: only this backend's runs need it
 
     inputs = [i for node_inputs, _, _ in nodes for i in node_inputs]
     graph = helper.make_graph([node for _, node, _ in nodes], case.operator.lower(), inputs,
@@ -603,7 +610,7 @@ def _model(nodes: list[tuple[list[Any], Any, Any]], p: Plan, case: Case) -> Any:
 def _node(p: Plan, case: Case, x: str, s: str, y: str, n: str) -> tuple[list[Any], Any, Any]:
     """``p``'s node with its graph inputs (1-D tensors ``{x}{j}`` of any
     length ``n``, 0-d scalar operands ``{s}{j}``) and its graph output ``y``."""
-    from onnx import helper
+    from onnx import helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import: only this backend's runs need it
 
     inputs = [_value_info(f"{x}{j}", _onnx_type(np.dtype(bool) if t.name in p.mapping.bool_inputs else t.dtype), n)
               for j, t in enumerate(case.inputs)]
@@ -618,7 +625,7 @@ def _value_info(name: str, elem_type: int, length: str | None) -> Any:
     (None): what ``onnx.helper.make_tensor_value_info`` makes of a shape
     ``[length]`` or ``[]``, without its checks (a test holds them equal);
     a family's model has some hundred of them."""
-    import onnx
+    import onnx  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import: only this backend's runs need it
 
     info = onnx.ValueInfoProto(name=name)
     tensor = info.type.tensor_type
@@ -629,10 +636,10 @@ def _value_info(name: str, elem_type: int, length: str | None) -> Any:
     return info
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _onnx_type(dtype: Any) -> int:
     """ONNX's element type of a data type (a `DataType`, or a numpy dtype)."""
-    from onnx import helper
+    from onnx import helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import: only this backend's runs need it
 
     return helper.np_dtype_to_tensor_dtype(dtype if isinstance(dtype, np.dtype) else numpy_dtype(dtype))
 
@@ -673,8 +680,8 @@ def check_divisor(case: Case, buffers: Mapping[str, np.ndarray], divisor: str, o
 def _import() -> tuple[Any, str | None]:
     """onnxruntime and onnx, or the reason they cannot be used."""
     try:
-        import onnx  # noqa: F401
-        import onnxruntime
+        import onnx  # noqa: F401, PLC0415 - optional (the [onnxruntime] extra): the backend reports itself unavailable
+        import onnxruntime  # noqa: PLC0415 - optional (the [onnxruntime] extra), ~0.3 s to import: only this backend's runs
     except ImportError as exc:
         return None, f"{exc.name or 'onnxruntime'} is not installed ({INSTALL_HINT})"
     return onnxruntime, None

@@ -196,7 +196,7 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 
 
 def _torch() -> Any:
-    import torch
+    import torch  # noqa: PLC0415 - torch is optional (the [torch] extra), seconds to import: only this backend's runs
 
     return torch
 
@@ -276,7 +276,7 @@ def _resolve(spec: Spec, case: Case) -> tuple[TorchOp, Attrs]:
 def _import(device: str) -> tuple[Any, str | None]:
     """torch, and why ``device`` cannot be used (None when it can)."""
     try:
-        import torch
+        import torch  # noqa: PLC0415 - torch is optional (the [torch] extra): the backend reports itself unavailable
     except ImportError:
         return None, f"torch is not installed ({INSTALL_HINT})"
     if device.startswith("cuda"):

@@ -48,7 +48,7 @@ _SMALL = 100  # integers: the half-width of the small-value range
 
 def stream_key(seed: int, case_id: str, tensor: str) -> int:
     """The 64-bit key of one tensor of one case."""
-    text = f"{seed}\0{case_id}\0{tensor}".encode("utf-8")
+    text = f"{seed}\0{case_id}\0{tensor}".encode()
     return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest(), "little")
 
 
@@ -129,7 +129,7 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
         shuffle = mix(key + (step + np.uint64(2)) * GOLDEN) >> np.uint64(32)
         shuffle |= segment.astype(np.uint64) << np.uint64(32)
         order_key[lo:hi] = shuffle
-    for (_, a, b), into, (k0, k1) in zip(runs, values, ranges):  # the pools first, then random values
+    for (_, a, _), into, (k0, k1) in zip(runs, values, ranges):  # the pools first, then random values
         for start, r in zip(bounds[k0:k1], requests[k0:k1]):
             if r.pool is not None and r.pool.size:
                 head = r.pool[:r.count]

@@ -28,7 +28,7 @@ FLOAT_CLASSES: tuple[str, ...] = (
 INT_CLASSES: tuple[str, ...] = ("0", "+1", "-1", "min", "min+1", "max", "max-1")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def np_dtype(dtype: DataType) -> np.dtype:
     """The numpy dtype that holds ``dtype`` (INT4/UINT4 are not supported:
     they have no ``.npy`` form that loads without pickle)."""
@@ -45,7 +45,7 @@ class EdgeValue:
     value: np.generic
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def edge_values(dtype: DataType) -> tuple[EdgeValue, ...]:
     """The named edge values of ``dtype`` (DESIGN.md, "Cases"); computed once
     per type (immutable)."""

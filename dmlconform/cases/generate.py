@@ -49,6 +49,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -57,6 +58,8 @@ from dmlconform.cases import draws
 from dmlconform.cases import edges as ev
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
 from dmlconform.errors import FormulaError, InputError
+from dmlconform.formula import Parsed, boundaries, classified
+from dmlconform.formula.boundaries import Boundary
 from dmlconform.plan import DRAW_ELEMENTS, pack
 from dmlconform.spec.model import (
     DATA_TYPE_ORDER,
@@ -106,8 +109,6 @@ def _bind(spec: Spec) -> _Binding | str:
 
 @functools.lru_cache(maxsize=256)
 def _bind_text(formula: str, fields: tuple[str, ...], ins: tuple[str, ...], outs: tuple[str, ...]) -> _Binding | str:
-    from dmlconform.formula import Parsed, classified
-
     parsed = classified(formula, fields, ins, outs)
     if not isinstance(parsed, Parsed) or not parsed.evaluable:
         return f"formula does not bind to the fields ({getattr(parsed, 'reason', '')})"
@@ -266,8 +267,6 @@ def _in_type(f: Field, value: float, dtype: DataType) -> float | int:
 
 def _number(value: Any) -> float:
     if isinstance(value, str):
-        from fractions import Fraction
-
         return float(Fraction(value))
     return float(value)
 
@@ -339,7 +338,6 @@ _NO_BOUNDARY = (FormulaError, ValueError, TypeError, ZeroDivisionError, Overflow
 def _criticals(bound: _Binding) -> Any:
     """The formula's `boundaries.Criticals` (the same for every attribute
     set: made once per generate() call), or None where it has none."""
-    from dmlconform.formula import boundaries
 
     try:
         return boundaries.criticals(bound.tree)
@@ -348,8 +346,6 @@ def _criticals(bound: _Binding) -> Any:
 
 
 def _boundaries(ctx: _Ctx, attrs: Attrs) -> tuple[Any, ...]:
-    from dmlconform.formula import boundaries
-
     if ctx.criticals is None:
         return ()
     names = [n for _, n in ctx.bound.names]
@@ -380,8 +376,6 @@ def _boundary_pool(b: Any, dtype: DataType) -> np.ndarray:
 
 @functools.lru_cache(maxsize=4096)
 def _value_pool(value: float, exact: Any, dtype: DataType) -> np.ndarray:
-    from dmlconform.formula.boundaries import Boundary
-
     points = _boundary_points(Boundary("x", value, "", "", exact), dtype)
     points.flags.writeable = False
     return points
@@ -426,7 +420,7 @@ def _pool(found: tuple[Any, ...], name: str, dtype: DataType) -> _Pool:
     return _Pool(np.concatenate(parts), edges, plain)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _edge_array(dtype: DataType) -> np.ndarray:
     """The edge values of ``dtype`` as an array of it (read-only; one per type)."""
     values = np.asarray([e.value for e in ev.edge_values(dtype)], dtype=ev.np_dtype(dtype))

@@ -12,6 +12,7 @@ import enum
 import functools
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from dmlconform.spec.model import DataType, FeatureLevel
@@ -29,8 +30,6 @@ class Layout(enum.Enum):
 def numpy_dtype(dtype: DataType) -> np.dtype:
     """The numpy dtype a tensor of ``dtype`` is held in (ml_dtypes for 4-bit)."""
     if dtype in (DataType.INT4, DataType.UINT4):
-        import ml_dtypes
-
         return np.dtype(ml_dtypes.int4 if dtype is DataType.INT4 else ml_dtypes.uint4)
     return np.dtype(dtype.name.lower())
 

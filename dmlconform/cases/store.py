@@ -67,9 +67,9 @@ naming are removed.
 from __future__ import annotations
 
 import io
-import tokenize
 import json
 import re
+import tokenize
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path

@@ -39,6 +39,7 @@ import numpy as np
 from dmlconform.cases.model import Case, TensorData, buffer_elements
 from dmlconform.errors import CaseFolderError, LocatedError
 from dmlconform.spec.model import ConstraintKind, DataType, Field, FieldKind, Spec, TensorRole
+from dmlconform.spec.operator_types import ENUM_FILE
 
 #: Problems shown at most; the rest are counted ("and K more").
 SHOWN = 20
@@ -401,7 +402,6 @@ def _constants(c_type: str) -> tuple[str, ...]:
     (`spec.operator_types`)."""
     if c_type == "DML_TENSOR_DATA_TYPE":
         return tuple(sorted(f"{c_type}_{t.name}" for t in DataType))
-    from dmlconform.spec.operator_types import ENUM_FILE
 
     text = resources.files("dmlconform").joinpath(*ENUM_FILE).read_text(encoding="utf-8")
     return tuple(sorted(name for name in json.loads(text) if name.startswith(c_type + "_")))

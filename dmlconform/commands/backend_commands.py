@@ -11,9 +11,12 @@ import json
 from dataclasses import dataclass
 
 import click
+from rich.table import Table
+from rich.text import Text
 
-from dmlconform.commands.options import EXIT_CODES_HELP, console
-from dmlconform.errors import BackendLoadError
+from dmlconform.backends.registry import available_backends, load_entry
+from dmlconform.commands.options import console
+from dmlconform.errors import EXIT_CODES_HELP, BackendLoadError
 
 FORMATS = ("table", "json")
 
@@ -38,7 +41,6 @@ class BackendRow:
 
 def backend_rows(path: list[str] | None = None) -> tuple[BackendRow, ...]:
     """A row per installed backend, sorted by name then distribution."""
-    from dmlconform.backends.registry import available_backends, load_entry
 
     rows = []
     for entry in available_backends(path=path):
@@ -55,8 +57,6 @@ def backend_rows(path: list[str] | None = None) -> tuple[BackendRow, ...]:
 
 def backends_table(rows: tuple[BackendRow, ...]) -> object:
     """A rich Table of ``rows``."""
-    from rich.table import Table
-    from rich.text import Text
 
     table = Table(title="dmlconform backends")
     for header in ("name", "distribution", "version", "device", "feature level", "available"):

@@ -12,14 +12,19 @@ from __future__ import annotations
 import difflib
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 import click
 
+from dmlconform import diff as d
+from dmlconform import diff_render as r
 from dmlconform import limits
-from dmlconform.commands.options import EXIT_CODES_HELP, console, existing_paths, operator_key, parse_level
-from dmlconform.errors import ExitCode, InputError, SpecError
+from dmlconform.atomic import write_atomic
+from dmlconform.commands.options import console, existing_paths, operator_key, parse_level
+from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError, SpecError
+from dmlconform.spec.load import load_spec, loads_spec, spec_files
 from dmlconform.spec.model import FeatureLevel, Spec
 from dmlconform.userfiles import too_big
 
@@ -77,7 +82,6 @@ def _decode(raw: bytes, path: str) -> str:
 
 def _git_specs(ref: str) -> list[tuple[str, Spec]]:
     """``git:REV[:PATH]`` (PATH from the repository root, default ``specs``) -> (path, Spec)s."""
-    from dmlconform.spec.load import loads_spec
 
     rev, _, path = ref[len(GIT_PREFIX):].partition(":")
     path = path.strip("/") or DEFAULT_SPECS
@@ -93,8 +97,6 @@ def _git_specs(ref: str) -> list[tuple[str, Spec]]:
 
 
 def _folder_specs(folder: str) -> list[tuple[str, Spec]]:
-    from dmlconform.spec.load import load_spec, spec_files
-
     path = existing_paths((folder,), "spec folder")[0]
     if not path.is_dir():
         raise InputError(f"spec folder {folder!r} is not a folder")
@@ -155,7 +157,6 @@ def level_range(old: FeatureLevel | None, new: FeatureLevel | None) -> tuple[Fea
 def _level_result(specs: tuple[Spec, ...], levels: tuple[FeatureLevel, FeatureLevel] | None,
                   operator: str | None) -> DiffResult:
     """A level diff, one operator's history (``--op`` alone) or every level's changes (nothing given)."""
-    from dmlconform import diff as d
 
     specs = _narrow(specs, operator, (s.operator for s in specs))
     if levels is None:
@@ -164,8 +165,6 @@ def _level_result(specs: tuple[Spec, ...], levels: tuple[FeatureLevel, FeatureLe
 
 
 def _tree_result(trees: tuple[str, ...], operator: str | None) -> TreeDiff:
-    from dmlconform import diff as d
-
     if len(trees) != 2:
         raise InputError(f"give two spec trees to compare (OLD NEW), got {len(trees)}: {', '.join(map(repr, trees))}")
     old, new = load_tree(trees[0]), load_tree(trees[1])
@@ -177,7 +176,6 @@ def _tree_result(trees: tuple[str, ...], operator: str | None) -> TreeDiff:
 def _emit(result: DiffResult, fmt: str, output: str | None) -> None:
     """The table straight to the terminal (in colour where it is one); everything else as text."""
 
-    from dmlconform import diff_render as r
 
     if fmt == "table" and output is None:
         console().print(r.grid(result))
@@ -193,7 +191,6 @@ def _write(text: str, output: str | None) -> None:
     if output is None:
         click.echo(text, nl=False)
         return
-    from dmlconform.atomic import write_atomic
 
     write_atomic(Path(output), text)
     click.echo(f"wrote {output}", err=True)
@@ -251,8 +248,6 @@ def matrix(specs_dir: str, fmt: str | None, output: str | None) -> None:
     """Tabulate operators x feature levels: where each operator was introduced
     and where its support grew (or shrank), as a markdown or a self-contained
     HTML page whose cells list the changes in their tooltips."""
-    from dmlconform import diff as d
-    from dmlconform import diff_render as r
 
     if fmt is None:
         fmt = "html" if output and Path(output).suffix.lower() in (".html", ".htm") else "markdown"

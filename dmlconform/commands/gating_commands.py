@@ -15,10 +15,19 @@ from typing import Any
 
 import click
 
-from dmlconform.commands.options import EXIT_CODES_HELP, console, existing_paths
-from dmlconform.errors import ExitCode, InputError
+from dmlconform.atomic import write_atomic
+from dmlconform.commands.options import console, existing_paths
+from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
+from dmlconform.gating.baseline import apply_baseline, dumps_baseline, read_baseline
+from dmlconform.gating.baseline import update as make_update
+from dmlconform.gating.merge import merge_runs
+from dmlconform.gating.overrides import by_pair, read_overrides
 from dmlconform.gating.shard import Shard, parse_shard
+from dmlconform.report import write_reports
+from dmlconform.report.json_report import read
+from dmlconform.report.terminal import render
 from dmlconform.results import Baseline, RunResult, ToleranceOverride
+from dmlconform.spec.load import spec_files
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +47,6 @@ class Gate:
     @property
     def override_map(self) -> Mapping[tuple[str, str], ToleranceOverride]:
         """What ``run_cases(overrides=)`` takes."""
-        from dmlconform.gating.overrides import by_pair
 
         return by_pair(self.overrides)
 
@@ -49,7 +57,6 @@ class Gate:
 
     def finish(self, run: RunResult) -> RunResult:
         """``run`` with the settings recorded and the baseline applied."""
-        from dmlconform.gating.baseline import apply_baseline
 
         run = replace(run, strict=self.strict, shard=str(self.shard or ""), tolerances=self.tolerances,
                       overrides=self.overrides)
@@ -68,9 +75,6 @@ def _shard(text: str | None) -> Shard | None:
 def load_gate(*, specs_dir: str, baseline: str | None, tolerances: str | None, shard: str | None,
               strict: bool) -> Gate:
     """Reads and checks the files before anything runs, so a typo costs seconds, not a suite."""
-    from dmlconform.gating.baseline import read_baseline
-    from dmlconform.gating.overrides import read_overrides
-    from dmlconform.spec.load import spec_files
 
     overrides: tuple[ToleranceOverride, ...] = ()
     if tolerances is not None:
@@ -116,8 +120,6 @@ def baseline() -> None:
 
 
 def _read_report(path: str) -> RunResult:
-    from dmlconform.report.json_report import read
-
     file = existing_paths((path,), "report")[0]
     if file.is_dir():
         file = file / "report.json"
@@ -140,8 +142,6 @@ def update(report: str, output: str | None, old_path: str | None) -> None:
     were first seen: replace it with the cause.  Run it on a whole run's
     report (or a merged one): entries of cases outside the report are dropped.
     """
-    from dmlconform.atomic import write_atomic
-    from dmlconform.gating.baseline import dumps_baseline, read_baseline, update as make_update
 
     run = _read_report(report)
     old = read_baseline(Path(old_path)) if old_path else run.baseline
@@ -173,9 +173,6 @@ def merge(reports: tuple[str, ...], output: str, worst: int) -> None:
     is missing or the reports are of different runs; otherwise as ``run``
     would have (1 when a case failed)."""
 
-    from dmlconform.gating.merge import merge_runs
-    from dmlconform.report import write_reports
-    from dmlconform.report.terminal import render
 
     runs = [(r, _read_report(r)) for r in reports]
     command = "dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:])

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import click
 
-from dmlconform.commands.options import EXIT_CODES_HELP, load_specs, parse_each, parse_level
-from dmlconform.errors import InputError
+from dmlconform.cases.generate import generate, is_runnable
+from dmlconform.cases.store import write_cases
+from dmlconform.commands.options import load_specs, parse_each, parse_level
+from dmlconform.errors import EXIT_CODES_HELP, InputError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 
@@ -34,8 +36,6 @@ def gen(specs_dir: str, ops: tuple[str, ...], dtypes: tuple[str, ...], level_tex
         no_negative: bool, output: str) -> None:
     """Generate cases from the specs with an evaluable formula and write them
     (manifest.json plus one .npy per tensor) to OUTPUT."""
-    from dmlconform.cases.generate import generate, is_runnable
-    from dmlconform.cases.store import write_cases
     level = parse_level(level_text, "--feature-level")
     wanted_types = set(parse_each(dtypes, DataType.parse, "--dtype"))
     chosen: list[tuple[Path, Spec]] = []

@@ -12,8 +12,10 @@ from pathlib import Path
 
 import click
 
-from dmlconform.commands.options import EXIT_CODES_HELP, load_specs
-from dmlconform.errors import InputError
+from dmlconform.cases.store import CaseExtra, write_cases
+from dmlconform.commands.options import load_specs
+from dmlconform.errors import EXIT_CODES_HELP, InputError
+from dmlconform.importers.onnx_node import default_data_dir, import_tests, onnx_version
 
 
 @click.group(name="import", epilog=EXIT_CODES_HELP)
@@ -39,11 +41,9 @@ def import_onnx(specs_dir: str, data_dir: str | None, output: str) -> None:
     is byte-identical for the same onnx version.
     """
     try:
-        import onnx  # noqa: F401
+        import onnx  # noqa: F401, PLC0415 - optional (the [onnx] extra): its absence is an input error with the fix
     except ImportError:
         raise InputError("the onnx package is not installed: pip install -e '.[onnx]'") from None
-    from dmlconform.cases.store import CaseExtra, write_cases
-    from dmlconform.importers.onnx_node import default_data_dir, import_tests, onnx_version
 
     if data_dir is not None and not Path(data_dir).is_dir():
         raise InputError(f"--data {data_dir!r} is not a folder")

@@ -1,34 +1,25 @@
-"""What several commands share: the exit codes' help text, the console,
-and command-line values (paths, feature levels, data types, the spec folder,
-``--op`` selections).  Each value parser turns a bad value into an
-`InputError` naming the option, so every command words it the same way."""
+"""What several commands share: the console and command-line values
+(paths, feature levels, data types, the spec folder, ``--op`` selections).
+Each value parser turns a bad value into an `InputError` naming the option,
+so every command words it the same way.  (The exit codes' help text is
+`errors.EXIT_CODES_HELP`, beside the codes.)"""
 
 from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+from rich.console import Console
 
 from dmlconform.errors import InputError
+from dmlconform.spec.load import load_spec, spec_files
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0    success: no findings, specs up to date, no case failed
-       (QUALITY_WARNING, XPASS, NOT_SUPPORTED and XFAIL allowed unless
-       --strict, which fails QUALITY_WARNING and XPASS)
-  1    a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR (run, merge);
-       lint findings; out-of-date specs (extract --check); diff removals
-  2    usage or input error: bad option, missing or invalid file (spec,
-       baseline, tolerance file, report), shards that overlap or are missing
-  3    backend unavailable (run --skip-unavailable exits 0 instead)
-  4    internal error: a bug in dmlconform (rerun with --debug and report
-       the traceback)
-  130  interrupted (Ctrl-C); run writes the partial report first"""
 
 
 #: Width of rich output that goes to a file or a pipe (a CI log) rather than a
@@ -40,7 +31,6 @@ LOG_WIDTH = 120
 def console() -> Console:
     """A rich console on stdout: the terminal's width, or LOG_WIDTH columns
     when the output is not a terminal and COLUMNS is unset."""
-    from rich.console import Console
 
     out = Console()
     if not out.is_terminal and "COLUMNS" not in os.environ:
@@ -102,7 +92,6 @@ def load_specs(folder: str, ops: tuple[str, ...], *, option: str = "--op") -> li
     given; an unknown operator (named by ``option``) or an empty folder is an
     input error.  Specs are named after their operator (lint's DML005), so
     the specs of ``ops`` are read alone when their files are there."""
-    from dmlconform.spec.load import load_spec, spec_files
 
     root = existing_paths((folder,), "spec folder")[0]
     named = [root / f"{operator_key(o)}.yaml" for o in dict.fromkeys(ops)]

@@ -6,8 +6,11 @@ from pathlib import Path
 
 import click
 
-from dmlconform.commands.options import EXIT_CODES_HELP
-from dmlconform.errors import InputError
+from dmlconform import limits
+from dmlconform.errors import EXIT_CODES_HELP, InputError
+from dmlconform.report.results_page import load_notes, read_input, render, summary_json, unmatched
+from dmlconform.spec.load import parse_document
+from dmlconform.userfiles import check_output, read_text, write_output
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -23,9 +26,6 @@ def results(reports: tuple[str, ...], output: str, notes_path: str | None, summa
     One row per operator x data type x backend, every FAIL with its minimal
     repro and the analysis from the notes file.  FAILs no note explains are
     listed on the page as "not analysed" and named on stderr."""
-    from dmlconform import limits
-    from dmlconform.report.results_page import read_input, render, summary_json, unmatched
-    from dmlconform.userfiles import check_output, read_text, write_output
 
     check_output(Path(output))
     inputs = []
@@ -56,10 +56,6 @@ def results(reports: tuple[str, ...], output: str, notes_path: str | None, summa
 def _read_notes(path: Path) -> tuple:  # type: ignore[type-arg]
     """The notes file: a regular file within `limits.NOTES`, read with the
     spec loader's guarded YAML reader (no aliases, bounded nesting)."""
-    from dmlconform import limits
-    from dmlconform.report.results_page import load_notes
-    from dmlconform.spec.load import parse_document
-    from dmlconform.userfiles import read_text
 
     text = read_text(path, limits.NOTES)
     data = parse_document(text, path=str(path)).data if text.strip() else None

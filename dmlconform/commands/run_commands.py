@@ -6,18 +6,23 @@ import dataclasses
 import datetime as dt
 import shlex
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from dmlconform import suite
 from dmlconform.commands.gating_commands import Gate, gating_options
-from dmlconform.commands.options import EXIT_CODES_HELP, backend_options, load_specs, parse_dtypes, parse_level
+from dmlconform.commands.options import backend_options, load_specs, parse_dtypes, parse_level
 from dmlconform.commands.options import console as make_console
-from dmlconform.errors import ExitCode, InputError
+from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
 from dmlconform.invocation import Invocation
 from dmlconform.parallel import DEFAULT_TIMEOUT, InProcess, Workers, default_jobs
+from dmlconform.report import commit_reports, write_reports
+from dmlconform.report.folder import reserve
+from dmlconform.report.terminal import render
 from dmlconform.results import CaseResult, RunResult
 from dmlconform.spec import model as m
 
@@ -48,7 +53,7 @@ if TYPE_CHECKING:
 @click.option("--skip-unavailable", is_flag=True, help="Exit 0 instead of 3 when the backend is unavailable.")
 @click.option("--show-skipped", is_flag=True, help="List each spec left out of the suite, with the reason.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
-              help="Worker processes that run the backend (default: one fewer than the cores, at least one).")
+              help="Worker processes that run the backend (default: one per core).")
 @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
               metavar="SECONDS", help="A case running longer is TIMEOUT and its worker is replaced (a case over "
                                       "2^22 elements gets proportionally longer).")
@@ -74,13 +79,11 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     """
 
     ctx = click.get_current_context()
-    started, clock = dt.datetime.now(dt.timezone.utc), time.perf_counter()
+    started, clock = dt.datetime.now(dt.UTC), time.perf_counter()
     options = backend_options(backend_args)
     engine = _engine(ctx, backend_name, options, isolate=not no_isolate, jobs=jobs, timeout=timeout, gate=gate)
     # Imported once the workers have started: numpy, the oracle and the generator then load while they start
     # (a one-case run, the repro of a failure: 0.74 -> 0.55 s on 2 cores; bench/bench_cli.py).
-    from dmlconform import suite
-    from dmlconform.report.folder import reserve
 
     console = make_console()
     needed, option = _operators(ops, ids) if not cases_dir else (ops, "--op")
@@ -105,7 +108,7 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
         command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         started=started.isoformat(timespec="seconds"),
-        finished=dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cases=_with_repro(suite.with_notes(outcome.results, Path(cases_dir) if cases_dir else None), invocation),
         interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3)))
     _finish(report, folder, console, worst=worst, skipped=skipped, show_skipped=show_skipped,
@@ -156,8 +159,6 @@ def _finish(report: RunResult, folder: ReportFolder, console: Console, *, worst:
     """Print the summary, then write the reports (if that fails, the summary
     is already out and the reports go to a temp folder); exit with the
     run's code."""
-    from dmlconform.report import commit_reports
-    from dmlconform.report.terminal import render
 
     render(report, console, worst=worst)
     if show_skipped:
@@ -181,9 +182,7 @@ def _rescue(report: RunResult, target: Path, exc: OSError) -> NoReturn:
     """The reports could not be written where they belong (the folder was
     checked writable before the run: something changed since): write them
     to a new temp folder instead, say where in one line, exit 2."""
-    import tempfile
 
-    from dmlconform.report import write_reports
 
     why = exc.strerror or str(exc)
     try:
@@ -209,7 +208,7 @@ def _engine(ctx: click.Context, name: str, options: dict[str, str], *, isolate: 
 
 
 def _run_with_progress(total: int, console, *, enabled: bool, execute):  # type: ignore[no-untyped-def]
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415 - the bar is drawn only on a terminal; CI logs and --no-progress skip its import
 
     if not enabled:
         return execute(None)

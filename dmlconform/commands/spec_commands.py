@@ -1,4 +1,5 @@
-"""`extract` and `lint`: the spec pipeline's commands."""
+"""`extract` and `schema`: the spec pipeline's commands (`lint` is in
+`lint_commands`: it needs numpy, through the formula boundaries, and these do not)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,13 @@ from pathlib import Path
 
 import click
 
-from dmlconform.commands.options import EXIT_CODES_HELP, existing_paths
-from dmlconform.errors import ExitCode
+from dmlconform.commands.options import existing_paths
+from dmlconform.errors import EXIT_CODES_HELP, DmlconformError, ExitCode, ExtractError
+from dmlconform.spec.extract import extract as run_extract
+from dmlconform.spec.extract import losses
+from dmlconform.spec.load import load_spec
+from dmlconform.spec.load import schema as spec_schema
+from dmlconform.spec.store import dumps_spec, spec_filename, write_spec
 
 
 def _echo_warnings(warnings: list[str], quiet: bool, limit: int) -> None:
@@ -38,8 +44,6 @@ def extract(sources: tuple[str, ...], output: str, check: bool, quiet: bool, all
     page that cannot be fully parsed gives a warning naming the file and line
     of the part skipped; the other pages go on.
     """
-    from dmlconform.spec.extract import extract as run_extract
-    from dmlconform.spec.store import dumps_spec, spec_filename, write_spec
 
     result = run_extract(existing_paths(sources, "source"))
     _echo_warnings([w.render() for w in result.warnings], quiet, 0 if all_warnings else 50)
@@ -68,9 +72,6 @@ def _refusals(specs: tuple, out: Path, filename) -> list[str]:  # type: ignore[n
     replace the spec in ``out`` with a poorer one (`extract.losses`).  Exit 2
     and nothing written: the pages are the input and one of them is bad, and
     writing the others would leave ``out`` a mix of two revisions of the docs."""
-    from dmlconform.errors import DmlconformError, ExtractError
-    from dmlconform.spec.extract import losses
-    from dmlconform.spec.load import load_spec
 
     lines = []
     for spec in specs:
@@ -111,48 +112,7 @@ def _stale(specs: tuple, out: Path, dumps, filename) -> list[str]:  # type: igno
 
 
 @click.command(epilog=EXIT_CODES_HELP)
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]), default="text",
-              show_default=True, help="text: path:line:col: CODE message; json; sarif (SARIF 2.1.0 for GitHub "
-                                      "code scanning); github (workflow annotations).")
-@click.option("--strict", is_flag=True, help="Exit 1 on warnings too, not only on errors.")
-@click.option("--list", "list_rules", is_flag=True, help="Print the rules (code, severity, name, summary) and exit.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report to this file (atomically) "
-                                                                     "instead of standard output.")
-def lint(paths: tuple[str, ...], fmt: str, strict: bool, list_rules: bool, output: str | None) -> None:
-    """Check spec files (default: specs/) for mistakes.
-
-    PATHS are spec files or folders searched for *.yaml.  Each finding names
-    file:line:col, a stable rule code and the fix.  Exit 1 when any finding is
-    an error (or, with --strict, a warning).
-    """
-    from dmlconform.spec.lint import RULES, lint_paths
-    from dmlconform.spec.lint_format import format_findings
-    from dmlconform.userfiles import check_output, write_output
-
-    if list_rules:
-        for rule in RULES:
-            click.echo(f"{rule.code}  {rule.severity:<7}  {rule.name:<24}  {rule.summary}")
-        return
-    if output:
-        check_output(Path(output))  # before the work, not after it
-    findings = lint_paths(existing_paths(paths or ("specs",), "spec path"))
-    report = format_findings(findings, fmt)
-    if output:
-        write_output(Path(output), report + ("\n" if report else ""))
-    elif report:
-        click.echo(report)
-    errors = sum(f.severity == "error" for f in findings)
-    warnings = len(findings) - errors
-    files = len({f.path for f in findings})
-    click.echo(f"{errors} errors, {warnings} warnings in {files} files", err=True)
-    failed = errors or (strict and warnings)
-    sys.exit(ExitCode.FINDINGS if failed else ExitCode.OK)
-
-
-@click.command(epilog=EXIT_CODES_HELP)
 def schema() -> None:
     """Print the JSON Schema of spec files."""
-    from dmlconform.spec.load import schema as spec_schema
 
     click.echo(json.dumps(spec_schema(), indent=2, sort_keys=False))

@@ -17,9 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich.table import Table
+from rich.text import Text
 
-from dmlconform.commands.options import EXIT_CODES_HELP, backend_options, console, load_specs
-from dmlconform.errors import ExitCode, InputError
+from dmlconform import limits
+from dmlconform.atomic import write_atomic
+from dmlconform.backends.directml import validate as v
+from dmlconform.backends.directml.fake_device import Capabilities
+from dmlconform.backends.directml.library import TORCH_DIRECTML, TORCH_DIRECTML_VERSION, Unavailable, validator_libs
+from dmlconform.backends.directml.validator import validate_descs
+from dmlconform.commands.options import backend_options, console, load_specs
+from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
+from dmlconform.spec.model import FeatureLevel
+from dmlconform.userfiles import read_json
 
 VALIDATE_EXIT_HELP = EXIT_CODES_HELP + """
 
@@ -37,8 +47,6 @@ def _backend_options(pairs: tuple[str, ...]) -> dict[str, str]:
 
 
 def _caps(text: str) -> dict[str, Any]:
-    from dmlconform.backends.directml.fake_device import Capabilities
-
     try:
         caps = Capabilities.parse(text)
     except ValueError as exc:
@@ -56,10 +64,6 @@ def _canonical_command(ops: tuple[str, ...], caps_text: str) -> str:
 
 def build_report(specs: list[Any], libs: Any, caps: dict[str, Any], *, command: str) -> dict[str, Any]:
     """Run the validator over every spec; the report as plain data."""
-    from dmlconform.backends.directml import validate as v
-    from dmlconform.backends.directml.library import TORCH_DIRECTML, TORCH_DIRECTML_VERSION, Unavailable
-    from dmlconform.backends.directml.validator import validate_descs
-    from dmlconform.spec.model import FeatureLevel
 
     paths = {s.operator: p for p, s in specs}
     device, _ = validate_descs(libs, paths, [], caps=caps)
@@ -96,8 +100,6 @@ def build_report(specs: list[Any], libs: Any, caps: dict[str, Any], *, command: 
 
 def render(report: dict[str, Any], console: Any, *, limit: int) -> None:
     """Summary and disagreements as rich tables."""
-    from rich.table import Table
-    from rich.text import Text
 
     t, dev = report["totals"], report["device"]
     console.print(Text(f"validate: {report['library']['name']}, feature level {dev['max_level']}, fake device "
@@ -151,9 +153,6 @@ def validate(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], o
     directions.  Writes report.json; --markdown also the results page.
     """
 
-    from dmlconform.atomic import write_atomic
-    from dmlconform.backends.directml import validate as v
-    from dmlconform.backends.directml.library import Unavailable, validator_libs
 
     if from_report is not None:
         if markdown_path is None:
@@ -183,9 +182,6 @@ def validate(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], o
 
 
 def _read_report(path: Path) -> dict[str, Any]:
-    from dmlconform import limits
-    from dmlconform.userfiles import read_json
-
     data = read_json(path, limits.REPORT)  # a regular file within the limit, valid JSON, not too deep
     if not isinstance(data, dict):
         raise InputError(f"--from-report {path}: not a validate report (not a JSON object)")

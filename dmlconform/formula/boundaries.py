@@ -17,19 +17,34 @@ by inverting one function at a time (exp, log, tanh...) at high precision.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
-from dmlconform.errors import FormulaError
-from dmlconform.formula.expand import expand
-from dmlconform.formula.printer import expr_text
 from dmlconform.compare import ordered_bits
+from dmlconform.errors import FormulaError
+from dmlconform.formula.evaluate import Evaluator, Settings, Val
+from dmlconform.formula.expand import expand
+from dmlconform.formula.functions import mp_context
+from dmlconform.formula.printer import expr_text
+from dmlconform.formula.refine import _Scalar
 from dmlconform.formula.rounding import fraction_to_float, neighbours
 from dmlconform.formula.tree import (
-    Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, names, walk,
+    Assign,
+    Binary,
+    Call,
+    Conditional,
+    Expr,
+    FormulaTree,
+    Name,
+    Num,
+    Piecewise,
+    Unary,
+    names,
+    walk,
 )
 
 _COMPARISONS = frozenset({"==", "!=", "<", "<=", ">", ">="})
@@ -248,7 +263,6 @@ def _combine(op: str, a: tuple[Fraction, Fraction], b: tuple[Fraction, Fraction]
 def _isolate(e: Expr, var: str, consts: Mapping[str, Any]) -> float | None:
     """Solve ``e == 0`` for ``var`` when it occurs once, inverting one step at
     a time at high precision; None when there is no real solution."""
-    from dmlconform.formula.functions import mp_context
 
     ctx = mp_context(128)
     try:
@@ -309,8 +323,6 @@ def _invert(ctx: Any, name: str, target: Any) -> Any:
 
 def _const(ctx: Any, e: Expr, consts: Mapping[str, Any]) -> Any:
     """A subexpression without the variable, at high precision."""
-    from dmlconform.formula.refine import _Scalar
-    from dmlconform.formula.tree import Assign
 
     env = {n: v for n, v in consts.items() if n in names(e)}
     missing = names(e) - set(env) - {"pi"}
@@ -395,8 +407,6 @@ def _witnesses(tree: FormulaTree, target: str, pairs: list[Any], varying: frozen
 
 def _truths(tree: FormulaTree, conds: list[Expr], attrs: Mapping[str, float], ins: list[str]
             ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]] | None:
-    from dmlconform.formula.evaluate import Evaluator, Settings, Val
-
     points: dict[str, set[float]] = {n: set(_FIXED_INPUTS) for n in ins}
     for b in find(tree, attrs, inputs=ins):
         step = abs(b.value) * 1e-3 + 1e-3

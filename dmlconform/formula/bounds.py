@@ -20,8 +20,9 @@ keeps the bound cheap enough to compute on every oracle call.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

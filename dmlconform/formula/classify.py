@@ -12,8 +12,8 @@ from __future__ import annotations
 import enum
 import functools
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 from dmlconform.errors import FormulaError
 from dmlconform.formula.expand import expand

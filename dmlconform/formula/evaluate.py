@@ -19,20 +19,35 @@ reaches the discontinuity in ``uncertain``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
 from dmlconform.errors import FormulaError
 from dmlconform.formula import bounds as B
+from dmlconform.formula import exact64 as E
 from dmlconform.formula import integers
 from dmlconform.formula.bounds import EXACT, Err
+from dmlconform.formula.functions import TRANSCENDENTAL_ERROR as K
 from dmlconform.formula.functions import is_enum_constant, primitive
 from dmlconform.formula.printer import expr_text
 from dmlconform.formula.tree import (
-    Binary, Call, Conditional, Expr, FormulaTree, Integral, Name, Num, Piecewise, Unary, Value,
+    Binary,
+    Call,
+    Conditional,
+    Expr,
+    FormulaTree,
+    Integral,
+    Name,
+    Num,
+    Piecewise,
+    Unary,
+    Value,
+    names,
+    walk,
 )
 
 Array = Any  # np.ndarray or a numpy scalar
@@ -401,8 +416,6 @@ class Evaluator:
         return Err(rel, num)
 
     def pow_error(self, a: Val, b: Val, v: Array) -> Err:
-        from dmlconform.formula.functions import TRANSCENDENTAL_ERROR as K
-
         a_exact, b_exact = a.err.exact, b.err.exact
         if a_exact and b_exact:
             return Err(K)
@@ -507,7 +520,6 @@ class Evaluator:
         be exact, the transcendental functions are taken as never exact but
         where they give NaN for exact finite arguments (outside their real
         domain: the exact value is NaN too)."""
-        from dmlconform.formula import exact64 as E
 
         xs = [self.num(a.v) for a in args]
         with np.errstate(all="ignore"):
@@ -591,7 +603,6 @@ def final_statements(tree: FormulaTree) -> frozenset[int]:
     ``f(x) = e``, ``e`` an operation) whose target no later statement reads:
     their value goes nowhere but out, so their last step's rounding is the
     result's own."""
-    from dmlconform.formula.tree import names
 
     out = set()
     statements = tree.assignments
@@ -625,7 +636,6 @@ def decides(tree: FormulaTree) -> bool:
     """Whether ``tree`` takes a path that depends on values: a comparison, a
     logical operator, a conditional or piecewise value, min/max/clamp or a
     test (isinf, isnan) whose answer an overflowed intermediate may change."""
-    from dmlconform.formula.tree import walk
 
     for s in tree.assignments:
         if isinstance(s.value, Piecewise):
@@ -821,7 +831,6 @@ def _exact_sides(op: str, a: Val, b: Val, x: Array, y: Array, val: Val) -> Val:
 
 def _exact_op(op: str, a: Val, b: Val, x: Array, y: Array, v: Array) -> Array:
     """Where ``v = x op y`` in float64 is the exact value (operands exact too)."""
-    from dmlconform.formula import exact64 as E
 
     both = a.exact & b.exact
     if not any_true(both):

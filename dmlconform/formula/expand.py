@@ -10,13 +10,26 @@ page's integral becomes one.  Pure tree rewriting, no numpy.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Mapping
 
 from dmlconform.formula.functions import LIBRARY, LibraryFunction
+from dmlconform.formula.parser import parse
 from dmlconform.formula.tree import (
-    Assign, Binary, Branch, Call, Conditional, Expr, FormulaTree, Integral, Name, Num,
-    Piecewise, Unary, Value,
+    Assign,
+    Binary,
+    Branch,
+    Call,
+    Conditional,
+    Expr,
+    FormulaTree,
+    Integral,
+    Name,
+    Num,
+    Piecewise,
+    Unary,
+    Value,
+    names,
 )
 
 
@@ -69,10 +82,8 @@ def _inline(fn: LibraryFunction, args: tuple[Expr, ...]) -> Expr:
     return substitute(definition.value, mapping)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _definition(source: str) -> Assign:
-    from dmlconform.formula.parser import parse
-
     return parse(source).main
 
 
@@ -107,6 +118,4 @@ def closed_form(node: Integral) -> Expr | None:
 
 
 def _free(e: Expr) -> frozenset[str]:
-    from dmlconform.formula.tree import names
-
     return names(e)

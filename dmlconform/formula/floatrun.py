@@ -14,14 +14,16 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from dmlconform.compare import Alternative, Tier, finfo, is_float
 from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan
+from dmlconform.formula.refine import refine as exact
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
 from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, walk
 from dmlconform.plan import ORACLE_BLOCK
@@ -180,7 +182,7 @@ class SharedPass:
             held = parts.get(probes)
             parts[probes] = _sorted_set(index) if held is None else np.union1d(held, index)
 
-    def look(self, run: "FloatRun", index: np.ndarray, settings: tuple[str, bool, Any],
+    def look(self, run: FloatRun, index: np.ndarray, settings: tuple[str, bool, Any],
              probes: tuple[float, ...] | None = None) -> tuple[np.ndarray, ...]:
         """`evaluate`'s arrays for ``run``'s output at ``index``: taken from
         the kept evaluation of this look where it holds ``index``, else from
@@ -213,7 +215,7 @@ class SharedPass:
             pos = _positions(held[0], index)
         return tuple(a[pos] for a in held[1][run.output])
 
-    def prefetch(self, run: "FloatRun", settings: tuple[str, bool, Any]) -> None:
+    def prefetch(self, run: FloatRun, settings: tuple[str, bool, Any]) -> None:
         """Evaluate everything planned with ``settings`` in one pass, and
         keep it (`subsets`).  A float64 evaluation telling exactness
         (``exact64``) computes the very values of one that does not (the
@@ -232,7 +234,7 @@ class SharedPass:
         for (kind, p, i), per in zip(keyed, self.evaluate(run, settings, tuple((p, i) for _, p, i in keyed))):
             self.subsets[(kind, p)] = (i, per)
 
-    def evaluate(self, run: "FloatRun", settings: tuple[str, bool, Any],
+    def evaluate(self, run: FloatRun, settings: tuple[str, bool, Any],
                  parts: tuple[tuple[tuple[float, ...] | None, np.ndarray], ...]
                  ) -> list[dict[str | None, tuple[np.ndarray, ...]]]:
         """One untracked evaluation of the flat indices of every part, one
@@ -262,7 +264,7 @@ class SharedPass:
                 found[o] = (v[lo:hi], flags[0][lo:hi], flags[1][lo:hi])
         return out
 
-    def take(self, run: "FloatRun", lo: int, part: Mapping[str, np.ndarray],
+    def take(self, run: FloatRun, lo: int, part: Mapping[str, np.ndarray],
              spans: Mapping[str, tuple[float, float]]) -> tuple[np.ndarray, Val, Evaluator]:
         entry = self.blocks.get(lo)
         if entry is None:
@@ -274,7 +276,7 @@ class SharedPass:
             del self.blocks[lo]
         return values, val, ev
 
-    def at(self, run: "FloatRun", index: np.ndarray,
+    def at(self, run: FloatRun, index: np.ndarray,
            settings: tuple[str, bool, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """`FloatRun.at` for every output at once (`look`): the outputs'
         second looks (literal variants, exactness checks, long double) are
@@ -283,7 +285,7 @@ class SharedPass:
         values, exact, nan = self.look(run, index, settings)
         return values, exact, nan
 
-    def probe(self, run: "FloatRun", index: np.ndarray, probes: tuple[float, ...], work: Any) -> list[np.ndarray]:
+    def probe(self, run: FloatRun, index: np.ndarray, probes: tuple[float, ...], work: Any) -> list[np.ndarray]:
         """`FloatRun.probe` for every output at once (`look`)."""
         [rows] = self.look(run, index, ("propagate", False, work), probes)
         return list(rows.T)
@@ -327,7 +329,7 @@ class FloatRun:
 
     def __init__(self, formula: Prepared, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
                  shape: tuple[int, ...], dtype: np.dtype, *, output: str | None, propagate_nan: bool,
-                 shared: "SharedPass | None" = None) -> None:
+                 shared: SharedPass | None = None) -> None:
         self.formula, self.tree = formula, formula.expanded
         self.arrays, self.attrs, self.shape = arrays, attrs, shape
         self.shared = shared
@@ -463,7 +465,7 @@ class FloatRun:
         return Outcome(expected.reshape(self.shape), bound.reshape(self.shape), ambiguous.reshape(self.shape),
                        alternatives, uncertain, refined)
 
-    def block(self, lo: int, hi: int, expected: np.ndarray, bound: np.ndarray, acc: "_Found", *, refine: bool) -> None:
+    def block(self, lo: int, hi: int, expected: np.ndarray, bound: np.ndarray, acc: _Found, *, refine: bool) -> None:
         """Evaluate elements [lo, hi) and note what needs a second look."""
         part = {n: a[lo:hi] for n, a in self.flat.items()}
         spans: dict[str, tuple[float, float]] = {}
@@ -514,7 +516,7 @@ class FloatRun:
         return nan, inf
 
     def note_specials(self, values: np.ndarray, nan_in: np.ndarray | None, inf_in: np.ndarray | None,
-                      ev: Evaluator, acc: "_Found", lo: int, *, bounded: bool = False) -> None:
+                      ev: Evaluator, acc: _Found, lo: int, *, bounded: bool = False) -> None:
         """Collect the block's NaN inputs, literal NaNs of infinite inputs,
         uncertain discontinuities, overflowing intermediates and results that
         left float64's range."""
@@ -537,7 +539,7 @@ class FloatRun:
             acc.range.append(_where(lost, lo))
 
     def note_wild(self, out: np.ndarray, bound: np.ndarray, small: np.ndarray, loose: np.ndarray,
-                  acc: "_Found", lo: int) -> None:
+                  acc: _Found, lo: int) -> None:
         """Collect the block's elements whose bound reaches the value itself:
         an intermediate cancels (``1 - pow(Beta1, T)`` for a tiny T), so the
         target type may not even get the sign, or get 0 and divide by it.
@@ -553,7 +555,7 @@ class FloatRun:
             acc.wild.append(at[wild] + lo)
 
     def note_candidates(self, values: np.ndarray, small: np.ndarray, loose: np.ndarray, bound: np.ndarray,
-                        acc: "_Found", lo: int) -> None:
+                        acc: _Found, lo: int) -> None:
         """Collect the block's elements that may need exact rounding."""
         if small.size:  # most are far from the evenly spaced subnormal midpoints
             small = small[self.near_subnormal_midpoint(values[small], bound[small])]
@@ -672,8 +674,6 @@ class FloatRun:
         return np.isnan(values) & exact
 
     def exactly(self, index: np.ndarray, expected: np.ndarray, *, zeros: bool = False) -> int:
-        from dmlconform.formula.refine import refine as exact
-
         env: dict[str, Any] = dict(self.arrays)
         env.update({n: v.v for n, v in self.attrs.items()})
         fixed, done = exact(self.tree, env, index, self.shape, self.dtype, minmax="propagate", output=self.output,
@@ -689,7 +689,7 @@ class FloatRun:
 
     # -- ambiguity -----------------------------------------------------------
     def alternatives(
-        self, found: "_Indices", expected: np.ndarray, ambiguous: np.ndarray, flush: bool
+        self, found: _Indices, expected: np.ndarray, ambiguous: np.ndarray, flush: bool
     ) -> tuple[Alternative, ...]:
         alts: list[Alternative] = []
         if self.has_minmax and found.nan.size:
@@ -812,7 +812,7 @@ class _TypeFacts:
     representable: Callable[[float], bool]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _type_facts(dtype: np.dtype) -> _TypeFacts:
     float_target = is_float(dtype)
     info_dtype = dtype if float_target else np.dtype(np.float32)
@@ -822,7 +822,7 @@ def _type_facts(dtype: np.dtype) -> _TypeFacts:
                       lambda x: float(to_float(np.asarray([x]), info_dtype)[0]) == x)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _settings(dtype: np.dtype, track: bool, minmax: str, exact64: bool, work: Any) -> Settings:
     """The evaluator's settings of one kind of evaluation into ``dtype``:
     the same for every evaluation of that kind."""
@@ -834,7 +834,7 @@ def _settings(dtype: np.dtype, track: bool, minmax: str, exact64: bool, work: An
                     tiny=float(info.smallest_normal) if track and facts.float_target else 0.0)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _pi(work: Any) -> Val:
     """pi in ``work``, with the rounding of its one conversion."""
     return Val(work(np.pi), Err(1.0), 1)

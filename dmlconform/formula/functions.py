@@ -109,12 +109,12 @@ def is_enum_constant(name: str) -> bool:
     return name.startswith("DML_") and name.upper() == name
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def mp_context(prec: int) -> Any:
     """An mpmath context at ``prec`` bits, made once per precision: building
     one inspects every mpmath function (milliseconds), which dominated case
     generation and refinement.  Callers must not change its precision."""
-    import mpmath
+    import mpmath  # noqa: PLC0415 - mpmath (~20 ms) when exact arithmetic first runs, not with every formula module
 
     ctx = mpmath.mp.clone()
     ctx.prec = prec

@@ -32,8 +32,9 @@ Semantics the docs state, and the choices where they say nothing:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

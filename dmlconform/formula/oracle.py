@@ -31,12 +31,15 @@ is rounded to float32 first (0.2 -> 0.20000000298...); an exact text such as
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Mapping, Sequence
+from typing import Any
 
+import ml_dtypes
 import numpy as np
 
+from dmlconform.cases.model import numpy_dtype
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float
 from dmlconform.errors import InputError
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, decides, final_statements
@@ -48,7 +51,6 @@ from dmlconform.formula.rounding import fraction_to_float, to_float
 from dmlconform.formula.tolerance import default_ulp, signed_zero
 from dmlconform.formula.tree import FormulaTree, names
 from dmlconform.spec import model as m
-
 
 # The policies are spec facts (spec.model): one enum each, re-exported here.
 NanPolicy = m.NanPolicy
@@ -92,12 +94,8 @@ class OracleResult:
 def target_dtype(dtype: Any) -> np.dtype:
     """numpy dtype for a `DataType`, a dtype or a name (``bfloat16`` works)."""
     if isinstance(dtype, m.DataType):
-        from dmlconform.cases.model import numpy_dtype
-
         return numpy_dtype(dtype)
     if isinstance(dtype, str):
-        import ml_dtypes
-
         return np.dtype(getattr(ml_dtypes, dtype, dtype))
     return np.dtype(dtype)
 

@@ -21,14 +21,29 @@ Grammar (lowest precedence first)::
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from dmlconform.errors import FormulaError
 from dmlconform.formula.lexer import KEYWORDS, Kind, Token, tokenize
 from dmlconform.formula.tree import (
-    Assign, Binary, Branch, Call, Comment, Conditional, Expr, FormulaTree, Integral,
-    Name, Num, Node, Piecewise, Statement, Unary, Value, children,
+    Assign,
+    Binary,
+    Branch,
+    Call,
+    Comment,
+    Conditional,
+    Expr,
+    FormulaTree,
+    Integral,
+    Name,
+    Node,
+    Num,
+    Piecewise,
+    Statement,
+    Unary,
+    Value,
+    children,
 )
 from dmlconform.limits import MAX_FORMULA_DEPTH
 

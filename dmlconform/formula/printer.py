@@ -10,8 +10,19 @@ from __future__ import annotations
 
 from dmlconform.formula.parser import BINARY_PRECEDENCE, POWER_PRECEDENCE, UNARY_PRECEDENCE
 from dmlconform.formula.tree import (
-    Assign, Binary, Branch, Call, Comment, Conditional, Expr, FormulaTree, Integral,
-    Name, Num, Piecewise, Unary,
+    Assign,
+    Binary,
+    Branch,
+    Call,
+    Comment,
+    Conditional,
+    Expr,
+    FormulaTree,
+    Integral,
+    Name,
+    Num,
+    Piecewise,
+    Unary,
 )
 
 _ATOM = 100

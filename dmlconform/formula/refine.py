@@ -11,17 +11,30 @@ the array path never comes here.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping
 from fractions import Fraction
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import numpy as np
 
+from dmlconform.compare import finfo, ordered_bits
+from dmlconform.formula.functions import mp_context
 from dmlconform.formula.printer import expr_text
-from dmlconform.limits import MAX_EXACT_MAGNITUDE
-from dmlconform.formula.rounding import neighbours
+from dmlconform.formula.rounding import midpoints, neighbours, to_float
 from dmlconform.formula.tree import (
-    Binary, Call, Conditional, Expr, FormulaTree, Name, Num, Piecewise, Unary, Value, walk,
+    Binary,
+    Call,
+    Conditional,
+    Expr,
+    FormulaTree,
+    Name,
+    Num,
+    Piecewise,
+    Unary,
+    Value,
+    walk,
 )
+from dmlconform.limits import MAX_EXACT_MAGNITUDE
 
 PRECISION = 256
 #: Functions that round to an integer: ``trunc(a / b)`` of float64 operands
@@ -53,7 +66,6 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
     position whose exact evaluation fails keeps its float64 value).  An exact
     zero keeps the float64 result's IEEE sign, unless ``zeros`` (the float64
     result is not finite, so it has none): then it is +0."""
-    from dmlconform.formula.functions import mp_context
 
     ctx = mp_context(precision(tree))
     coords = np.unravel_index(index, shape)
@@ -136,7 +148,7 @@ def _exact_values(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: 
 def _lifter(ctx: Any) -> Callable[[Any], Any]:
     """`_lift` for ``ctx``, with Python floats (`_column`'s values) made
     straight from their bits: exact, the same mpf as ``ctx.mpf(v)``."""
-    from mpmath.libmp import from_float
+    from mpmath.libmp import from_float  # noqa: PLC0415 - mpmath (~20 ms), as in functions.mp_context
 
     make = ctx.make_mpf
     return lambda v: make(from_float(v)) if type(v) is float else _lift(ctx, v)
@@ -160,8 +172,6 @@ def _round(ctx: Any, exacts: list[Any], dtype: np.dtype) -> np.ndarray:
     rest (a float64 on a boundary, no finite rounding, a float64 target) take
     the float64 guess and its two neighbours, and mpmath picks the nearest of
     the three per value."""
-    from dmlconform.compare import finfo, ordered_bits
-    from dmlconform.formula.rounding import midpoints, to_float
 
     info = finfo(dtype)
     largest = ctx.mpf(float(info.max))

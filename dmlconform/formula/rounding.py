@@ -11,8 +11,8 @@ other float type goes through `round_exact`, which works from `finfo` alone
 from __future__ import annotations
 
 import math
-from typing import Any
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 

@@ -14,9 +14,9 @@ the oracle decides how.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Iterator, Union
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ class Unary:
     """``-x``, ``+x``, ``!x`` (logical not), ``~x`` (bitwise not)."""
 
     op: str
-    operand: "Expr"
+    operand: Expr
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +53,8 @@ class Binary:
     (``& | << >>``).  ``^`` is the power operator, as in the docs' math."""
 
     op: str
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,16 +62,16 @@ class Call:
     """``func(args...)``; the name is kept as written (``Sigmoid``, ``ln``)."""
 
     func: str
-    args: tuple["Expr", ...]
+    args: tuple[Expr, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class Conditional:
     """``cond ? then : otherwise``."""
 
-    cond: "Expr"
-    then: "Expr"
-    otherwise: "Expr"
+    cond: Expr
+    then: Expr
+    otherwise: Expr
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +79,12 @@ class Integral:
     """``integrate(var = lower to upper, body)``, as the erf page writes it."""
 
     var: str
-    lower: "Expr"
-    upper: "Expr"
-    body: "Expr"
+    lower: Expr
+    upper: Expr
+    body: Expr
 
 
-Expr = Union[Num, Name, Unary, Binary, Call, Conditional, Integral]
+Expr = Num | Name | Unary | Binary | Call | Conditional | Integral
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +103,7 @@ class Piecewise:
     branches: tuple[Branch, ...]
 
 
-Value = Union[Expr, Piecewise]
+Value = Expr | Piecewise
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,7 +126,7 @@ class Comment:
     text: str
 
 
-Statement = Union[Assign, Comment]
+Statement = Assign | Comment
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +153,7 @@ class FormulaTree:
         object.__setattr__(self, "main", next((a for a in assigns if a.params is not None), assigns[-1]))
 
 
-Node = Union[Expr, Piecewise, Branch]
+Node = Expr | Piecewise | Branch
 
 
 def children(node: Node) -> tuple[Node, ...]:

@@ -82,7 +82,7 @@ class Matcher:
     patterns: tuple[tuple[re.Pattern[str], BaselineEntry], ...]
 
     @classmethod
-    def of(cls, entries: Iterable[BaselineEntry]) -> "Matcher":
+    def of(cls, entries: Iterable[BaselineEntry]) -> Matcher:
         entries = tuple(entries)
         return cls({e.key: e for e in entries if not e.pattern},
                    tuple((re.compile(fnmatch.translate(e.key)), e) for e in entries if e.pattern))

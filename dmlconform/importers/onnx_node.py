@@ -28,7 +28,15 @@ from typing import Any
 
 import numpy as np
 
+from dmlconform.backends.base import SUPPORTED, BackendInfo
+from dmlconform.backends.cpu import CpuBackend
+from dmlconform.cases.generate import is_runnable
 from dmlconform.cases.model import Case, Layout, TensorData, packed_strides
+from dmlconform.compare import ulp_distance
+from dmlconform.formula.oracle import evaluate
+from dmlconform.oracles.elementwise import FormulaOracle
+from dmlconform.results import Outcome
+from dmlconform.runner import run_case
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 LEVEL = max(FeatureLevel)
@@ -180,14 +188,14 @@ class ImportResult:
 
 # -- reading ONNX's tests ------------------------------------------------------------------
 def onnx_version() -> str:
-    import onnx
+    import onnx  # noqa: PLC0415 - onnx is optional (the [onnx] extra): this module imports without it
 
     return str(onnx.__version__)
 
 
 def default_data_dir() -> Path:
     """Where an onnx installation keeps the node test data (may be absent)."""
-    import onnx
+    import onnx  # noqa: PLC0415 - onnx is optional (the [onnx] extra): this module imports without it
 
     return Path(onnx.__file__).parent / "backend" / "test" / "data" / "node"
 
@@ -201,12 +209,11 @@ def load_tests(data_dir: Path | None, ops: Iterable[str]) -> Iterator[OnnxTest]:
         found = (_from_folder(d) for d in sorted(data_dir.glob("test_*")) if (d / "model.onnx").is_file())
     else:
         found = iter(_generated())
-    for test in sorted((t for t in found if t is not None and t.op_type in wanted), key=lambda t: t.name):
-        yield test
+    yield from sorted((t for t in found if t is not None and t.op_type in wanted), key=lambda t: t.name)
 
 
 def _test(name: str, model: Any, inputs: list[Any], outputs: list[Any]) -> OnnxTest | None:
-    from onnx import helper, numpy_helper
+    from onnx import helper, numpy_helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra): this module imports without it
 
     graph = model.graph
     if len(graph.node) != 1:
@@ -223,7 +230,7 @@ def _test(name: str, model: Any, inputs: list[Any], outputs: list[Any]) -> OnnxT
 
 
 def _array(value: Any) -> np.ndarray:
-    from onnx import TensorProto, numpy_helper
+    from onnx import TensorProto, numpy_helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra): this module imports without it
 
     if isinstance(value, TensorProto):
         return numpy_helper.to_array(value)
@@ -235,7 +242,7 @@ def _array(value: Any) -> np.ndarray:
 def _generated() -> list[OnnxTest]:
     with warnings.catch_warnings(), np.errstate(all="ignore"), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        from onnx.backend.test.case.node import collect_testcases
+        from onnx.backend.test.case.node import collect_testcases  # noqa: PLC0415 - optional (the [onnx] extra); its import prints and warns, silenced here
 
         cases = collect_testcases()
     out = []
@@ -253,7 +260,7 @@ def _generated() -> list[OnnxTest]:
 
 
 def _from_folder(folder: Path) -> OnnxTest | None:
-    import onnx
+    import onnx  # noqa: PLC0415 - onnx is optional (the [onnx] extra): this module imports without it
 
     model = onnx.load(str(folder / "model.onnx"))
     data = folder / "test_data_set_0"
@@ -342,14 +349,10 @@ class _Golden:
         self.expected = expected
 
     def info(self) -> Any:
-        from dmlconform.backends.base import BackendInfo
-
         return BackendInfo(name="onnx-expected", device="ONNX node test data", version=onnx_version(),
                            feature_level=LEVEL)
 
     def supports(self, spec: Spec, case: Case) -> Any:
-        from dmlconform.backends.base import SUPPORTED
-
         return SUPPORTED
 
     def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
@@ -362,8 +365,6 @@ def judge(spec: Spec, case: Case, expected: np.ndarray) -> tuple[str | None, tup
     oracle.  Floats that disagree keep the case with a note saying which value
     is nearer the exact result (the formula in float64); integers, or a NaN
     against a number, mean ONNX defines the operator differently."""
-    from dmlconform.results import Outcome
-    from dmlconform.runner import run_case
 
     result = run_case(spec, case, _Golden(expected))
     if result.outcome is Outcome.PASS:
@@ -396,7 +397,6 @@ def _inputs_text(inputs: tuple[tuple[str, float], ...]) -> str:
 
 def _agreement(spec: Spec, case: Case, expected: np.ndarray) -> str:
     """How close ONNX's golden is to the oracle's values, for the record."""
-    from dmlconform.compare import ulp_distance
 
     ours = _oracle(spec, case, case.outputs[0].dtype)
     theirs = expected.reshape(ours.shape).astype(ours.dtype)
@@ -431,9 +431,6 @@ def _exact(spec: Spec, case: Case) -> np.ndarray:
 
 
 def _oracle(spec: Spec, case: Case, dtype: DataType) -> np.ndarray:
-    from dmlconform.formula.oracle import evaluate
-    from dmlconform.oracles.elementwise import FormulaOracle
-
     formula = FormulaOracle.of(spec)
     views = {formula.inputs.get(t.name, t.name): np.ascontiguousarray(t.view()) for t in case.inputs}
     out = case.outputs[0]
@@ -445,8 +442,6 @@ def _oracle(spec: Spec, case: Case, dtype: DataType) -> np.ndarray:
 
 def import_tests(specs: Mapping[str, Spec], *, data_dir: Path | None) -> ImportResult:
     """Every ONNX node test of a mapped operator, as a case or a skip."""
-    from dmlconform.backends.cpu import CpuBackend
-    from dmlconform.cases.generate import is_runnable
 
     result = ImportResult()
     level_check = CpuBackend(LEVEL)

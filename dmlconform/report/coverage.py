@@ -14,9 +14,9 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
-from dataclasses import dataclass
 from typing import TypeVar
 
 from dmlconform.results import OUTCOME_ORDER, CaseResult, ElementDiff, Outcome, RunResult
@@ -57,14 +57,14 @@ def visible(text: str) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def dtype_key(dtype: str) -> tuple[int, str]:
     """Canonical data type order (DATA_TYPE_ORDER); unknown names last, by name."""
     names = [t.name for t in DATA_TYPE_ORDER]
     return (names.index(dtype), "") if dtype in names else (len(names), dtype)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def level_key(level: str) -> tuple[int, str]:
     """Feature levels oldest first; unknown texts last, by text."""
     try:

@@ -21,8 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from dmlconform.errors import InputError
 from dmlconform.report.distance import distance_text, ulp_count
+from dmlconform.report.json_report import from_data, to_json
 from dmlconform.results import CaseResult, Outcome, RunResult
+from dmlconform.userfiles import loads_json
 
 SUMMARY_FORMAT = "dmlconform-results-summary"
 SUMMARY_VERSION = 1
@@ -108,8 +111,6 @@ def _count(row: Row, c: CaseResult) -> Row:
 
 # -- the summary file ----------------------------------------------------------
 def summary_json(summary: Summary, rows: Sequence[Row]) -> str:
-    from dmlconform.report.json_report import to_json
-
     data = {"format": SUMMARY_FORMAT, "version": SUMMARY_VERSION, "label": summary.label,
             "rows": [dataclasses.asdict(r) for r in rows], "failures": to_json(summary.run)}
     return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
@@ -118,9 +119,6 @@ def summary_json(summary: Summary, rows: Sequence[Row]) -> str:
 def read_input(text: str, *, path: str) -> tuple[Summary, tuple[Row, ...]]:
     """A report.json or a summary written by `summary_json`; a file that is
     neither is an error naming ``path`` (and the place in it)."""
-    from dmlconform.errors import InputError
-    from dmlconform.report.json_report import from_data
-    from dmlconform.userfiles import loads_json
 
     data = loads_json(text, path=path, strict=True)
     if not (isinstance(data, dict) and data.get("format") == SUMMARY_FORMAT):
@@ -134,7 +132,6 @@ def read_input(text: str, *, path: str) -> tuple[Summary, tuple[Row, ...]]:
 
 def _rows(value: Any, *, path: str) -> tuple[Row, ...]:
     """The rows of a summary, each member of the type `Row` declares."""
-    from dmlconform.errors import InputError
 
     if not isinstance(value, list):
         raise InputError(f"{path}: bad summary: rows: expected an array")
@@ -151,7 +148,6 @@ def _rows(value: Any, *, path: str) -> tuple[Row, ...]:
 
 def load_notes(data: Any, *, path: str) -> tuple[Note, ...]:
     """Notes from parsed YAML: a list of {match, backend?, class, note}."""
-    from dmlconform.errors import InputError
 
     if not isinstance(data, list):
         raise InputError(f"{path}: expected a list of notes, got {type(data).__name__}")

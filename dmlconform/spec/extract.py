@@ -15,19 +15,24 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from dmlconform import limits, userfiles
 from dmlconform.errors import ExtractError, InputError, LocatedError
 from dmlconform.spec import markdown as md
 from dmlconform.spec import model as m
+from dmlconform.spec.extract_fields import (
+    RawField,
+    build_fields,
+    owned_lines,
+    parse_prototype,
+    raw_fields,
+)
 from dmlconform.spec.extract_formula import analyse
 from dmlconform.spec.operator_types import operator_type
-from dmlconform.spec.extract_fields import (
-    RawField, build_fields, owned_lines, parse_prototype, raw_fields,
-)
 
 _STRUCT_RE = re.compile(r"\bDML_[A-Z0-9_]+_OPERATOR_DESC\b")
 _LEVEL_TOKEN = re.compile(r"DML_FEATURE_LEVEL_(\d+)_(\d+)")

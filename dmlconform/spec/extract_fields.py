@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
 
 from dmlconform.spec import markdown as md
 from dmlconform.spec import model as m

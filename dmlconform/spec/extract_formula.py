@@ -7,10 +7,12 @@ choices made here are stated in the spec, so a spec writer can change them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Callable
 
 from dmlconform.formula import Parsed, classify, to_text
+from dmlconform.formula.expand import expand
+from dmlconform.formula.tolerance import default_ulp, signed_zero
 from dmlconform.formula.tree import FormulaTree, otherwise_branches
 from dmlconform.spec import model as m
 
@@ -47,8 +49,6 @@ def analyse(formula: m.Formula, *, line: int, category: str, fields: tuple[m.Fie
     if not isinstance(result, Parsed):
         warn(result.line or line, f"formula not parsed ({result.category.value}): {result.reason}")
         return replace(formula, reason=result.reason), ()
-    from dmlconform.formula.expand import expand
-    from dmlconform.formula.tolerance import default_ulp, signed_zero
 
     out_types = _output_dtypes(fields, support)
     parsed = replace(

@@ -15,12 +15,16 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 from dmlconform import userfiles
-from dmlconform.errors import InputError, SpecError
+from dmlconform.errors import FormulaError, InputError, SpecError
+from dmlconform.formula import parse
+from dmlconform.formula.boundaries import overlaps
+from dmlconform.formula.tree import names, otherwise_branches
 from dmlconform.spec import load
 from dmlconform.spec import model as m
 from dmlconform.spec.load import Document, JsonPath
@@ -128,7 +132,7 @@ def _dotted(path: JsonPath) -> str:
     return ".".join(str(p) for p in path) or "the top level"
 
 
-def _schema_finding(doc: Document, problem: load.Problem) -> "Finding":
+def _schema_finding(doc: Document, problem: load.Problem) -> Finding:
     """A schema problem as a finding: DML003/DML004 for an unknown level or type."""
     kind, value = _problem_kind(problem), problem.value
     line, column = doc.where(problem.json_path, key=problem.at_key)
@@ -417,8 +421,6 @@ def _parsed_tree(spec: m.Spec):  # type: ignore[no-untyped-def]
 def _parse_once(text: str):  # type: ignore[no-untyped-def]
     """Three rules read the same formula: parse each text once (trees are
     frozen).  The tree, or where and why the text does not parse."""
-    from dmlconform.errors import FormulaError
-    from dmlconform.formula import parse
 
     try:
         return parse(text)
@@ -441,7 +443,6 @@ def _formula_overlaps(spec: m.Spec, doc: Document) -> Iterator[Located]:
     tree = _parsed_tree(spec)
     if tree is None:
         return
-    from dmlconform.formula.boundaries import overlaps
 
     for o in overlaps(tree):
         if not o.same_value:
@@ -451,8 +452,6 @@ def _formula_overlaps(spec: m.Spec, doc: Document) -> Iterator[Located]:
 
 
 def _nan_ambiguity(spec: m.Spec, doc: Document) -> Iterator[Located]:
-    from dmlconform.formula.tree import names, otherwise_branches
-
     tree = _parsed_tree(spec)
     if tree is None or spec.formula.nan_policy is not m.NanPolicy.PROPAGATE:
         return

@@ -10,9 +10,10 @@ prints.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import asdict
-from pathlib import PureWindowsPath, PurePosixPath
-from typing import Any, Callable, Iterable
+from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
 
 from dmlconform.errors import InputError
 from dmlconform.spec.lint import RULES, Finding, Rule

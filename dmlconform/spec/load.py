@@ -22,10 +22,11 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, ClassVar
 
 import yaml
 
@@ -110,7 +111,8 @@ class CoreResolver(yaml.resolver.BaseResolver):
     quotes every string that this *or* YAML 1.1 would read as something else,
     so a written spec reads the same here and in any YAML 1.1 tool."""
 
-    yaml_implicit_resolvers: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+    # Class-level, as PyYAML keeps its resolvers: this class's own table, filled once by the decorator.
+    yaml_implicit_resolvers: ClassVar[dict[str, list[tuple[str, re.Pattern[str]]]]] = {}
 
 
 class _Guard:
@@ -331,7 +333,7 @@ def schema() -> dict[str, Any]:
 
 @functools.cache
 def _validator() -> Any:
-    import jsonschema
+    import jsonschema  # noqa: PLC0415 - jsonschema (~0.1 s): a spec text that passed before (`_passed`) skips it
 
     cls = jsonschema.validators.validator_for(schema())
     return cls(schema())
@@ -488,7 +490,7 @@ def build_spec(data: dict[str, Any]) -> m.Spec:
     )
 
 
-def problems_error(doc: Document, problems: "list[Problem] | tuple[Problem, ...]") -> SpecError:
+def problems_error(doc: Document, problems: list[Problem] | tuple[Problem, ...]) -> SpecError:
     """One SpecError holding every problem, each at its place; ``problems`` must not be empty."""
     located = tuple(
         LocatedError(p.message, path=doc.path, line=line, column=column)
@@ -563,7 +565,7 @@ def load_spec(path: Path) -> m.Spec:
     return loads_spec(read_text(path), path=str(path))
 
 
-def spec_files(paths: "list[Path] | tuple[Path, ...]") -> list[Path]:
+def spec_files(paths: list[Path] | tuple[Path, ...]) -> list[Path]:
     """Spec files named by ``paths`` (files, or folders searched for *.yaml),
     sorted.  Whatever a folder holds or a path names that is not a readable
     regular file (a FIFO, a folder named *.yaml, a dangling symbolic link, a

@@ -11,6 +11,9 @@ import html
 import re
 from dataclasses import dataclass
 
+from dmlconform.errors import SpecError
+from dmlconform.spec.load import parse_document
+
 _HEADING = re.compile(r"^(#{1,6})\s*(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)\s*([\w+-]*)")
 
@@ -75,8 +78,6 @@ def split_front_matter(lines: list[Line]) -> tuple[dict[str, object], list[Line]
 def _front_matter_yaml(block: str) -> tuple[object, str | None]:
     """The front matter's data, read with the spec loader's guarded reader
     (no aliases, nesting bounded: a page is untrusted input), or why not."""
-    from dmlconform.errors import SpecError
-    from dmlconform.spec.load import parse_document
 
     if not block.strip():
         return None, None

@@ -11,8 +11,8 @@ from __future__ import annotations
 import enum
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 _LEVEL_RE = re.compile(r"^(?:DML_FEATURE_LEVEL_)?(\d+)_(\d+)$")
 
@@ -54,7 +54,7 @@ class FeatureLevel(enum.Enum):
         return "DML_FEATURE_LEVEL_" + self.short
 
     @classmethod
-    def parse(cls, text: str) -> "FeatureLevel":
+    def parse(cls, text: str) -> FeatureLevel:
         """Accepts ``2_0``, ``2.0`` and ``DML_FEATURE_LEVEL_2_0``; raises ValueError
         naming the known levels otherwise."""
         m = _LEVEL_RE.match(text.strip().replace(".", "_"))
@@ -100,7 +100,7 @@ class DataType(enum.Enum):
         return int(self.name.lstrip("FLOATUIN"))
 
     @classmethod
-    def parse(cls, text: str) -> "DataType":
+    def parse(cls, text: str) -> DataType:
         name = text.strip().upper().removeprefix("DML_TENSOR_DATA_TYPE_")
         try:
             return cls[name]
@@ -120,7 +120,7 @@ DATA_TYPE_ORDER: tuple[DataType, ...] = (
 )
 
 
-def sort_dtypes(dtypes: "Iterator[DataType] | tuple[DataType, ...] | set[DataType] | frozenset[DataType]") -> tuple[DataType, ...]:
+def sort_dtypes(dtypes: Iterator[DataType] | tuple[DataType, ...] | set[DataType] | frozenset[DataType]) -> tuple[DataType, ...]:
     """Data types in canonical order, duplicates removed."""
     present = set(dtypes)
     return tuple(t for t in DATA_TYPE_ORDER if t in present)
@@ -266,7 +266,7 @@ class SupportTable:
 
     level: FeatureLevel
     rows: tuple[TensorSupport, ...]
-    condition: "Condition | None" = None
+    condition: Condition | None = None
 
     def row(self, tensor: str) -> TensorSupport | None:
         return next((r for r in self.rows if r.tensor == tensor), None)

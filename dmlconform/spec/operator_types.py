@@ -20,10 +20,13 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
+
+from dmlconform.atomic import write_atomic
 
 DATA_FILE = "operator_types.json"
 #: Where the attribute enum values go, relative to the package root.
@@ -70,16 +73,15 @@ def operator_type(operator: str) -> int | None:
 def main(argv: list[str]) -> int:
     """Regenerate the data file from an abi-facts.json path."""
     if len(argv) != 1:
-        print("usage: python -m dmlconform.spec.operator_types PATH/abi-facts.json", file=sys.stderr)
+        print("usage: python -m dmlconform.spec.operator_types PATH/abi-facts.json", file=sys.stderr)  # noqa: T201 - a maintainer's script
         return 2
-    from dmlconform.atomic import write_atomic
 
     facts = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     root = Path(__file__).resolve().parents[1]
     for target, data in ((Path(__file__).with_name(DATA_FILE), from_facts(facts)),
                          (root.joinpath(*ENUM_FILE), attribute_enums_from_facts(facts))):
         write_atomic(target, dumps(data))
-        print(f"wrote {target}")
+        print(f"wrote {target}")  # noqa: T201 - a maintainer's script
     return 0
 
 

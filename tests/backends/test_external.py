@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from dmlconform.backends.base import BackendCrashError, NotSupportedError
+from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.external import (
     ExternalBackend,
     ExternalBackendError,

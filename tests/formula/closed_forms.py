@@ -7,7 +7,7 @@ must use them.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import ml_dtypes
 import mpmath

@@ -11,7 +11,18 @@ from hypothesis import strategies as st
 
 from dmlconform.formula.parser import ASSIGN_OPS, BINARY_PRECEDENCE
 from dmlconform.formula.tree import (
-    Assign, Binary, Branch, Call, Comment, Conditional, FormulaTree, Integral, Name, Num, Piecewise, Unary,
+    Assign,
+    Binary,
+    Branch,
+    Call,
+    Comment,
+    Conditional,
+    FormulaTree,
+    Integral,
+    Name,
+    Num,
+    Piecewise,
+    Unary,
 )
 
 NAMES = ("x", "a", "b", "y", "Alpha", "Beta", "Threshold", "Bias", "x_i", "SigmoidInputScale", "dY", "InputTensor")

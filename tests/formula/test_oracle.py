@@ -497,22 +497,20 @@ def test_underflowing_product_scaled_up_gets_absolute_slack() -> None:
 
 
 # -- integer tensors ordered against fractions ------------------------------
-from hypothesis import given as _given, settings as _settings, strategies as _st  # noqa: E402
 
-
-@_settings(max_examples=60, deadline=None)
-@_given(xs=_st.lists(_st.integers(-2 ** 70, 2 ** 70), min_size=1, max_size=12),
-        t=_st.fractions(max_denominator=64) | _st.integers(-2 ** 70, 2 ** 70),
-        op=_st.sampled_from(["<", "<=", ">", ">=", "==", "!="]), left=_st.booleans())
+@settings(max_examples=60, deadline=None)
+@given(xs=st.lists(st.integers(-2 ** 70, 2 ** 70), min_size=1, max_size=12),
+       t=st.fractions(max_denominator=64) | st.integers(-2 ** 70, 2 ** 70),
+       op=st.sampled_from(["<", "<=", ">", ">=", "==", "!="]), left=st.booleans())
 def test_integers_ordered_against_fractions_as_fraction_arithmetic_orders_them(xs, t, op, left) -> None:  # type: ignore[no-untyped-def]
     """`Evaluator.whole_bound` compares an integer tensor with a FLOAT
     attribute through floor or ceil of the fraction: on either side, each
     element's truth value is what exact arithmetic gives, at the integers
     next to the fraction too."""
+    import math
+
     from dmlconform.formula.evaluate import Evaluator, Settings, Val
     from dmlconform.formula.tree import Binary, Name
-
-    import math
 
     xs = xs + [math.floor(t) - 1, math.floor(t), math.ceil(t), math.ceil(t) + 1]
     x = np.empty(len(xs), dtype=object)

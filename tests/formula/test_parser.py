@@ -4,16 +4,16 @@ column, and ``parse(to_text(tree)) == tree`` for every tree."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 import pytest
 from hypothesis import given, settings
 
 from dmlconform.errors import FormulaError
 from dmlconform.formula import parse, to_text
-from dmlconform.limits import MAX_FORMULA_DEPTH
 from dmlconform.formula.tree import Assign, Binary, Branch, Call, Comment, Name, Num, Piecewise, Unary
+from dmlconform.limits import MAX_FORMULA_DEPTH
 from tests.conftest import REPO
 from tests.formula.strategies import trees
 

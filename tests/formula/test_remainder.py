@@ -13,8 +13,8 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from dmlconform.formula import parse
 from dmlconform.compare import Policy, Verdict, compare
+from dmlconform.formula import parse
 from dmlconform.formula.oracle import OracleResult, evaluate
 
 TRUNCATE = parse("f(a, b) = a - b * trunc(a / b)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from dmlconform.cli import main
@@ -88,14 +89,14 @@ def test_distances_are_written_for_people() -> None:
     assert "| ACTIVATION_SHRINK | FLOAT32 | onnxruntime-cpu | 1 | 1 | 2 | 0 | 0 | 2.1e9 |" in page
 
 
-def test_the_committed_page_regenerates_from_the_committed_summaries() -> None:
+def test_the_committed_page_regenerates_from_the_committed_summaries(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/results/README.md is what `results` makes of the committed
     summaries and notes (older summaries: -1 where a distance is missing)."""
-    from dmlconform.commands.results_commands import _read_notes
-
-    repo = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
     names = [f"docs/results/{label}.summary.json" for label in ("onnxruntime-cpu", "torch-cpu", "torch-cuda")]
-    inputs = [read_input((repo / n).read_text(encoding="utf-8"), path=n) for n in names]
-    notes = _read_notes(repo / "docs" / "results" / "notes.yaml")
-    page = render(inputs, notes, command=" ".join(["dmlconform results", *names, "-o", "docs/results/README.md"]))
-    assert page == (repo / "docs" / "results" / "README.md").read_text(encoding="utf-8")
+    out = tmp_path / "README.md"
+    result = CliRunner().invoke(main, ["results", *names, "--notes", "docs/results/notes.yaml", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8").replace(f"-o {out}`", "-o docs/results/README.md`", 1)
+    assert page == Path("docs/results/README.md").read_text(encoding="utf-8")

@@ -12,7 +12,11 @@ from hypothesis import strategies as st
 from dmlconform.errors import InputError
 from dmlconform.spec.lint import RULES, Finding, Rule
 from dmlconform.spec.lint_format import (
-    FORMATS, escape_data, escape_property, format_findings, sarif_uri,
+    FORMATS,
+    escape_data,
+    escape_property,
+    format_findings,
+    sarif_uri,
 )
 
 FINDINGS = [

@@ -27,7 +27,7 @@ class Guid(C.Structure):
     _fields_ = [("Data1", C.c_uint32), ("Data2", C.c_uint16), ("Data3", C.c_uint16), ("Data4", C.c_ubyte * 8)]
 
     @classmethod
-    def parse(cls, text: str) -> "Guid":
+    def parse(cls, text: str) -> Guid:
         return cls.from_buffer_copy(uuid.UUID(text).bytes_le)
 
     def __str__(self) -> str:
@@ -66,7 +66,7 @@ class _CEnum(enum.IntEnum):
     """An IntEnum mirroring one C enum (``_c_enum``) whose constants share ``_c_prefix``."""
 
     @classmethod
-    def c_name(cls, member: "_CEnum") -> str:
+    def c_name(cls, member: _CEnum) -> str:
         return cls._c_prefix + member.name  # type: ignore[attr-defined]
 
 
@@ -124,7 +124,7 @@ class D3DFeatureLevel(_CEnum):
     FL_12_1 = 0xC100
 
     @classmethod
-    def c_name(cls, member: "_CEnum") -> str:
+    def c_name(cls, member: _CEnum) -> str:
         return "D3D_FEATURE_LEVEL_" + member.name.removeprefix("FL_")
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ctypes as C
 from collections.abc import Mapping
-from typing import Any
 
 import numpy as np
 
@@ -95,7 +94,7 @@ class DirectMLBackend:
         self._device = "DirectML"
 
     @classmethod
-    def with_entry(cls, entry: Entry, conv: Convention, *, feature_level: str | None = None) -> "DirectMLBackend":
+    def with_entry(cls, entry: Entry, conv: Convention, *, feature_level: str | None = None) -> DirectMLBackend:
         """A backend over given exported functions (the tests' fake COM layer)."""
         backend = cls(feature_level=feature_level)
         backend.conv, backend._entry = conv, entry

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import ctypes as C
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from dmlconform.backends.directml.abi import IUnknown, hresult_text
 
@@ -49,7 +50,7 @@ class Convention:
     windows: bool
 
     @classmethod
-    def native(cls) -> "Convention":
+    def native(cls) -> Convention:
         return cls(windows=sys.platform == "win32")
 
     @property
@@ -101,7 +102,7 @@ class Owned:
             self.pointers.append(int(value))
         return int(value or 0)
 
-    def __enter__(self) -> "Owned":
+    def __enter__(self) -> Owned:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -19,9 +19,12 @@ import ctypes as C
 import functools
 import json
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, Mapping, Sequence
+from typing import Any
+
+import numpy as np
 
 from dmlconform.backends.directml import abi
 from dmlconform.spec.model import DataType, Field, FieldKind, Spec
@@ -217,8 +220,6 @@ class _Builder:
         member = _UNION_MEMBER[dtype]
         value = 0 if raw is None else raw
         if dtype is DataType.FLOAT16:
-            import numpy as np
-
             union.UInt16 = int(np.array(value, dtype=np.float16).view(np.uint16))
         else:
             setattr(union, member, float(value) if dtype.is_float else int(value))

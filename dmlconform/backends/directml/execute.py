@@ -18,8 +18,9 @@ including a failing HRESULT at each step.
 from __future__ import annotations
 
 import ctypes as C
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from dmlconform.backends.directml import abi
 from dmlconform.backends.directml.com import ComError, Convention, Owned, check

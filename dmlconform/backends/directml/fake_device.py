@@ -52,7 +52,7 @@ class Capabilities:
                 "fp16": self.fp16, "int64": self.int64, "fp64": self.fp64, "wave_lanes": self.wave_lanes}
 
     @classmethod
-    def parse(cls, text: str) -> "Capabilities":
+    def parse(cls, text: str) -> Capabilities:
         """``fp16,int64`` (the listed ones on, the other flags off), ``all`` or ``none``."""
         names = {"fp16", "int64", "fp64"}
         wanted = {t.strip().lower() for t in text.split(",") if t.strip()}

@@ -22,8 +22,9 @@ command (commands/validate_commands.py) does the I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from dmlconform.backends.directml.abi import hresult_text
 from dmlconform.backends.directml.validator import DescJob, DeviceReport
@@ -119,9 +120,19 @@ def _fit(sizes: tuple[int, ...], n: int) -> tuple[int, ...]:
 
 
 _SPATIAL = Rule(spatial=True, attributes=lambda n: {"GroupCount": 1, "OutputPadding": [0] * max(n - 2, 0), "P": 2})
-_ND = lambda n: {"InputDimensionCount": 1, "IndicesDimensionCount": 1}  # indices along one axis
-_ROI_ALIGN = lambda n: {"ReductionFunction": "DML_REDUCE_FUNCTION_AVERAGE",
-                       "MinimumSamplesPerOutput": 1, "MaximumSamplesPerOutput": 1}
+
+
+def _nd(n: int) -> dict[str, Any]:
+    """Indices along one axis, at any dimension count."""
+    return {"InputDimensionCount": 1, "IndicesDimensionCount": 1}
+
+
+def _roi_align(n: int) -> dict[str, Any]:
+    """Average over one sample per output, at any dimension count."""
+    return {"ReductionFunction": "DML_REDUCE_FUNCTION_AVERAGE", "MinimumSamplesPerOutput": 1,
+            "MaximumSamplesPerOutput": 1}
+
+
 _RECURRENT_GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 _RECURRENT_ACTIVATIONS = {"RNN": ("ACTIVATION_TANH",), "GRU": ("ACTIVATION_SIGMOID", "ACTIVATION_TANH"),
                           "LSTM": ("ACTIVATION_SIGMOID", "ACTIVATION_TANH", "ACTIVATION_TANH")}
@@ -146,8 +157,8 @@ RULES: dict[str, Rule] = {
                 attributes=lambda n: {"BlockSize": 2}) for op in ("DEPTH_TO_SPACE", "DEPTH_TO_SPACE1")},
     **{op: Rule(sizes=lambda n: {"InputTensor": (1, 1, 2, 2), "OutputTensor": (1, 4, 1, 1)},
                 attributes=lambda n: {"BlockSize": 2}) for op in ("SPACE_TO_DEPTH", "SPACE_TO_DEPTH1")},
-    **{op: Rule(sizes=lambda n: {"InputTensor": _last(n, 2)}, attributes=_ND) for op in ("GATHER_ND", "GATHER_ND1")},
-    "SCATTER_ND": Rule(sizes=lambda n: {"InputTensor": _last(n, 2), "OutputTensor": _last(n, 2)}, attributes=_ND),
+    **{op: Rule(sizes=lambda n: {"InputTensor": _last(n, 2)}, attributes=_nd) for op in ("GATHER_ND", "GATHER_ND1")},
+    "SCATTER_ND": Rule(sizes=lambda n: {"InputTensor": _last(n, 2), "OutputTensor": _last(n, 2)}, attributes=_nd),
     "JOIN": Rule(sizes=lambda n: {"OutputTensor": _last(n, 2)}, attributes=lambda n: {"Axis": n - 1}),
     "SPLIT": Rule(sizes=lambda n: {"InputTensor": _last(n, 2)}, attributes=lambda n: {"Axis": n - 1}),
     **{op: Rule(sizes=lambda n: {"InputTensor": _last(n, 2)}, attributes=lambda n: {"Axis": n - 1, "K": 1})
@@ -163,10 +174,10 @@ RULES: dict[str, Rule] = {
                                                  "Epsilon": 1e-8},
                            dtypes={"TrainingStepTensor": DataType.UINT32}),
     "RANDOM_GENERATOR": Rule(sizes=lambda n: {"InputStateTensor": _last(n, 6)}),
-    **{op: Rule(sizes=lambda n: {"InputTensor": (1, 1, 2, 2), "ROITensor": (1, 1, 1, 4)}, attributes=_ROI_ALIGN)
+    **{op: Rule(sizes=lambda n: {"InputTensor": (1, 1, 2, 2), "ROITensor": (1, 1, 1, 4)}, attributes=_roi_align)
        for op in ("ROI_ALIGN", "ROI_ALIGN1")},
     "ROI_ALIGN_GRAD": Rule(sizes=lambda n: {"ROITensor": (1, 1, 1, 4), "OutputGradientTensor": (1, 1, 2, 2)},
-                           attributes=_ROI_ALIGN, include=("OutputGradientTensor",)),
+                           attributes=_roi_align, include=("OutputGradientTensor",)),
     "ROI_POOLING": Rule(sizes=lambda n: {"InputTensor": (1, 1, 2, 2), "ROITensor": (1, 1, 1, 5)}),
     "MULTIHEAD_ATTENTION": Rule(attributes=lambda n: {"HeadCount": 1},
                                 include=("QueryTensor", "KeyTensor", "ValueTensor")),
@@ -255,7 +266,7 @@ class _Planner:
         layout: dict[str, tuple[DataType, tuple[int, ...]]] = {}
         counts = {name: change.get(name, (None, None))[1] or n for name, (_, n) in base.items()}
         first_n = next(iter(counts.values()), 1)
-        for name, (t, n) in base.items():
+        for name, (t, _) in base.items():
             ct = change.get(name, (None, None))[0] or t
             shape = (sizes or {}).get(name) or self.shape(name, counts[name], first_n)
             layout[name] = (self.rule.dtypes.get(name, ct) if pin else ct, shape)

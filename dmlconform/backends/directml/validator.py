@@ -23,13 +23,18 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
 
 from dmlconform.backends.directml import abi
 from dmlconform.backends.directml.com import Convention
+from dmlconform.backends.directml.descs import DescError, NestedOp, TensorLayout, build
+from dmlconform.backends.directml.fake_device import Capabilities, FakeD3D12Device
 from dmlconform.backends.directml.library import Unavailable, ValidatorLibs
+from dmlconform.spec.load import load_spec
+from dmlconform.spec.model import DataType, FeatureLevel
 
 CRASHED = "crash"
 
@@ -116,8 +121,6 @@ class _Device:
     """An IDMLDevice on the fake D3D12 device (worker process only)."""
 
     def __init__(self, dml_path: str, caps: Mapping[str, Any]) -> None:
-        from dmlconform.backends.directml.fake_device import Capabilities, FakeD3D12Device
-
         self.conv = Convention(windows=False)
         self.lib = C.CDLL(dml_path)
         self.fake = FakeD3D12Device(Capabilities(**{k: bool(caps[k]) for k in ("fp16", "int64", "fp64") if k in caps}))
@@ -134,8 +137,6 @@ class _Device:
                               C.sizeof(query), C.addressof(query), C.sizeof(data), C.addressof(data))
 
     def report(self) -> dict[str, Any]:
-        from dmlconform.spec.model import DataType, FeatureLevel
-
         out: dict[str, Any] = {"created": abi.hresult_text(self.hr), "queries": list(self.fake.queries),
                                "interfaces": list(self.fake.interfaces)}
         if self.hr < 0:
@@ -170,9 +171,6 @@ class _Device:
 
 def _jobs(job: Mapping[str, Any]) -> Iterator[tuple[Any, Any]]:
     """(BuiltDesc, None) per job, or (None, error text) where it cannot be built."""
-    from dmlconform.backends.directml.descs import DescError, NestedOp, TensorLayout, build
-    from dmlconform.spec.load import load_spec
-    from dmlconform.spec.model import DataType
 
     specs: dict[str, Any] = {}
 

@@ -17,8 +17,9 @@ input buffers), and the fence completes at once.
 from __future__ import annotations
 
 import ctypes as C
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -40,7 +41,7 @@ KERNELS: dict[int, Callable[..., np.ndarray]] = {
 class FakeObject:
     """One COM object: a vtable of callbacks over ``methods`` (slot -> (name, functype, impl))."""
 
-    def __init__(self, com: "FakeCom", interface: str, methods: dict[int, tuple[str, Any, Callable[..., Any]]],
+    def __init__(self, com: FakeCom, interface: str, methods: dict[int, tuple[str, Any, Callable[..., Any]]],
                  **state: Any) -> None:
         self.com, self.interface, self.state = com, interface, state
         n = max([2, *methods]) + 1
@@ -329,14 +330,14 @@ class FakeCom:
             return  # the initializer: nothing to compute
         tensors = op["tensors"]
         arrays = []
-        for t, (res, off, size) in zip(tensors, bound["inputs"]):
+        for t, (res, _, _) in zip(tensors, bound["inputs"]):
             raw = np.frombuffer(bytes(self.obj(res).state["data"]), dtype=_DTYPES[t["dtype"]])
             item = raw.dtype.itemsize
             strides = t["strides"] or tuple(int(np.prod(t["sizes"][i + 1:])) for i in range(len(t["sizes"])))
             arrays.append(np.lib.stride_tricks.as_strided(raw, t["sizes"], tuple(s * item for s in strides)).copy())
         with np.errstate(all="ignore"):  # a GPU signals nothing: Softsign's inf / inf is quietly NaN
             result = KERNELS[op["type"]](*arrays)
-        out_t, (res, off, size) = tensors[-1], bound["outputs"][0]
+        out_t, (res, _, _) = tensors[-1], bound["outputs"][0]
         dst = np.frombuffer(self.obj(res).state["data"], dtype=_DTYPES[out_t["dtype"]])
         strides = out_t["strides"] or tuple(int(np.prod(out_t["sizes"][i + 1:])) for i in range(len(out_t["sizes"])))
         item = dst.dtype.itemsize
