@@ -137,6 +137,44 @@ def group_rows(run: RunResult) -> tuple[GroupRow, ...]:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class OperatorRow:
+    """The cases of one operator, all data types and levels together."""
+
+    operator: str
+    dtypes: tuple[str, ...]                   # canonical order (`dtype_key`)
+    levels: tuple[str, ...]                   # oldest first
+    counts: tuple[tuple[Outcome, int], ...]   # every outcome in OUTCOME_ORDER
+    failed: bool                              # a case of it fails the run (`RunResult.fails`)
+
+
+def operator_rows(run: RunResult) -> tuple[OperatorRow, ...]:
+    """One row per operator, sorted by name (the order of `group_rows`)."""
+    by_op: dict[str, list[CaseResult]] = {}
+    for row in group_rows(run):
+        by_op.setdefault(row.operator, []).extend(row.cases)
+    return tuple(
+        OperatorRow(op, tuple(sorted({c.dtype for c in cases}, key=dtype_key)),
+                    tuple(sorted({c.level for c in cases}, key=level_key)), count_outcomes(cases),
+                    any(run.fails(c) for c in cases))
+        for op, cases in by_op.items()
+    )
+
+
+def spread_failures(run: RunResult) -> tuple[CaseResult, ...]:
+    """`failed_cases` reordered so that every operator x data type x level
+    shows its first failing case before any shows a second (then the
+    seconds, and so on; group order within each round): the first ten of a
+    run where one group fails a thousand times still show ten different
+    problems where there are ten."""
+    rank: dict[str, int] = {}
+    ranked = []
+    for case in failed_cases(run):
+        rank[case.group] = rank.get(case.group, -1) + 1
+        ranked.append((rank[case.group], len(ranked), case))
+    return tuple(case for _, _, case in sorted(ranked, key=lambda r: r[:2]))
+
+
 def worst_element(case: CaseResult) -> ElementDiff | None:
     """The element of ``case.worst`` farthest from its expected value: one
     with no ULP distance (NaN against a number) first, then the largest
