@@ -168,7 +168,7 @@ def spread_failures(run: RunResult) -> tuple[CaseResult, ...]:
     run where one group fails a thousand times still show ten different
     problems where there are ten."""
     rank: dict[str, int] = {}
-    ranked = []
+    ranked: list[tuple[int, int, CaseResult]] = []
     for case in failed_cases(run):
         rank[case.group] = rank.get(case.group, -1) + 1
         ranked.append((rank[case.group], len(ranked), case))
