@@ -16,6 +16,7 @@ value costs a share of one vectorised pass.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,15 +25,12 @@ import numpy as np
 
 from dmlconform.backends.base import flat_view, joined
 from dmlconform.cases.model import Case
-from dmlconform.compare import Policy, SparseComparison, Verdict, compare_sparse, summary
+from dmlconform.compare import Policy, SparseComparison, Verdict, compare_sparse, is_float, summary
 from dmlconform.oracles import BatchExpectation, Expectation, FamilyOracle
 from dmlconform.plan import COMPARE_ELEMENTS
 from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
 
-#: ULP distances from here up mean "not comparable" (NaN against a number);
-#: results report them as -1.
-NOT_COMPARABLE_ULP = 2 ** 62
 #: Elements a case's result shows at most per output (those with the largest ULP distance).
 WORST = 10
 #: The message of a negative case computed correctly.
@@ -179,7 +177,7 @@ class _Compared:
         warned = np.bincount(owner[sp.status == Verdict.QUALITY_WARNING], minlength=count).tolist()
         failed = np.bincount(owner[sp.status == Verdict.FAIL], minlength=count).tolist()
         bad = np.flatnonzero(sp.status != Verdict.PASS)
-        comparable = bad[sp.ulp[bad] < NOT_COMPARABLE_ULP]
+        comparable = bad[has_distance(sp.expected[bad], sp.actual[bad])]
         largest = np.zeros(count, sp.ulp.dtype)
         np.maximum.at(largest, owner[comparable], sp.ulp[comparable])
         order = bad[np.lexsort((bad, -sp.ulp[bad].astype(np.float64), owner[bad]))]
@@ -207,6 +205,20 @@ class _Compared:
                                                         sp.ulp[kept].tolist(), bounds, sp.status[kept].tolist()))]
 
 
+def _nan(values: np.ndarray) -> np.ndarray:
+    """Where ``values`` are NaN (nowhere, for an integer type)."""
+    return np.isnan(values) if is_float(values.dtype) else np.zeros(values.shape, bool)
+
+
+def has_distance(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    """Where a ULP distance means something: NaN on both sides or on
+    neither.  `compare.ulp_distance` gives NaN against a number the largest
+    uint64, but the values decide, never the distance: INT64_MIN and
+    INT64_MAX are that far apart too, and float64 values 2**62 apart (0 and
+    2) are as real a distance as 1."""
+    return _nan(expected) == _nan(actual)
+
+
 def _offsets(sizes: list[tuple[int, ...]]) -> np.ndarray:
     """Where each case's elements start end to end, and the total last."""
     return np.concatenate(([0], np.cumsum([int(np.prod(s, dtype=np.int64)) for s in sizes], dtype=np.int64)))
@@ -214,10 +226,11 @@ def _offsets(sizes: list[tuple[int, ...]]) -> np.ndarray:
 
 def _element_diff(output: str, index: tuple[int, ...], inputs: tuple[tuple[str, float], ...], expected: object,
                   actual: object, ulp: int, bound: object, verdict_name: str) -> ElementDiff:
-    """An `ElementDiff` as results show it: values as floats, a distance
-    that is not comparable as -1."""
-    return ElementDiff(output=output, index=index, inputs=inputs, expected=_number(expected),
-                       actual=_number(actual), ulp=ulp if ulp < NOT_COMPARABLE_ULP else -1, bound=_number(bound),
+    """An `ElementDiff` as results show it: values as floats, no distance
+    (None, never a number that could be read as one) for NaN against a number."""
+    e, a = _number(expected), _number(actual)
+    return ElementDiff(output=output, index=index, inputs=inputs, expected=e, actual=a,
+                       ulp=ulp if math.isnan(e) == math.isnan(a) else None, bound=_number(bound),
                        verdict=verdict_name)
 
 

@@ -37,14 +37,16 @@ OUTCOME_ORDER: tuple[Outcome, ...] = tuple(Outcome)
 
 @dataclass(frozen=True, slots=True)
 class ElementDiff:
-    """One element that did not PASS: where, from what, expected vs actual."""
+    """One element that did not PASS: where, from what, expected vs actual.
+    ``ulp`` is their ULP distance, None where there is none: one of them is
+    NaN and the other a number (reports say why: `report.distance`)."""
 
     output: str
     index: tuple[int, ...]
     inputs: tuple[tuple[str, float], ...]
     expected: float
     actual: float
-    ulp: int
+    ulp: int | None
     bound: float
     verdict: str          # QUALITY_WARNING or FAIL
 

@@ -17,6 +17,7 @@ import click
 
 from dmlconform.atomic import write_atomic
 from dmlconform.commands.options import console, existing_paths, specs_folder
+from dmlconform.commands.view_options import view_options
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
 from dmlconform.gating.baseline import apply_baseline, dumps_baseline, read_baseline
 from dmlconform.gating.baseline import update as make_update
@@ -25,7 +26,7 @@ from dmlconform.gating.overrides import by_pair, read_overrides
 from dmlconform.gating.shard import Shard, parse_shard
 from dmlconform.report import write_reports
 from dmlconform.report.json_report import read
-from dmlconform.report.terminal import render
+from dmlconform.report.terminal import View, render
 from dmlconform.results import Baseline, RunResult, ToleranceOverride
 from dmlconform.spec.load import spec_files
 
@@ -164,9 +165,8 @@ def update(report: str, output: str | None, old_path: str | None) -> None:
 @click.command(epilog=EXIT_CODES_HELP)
 @click.argument("reports", nargs=-1, required=True, metavar="REPORT.json...")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False), help="Folder of the merged reports.")
-@click.option("--worst", default=10, show_default=True, type=click.IntRange(min=0),
-              help="Worst elements shown per failing case.")
-def merge(reports: tuple[str, ...], output: str, worst: int) -> None:
+@view_options
+def merge(reports: tuple[str, ...], output: str, view: View) -> None:
     """Merge the report.json files of the shards of one run (``run --shard
     K/N``) into the report of the whole run: report.json, junit.xml and
     report.html in OUTPUT, and the summary.  Exits 2 when shards overlap, one
@@ -178,6 +178,6 @@ def merge(reports: tuple[str, ...], output: str, worst: int) -> None:
     command = "dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:])
     merged = merge_runs(runs, command=command)
     written = write_reports(merged, Path(output))
-    render(merged, console(), worst=worst)
+    render(merged, console(), replace(view, html=str(written["html"])))
     click.echo(f"reports: {', '.join(str(p) for p in sorted(written.values()))}", err=True)
     sys.exit(ExitCode.FINDINGS if merged.failed else ExitCode.OK)

@@ -17,12 +17,13 @@ from dmlconform import suite
 from dmlconform.commands.gating_commands import Gate, gating_options
 from dmlconform.commands.options import backend_options, load_specs, parse_dtypes, parse_level, specs_option
 from dmlconform.commands.options import console as make_console
+from dmlconform.commands.view_options import view_options
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
 from dmlconform.invocation import Invocation
 from dmlconform.parallel import DEFAULT_TIMEOUT, InProcess, Workers, default_jobs
 from dmlconform.report import commit_reports, write_reports
-from dmlconform.report.folder import reserve
-from dmlconform.report.terminal import render
+from dmlconform.report.folder import FILE_NAMES, reserve
+from dmlconform.report.terminal import View, render
 from dmlconform.results import CaseResult, RunResult
 from dmlconform.spec import model as m
 
@@ -47,8 +48,7 @@ if TYPE_CHECKING:
 @click.option("--cases", "cases_dir", type=click.Path(), help="Replay cases written by `gen` instead of generating.")
 @click.option("--large", is_flag=True, help="Add the large-tensor cases (>= 2^22 elements).")
 @click.option("-o", "--output", type=click.Path(file_okay=False), help="Report folder (default reports/<run-id>).")
-@click.option("--worst", default=10, show_default=True, type=click.IntRange(min=0),
-              help="Worst elements shown per failing case.")
+@view_options
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--skip-unavailable", is_flag=True, help="Exit 0 instead of 3 when the backend is unavailable.")
 @click.option("--show-skipped", is_flag=True, help="List each spec left out of the suite, with the reason.")
@@ -62,15 +62,16 @@ if TYPE_CHECKING:
 @gating_options
 def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_text: str | None, seed: int,
         ops: tuple[str, ...], dtypes: tuple[str, ...], patterns: tuple[str, ...], ids: tuple[str, ...],
-        cases_dir: str | None, large: bool, output: str | None, worst: int, no_progress: bool,
+        cases_dir: str | None, large: bool, output: str | None, view: View, no_progress: bool,
         skip_unavailable: bool, show_skipped: bool, jobs: int | None, timeout: float, no_isolate: bool,
         gate: Gate) -> None:
     """Run the conformance suite on a backend and report.
 
     Cases come from the specs (every spec whose formula the oracle can
     evaluate) at the chosen feature level, deterministic for --seed.  Writes
-    report.json, junit.xml and report.html, prints a summary with the worst
-    elements of each failing case and a command that reproduces it.  The
+    report.json, junit.xml and report.html, prints a line per operator, the
+    first failing cases (--show-failures) with their worst elements and a
+    command that reproduces each, then the run's facts and totals.  The
     backend runs in worker processes: a case that crashes one is CRASH, one
     over --timeout is TIMEOUT, and the run goes on; Ctrl-C writes the
     reports of the cases that finished and exits 130.  Exits 0
@@ -111,7 +112,7 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cases=_with_repro(suite.with_notes(outcome.results, Path(cases_dir) if cases_dir else None), invocation),
         interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3)))
-    _finish(report, folder, console, worst=worst, skipped=skipped, show_skipped=show_skipped,
+    _finish(report, folder, console, view=view, skipped=skipped, show_skipped=show_skipped,
             ran=len(outcome.results), total=len(pairs))
 
 
@@ -154,13 +155,13 @@ def _with_repro(results: tuple[CaseResult, ...], invocation: Invocation) -> tupl
     return tuple(dataclasses.replace(r, repro=invocation.repro(r.case_id)) for r in results)
 
 
-def _finish(report: RunResult, folder: ReportFolder, console: Console, *, worst: int, skipped: list[str],
+def _finish(report: RunResult, folder: ReportFolder, console: Console, *, view: View, skipped: list[str],
             show_skipped: bool, ran: int, total: int) -> None:
     """Print the summary, then write the reports (if that fails, the summary
     is already out and the reports go to a temp folder); exit with the
     run's code."""
 
-    render(report, console, worst=worst)
+    render(report, console, dataclasses.replace(view, html=str(folder.final / FILE_NAMES['html'])))
     if show_skipped:
         for line in skipped:
             click.echo(f"skipped {line}", err=True)

@@ -10,6 +10,7 @@ reports"; STYLE.md "sort all output").
 from __future__ import annotations
 
 import functools
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable
@@ -18,7 +19,7 @@ from itertools import chain
 from operator import attrgetter
 from typing import TypeVar
 
-from dmlconform.results import OUTCOME_ORDER, CaseResult, Outcome, RunResult
+from dmlconform.results import OUTCOME_ORDER, CaseResult, ElementDiff, Outcome, RunResult
 from dmlconform.spec.model import DATA_TYPE_ORDER, FeatureLevel
 
 K = TypeVar("K", int, str)
@@ -36,14 +37,9 @@ BASE_OUTCOMES: tuple[Outcome, ...] = tuple(o for o in OUTCOME_ORDER if o not in 
 SKIP_OUTCOMES = frozenset({Outcome.NOT_SUPPORTED, Outcome.XFAIL})
 
 
-def fmt_ulp(ulp: int) -> str:
-    """A ULP distance; -1 means not comparable (NaN against a number)."""
-    return "NaN≠num" if ulp < 0 else str(ulp)
-
-
-def plot_ulp(ulp: int, ceiling: int = 2 ** 32) -> int:
-    """The distance drawn in plots: not comparable (-1) is drawn at the top."""
-    return ceiling if ulp < 0 else min(ulp, ceiling)
+def plot_ulp(ulp: int | None, ceiling: int = 2 ** 32) -> int:
+    """The distance drawn in plots: none (NaN against a number) is drawn at the top."""
+    return ceiling if ulp is None else min(ulp, ceiling)
 
 
 def fmt_float(x: float) -> str:
@@ -139,6 +135,51 @@ def group_rows(run: RunResult) -> tuple[GroupRow, ...]:
         GroupRow(op, dtype, level, count_outcomes(cases), tuple(cases), sum(c.seconds for c in cases))
         for (op, dtype, level), cases in groups.items()
     )
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorRow:
+    """The cases of one operator, all data types and levels together."""
+
+    operator: str
+    dtypes: tuple[str, ...]                   # canonical order (`dtype_key`)
+    levels: tuple[str, ...]                   # oldest first
+    counts: tuple[tuple[Outcome, int], ...]   # every outcome in OUTCOME_ORDER
+    failed: bool                              # a case of it fails the run (`RunResult.fails`)
+
+
+def operator_rows(run: RunResult) -> tuple[OperatorRow, ...]:
+    """One row per operator, sorted by name (the order of `group_rows`)."""
+    by_op: dict[str, list[CaseResult]] = {}
+    for row in group_rows(run):
+        by_op.setdefault(row.operator, []).extend(row.cases)
+    return tuple(
+        OperatorRow(op, tuple(sorted({c.dtype for c in cases}, key=dtype_key)),
+                    tuple(sorted({c.level for c in cases}, key=level_key)), count_outcomes(cases),
+                    any(run.fails(c) for c in cases))
+        for op, cases in by_op.items()
+    )
+
+
+def spread_failures(run: RunResult) -> tuple[CaseResult, ...]:
+    """`failed_cases` reordered so that every operator x data type x level
+    shows its first failing case before any shows a second (then the
+    seconds, and so on; group order within each round): the first ten of a
+    run where one group fails a thousand times still show ten different
+    problems where there are ten."""
+    rank: dict[str, int] = {}
+    ranked: list[tuple[int, int, CaseResult]] = []
+    for case in failed_cases(run):
+        rank[case.group] = rank.get(case.group, -1) + 1
+        ranked.append((rank[case.group], len(ranked), case))
+    return tuple(case for _, _, case in sorted(ranked, key=lambda r: r[:2]))
+
+
+def worst_element(case: CaseResult) -> ElementDiff | None:
+    """The element of ``case.worst`` farthest from its expected value: one
+    with no ULP distance (NaN against a number) first, then the largest
+    distance; the first among equals; None when the case has none."""
+    return max(case.worst, key=lambda d: math.inf if d.ulp is None else d.ulp, default=None)
 
 
 def failed_cases(run: RunResult) -> tuple[CaseResult, ...]:

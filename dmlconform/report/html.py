@@ -1,20 +1,28 @@
-"""report.html: one self-contained page (inline CSS, no script, no network)
-for a person who would rather look than read.
+"""report.html: one self-contained page for a person who would rather look
+than read.  No network: inline CSS, one small inline script (the filter box)
+allowed by its hash in a Content-Security-Policy that forbids everything else.
 
 Header (backend, device, level, seed, command, times), the operator x data
-type matrix coloured by each cell's worst outcome, the coverage table, then a
-section per failing case: message, repro command, the worst elements, and an
-SVG scatter of ULP error against input value.  Every text from the data goes
-through `html.escape`; SVG coordinates are formatted to two decimals, so the
-same `RunResult` gives the same bytes.  DESIGN.md "Comparison, verdicts and
-reports".
+type matrix coloured by each cell's worst outcome (in a scrolling box with a
+sticky header row and first column, so it never makes the page wider than
+the window; a cell with failing cases links to them), the coverage table,
+then the failing cases grouped by operator x data type under a filter box:
+per case its message, repro command, the worst elements (distances in words,
+`report.distance`) and an SVG scatter of ULP error against input value whose
+labels are placed so that they never overlap or leave the plot.  Every text
+from the data goes through `html.escape`; SVG coordinates are formatted to
+two decimals, so the same `RunResult` gives the same bytes.  DESIGN.md
+"Comparison, verdicts and reports".
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import html
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from dmlconform.report.coverage import (
     Coverage,
@@ -23,7 +31,6 @@ from dmlconform.report.coverage import (
     dtype_key,
     failed_cases,
     fmt_float,
-    fmt_ulp,
     gating_facts,
     group_rows,
     plot_ulp,
@@ -32,8 +39,10 @@ from dmlconform.report.coverage import (
     totals_line,
     unexpected_passes,
     visible,
+    worst_element,
     worst_outcome,
 )
+from dmlconform.report.distance import distance_text, short_float, ulp_count
 from dmlconform.report.terminal import inputs_text
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
 
@@ -44,6 +53,9 @@ COLOURS = {
     Outcome.CRASH: "#ce93d8", Outcome.TIMEOUT: "#b39ddb", Outcome.ERROR: "#f48fb1",
 }
 
+#: Short outcome names in the matrix cells, spelled out in a legend (and each cell's title).
+SHORT = {Outcome.QUALITY_WARNING: "QW", Outcome.NOT_SUPPORTED: "NS"}
+
 CSS = "\n".join(
     [
         "body{font-family:system-ui,sans-serif;margin:1.5em;color:#212121}",
@@ -51,12 +63,56 @@ CSS = "\n".join(
         "th,td{border:1px solid #bdbdbd;padding:.2em .5em;text-align:left;vertical-align:top}",
         "td.num{text-align:right;font-variant-numeric:tabular-nums}",
         "pre{background:#f5f5f5;padding:.5em;white-space:pre-wrap;word-break:break-all}",
-        "dl{display:grid;grid-template-columns:max-content auto;gap:.1em 1em}dt{font-weight:bold}dd{margin:0}",
-        "section.case{border-top:2px solid #9e9e9e;margin-top:1.5em}",
-        "svg{background:#fafafa;border:1px solid #e0e0e0}",
+        "dl{display:grid;grid-template-columns:max-content auto;gap:.1em 1em}dt{font-weight:bold}"
+        "dd{margin:0;overflow-wrap:anywhere}",
+        # the matrix scrolls inside its box, never the page; header row and operator column stay in view
+        ".matrix{width:fit-content;max-width:100%;max-height:80vh;overflow:auto;border:1px solid #bdbdbd;"
+        "margin:.5em 0 1.5em}",
+        ".matrix table{margin:0;border-collapse:separate;border-spacing:0;font-size:.85em}",
+        ".matrix th,.matrix td{border-width:0 1px 1px 0;white-space:nowrap}",
+        ".matrix thead th{position:sticky;top:0;z-index:2;background:#f5f5f5}",
+        ".matrix tbody th{position:sticky;left:0;z-index:1;background:#fff;font-weight:normal}",
+        ".matrix thead th:first-child{left:0;z-index:3}",
+        ".matrix td a{color:inherit;display:block}",
+        "#failing-cases input{font:inherit;width:min(40em,100%);padding:.2em .4em}",
+        "section.case{border-top:2px solid #9e9e9e;margin-top:1.5em;overflow-x:auto}",
+        "svg{background:#fafafa;border:1px solid #e0e0e0;max-width:100%;height:auto}",
     ]
     + [f".o-{o.value}{{background:{c}}}" for o, c in COLOURS.items()]
 )
+
+#: The filter box: shows the failing cases whose text holds every word typed
+#: (case id, operator, data type, level, outcome, message), hides the others
+#: and the groups left empty, and says how many are shown.  Reads attributes
+#: and sets ``hidden``/``textContent`` only: nothing typed becomes markup.
+SCRIPT = """
+(function () {
+  var box = document.getElementById("filter"), count = document.getElementById("shown");
+  if (!box) { return; }
+  var groups = Array.prototype.slice.call(document.querySelectorAll("div.group"));
+  box.addEventListener("input", function () {
+    var words = box.value.toLowerCase().split(/\\s+/).filter(Boolean), shown = 0, total = 0;
+    groups.forEach(function (group) {
+      var any = false;
+      group.querySelectorAll("section.case").forEach(function (section) {
+        var text = section.getAttribute("data-search"), hit = words.every(function (w) {
+          return text.indexOf(w) >= 0;
+        });
+        section.hidden = !hit; any = any || hit; shown += hit ? 1 : 0; total += 1;
+      });
+      group.hidden = !any;
+    });
+    count.textContent = words.length ? shown + " of " + total + " shown" : "";
+  });
+})();
+"""
+
+
+def content_policy() -> str:
+    """The page's Content-Security-Policy: nothing from anywhere, inline
+    styles, and the one script whose SHA-256 is `SCRIPT`'s."""
+    digest = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
+    return f"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'"
 
 
 def esc(text: object) -> str:
@@ -108,24 +164,64 @@ def gating_sections(run: RunResult) -> str:
     return "".join(f"{part}\n" for part in parts)
 
 
-def _cell(rows: list[GroupRow]) -> str:
+def _cell(rows: list[GroupRow], anchor: str) -> str:
+    """A matrix cell: one ``15 FAIL`` line per outcome present (short names,
+    `SHORT`), coloured by the worst; a link to ``#anchor`` where it has
+    failing cases."""
     if not rows:
         return "<td></td>"
     cases = [c for r in rows for c in r.cases]
     worst = worst_outcome(c.outcome for c in cases)
-    text = "<br>".join(f"{n} {o.value}" for o, n in count_outcomes(cases) if n)
-    return f'<td class="o-{worst.value}" title="worst: {worst.value}">{text}</td>'
+    counts = [(o, n) for o, n in count_outcomes(cases) if n]
+    text = "<br>".join(f"{n} {SHORT.get(o, o.value)}" for o, n in counts)
+    title = esc(", ".join(f"{n} {o.value}" for o, n in counts))
+    if anchor:
+        text = f'<a href="#{anchor}">{text}</a>'
+    return f'<td class="o-{worst.value}" title="{title}">{text}</td>'
 
 
-def summary_matrix(run: RunResult) -> str:
-    """Operators down, data types across; each cell counts the outcomes over all levels."""
+def summary_matrix(run: RunResult, anchors: dict[tuple[str, str], str]) -> str:
+    """Operators down, data types across; each cell counts the outcomes over
+    all levels and links to its failing cases (``anchors``, by operator and
+    data type).  In a box that scrolls, so that the page stays as wide as the
+    window whatever the run."""
     cells: dict[tuple[str, str], list[GroupRow]] = {}
     for row in group_rows(run):
         cells.setdefault((row.operator, row.dtype), []).append(row)
     dtypes = sorted({t for _, t in cells}, key=dtype_key)
     operators = sorted({op for op, _ in cells})
-    body = [_row([esc(op)] + [_cell(cells.get((op, t), [])) for t in dtypes]) for op in operators]
-    return "<h2>Summary</h2>" + _table(["operator", *dtypes], body, ident="summary")
+    body = [_row([f'<th scope="row">{esc(op)}</th>']
+                 + [_cell(cells.get((op, t), []), anchors.get((op, t), "")) for t in dtypes]) for op in operators]
+    legend = ", ".join(f"{short} = {o.value}" for o, short in SHORT.items())
+    return (f"<h2>Summary</h2><p>Cases by outcome per operator and data type ({esc(legend)}); a cell with "
+            f'failing cases links to them.</p><div class="matrix">'
+            + _table(["operator", *dtypes], body, ident="summary") + "</div>")
+
+
+def failure_anchors(failing: Iterable[CaseResult]) -> dict[tuple[str, str], str]:
+    """``failing-3``: the anchor of each operator x data type with failing
+    cases, numbered in the order of the page."""
+    anchors: dict[tuple[str, str], str] = {}
+    for case in failing:
+        anchors.setdefault((case.operator, case.dtype), f"failing-{len(anchors) + 1}")
+    return anchors
+
+
+def failing_section(failing: tuple[CaseResult, ...], anchors: dict[tuple[str, str], str]) -> str:
+    """The failing cases under a filter box, a ``div.group`` per operator x
+    data type (its anchor the matrix links to), cases numbered in order."""
+    if not failing:
+        return '<h2 id="failing-cases">Failing cases (0)</h2>\n<p>None.</p>\n'
+    groups: dict[str, list[str]] = {}
+    for number, case in enumerate(failing, 1):
+        groups.setdefault(anchors[(case.operator, case.dtype)], []).append(case_section(number, case))
+    firsts = {anchors[(c.operator, c.dtype)]: c for c in reversed(failing)}
+    parts = [f'<div class="group" id="{anchor}"><h3>{esc(firsts[anchor].operator)} {esc(firsts[anchor].dtype)} '
+             f"({len(sections)} failing)</h3>" + "".join(sections) + "</div>\n"
+             for anchor, sections in groups.items()]
+    search = ('<p><input type="search" id="filter" aria-label="filter failing cases" placeholder="filter: words '
+              'from the case id, operator, data type, outcome or message"> <span id="shown"></span></p>')
+    return f'<div id="failing-cases"><h2>Failing cases ({len(failing)})</h2>\n{search}\n{"".join(parts)}</div>\n'
 
 
 def coverage_table(coverage: Coverage) -> str:
@@ -144,18 +240,23 @@ def coverage_table(coverage: Coverage) -> str:
 def diff_rows(worst: Iterable[ElementDiff]) -> list[str]:
     return [_row([esc(d.output), esc(list(d.index)), esc(inputs_text(d)),
                   *(f'<td class="num">{esc(v)}</td>' for v in (fmt_float(d.expected), fmt_float(d.actual),
-                                                               fmt_ulp(d.ulp), fmt_float(d.bound))),
+                                                               distance_text(d.expected, d.actual, d.ulp),
+                                                               fmt_float(d.bound))),
                   f'<td class="o-{esc(d.verdict)}">{esc(d.verdict)}</td>'])
             for d in worst]
 
 
 # --------------------------------------------------------------------------- SVG scatter
 
-W, H = 480, 240          # plot size, in SVG units
-LEFT, BOTTOM, TOP = 64, 40, 20
+W, H = 480, 260          # plot size, in SVG units
+LEFT, BOTTOM, TOP = 64, 56, 20
 #: Plot x of non-finite inputs, left of (NaN, -inf) and right of (+inf) the finite range.
 X_NAN, X_NEG_INF, X_POS_INF = LEFT + 8.0, LEFT + 20.0, W - 12.0
 X_LO, X_HI = LEFT + 36.0, W - 28.0
+#: Tick labels: monospace at 10 units, so a character is 0.6 * 10 wide
+#: (DejaVu Sans Mono 0.602, Liberation Mono 0.600; 6.2 leaves room); at
+#: least GAP apart; under the axis in up to ROWS rows, ROW_HEIGHT apart.
+FONT, CHAR_W, GAP, ROWS, ROW_HEIGHT = 10, 6.2, 4.0, 3, 11
 
 
 def _symlog(x: float) -> float:
@@ -180,19 +281,49 @@ def _x_positions(values: list[float]) -> list[float]:
 
 
 def _label(x: float, y: float, text: str, *, anchor: str = "middle", extra: str = "") -> str:
-    return f'<text x="{x:.2f}" y="{y:.2f}" text-anchor="{anchor}" font-size="10"{extra}>{esc(text)}</text>'
+    return f'<text x="{x:.2f}" y="{y:.2f}" text-anchor="{anchor}" font-size="{FONT}"{extra}>{esc(text)}</text>'
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """A tick label placed under the x axis: centred on ``x``, in ``row`` (0 nearest the axis)."""
+
+    x: float
+    row: int
+    text: str
+
+
+def place_ticks(wanted: list[tuple[float, str]], *, lo: float = 2.0, hi: float = W - 2.0) -> tuple[Tick, ...]:
+    """Tick labels that never overlap or leave the plot: each wanted
+    (x, text), in order of importance, is moved inward until its whole
+    width lies in [lo, hi], then put in the first row where it keeps GAP
+    from every label there; one that fits no row is left out (the dots'
+    tooltips still say every value)."""
+    placed: list[Tick] = []
+    for x, text in wanted:
+        half = len(text) * CHAR_W / 2
+        centre = min(max(x, lo + half), hi - half)
+        for row in range(ROWS):
+            if all(abs(centre - t.x) >= half + len(t.text) * CHAR_W / 2 + GAP for t in placed if t.row == row):
+                placed.append(Tick(centre, row, text))
+                break
+    return tuple(sorted(placed, key=lambda t: (t.row, t.x)))
 
 
 def _x_labels(values: list[float]) -> list[str]:
-    """Under the axis: the smallest and largest finite input, and nan/-inf/inf where present."""
-    y = H - BOTTOM + 14
+    """Under the axis: the smallest and largest finite input first, then
+    nan/-inf/inf where present, placed by `place_ticks`."""
     finite = [v for v in values if math.isfinite(v)]
-    labels = [_label(X_LO, y, fmt_float(min(finite))), _label(X_HI, y, fmt_float(max(finite)))] if finite else []
-    for text, x, hit in (("nan", X_NAN, any(math.isnan(v) for v in values)),
+    wanted = [(X_LO, short_float(min(finite))), (X_HI, short_float(max(finite)))] if finite else []
+    if finite and min(finite) == max(finite):
+        wanted = [((X_LO + X_HI) / 2, short_float(finite[0]))]
+    for text, x, hit in (("NaN", X_NAN, any(math.isnan(v) for v in values)),
                          ("-inf", X_NEG_INF, -math.inf in values), ("inf", X_POS_INF, math.inf in values)):
         if hit:
-            labels.append(_label(x, y + 10, text))
-    return labels
+            wanted.append((x, text))
+    base = H - BOTTOM
+    return [_label(t.x, base + 12 + t.row * ROW_HEIGHT, t.text, extra=' font-family="monospace"')
+            for t in place_ticks(wanted)]
 
 
 def scatter_svg(case: CaseResult) -> str:
@@ -202,30 +333,42 @@ def scatter_svg(case: CaseResult) -> str:
     top = max((math.log10(1 + plot_ulp(d.ulp)) for d in points), default=1.0) or 1.0
     name = points[0].inputs[0][0] if points and points[0].inputs else "element"
     base = H - BOTTOM
+    mono = ' font-family="monospace"'
     parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
               f'role="img" aria-label="ULP error against {esc(name)}">'),
              f'<line x1="{LEFT}" y1="{base}" x2="{W - 4}" y2="{base}" stroke="#616161"/>',
              f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{base}" stroke="#616161"/>',
-             _label(W / 2, H - 4, f"{name} (symlog)", extra=' font-weight="bold"'),
-             _label(12, H / 2, "ULP (log)", extra=f' font-weight="bold" transform="rotate(-90 12 {H / 2:.2f})"'),
-             _label(LEFT - 4, TOP + 4, f"{10 ** top - 1:.3g}", anchor="end"),
-             _label(LEFT - 4, base, "0", anchor="end"),
+             _label(W / 2, H - 6, _clipped(f"{name} (symlog)", W - 8), extra=' font-weight="bold"'),
+             _label(12, (TOP + base) / 2, "ULP (log)",
+                    extra=f' font-weight="bold" transform="rotate(-90 12 {(TOP + base) / 2:.2f})"'),
+             _label(LEFT - 4, TOP + 4, ulp_count(round(10 ** top - 1)), anchor="end", extra=mono),
+             _label(LEFT - 4, base, "0", anchor="end", extra=mono),
              *_x_labels(values)]
     for x, d in zip(_x_positions(values), points):
         y = base - (base - TOP) * (math.log10(1 + plot_ulp(d.ulp)) / top)
         colour = COLOURS[Outcome.FAIL if d.verdict == "FAIL" else Outcome.QUALITY_WARNING]
         parts.append(f'<circle cx="{x:.2f}" cy="{y:.2f}" r="4" fill="{colour}" stroke="#424242">'
                      f'<title>{esc(inputs_text(d))}: expected {esc(fmt_float(d.expected))}, actual '
-                     f'{esc(fmt_float(d.actual))}, {esc(fmt_ulp(d.ulp))} ULP</title></circle>')
+                     f'{esc(fmt_float(d.actual))}: {esc(distance_text(d.expected, d.actual, d.ulp))}</title></circle>')
     return "".join(parts) + "</svg>"
 
 
+def _clipped(text: str, width: float) -> str:
+    """``text`` cut to fit ``width`` units at CHAR_W a character (an input
+    name can be any length), ending in an ellipsis where cut."""
+    most = int(width // CHAR_W)
+    return text if len(text) <= most else text[:most - 1] + "…"
+
+
 def details(case: CaseResult) -> str:
-    """``rank 4, packed; 64 elements: 58 PASS, 1 QUALITY_WARNING, 5 FAIL; max 12 ULP; 0.030 s``"""
+    """``rank 4, packed; 64 elements: 58 PASS, 1 QUALITY_WARNING, 5 FAIL; worst: NaN vs 1; 0.030 s``"""
     passed, warned, failed = case.counts
     parts = [f"rank {case.dims}, {case.layout}",
-             f"{case.elements} elements: {passed} PASS, {warned} QUALITY_WARNING, {failed} FAIL",
-             f"max {case.max_ulp} ULP", f"{case.seconds:.3f} s"]
+             f"{case.elements} elements: {passed} PASS, {warned} QUALITY_WARNING, {failed} FAIL"]
+    worst = worst_element(case)
+    if worst is not None:
+        parts.append(f"worst: {distance_text(worst.expected, worst.actual, worst.ulp)}")
+    parts.append(f"{case.seconds:.3f} s")
     if case.alternatives:
         parts.append("alternatives: " + ", ".join(f"{name} ({n})" for name, n in case.alternatives))
     if case.edges:
@@ -235,14 +378,15 @@ def details(case: CaseResult) -> str:
 
 def case_section(number: int, case: CaseResult) -> str:
     """The section of one failing case."""
-    parts = [f'<section class="case" id="case-{number}">',
+    search = " ".join((case.case_id, case.operator, case.dtype, case.level, case.outcome.value, case.message)).lower()
+    parts = [f'<section class="case" id="case-{number}" data-search="{esc(search)}">',
              f'<h3><span class="o-{case.outcome.value}">{case.outcome.value}</span> {esc(case.case_id)}</h3>',
              f"<p>{esc(case.operator)} {esc(case.dtype)} @ {esc(case.level)}: {esc(case.message)}</p>",
              f'<p class="facts">{esc(details(case))}</p>']
     if case.repro:
         parts.append(f"<pre><code>{esc(case.repro)}</code></pre>")
     if case.worst:
-        head = ["output", "index", "inputs", "expected", "actual", "ULP", "bound", "verdict"]
+        head = ["output", "index", "inputs", "expected", "actual", "distance", "bound", "verdict"]
         parts.append(_table(head, diff_rows(case.worst)))
         parts.append(scatter_svg(case))
     return "".join(parts) + "</section>"
@@ -251,12 +395,13 @@ def case_section(number: int, case: CaseResult) -> str:
 def dumps(run: RunResult) -> str:
     """The whole page."""
     failing = failed_cases(run)
-    sections = "".join(case_section(i, c) for i, c in enumerate(failing, 1))
+    anchors = failure_anchors(failing)
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{content_policy()}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>dmlconform report: {esc(run.backend)} {esc(run.run_id)}</title>"
         f"<style>\n{CSS}\n</style></head><body>\n"
-        f"{header(run)}\n{gating_sections(run)}{summary_matrix(run)}\n{coverage_table(summarise(run))}\n"
-        f"<h2>Failing cases ({len(failing)})</h2>\n{sections or '<p>None.</p>'}\n</body></html>\n"
+        f"{header(run)}\n{gating_sections(run)}{summary_matrix(run, anchors)}\n{coverage_table(summarise(run))}\n"
+        f"{failing_section(failing, anchors)}<script>{SCRIPT}</script>\n</body></html>\n"
     )

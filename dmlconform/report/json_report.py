@@ -23,6 +23,7 @@ from dmlconform import limits
 from dmlconform.collector import paused
 from dmlconform.errors import InputError
 from dmlconform.report.coverage import count_outcomes, group_rows, summarise
+from dmlconform.report.distance import distance_text
 from dmlconform.results import (
     OUTCOME_ORDER,
     Baseline,
@@ -61,7 +62,8 @@ def _diff_json(d: ElementDiff) -> dict[str, Any]:
         "output": d.output, "index": list(d.index),
         "inputs": [[name, encode_float(v)] for name, v in d.inputs],
         "expected": encode_float(d.expected), "actual": encode_float(d.actual),
-        "ulp": d.ulp, "bound": encode_float(d.bound), "verdict": d.verdict,
+        "ulp": d.ulp, "distance": distance_text(d.expected, d.actual, d.ulp),
+        "bound": encode_float(d.bound), "verdict": d.verdict,
     }
 
 
@@ -237,6 +239,19 @@ def _pair(first: Callable[[Any, str], Any], second: Callable[[Any, str], Any]) -
     return check
 
 
+def _ulp(value: Any, where: str) -> int | None:
+    """A ULP distance: 0 or more, or null where there is none.  Reports
+    written before null was (version 1 all the same) hold -1 there: read as null."""
+    if value is None:
+        return None
+    ulp = _int(value, where)
+    if ulp == -1:
+        return None
+    if ulp < 0:
+        raise _Bad(where, f"expected an integer of 0 or more, or null (not comparable), got {ulp!r}")
+    return ulp
+
+
 def _diff(value: Any, where: str) -> ElementDiff:
     o = _obj(value, where)
     return ElementDiff(
@@ -245,7 +260,7 @@ def _diff(value: Any, where: str) -> ElementDiff:
         inputs=_get(o, "inputs", where, lambda v, w: _items(v, w, _pair(_str, decode_float))),
         expected=_get(o, "expected", where, decode_float),
         actual=_get(o, "actual", where, decode_float),
-        ulp=_get(o, "ulp", where, _int),
+        ulp=_get(o, "ulp", where, _ulp),
         bound=_get(o, "bound", where, decode_float),
         verdict=_get(o, "verdict", where, _str),
     )

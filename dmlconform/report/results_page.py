@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dmlconform.errors import InputError
+from dmlconform.report.distance import distance_text, ulp_count
 from dmlconform.report.json_report import from_data, to_json
 from dmlconform.results import CaseResult, Outcome, RunResult
 from dmlconform.userfiles import loads_json
@@ -179,7 +180,8 @@ def render(inputs: Sequence[tuple[Summary, tuple[Row, ...]]], notes: Sequence[No
              *([f"Regenerate: `{command}`", ""] if command else [""]),
              "PASS / QW (quality warning) / FAIL count cases the backend computed; *rejected* counts configurations",
              "the doc's table supports but the backend (or its mapping) refused: a coverage gap, not a wrong number.",
-             "`max ULP` is the largest ULP distance among elements that were not a clean PASS.", ""]
+             "`max ULP` is the largest ULP distance among elements that were not a clean PASS (2 significant",
+             "digits from 100000 on; a NaN against a number has no ULP distance and is not counted).", ""]
     lines += _backends(inputs)
     lines += _table(inputs)
     lines += _findings(inputs, notes)
@@ -206,7 +208,7 @@ def _table(inputs: Sequence[tuple[Summary, tuple[Row, ...]]]) -> list[str]:
                   key=lambda r: (r.operator, r.dtype, r.backend))
     for r in rows:
         out.append(f"| {r.operator} | {r.dtype} | {r.backend} | {r.passed} | {r.warned} | {r.failed} | "
-                   f"{r.rejected} | {r.not_supported} | {r.max_ulp} |")
+                   f"{r.rejected} | {r.not_supported} | {ulp_count(r.max_ulp)} |")
     return out + [""]
 
 
@@ -219,7 +221,8 @@ def _findings(inputs: Sequence[tuple[Summary, tuple[Row, ...]]], notes: Sequence
             groups.setdefault((s.label, c.operator, c.dtype, k), []).append(c)
     out = ["## Every FAIL, with its analysis", "",
            "Minimal repro: the failing case with the fewest elements; its worst element as inputs -> expected vs "
-           "actual (ULP distance, -1 when not comparable, e.g. NaN against a number).", "",
+           "actual (the distance: `3 ULP`, `2.1e9 ULP`, `sign differs`, or the two values where one is NaN or "
+           "infinite).", "",
            "| backend | operator | data type | FAIL cases | minimal repro | worst element | class | analysis |",
            "| --- | --- | --- | --: | --- | --- | --- | --- |"]
     for (label, op, dtype, k), cases in sorted(groups.items()):
@@ -235,7 +238,7 @@ def _worst(c: CaseResult) -> str:
         return _cell(c.message)
     w = c.worst[0]
     args = ", ".join(f"{n}={_num(v)}" for n, v in w.inputs)
-    return f"{args} -> {_num(w.expected)} vs {_num(w.actual)} ({w.ulp} ULP)"
+    return f"{args} -> {_num(w.expected)} vs {_num(w.actual)} ({distance_text(w.expected, w.actual, w.ulp)})"
 
 
 def _gaps(inputs: Sequence[tuple[Summary, tuple[Row, ...]]]) -> list[str]:

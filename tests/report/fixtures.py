@@ -6,13 +6,14 @@ from __future__ import annotations
 import math
 
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
+from dmlconform.spec.model import DATA_TYPE_ORDER
 
 HOSTILE = "<script>alert(1)</script> & \"quoted\" 'single'"
 
 REPRO = "dmlconform run --backend cpu --level 6_4 --seed 1234 --case {}"
 
 
-def diff(i: int, x: float, expected: float, actual: float, ulp: int, *, bound: float = 2.0,
+def diff(i: int, x: float, expected: float, actual: float, ulp: int | None, *, bound: float = 2.0,
          verdict: str = "FAIL") -> ElementDiff:
     return ElementDiff(output="OutputTensor", index=(0, i), inputs=(("InputTensor", x),), expected=expected,
                        actual=actual, ulp=ulp, bound=bound, verdict=verdict)
@@ -26,7 +27,7 @@ def case(case_id: str, operator: str, dtype: str, level: str, outcome: Outcome, 
 
 FAIL_WORST = (
     diff(3, 1.5, 0.5, 0.75, 4096),
-    diff(7, math.nan, math.nan, 1.0, 1 << 31, bound=0.0),
+    diff(7, math.nan, math.nan, 1.0, None, bound=0.0),
     diff(9, math.inf, math.inf, -math.inf, 65535, bound=0.0),
     diff(11, -0.0, -0.0, 0.0, 1, bound=0.0),
     diff(12, -2.5e-8, -2.5e-8, 1e30, 12345678, bound=4.5),
@@ -45,7 +46,7 @@ def sample_run() -> RunResult:
              counts=(63, 1, 0), max_ulp=3, worst=FAIL_WORST[-1:], message="1 of 64 elements within the relaxed bound",
              edges=("x<0",), seconds=0.01),
         case("abs-f16-0002", "ELEMENT_WISE_ABS", "FLOAT16", "6_4", Outcome.FAIL, elements=64, counts=(58, 1, 5),
-             max_ulp=1 << 31, worst=FAIL_WORST, message=f"5 of 64 elements beyond the bound {HOSTILE}",
+             max_ulp=12345678, worst=FAIL_WORST, message=f"5 of 64 elements beyond the bound {HOSTILE}",
              alternatives=(("flush", 2),), edges=("nan", "inf", "x=-0"), seconds=0.03),
         case("abs-i8-0001", "ELEMENT_WISE_ABS", "INT8", "6_4", Outcome.NOT_SUPPORTED, expect_supported=False,
              message="E_INVALIDARG"),
@@ -70,3 +71,25 @@ def passing_run() -> RunResult:
     run = sample_run()
     return RunResult(**{**{f: getattr(run, f) for f in RunResult.__slots__},  # type: ignore[arg-type]
                         "cases": tuple(c for c in run.cases if c.outcome is Outcome.PASS)})
+
+
+def wide_run() -> RunResult:
+    """A run as wide as a report gets: 30 operators with long names, each
+    with every data type, the cells holding up to five outcomes (the
+    NOT_SUPPORTED and QUALITY_WARNING counts that made cells overflow), and
+    failing cases whose diffs have long inputs."""
+    outcomes = (Outcome.PASS, Outcome.QUALITY_WARNING, Outcome.FAIL, Outcome.NOT_SUPPORTED, Outcome.XFAIL)
+    cases = []
+    for k in range(30):
+        operator = f"ELEMENT_WISE_QUANTIZED_LINEAR_OPERATOR_{k:02d}"
+        for t, dtype in enumerate(DATA_TYPE_ORDER):
+            for n, outcome in enumerate(outcomes[:1 + (k + t) % len(outcomes)]):
+                worst = (diff(n, -1.0e-30 * (n + 1), 1.5e38, -0.0, 1 << 60), diff(n + 1, math.nan, math.nan, 2.0, None),
+                         diff(n + 2, -3.0, -3.0, 3.0, 2130706432)) if outcome is Outcome.FAIL else ()
+                cases.append(case(f"{operator}/{dtype.name}/{n}d/{'x' * 40}", operator, dtype.name, "6_4", outcome,
+                                  elements=120, counts=(117, 0, 3) if worst else (120, 0, 0), worst=worst,
+                                  message="OutputTensor: Mismatched elements: 3 / 120 (0 quality warnings)"
+                                  if worst else ""))
+    return RunResult(run_id="run-wide", backend="cpu", device="reference CPU", backend_version="0.1.0",
+                     feature_level="6_4", flush_subnormals=False, seed=0, command="dmlconform run",
+                     started="2026-11-22T17:00:00Z", finished="2026-11-22T17:00:32Z", cases=tuple(cases))

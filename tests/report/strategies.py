@@ -28,7 +28,7 @@ def element_diffs(draw: st.DrawFn) -> ElementDiff:
         index=tuple(draw(st.lists(st.integers(0, 2**31), max_size=4), label="index")),
         inputs=tuple(draw(st.lists(st.tuples(texts, floats), max_size=3), label="inputs")),
         expected=draw(floats, label="expected"), actual=draw(floats, label="actual"),
-        ulp=draw(ints, label="ulp"), bound=draw(floats, label="bound"),
+        ulp=draw(st.none() | ints, label="ulp"), bound=draw(floats, label="bound"),
         verdict=draw(st.sampled_from(["FAIL", "QUALITY_WARNING"]), label="verdict"),
     )
 

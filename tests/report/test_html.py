@@ -2,23 +2,31 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import html
+import json
+import math
 import re
 import shutil
+import struct
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dmlconform.report import html as html_report
 from dmlconform.report import write_reports
+from dmlconform.report.coverage import failed_cases
 from dmlconform.results import RunResult
-from tests.report.fixtures import passing_run, sample_run
+from tests.report.fixtures import case, diff, passing_run, sample_run, wide_run
 from tests.report.strategies import run_results
 
 #: Elements without an end tag.
-VOID = {"meta", "br", "line", "circle"}
+VOID = {"meta", "br", "line", "circle", "input"}
 
 
 class Checker(HTMLParser):
@@ -60,18 +68,27 @@ def parse(page: str) -> Checker:
 
 
 def test_well_formed_and_self_contained() -> None:
+    """No network: no link, img, iframe or src; links only to anchors of
+    the page; one script, ours, the only one the page's policy allows."""
     page = html_report.dumps(sample_run())
     checker = parse(page)
     tags = [t for t, _ in checker.tags]
-    assert "script" not in tags and "link" not in tags and "img" not in tags and "iframe" not in tags
-    assert not re.search(r"(src|href)\s*=", page)
+    assert "link" not in tags and "img" not in tags and "iframe" not in tags and tags.count("script") == 1
+    assert page.count("<script>") == 1 and f"<script>{html_report.SCRIPT}</script>" in page
+    assert not re.search(r"src\s*=", page)
+    ids = {a.get("id") for _, a in checker.tags}
+    links = {a["href"] for t, a in checker.tags if t == "a"}
+    assert links == {"#failing-1", "#failing-2", "#failing-3"} and {h[1:] for h in links} <= ids
+    policy = html_report.content_policy()
+    assert f'<meta http-equiv="Content-Security-Policy" content="{policy}">' in page
+    assert policy.startswith("default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-")
     assert "http://" not in page.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert "https://" not in page
 
 
 def test_data_is_escaped() -> None:
     page = html_report.dumps(sample_run())
-    assert "<script" not in page
+    assert page.count("<script") == 1    # ours; the data's is text
     assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quoted&quot; &#x27;single&#x27;" in page
     assert "ZeroDivisionError\\x00\\x1b[31m" in page
 
@@ -93,6 +110,8 @@ def test_failing_case_sections_have_diff_table_and_svg() -> None:
     assert "abs-f16-0002" in section
     assert section.count("<circle") == 6 and "<svg" in section
     assert "<td>InputTensor=-inf</td>" not in section and '<td class="num">-inf</td>' in section
+    distances = re.findall(r'<td class="num">([^<]*)</td><td class="num">[^<]*</td><td class="o-', section)
+    assert distances == ["4096 ULP", "NaN vs 1", "sign differs", "sign differs", "1.2e7 ULP", "3 ULP"]
     assert "<pre><code>dmlconform run --backend cpu --level 6_4 --seed 1234 --case abs-f16-0002</code></pre>" in section
     crash = page[page.index('id="case-2"'):page.index('id="case-3"')]
     assert "<svg" not in crash    # no element diffs to plot
@@ -122,8 +141,10 @@ def test_deterministic() -> None:
 @given(run_results())
 def test_any_run_gives_escaped_well_formed_page(run: RunResult) -> None:
     page = html_report.dumps(run)
-    parse(page)
-    assert "<script" not in page
+    checker = parse(page)
+    assert page.count("<script") == 1 and [t for t, _ in checker.tags].count("script") == 1
+    ids = {a.get("id") for _, a in checker.tags}
+    assert all(a["href"][1:] in ids for t, a in checker.tags if t == "a")
 
 
 def _chromium() -> str:
@@ -133,22 +154,152 @@ def _chromium() -> str:
     return found
 
 
+def _headless(chromium: str, profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Chromium headless, as root too (--no-sandbox), with nothing that
+    reaches for the network (the machine's network is closed)."""
+    return subprocess.run(
+        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync", "--hide-scrollbars",
+         "--enable-logging=stderr", "--v=0", f"--user-data-dir={profile}", *args],
+        capture_output=True, text=True, timeout=120, check=False)
+
+
 def test_loads_in_headless_chromium(tmp_path: Path) -> None:
-    """The page loads without console errors and the DOM has the summary table and an SVG."""
+    """The page loads without console errors (a script or style the page's
+    policy refused would be one) and the DOM has the summary table and an SVG."""
     chromium = _chromium()
     page = write_reports(sample_run(), tmp_path)["html"]
-    proc = subprocess.run(
-        [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--enable-logging=stderr",
-         "--v=0", f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri()],
-        capture_output=True, text=True, timeout=120, check=False)
+    proc = _headless(chromium, tmp_path / "profile", "--dump-dom", page.as_uri())
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert '<table id="summary">' in proc.stdout and "<svg" in proc.stdout
-    assert "ELEMENT_WISE_ABS" in proc.stdout and "<script" not in proc.stdout
+    assert "ELEMENT_WISE_ABS" in proc.stdout and "<script>alert" not in proc.stdout
     console = [line for line in proc.stderr.splitlines() if "CONSOLE" in line or ":console" in line.lower()]
     assert console == [], "\n".join(console)
 
 
+#: Measures the page as laid out at the window's width and writes what it
+#: found into the DOM (``<pre id="measured">``, JSON) for --dump-dom:
+#: the page's and the matrix box's widths, whether header row and first
+#: column are sticky, every SVG text's box (overlaps, or outside the plot),
+#: and the filter box at work.
+MEASURE = """
+(function () {
+  var doc = document.documentElement, matrix = document.querySelector("div.matrix");
+  var box = matrix.getBoundingClientRect(), problems = [];
+  document.querySelectorAll("svg").forEach(function (svg, k) {
+    var view = svg.viewBox.baseVal, boxes = [];
+    svg.querySelectorAll("text").forEach(function (t) {
+      var b = t.getBBox(), m = t.getCTM(), p = svg.createSVGPoint(), q = svg.createSVGPoint();
+      p.x = b.x; p.y = b.y; q.x = b.x + b.width; q.y = b.y + b.height;
+      p = p.matrixTransform(m); q = q.matrixTransform(m);
+      var r = {x0: Math.min(p.x, q.x), x1: Math.max(p.x, q.x), y0: Math.min(p.y, q.y), y1: Math.max(p.y, q.y),
+               text: t.textContent};
+      if (r.x0 < 0 || r.y0 < 0 || r.x1 > view.width || r.y1 > view.height) { problems.push(k + " clipped " + r.text); }
+      boxes.forEach(function (o) {
+        if (r.x0 < o.x1 && o.x0 < r.x1 && r.y0 < o.y1 && o.y0 < r.y1) { problems.push(k + " " + r.text + " on " + o.text); }
+      });
+      boxes.push(r);
+    });
+  });
+  var filter = document.getElementById("filter");
+  filter.value = "operator_03 float32";
+  filter.dispatchEvent(new Event("input"));
+  var visible = Array.prototype.filter.call(document.querySelectorAll("section.case"), function (s) {
+    return s.offsetParent !== null;
+  }).map(function (s) { return s.id; });
+  var out = {page: doc.scrollWidth, window: doc.clientWidth, matrixLeft: box.left, matrixRight: box.right,
+             matrixScrolls: matrix.scrollWidth > matrix.clientWidth,
+             head: getComputedStyle(matrix.querySelector("thead th")).position,
+             column: getComputedStyle(matrix.querySelector("tbody th")).position,
+             labels: problems, visible: visible, shown: document.getElementById("shown").textContent};
+  var pre = document.createElement("pre");
+  pre.id = "measured";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+"""
+
+
+def _measured(page: str) -> str:
+    """``page`` with MEASURE run after its own script, MEASURE's hash added
+    to the page's policy (so the page's own script still has to pass it)."""
+    digest = base64.b64encode(hashlib.sha256(MEASURE.encode("utf-8")).digest()).decode("ascii")
+    policy = html_report.content_policy()
+    assert policy in page
+    return (page.replace(policy, f"{policy} 'sha256-{digest}'", 1)
+            .replace("</body>", f"<script>{MEASURE}</script></body>", 1))
+
+
+def test_the_matrix_fits_1280_px_in_headless_chromium(tmp_path: Path) -> None:
+    """At 1280 px a run with 30 long operator names x 13 data types and
+    five outcomes a cell: the page is no wider than the window (the matrix
+    scrolls in its box, header row and operator column sticky), no plot
+    label overlaps another or leaves its plot, the filter box shows only
+    the cases with every word typed.  The same load takes a screenshot
+    (PNG, 1280 x 900) for a person to look at: tmp_path/report.png."""
+    chromium = _chromium()
+    run = wide_run()
+    page = html_report.dumps(run)
+    (tmp_path / "report.html").write_text(_measured(page), encoding="utf-8")
+    proc = _headless(chromium, tmp_path / "profile", "--window-size=1280,900", "--dump-dom",
+                     f"--screenshot={tmp_path / 'report.png'}", (tmp_path / "report.html").as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = re.search(r'<pre id="measured">(.*?)</pre>', proc.stdout)
+    assert found, proc.stdout[-2000:] + proc.stderr[-2000:]
+    measured = json.loads(html.unescape(found.group(1)))
+    assert measured["window"] == 1280 and measured["page"] <= measured["window"], measured
+    assert 0 <= measured["matrixLeft"] and measured["matrixRight"] <= measured["window"], measured
+    assert measured["matrixScrolls"] and (measured["head"], measured["column"]) == ("sticky", "sticky")
+    assert measured["labels"] == []
+    wanted = [f"case-{n}" for n, c in enumerate(failed_cases(run), 1)
+              if c.operator.endswith("OPERATOR_03") and c.dtype == "FLOAT32"]
+    assert wanted and measured["visible"] == wanted
+    assert measured["shown"] == f"{len(wanted)} of {len(failed_cases(run))} shown"
+    png = (tmp_path / "report.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1280, 900)
+
+
 def test_case_facts() -> None:
     page = html_report.dumps(sample_run())
-    assert ('<p class="facts">rank 4, packed; 64 elements: 58 PASS, 1 QUALITY_WARNING, 5 FAIL; max 2147483648 ULP; '
+    assert ('<p class="facts">rank 4, packed; 64 elements: 58 PASS, 1 QUALITY_WARNING, 5 FAIL; worst: NaN vs 1; '
             "0.030 s; alternatives: flush (2); edges: nan, inf, x=-0</p>") in page
+
+
+def test_a_nan_against_a_number_is_not_max_0_ulp() -> None:
+    """A FAIL whose only bad element is NaN against a number has no ULP
+    distance (max_ulp stays 0): the facts say what it is instead."""
+    only_nan = case("n", "OP", "FLOAT32", "6_4", sample_run().cases[3].outcome, elements=4, counts=(3, 0, 1),
+                    max_ulp=0, worst=(diff(0, math.nan, math.nan, 0.5, None),))
+    facts = html_report.details(only_nan)
+    assert facts == "rank 4, packed; 4 elements: 3 PASS, 0 QUALITY_WARNING, 1 FAIL; worst: NaN vs 0.5; 0.000 s"
+    assert "ULP" not in facts
+
+
+def _tick_boxes(ticks: tuple[html_report.Tick, ...]) -> list[tuple[float, float, int]]:
+    half = [len(t.text) * html_report.CHAR_W / 2 for t in ticks]
+    return [(t.x - h, t.x + h, t.row) for t, h in zip(ticks, half)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.floats(-100, html_report.W + 100), st.text(min_size=1, max_size=12)), max_size=8))
+def test_tick_labels_never_overlap_or_leave_the_plot(wanted: list[tuple[float, str]]) -> None:
+    """Whatever labels are asked for, where: those placed lie inside the
+    plot and keep GAP from each other in their row; the first always gets
+    a place (the smallest input's value)."""
+    ticks = html_report.place_ticks(wanted)
+    boxes = _tick_boxes(ticks)
+    assert all(2.0 - 1e-9 <= lo and hi <= html_report.W - 2.0 + 1e-9 for lo, hi, _ in boxes)
+    for i, (lo, hi, row) in enumerate(boxes):
+        for lo2, hi2, row2 in boxes[i + 1:]:
+            assert row != row2 or hi + html_report.GAP <= lo2 + 1e-9 or hi2 + html_report.GAP <= lo + 1e-9
+    assert all(0 <= t.row < html_report.ROWS for t in ticks)
+    if wanted:
+        assert wanted[0][1] in [t.text for t in ticks]
+
+
+def test_axis_labels_are_short_and_readable() -> None:
+    """Values as `short_float` writes them (3 significant digits), the top
+    of the ULP axis as a count (`4.3e9`, not 4.29e+09)."""
+    svg = html_report.scatter_svg(sample_run().cases[3])
+    texts = re.findall(r'<text [^>]*font-family="monospace"[^>]*>([^<]*)</text>', svg)
+    assert texts == ["4.3e9", "0", "-2.5e-8", "3", "NaN", "inf"]

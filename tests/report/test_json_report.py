@@ -148,3 +148,38 @@ def test_reports_written_before_the_gating_members_still_load() -> None:
     assert (back.strict, back.shard, back.merged_from, back.tolerances, back.overrides, back.baseline) == \
         (False, "", (), "", (), None)
     assert repr(back.cases) == repr(sample_run().cases)  # NaN != NaN: compare reprs
+
+
+def test_no_sentinel_distance_a_null_and_the_distance_in_words() -> None:
+    """An element with no ULP distance (NaN against a number) has ``ulp``
+    null, never a number that reads as one; every element says its distance
+    in words, as the other reports do."""
+    worst = _strict(dumps(sample_run()))["cases"][3]["worst"]
+    assert [(w["ulp"], w["distance"]) for w in worst] == [
+        (4096, "4096 ULP"), (None, "NaN vs 1"), (65535, "sign differs"), (1, "sign differs"),
+        (12345678, "1.2e7 ULP"), (3, "3 ULP")]
+    assert loads(dumps(sample_run()), path="r.json").cases[3].worst[1].ulp is None
+
+
+def test_reports_with_the_old_minus_one_still_load() -> None:
+    """Reports written before null (docs/results/*.summary.json, baselines'
+    runs) hold -1 where there was no distance, and no ``distance`` member."""
+    data = json.loads(dumps(sample_run()))
+    for w in data["cases"][3]["worst"]:
+        w["ulp"] = -1 if w["ulp"] is None else w["ulp"]
+        del w["distance"]
+    back = loads(json.dumps(data), path="old/report.json")
+    assert back.cases[3].worst[1].ulp is None and repr(back) == repr(sample_run())
+
+
+@pytest.mark.parametrize("ulp, problem", [
+    (-2, "expected an integer of 0 or more, or null (not comparable), got -2"),
+    (1.5, "expected an integer, got number 1.5"),
+    (True, "expected an integer, got boolean True"),
+])
+def test_a_bad_ulp_is_refused(ulp: object, problem: str) -> None:
+    text = _corrupt(lambda d: d["cases"][3]["worst"][0].__setitem__("ulp", ulp))
+    with pytest.raises(DmlconformError) as info:
+        loads(text, path="out/report.json")
+    assert info.value.exit_code == 2
+    assert info.value.render() == f"error: out/report.json: bad report: cases[3].worst[0].ulp: {problem}"

@@ -3,8 +3,10 @@ its minimal repro and analysis, rejected configurations apart, byte-stable."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from dmlconform.cli import main
@@ -15,7 +17,7 @@ from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
 
 def _case(case_id: str, outcome: Outcome, *, elements: int = 4, message: str = "", ulp: int = 0) -> CaseResult:
     op, dtype = case_id.split("/")[:2]
-    worst = (ElementDiff("OutputTensor", (0,), (("InputTensor", float("nan")),), float("nan"), 0.0, -1, 0.0,
+    worst = (ElementDiff("OutputTensor", (0,), (("InputTensor", float("nan")),), float("nan"), 0.0, None, 0.0,
                          "FAIL"),) if outcome is Outcome.FAIL and not message else ()
     return CaseResult(case_id=case_id, operator=op, dtype=dtype, level="6_4", dims=1, layout="packed",
                       outcome=outcome, message=message, elements=elements, max_ulp=ulp, worst=worst,
@@ -41,7 +43,7 @@ def test_rows_findings_and_gaps() -> None:
     page = render([summarise(_run())], NOTES)
     assert "| ACTIVATION_SHRINK | FLOAT32 | onnxruntime-cpu | 1 | 1 | 2 | 0 | 0 | 3 |" in page
     assert ("| onnxruntime-cpu | ACTIVATION_SHRINK | FLOAT32 | 2 | `dmlconform run --case "
-            "'ACTIVATION_SHRINK/FLOAT32/4d/edges'` | InputTensor=nan -> nan vs 0.0 (-1 ULP) | "
+            "'ACTIVATION_SHRINK/FLOAT32/4d/edges'` | InputTensor=nan -> nan vs 0.0 (NaN vs 0) | "
             "doc ambiguity or semantic difference | NaN gives 0. |") in page
     assert "| onnxruntime-cpu | ACTIVATION_SHRINK | INT8 | 1 | no kernel |" in page
 
@@ -70,3 +72,31 @@ def test_command_writes_the_page_and_summaries(tmp_path: Path) -> None:
     first = out.read_bytes()
     CliRunner().invoke(main, ["results", str(report), "-o", str(out)])
     assert out.read_bytes() == first
+
+
+def test_distances_are_written_for_people() -> None:
+    """The worst element's distance in words, never -1 (also from a summary
+    written before: -1 there reads as no distance), and max ULP in 2
+    significant digits from 100000 on."""
+    run = _run()
+    big = dataclasses.replace(run.cases[3], max_ulp=2130706432)
+    summary, rows = summarise(dataclasses.replace(run, cases=(*run.cases[:3], big, run.cases[4])))
+    text = summary_json(summary, rows)
+    assert '"ulp": null' in text
+    old = text.replace('"ulp": null', '"ulp": -1')
+    page = render([read_input(old, path="old.summary.json")], NOTES)
+    assert "InputTensor=nan -> nan vs 0.0 (NaN vs 0)" in page and "-1 ULP" not in page
+    assert "| ACTIVATION_SHRINK | FLOAT32 | onnxruntime-cpu | 1 | 1 | 2 | 0 | 0 | 2.1e9 |" in page
+
+
+def test_the_committed_page_regenerates_from_the_committed_summaries(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/results/README.md is what `results` makes of the committed
+    summaries and notes (older summaries: -1 where a distance is missing)."""
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    names = [f"docs/results/{label}.summary.json" for label in ("onnxruntime-cpu", "torch-cpu", "torch-cuda")]
+    out = tmp_path / "README.md"
+    result = CliRunner().invoke(main, ["results", *names, "--notes", "docs/results/notes.yaml", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8").replace(f"-o {out}`", "-o docs/results/README.md`", 1)
+    assert page == Path("docs/results/README.md").read_text(encoding="utf-8")
