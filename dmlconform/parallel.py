@@ -297,8 +297,10 @@ def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bo
     place = _Placer([case for _, case in pairs])
     parts = [range(i, i + 1) for i in range(len(pairs))] if alone else [range(len(pairs))]
     for part in parts:
-        run_cases([pairs[i] for i in part], backend, overrides=overrides,
-                  on_start=lambda i, base=part.start: conn.send(("start", base + i)),
+        def started(i: int, base: int = part.start) -> None:
+            conn.send(("start", base + i))
+
+        run_cases([pairs[i] for i in part], backend, overrides=overrides, on_start=started,
                   progress=lambda r: conn.send(("result", place(r), r)))
 
 

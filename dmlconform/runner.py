@@ -110,6 +110,7 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
             on_start(position)
         done(_run_one(position, spec, case, backend), position)
     for group in queued.values():
+        assert run_batch is not None  # cases are queued only then (for mypy)
         for part in pack([_size(q.case) for q in group], most=BATCH_ELEMENTS):
             for position, result in _run_batch([group[i] for i in part], backend, run_batch, on_start):
                 done(result, position)

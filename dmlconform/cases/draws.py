@@ -94,7 +94,7 @@ def fill(requests: Sequence[Request]) -> list[np.ndarray]:
         order = [k for members in by_dtype.values() for k in members]  # each data type's requests together
         for k, values in zip(order, _fill_all([requests[k] for k in order])):
             out[k] = values
-    return out  # type: ignore[return-value]
+    return out  # type: ignore[return-value]  # every slot is filled above: fixed, or drawn by data type
 
 
 def _fill_all(requests: list[Request]) -> list[np.ndarray]:
@@ -116,7 +116,7 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
     numbers = np.arange(n, dtype=np.int64)
     for lo in range(0, total, DRAW_CHUNK):
         hi = min(lo + DRAW_CHUNK, total)
-        within = np.diff(np.clip(starts, lo, hi))  # each request's elements in this chunk
+        within: np.ndarray = np.diff(np.clip(starts, lo, hi))  # each request's elements in this chunk
         segment = np.repeat(numbers, within)  # the request of each element
         position = np.arange(lo, hi, dtype=np.int64) - np.repeat(starts[:-1], within)
         key = np.repeat(keys, within)
@@ -135,7 +135,7 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
                 head = r.pool[:r.count]
                 into[start - a:start - a + head.size] = head
     perm = np.argsort(order_key, kind="stable")
-    out = []
+    out: list[np.ndarray] = []
     for (_, a, b), into, (k0, k1) in zip(runs, values, ranges):
         shuffled = into[perm[a:b] - a]
         shuffled.setflags(write=False)  # once for all its requests (each is a slice of it)

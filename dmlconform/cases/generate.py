@@ -249,7 +249,7 @@ def _typical(spec: Spec, dtype: DataType) -> Attrs:
         elif f.c_type == "BOOL":
             value = bool(f.default) if f.default is not None else False
         else:
-            value = int(f.default)  # type: ignore[arg-type]
+            value = int(f.default)  # type: ignore[arg-type]  # an integer field's default is an int (the schema)
         out.append((f.name, value))
     return tuple(out)
 
