@@ -80,7 +80,9 @@ from dmlconform.runner import run_cases
 if TYPE_CHECKING:   # the command line imports this module for DEFAULT_TIMEOUT: nothing heavy yet
     from multiprocessing.connection import Connection
 
-    from dmlconform.backends.base import Backend, BackendInfo
+    import numpy as np
+
+    from dmlconform.backends.base import Backend, BackendInfo, BatchItem, Support
     from dmlconform.cases.model import Case
     from dmlconform.spec.model import Spec
 
@@ -275,14 +277,14 @@ class _Watched:
     def info(self) -> BackendInfo:
         return self.backend.info()
 
-    def supports(self, spec: Spec, case: Case) -> Any:
+    def supports(self, spec: Spec, case: Case) -> Support:
         return self.backend.supports(spec, case)
 
-    def run(self, spec: Spec, case: Case, buffers: Mapping[str, Any]) -> None:
+    def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
         self.backend.run(spec, case, buffers)
         self.conn.send(("ran",))
 
-    def _run_batch(self, items: Sequence[Any]) -> list[Exception | None]:
+    def _run_batch(self, items: Sequence[BatchItem]) -> list[Exception | None]:
         assert self.batch is not None
         errors = self.batch(items)
         self.conn.send(("ran",))

@@ -16,12 +16,12 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from dmlconform.backends.base import Backend, BackendCrashError, NotSupportedError, run_batch_of
+from dmlconform.backends.base import Backend, BackendCrashError, NotSupportedError, RunBatch, run_batch_of
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.judge import Judging, Ran, harness_error, judge, verdict
 from dmlconform.oracles import Oracles
@@ -166,7 +166,7 @@ def _run_one(position: int, spec: m.Spec, case: Case, backend: Backend) -> CaseR
     return Ran(position, spec, case, buffers, time.perf_counter() - started)
 
 
-def _run_batch(part: list[_Queued], backend: Backend, run_batch: Callable[..., Sequence[Exception | None]],
+def _run_batch(part: list[_Queued], backend: Backend, run_batch: RunBatch,
                on_start: Callable[[int], None] | None) -> Iterator[tuple[int, CaseResult | Ran]]:
     """Per case: started (``on_start``, before its support query), asked,
     bound; a rejected case is yielded at once.  Then one ``run_batch`` call

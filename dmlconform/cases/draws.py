@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Sequence
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -62,12 +62,11 @@ def mix(x: np.ndarray) -> np.ndarray:
     return x
 
 
-class Request(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Request:
     """One tensor to fill: ``count`` values of ``dtype``, the ``pool`` first
     (cut to ``count``), the rest random, all shuffled; or ``fixed`` values
-    as they are.  A NamedTuple, not a frozen dataclass: immutable all the
-    same, and the generator makes one per tensor of every case (a frozen
-    dataclass's ``__init__`` costs three times as much)."""
+    as they are."""
 
     key: int
     dtype: DataType
