@@ -342,10 +342,10 @@ def compare_sparse(
     if bound_strict is not None:
         strict_at = _at(bound_strict, expected.shape, differ)
         strict |= error <= strict_at
-    if bound_strict is not None or bound_relaxed is not None:
-        relaxed_at = (_at(bound_relaxed, expected.shape, differ) if bound_relaxed is not None
-                      else strict_at * policy.relaxed_factor)
-        relaxed |= error <= relaxed_at
+    if bound_relaxed is not None:
+        relaxed |= error <= _at(bound_relaxed, expected.shape, differ)
+    elif strict_at is not None:
+        relaxed |= error <= strict_at * policy.relaxed_factor
     if policy.flush_subnormals and is_float(expected.dtype):
         strict |= _flushed_output(flat_e, flat_a)
     traces = tuple(_apply(alt, actual, differ, strict, relaxed, policy) for alt in alternatives)

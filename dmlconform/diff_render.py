@@ -102,9 +102,10 @@ class Grid:
 
 def plain_text(renderable: Grid, *, width: int = 100) -> str:
     """What the terminal would show, without colour, at ``width`` columns (for files and tests)."""
-    console = Console(file=io.StringIO(), width=width, color_system=None)
+    text = io.StringIO()
+    console = Console(file=text, width=width, color_system=None)
     console.print(renderable)
-    return console.file.getvalue()  # type: ignore[attr-defined]
+    return text.getvalue()
 
 
 def _rich_cell(cell: Cell) -> Text:

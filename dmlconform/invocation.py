@@ -37,10 +37,10 @@ class Invocation:
         args = ["dmlconform", "run", "--backend", self.backend]
         for key, value in self.backend_args:
             args += ["--backend-arg", f"{key}={value}"]
-        for option, value in (("--specs", self.specs), ("--cases", self.cases),
-                              ("--tolerances", self.tolerances)):
-            if value is not None:
-                args += [option, value]
+        for option, path in (("--specs", self.specs), ("--cases", self.cases),
+                             ("--tolerances", self.tolerances)):
+            if path is not None:
+                args += [option, path]
         if self.large:
             args.append("--large")
         if self.timeout is not None:

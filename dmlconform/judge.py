@@ -69,7 +69,7 @@ def verdict(case: Case, outcome: Outcome, message: str, *, seconds: float = 0.0,
         case_id=case.id, operator=case.operator, dtype=case.dtype.name, level=case.level.short,
         dims=len(case.outputs[0].sizes) if case.outputs else 0, layout=case.layout.value, outcome=outcome,
         message=message, expect_supported=case.expect_supported, edges=case.edges, seconds=round(seconds, 6),
-        **more,  # type: ignore[arg-type]
+        **more,  # type: ignore[arg-type]  # the optional CaseResult fields by name, each of its own type
     )
 
 
@@ -236,7 +236,7 @@ def _element_diff(output: str, index: tuple[int, ...], inputs: tuple[tuple[str, 
 
 def _number(value: object) -> float:
     try:
-        return float(value)  # type: ignore[arg-type]
+        return float(value)  # type: ignore[arg-type]  # any object: one float() refuses is the NaN case
     except (TypeError, ValueError):
         return float("nan")
 

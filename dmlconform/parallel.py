@@ -80,7 +80,9 @@ from dmlconform.runner import run_cases
 if TYPE_CHECKING:   # the command line imports this module for DEFAULT_TIMEOUT: nothing heavy yet
     from multiprocessing.connection import Connection
 
-    from dmlconform.backends.base import Backend, BackendInfo
+    import numpy as np
+
+    from dmlconform.backends.base import Backend, BackendInfo, BatchItem, Support
     from dmlconform.cases.model import Case
     from dmlconform.spec.model import Spec
 
@@ -278,14 +280,14 @@ class _Watched:
     def info(self) -> BackendInfo:
         return self.backend.info()
 
-    def supports(self, spec: Spec, case: Case) -> Any:
+    def supports(self, spec: Spec, case: Case) -> Support:
         return self.backend.supports(spec, case)
 
-    def run(self, spec: Spec, case: Case, buffers: Mapping[str, Any]) -> None:
+    def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
         self.backend.run(spec, case, buffers)
         self.conn.send(("ran",))
 
-    def _run_batch(self, items: Sequence[Any]) -> list[Exception | None]:
+    def _run_batch(self, items: Sequence[BatchItem]) -> list[Exception | None]:
         assert self.batch is not None
         errors = self.batch(items)
         self.conn.send(("ran",))
@@ -300,8 +302,10 @@ def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bo
     place = _Placer([case for _, case in pairs])
     parts = [range(i, i + 1) for i in range(len(pairs))] if alone else [range(len(pairs))]
     for part in parts:
-        run_cases([pairs[i] for i in part], backend, overrides=overrides,
-                  on_start=lambda i, base=part.start: conn.send(("start", base + i)),
+        def started(i: int, base: int = part.start) -> None:
+            conn.send(("start", base + i))
+
+        run_cases([pairs[i] for i in part], backend, overrides=overrides, on_start=started,
                   progress=lambda r: conn.send(("result", place(r), r)))
 
 

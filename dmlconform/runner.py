@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import math
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +26,7 @@ from dmlconform.backends.base import (
     BackendCrashError,
     Implements,
     NotSupportedError,
+    RunBatch,
     implements_of,
     run_batch_of,
 )
@@ -124,6 +125,7 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
             on_start(position)
         done(_run_one(position, spec, case, backend), position)
     for group in queued.values():
+        assert run_batch is not None  # cases are queued only then (for mypy)
         for part in pack([_size(q.case) for q in group], most=BATCH_ELEMENTS):
             for position, result in _run_batch([group[i] for i in part], backend, run_batch, on_start):
                 done(result, position)
@@ -208,7 +210,7 @@ def _run_one(position: int, spec: m.Spec, case: Case, backend: Backend) -> CaseR
     return Ran(position, spec, case, buffers, time.perf_counter() - started)
 
 
-def _run_batch(part: list[_Queued], backend: Backend, run_batch: Callable[..., Sequence[Exception | None]],
+def _run_batch(part: list[_Queued], backend: Backend, run_batch: RunBatch,
                on_start: Callable[[int], None] | None) -> Iterator[tuple[int, CaseResult | Ran]]:
     """Per case: started (``on_start``, before its support query), asked,
     bound; a rejected case is yielded at once.  Then one ``run_batch`` call

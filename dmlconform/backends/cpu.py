@@ -285,7 +285,7 @@ def _table(spec: Spec, attributes: tuple[tuple[str, object], ...], level: Featur
 def _row_problems(rules: _Rules, t: TensorData, level: FeatureLevel) -> Iterator[str]:
     row = rules.rows.get(t.name)
     if row is None:
-        yield f"{t.name} has no row in the support table of {rules.table.level} (in force at {level})"  # type: ignore[union-attr]
+        yield f"{t.name} has no row in the support table of {rules.table.level} (in force at {level})"  # type: ignore[union-attr]  # rows come from a table
         return
     if t.dtype not in row.dtypes:
         known = ", ".join(d.name for d in row.dtypes)
@@ -311,9 +311,9 @@ def _constraint_problems(same: tuple[Constraint, ...], tensors: Mapping[str, Ten
             compared, shown_as = _PROPERTIES[prop]
             values = [compared(t) for t in present]
             if values.count(values[0]) != len(values):
-                values = {t.name: shown_as(t) for t in present}
-                shown = ", ".join(f"{n}={v}" for n, v in sorted(values.items()))
-                yield f"{', '.join(sorted(values))} must have the same {prop} ({shown})"
+                named = {t.name: shown_as(t) for t in present}
+                shown = ", ".join(f"{n}={v}" for n, v in sorted(named.items()))
+                yield f"{', '.join(sorted(named))} must have the same {prop} ({shown})"
 
 
 def _names(pairs: frozenset[tuple[str, str]]) -> str:

@@ -112,7 +112,7 @@ class Attrs:
 
 
 def _exact(value: Value) -> Fraction | float:
-    return Fraction(value) if isinstance(value, str) else value  # type: ignore[return-value]
+    return Fraction(value) if isinstance(value, str) else value
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +201,8 @@ def _float_bound(a: Attrs, name: str, default: float) -> float:
 
 def clip_bounds(a: Attrs) -> tuple[dict[str, Any], tuple[float | int, ...]]:
     """Clip's bounds are inputs since opset 11: two scalars in the tensor type."""
+    lo: float | None  # int bounds are None where they lie outside the type
+    hi: float | None
     if a.dtype.kind in "iu":
         lo, hi = _int_bound(a.raw("Min"), a.dtype, lower=True), _int_bound(a.raw("Max"), a.dtype, lower=False)
         a.raw("MinMaxDataType")

@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Sequence
-from typing import NamedTuple
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -62,12 +62,11 @@ def mix(x: np.ndarray) -> np.ndarray:
     return x
 
 
-class Request(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class Request:
     """One tensor to fill: ``count`` values of ``dtype``, the ``pool`` first
     (cut to ``count``), the rest random, all shuffled; or ``fixed`` values
-    as they are.  A NamedTuple, not a frozen dataclass: immutable all the
-    same, and the generator makes one per tensor of every case (a frozen
-    dataclass's ``__init__`` costs three times as much)."""
+    as they are."""
 
     key: int
     dtype: DataType
@@ -94,7 +93,7 @@ def fill(requests: Sequence[Request]) -> list[np.ndarray]:
         order = [k for members in by_dtype.values() for k in members]  # each data type's requests together
         for k, values in zip(order, _fill_all([requests[k] for k in order])):
             out[k] = values
-    return out  # type: ignore[return-value]
+    return out  # type: ignore[return-value]  # every slot is filled above: fixed, or drawn by data type
 
 
 def _fill_all(requests: list[Request]) -> list[np.ndarray]:
@@ -116,7 +115,7 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
     numbers = np.arange(n, dtype=np.int64)
     for lo in range(0, total, DRAW_CHUNK):
         hi = min(lo + DRAW_CHUNK, total)
-        within = np.diff(np.clip(starts, lo, hi))  # each request's elements in this chunk
+        within: np.ndarray = np.diff(np.clip(starts, lo, hi))  # each request's elements in this chunk
         segment = np.repeat(numbers, within)  # the request of each element
         position = np.arange(lo, hi, dtype=np.int64) - np.repeat(starts[:-1], within)
         key = np.repeat(keys, within)
@@ -135,7 +134,7 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
                 head = r.pool[:r.count]
                 into[start - a:start - a + head.size] = head
     perm = np.argsort(order_key, kind="stable")
-    out = []
+    out: list[np.ndarray] = []
     for (_, a, b), into, (k0, k1) in zip(runs, values, ranges):
         shuffled = into[perm[a:b] - a]
         shuffled.setflags(write=False)  # once for all its requests (each is a slice of it)

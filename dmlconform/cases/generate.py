@@ -59,7 +59,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from fractions import Fraction
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -261,7 +261,7 @@ def _typical(spec: Spec, dtype: DataType) -> Attrs:
         elif f.c_type == "BOOL":
             value = bool(f.default) if f.default is not None else False
         else:
-            value = int(f.default)  # type: ignore[arg-type]
+            value = int(f.default)  # type: ignore[arg-type]  # an integer field's default is an int (the schema)
         out.append((f.name, value))
     return tuple(out)
 
@@ -550,17 +550,17 @@ def _broadcast_dims(sizes: tuple[int, ...], multi: bool) -> tuple[int, ...]:
 #: Per input read by a filler: (pool, fixed) -- a pool to put first among random
 #: values, or values taken as they are; (None, None): random values only.
 Recipe = dict[str, tuple[np.ndarray | None, np.ndarray | None]]
-Filler = Any  # (types, count) -> (recipe per input, edge classes sorted)
+Filler = Callable[["_Types", int], tuple[Recipe, tuple[str, ...]]]  # -> (recipe per input, edge classes sorted)
+TypesKey = tuple[tuple[str, DataType], ...]  # (tensor, data type) pairs, sorted
 
 
 @dataclass(frozen=True, slots=True)
 class _Types:
     """Each tensor's data type in the cases of one (data type, index), made
-    once for all of them; ``key`` names them all (hashing a tuple of enums
-    runs Python code for every member)."""
+    once for all of them; ``key``: the same, hashable (a recipe's key)."""
 
     dtypes: dict[str, DataType]
-    key: str
+    key: TypesKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -581,17 +581,15 @@ class _Ctx:
     #: values, data types (`_Types.key`) and count, computed once.
     found: dict[Attrs, tuple[Any, ...]] = dataclass_field(default_factory=dict)
     pools: dict[tuple[tuple[Any, ...], str, DataType], _Pool] = dataclass_field(default_factory=dict)
-    recipes: dict[tuple[Attrs, str, int], tuple[Recipe, tuple[str, ...]]] = dataclass_field(default_factory=dict)
+    recipes: dict[tuple[Attrs, TypesKey, int], tuple[Recipe, tuple[str, ...]]] = dataclass_field(default_factory=dict)
     texts: dict[Attrs, str] = dataclass_field(default_factory=dict)  # `attrs_text` per attribute values
     types: dict[tuple[DataType, int], _Types] = dataclass_field(default_factory=dict)  # `_types`
     zeros: dict[tuple[DataType, int], np.ndarray] = dataclass_field(default_factory=dict)  # `_output`
 
 
-class _Shape(NamedTuple):
-    """What one case looks like, apart from its values.  This and `_Plan`
-    are NamedTuples, not frozen dataclasses: immutable all the same, made
-    once per case and never leaving this module, and a frozen dataclass's
-    ``__init__`` costs three times as much (a tenth of the generator's time)."""
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What one case looks like, apart from its values."""
 
     dtype: DataType
     index: int
@@ -604,7 +602,8 @@ class _Shape(NamedTuple):
     invalid: tuple[str, ...] = ()   # attributes outside their domain (`Case.out_of_domain`)
 
 
-class _Plan(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class _Plan:
     """One case before its values are drawn: the values of every case of a
     spec are drawn together (`draws.fill`)."""
 
@@ -620,8 +619,7 @@ def _types(ctx: _Ctx, dtype: DataType, index: int) -> _Types:
     found = ctx.types.get((dtype, index))
     if found is None:
         dtypes = _assign(list(ctx.primary), [list(g) for g in ctx.rest], ctx.allowed, dtype, index)
-        key = ",".join(f"{t}={d.name}" for t, d in sorted(dtypes.items()))
-        found = ctx.types[dtype, index] = _Types(dtypes, key)
+        found = ctx.types[dtype, index] = _Types(dtypes, tuple(sorted(dtypes.items())))
     return found
 
 

@@ -340,7 +340,8 @@ def manifest_case_lines(text: str) -> tuple[int, ...]:
             return ()
         at = _skip(text, at + 1)
         while text[at] == '"':
-            key, at = json.decoder.scanstring(text, at + 1)
+            # json's own string scanner (the C one where built); typeshed leaves it undeclared, hence the ignore
+            key, at = json.decoder.scanstring(text, at + 1)  # type: ignore[attr-defined]
             at = _skip(text, _skip(text, at) + 1)  # past the colon
             if key == "cases" and text[at] == "[":
                 starts, at = _element_starts(text, at, decoder)  # a repeated key: the last counts, as in json

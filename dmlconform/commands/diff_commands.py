@@ -58,9 +58,9 @@ def _cat_files(rev: str, names: list[str]) -> list[bytes]:
     size limit (`limits.SPEC`): a huge blob in history is refused unread."""
     asked = "".join(f"{rev}:{n}\n" for n in names).encode("utf-8")
     for name, line in zip(names, _git(["cat-file", "--batch-check"], stdin=asked).decode().splitlines()):
-        header = line.split()
-        if len(header) == 3 and header[1] == "blob" and int(header[2]) > limits.SPEC.max_bytes:
-            raise too_big(f"git:{rev}:{name}", int(header[2]), limits.SPEC)
+        checked = line.split()
+        if len(checked) == 3 and checked[1] == "blob" and int(checked[2]) > limits.SPEC.max_bytes:
+            raise too_big(f"git:{rev}:{name}", int(checked[2]), limits.SPEC)
     out = _git(["cat-file", "--batch"], stdin=asked)
     blobs, pos = [], 0
     for name in names:

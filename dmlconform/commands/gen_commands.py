@@ -13,8 +13,9 @@ from pathlib import Path
 import click
 
 from dmlconform.cases.generate import generate, is_runnable
+from dmlconform.cases.model import Case
 from dmlconform.cases.store import write_cases
-from dmlconform.commands.options import load_specs, parse_each, parse_level, specs_option
+from dmlconform.commands.options import load_specs, parse_each, specs_option
 from dmlconform.errors import EXIT_CODES_HELP, InputError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
@@ -35,7 +36,7 @@ def gen(specs_dir: str, ops: tuple[str, ...], dtypes: tuple[str, ...], level_tex
         no_negative: bool, output: str) -> None:
     """Generate cases from the specs with an evaluable formula and write them
     (manifest.json plus one .npy per tensor) to OUTPUT."""
-    level = parse_level(level_text, "--feature-level")
+    level = parse_each((level_text,), FeatureLevel.parse, "--feature-level")[0]  # it has a default
     wanted_types = set(parse_each(dtypes, DataType.parse, "--dtype"))
     chosen: list[tuple[Path, Spec]] = []
     for path, spec in load_specs(specs_dir, ops):
@@ -47,7 +48,7 @@ def gen(specs_dir: str, ops: tuple[str, ...], dtypes: tuple[str, ...], level_tex
     if not chosen:
         raise InputError(f"no spec in {specs_dir} can be generated at {level.short}; see the reasons above")
 
-    def cases() -> Iterator:  # type: ignore[type-arg]
+    def cases() -> Iterator[Case]:
         for _, spec in chosen:
             for case in generate(spec, level, seed=seed, large=large, negative=not no_negative):
                 if not wanted_types or case.dtype in wanted_types:

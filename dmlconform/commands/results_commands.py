@@ -8,7 +8,7 @@ import click
 
 from dmlconform import limits
 from dmlconform.errors import EXIT_CODES_HELP, InputError
-from dmlconform.report.results_page import load_notes, read_input, render, summary_json, unmatched
+from dmlconform.report.results_page import Note, load_notes, read_input, render, summary_json, unmatched
 from dmlconform.spec.load import parse_document
 from dmlconform.userfiles import check_output, read_text, write_output
 
@@ -38,7 +38,7 @@ def results(reports: tuple[str, ...], output: str, notes_path: str | None, summa
     if len(set(labels)) != len(labels):
         raise InputError(f"two inputs have the same backend label ({', '.join(sorted(labels))}); give one per backend")
     notes_file = Path(notes_path) if notes_path else Path(output).parent / "notes.yaml"
-    notes = ()
+    notes: tuple[Note, ...] = ()
     if notes_file.exists() or notes_file.is_symlink():
         notes = _read_notes(notes_file)
     elif notes_path:
@@ -53,7 +53,7 @@ def results(reports: tuple[str, ...], output: str, notes_path: str | None, summa
     click.echo(f"wrote {output} ({len(inputs)} backends)", err=True)
 
 
-def _read_notes(path: Path) -> tuple:  # type: ignore[type-arg]
+def _read_notes(path: Path) -> tuple[Note, ...]:
     """The notes file: a regular file within `limits.NOTES`, read with the
     spec loader's guarded YAML reader (no aliases, bounded nesting)."""
 

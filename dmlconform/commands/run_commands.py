@@ -8,8 +8,9 @@ import shlex
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -20,7 +21,7 @@ from dmlconform.commands.options import console as make_console
 from dmlconform.commands.view_options import view_options
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
 from dmlconform.invocation import Invocation
-from dmlconform.parallel import DEFAULT_TIMEOUT, InProcess, Workers, default_jobs
+from dmlconform.parallel import DEFAULT_TIMEOUT, InProcess, Progress, RunOutcome, Workers, default_jobs
 from dmlconform.report import commit_reports, write_reports
 from dmlconform.report.folder import FILE_NAMES, reserve
 from dmlconform.report.terminal import View, render
@@ -139,15 +140,15 @@ def _invocation(ctx: click.Context, backend: str, options: dict[str, str], level
     """The options of this run that its repro lines must repeat: those the
     user gave (a path as written), the level and the seed (not for --cases,
     whose cases do not depend on it)."""
-    def given(name: str) -> object:
+    def given(name: str) -> Any:  # click's parameter values are untyped
         source = ctx.get_parameter_source(name)
         return ctx.params[name] if source is not None and source.name == "COMMANDLINE" else None
 
     return Invocation(
         backend=backend, backend_args=tuple(options.items()), level=level.short,
-        seed=None if cases_dir else seed, specs=given("specs_dir"), cases=cases_dir,  # type: ignore[arg-type]
+        seed=None if cases_dir else seed, specs=given("specs_dir"), cases=cases_dir,
         tolerances=tolerances or None, large=bool(ctx.params.get("large")),
-        timeout=given("timeout"))  # type: ignore[arg-type]
+        timeout=given("timeout"))
 
 
 def _with_repro(results: tuple[CaseResult, ...], invocation: Invocation) -> tuple[CaseResult, ...]:
@@ -208,7 +209,8 @@ def _engine(ctx: click.Context, name: str, options: dict[str, str], *, isolate: 
                                      overrides=gate.override_map))
 
 
-def _run_with_progress(total: int, console, *, enabled: bool, execute):  # type: ignore[no-untyped-def]
+def _run_with_progress(total: int, console: Console, *, enabled: bool,
+                       execute: Callable[[Progress | None], RunOutcome]) -> RunOutcome:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415 - the bar is drawn only on a terminal; CI logs and --no-progress skip its import
 
     if not enabled:

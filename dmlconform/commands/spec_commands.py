@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -16,6 +17,7 @@ from dmlconform.spec.extract import extract as run_extract
 from dmlconform.spec.extract import losses
 from dmlconform.spec.load import load_spec
 from dmlconform.spec.load import schema as spec_schema
+from dmlconform.spec.model import Spec
 from dmlconform.spec.store import dumps_spec, spec_filename, write_spec
 
 
@@ -82,7 +84,7 @@ def _echo_skipped(skipped: tuple[Skipped, ...], quiet: bool, every: bool) -> Non
     click.echo(skipped_summary(skipped), err=True)
 
 
-def _refusals(specs: tuple, out: Path, filename) -> list[str]:  # type: ignore[no-untyped-def]
+def _refusals(specs: tuple[Spec, ...], out: Path, filename: Callable[[Spec], str]) -> list[str]:
     """One error line per spec extract must not write: its page gave no
     struct fields (not an operator page, or a damaged one), or it would
     replace the spec in ``out`` with a poorer one (`extract.losses`).  Exit 2
@@ -110,7 +112,7 @@ def _refusals(specs: tuple, out: Path, filename) -> list[str]:  # type: ignore[n
     return lines
 
 
-def _stale(specs: tuple, out: Path, dumps, filename) -> list[str]:  # type: ignore[no-untyped-def]
+def _stale(specs: tuple[Spec, ...], out: Path, dumps: Callable[[Spec], str], filename: Callable[[Spec], str]) -> list[str]:
     """One line per spec file that is missing, different, or no longer produced."""
     lines = []
     expected = {filename(s): dumps(s) for s in specs}

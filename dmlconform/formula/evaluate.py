@@ -102,7 +102,7 @@ class Evaluator:
         self.env = {n: replace(v, owned=False) if v.owned else v for n, v in env.items()}
         self.s = settings
         self.uncertain: Array | None = None
-        self.final: Expr | None = None  # the root of a statement whose value nothing reads (`final_statements`)
+        self.final: Value | None = None  # the root of a statement whose value nothing reads (`final_statements`)
         self.conditions_exact: Array = True  # every comparison so far had exact operands
         self.overflow: Array | None = None    # elements where an intermediate exceeds ``range_limit``
 
@@ -271,11 +271,11 @@ class Evaluator:
             return
         self.overflow = mask if self.overflow is None else (self.overflow | mask)
 
-    def check_divisor(self, y: Array, err: Err) -> None:
+    def check_divisor(self, y: Array, err_abs: Array) -> None:
         """Note the elements where a divisor's absolute error reaches the
         divisor itself: it cancels in the target type, which may divide by
-        0 (``1 - pow(Beta1, T)`` for a tiny T in Adam)."""
-        err_abs = err.abs
+        0 (``1 - pow(Beta1, T)`` for a tiny T in Adam).  ``err_abs``: the
+        divisor's absolute error bound (`Err.abs`, not None)."""
         if not np.ndim(y) and not np.ndim(err_abs):
             return
         with np.errstate(invalid="ignore"):
@@ -300,7 +300,7 @@ class Evaluator:
         parts = [v.err.abs for v in vals]
         absv = None if all(p is None for p in parts) else np.select(cl, [0.0 if p is None else p for p in parts], 0.0)
         sign = vals[0].sign if all(v.sign == vals[0].sign for v in vals) else 0
-        nan = False
+        nan: Array = False
         if any(any_true(v.nan) for v in vals):  # the picked branch's; `certain_nan` drops uncertain choices
             nan = np.select(cl, [np.broadcast_to(v.nan, shape) for v in vals], False)
         return Val(out, Err(rel, absv), sign, True, nan=nan)
@@ -368,7 +368,7 @@ class Evaluator:
             if not self.within_range(span):
                 self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
             if op == "/" and b.err.abs is not None and b.sign == 0:  # a known sign: no cancellation
-                self.check_divisor(y, b.err)
+                self.check_divisor(y, b.err.abs)
         nan = _propagated(v, a, b) if op in "+-*/" else False
         return Val(v, err, sign, array, span=span, nan=nan)
 
@@ -463,8 +463,8 @@ class Evaluator:
                 if nan is not False:
                     val = replace(val, nan=nan)
         if name == "abs" and self.s.range_limit is not None and isinstance(val.v, np.ndarray) \
-                and _span(args[0]) is not None:  # a span serves the range check alone (`arith`)
-            lo, hi = _span(args[0])  # type: ignore[misc]
+                and (span := _span(args[0])) is not None:  # a span serves the range check alone (`arith`)
+            lo, hi = span
             val = replace(val, span=(0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi)), max(abs(lo), abs(hi))))
         if not self.within_range(val.span):
             self.check_range(val.v)
@@ -474,7 +474,7 @@ class Evaluator:
         """Where ``name(args)`` is NaN in exact arithmetic too: an argument
         that is (`Val.nan`), or one outside the function's real domain by
         more than (a generous multiple of) its error bound."""
-        nan = False
+        nan: Array = False
         for a in args:
             if any_true(a.nan):
                 nan = nan | a.nan

@@ -198,7 +198,7 @@ class SharedPass:
         if held is not None and held[0] is index:  # the very set evaluated: its arrays as they are
             return held[1][run.output]
         pos = None if held is None else _positions(held[0], index)
-        if pos is None:
+        if held is None or pos is None:
             parts = self.plans.get(settings, {})
             planned = parts.get(probes)
             if (planned is not None and _positions(planned, index) is not None

@@ -173,8 +173,8 @@ def evaluate_many(
                 results = [_float_to_integer_result(run, nan_policy, overflow, relaxed_factor) for run in runs]
             else:  # every output's tracked pass first: then each kind of second look is one pass for them all
                 scanned = [run.scan_blocks(refine=refine) for run in runs]
-                for run, (_, _, found) in zip(runs, scanned):
-                    run.plan(found)
+                for run, (_, _, blocks) in zip(runs, scanned):
+                    run.plan(blocks)
                 results = [_float_result(formula, run.finish(*s, flush=flush_subnormals), relaxed_factor)
                            for run, s in zip(runs, scanned)]
     found = dict(zip(distinct, results))
@@ -362,8 +362,8 @@ def _fit(ints: np.ndarray, dtype: np.dtype, overflow: Overflow) -> np.ndarray:
             pass
         else:
             if overflow is Overflow.SATURATE:
-                info = np.iinfo(dtype)
-                wide = np.clip(wide, max(int(info.min), _INT64.min), min(int(info.max), _INT64.max))
+                native = np.iinfo(dtype)
+                wide = np.clip(wide, max(int(native.min), _INT64.min), min(int(native.max), _INT64.max))
             return wide.astype(dtype)
     info = np.iinfo(dtype) if dtype.kind in "iu" else None
     lo, hi = (int(info.min), int(info.max)) if info else (0, 1)

@@ -11,7 +11,7 @@ the array path never comes here.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -179,7 +179,7 @@ def _round(ctx: Any, exacts: list[Any], dtype: np.dtype) -> np.ndarray:
     top = largest + half_top  # max + half its ULP overflows
     wide = np.asarray([float(e) for e in exacts], dtype=np.float64)
     guess = to_float(wide, dtype)
-    slow = range(len(exacts))
+    slow: Sequence[int] = range(len(exacts))
     if np.dtype(dtype).itemsize < 8:
         below, above = midpoints(guess)
         threshold = float(top)

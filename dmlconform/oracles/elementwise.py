@@ -113,7 +113,7 @@ def _expectation(result: OracleResult, signed_zero: bool | None) -> Expectation:
 def _number(value: object) -> float:
     """An input value as a report shows it (a float; NaN for what is not a number)."""
     try:
-        return float(value)  # type: ignore[arg-type]
+        return float(value)  # type: ignore[arg-type]  # any object: one float() refuses is the NaN case
     except (TypeError, ValueError):
         return float("nan")
 

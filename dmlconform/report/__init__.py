@@ -7,6 +7,7 @@ verdicts and reports".
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from dmlconform.report import html, json_report, junit
@@ -20,7 +21,7 @@ def commit_reports(run: RunResult, folder: ReportFolder) -> dict[str, Path]:
     """report.json, junit.xml and report.html of ``run`` into the reserved
     ``folder``, as one set (`report.folder`); the path of each by kind."""
     writers = {"html": html.dumps, "json": json_report.dumps, "junit": junit.dumps}
-    return folder.commit({kind: (lambda w=w: w(run)) for kind, w in writers.items()})
+    return folder.commit({kind: partial(w, run) for kind, w in writers.items()})
 
 
 def write_reports(run: RunResult, folder: Path) -> dict[str, Path]:

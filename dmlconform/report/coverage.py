@@ -267,7 +267,7 @@ class Coverage:
 
 def _counted(values: Iterable[K]) -> tuple[tuple[K, int], ...]:
     """Each distinct value with how often it occurs, sorted by value."""
-    return tuple(sorted(Counter(values).items()))  # type: ignore[type-var]
+    return tuple(sorted(Counter(values).items()))
 
 
 def _operator_coverage(operator: str, cases: list[CaseResult]) -> OperatorCoverage:

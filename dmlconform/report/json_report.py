@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from dmlconform import limits
-from dmlconform.collector import paused
 from dmlconform.errors import InputError
 from dmlconform.report.coverage import count_outcomes, group_rows, summarise
 from dmlconform.report.distance import distance_text
@@ -145,8 +144,7 @@ def dumps(run: RunResult) -> str:
     """report.json text: strict JSON, sorted keys, one top-level member per
     line, and in the arrays (``cases``, ``groups``, ``coverage``...) one
     element per line; newline at the end (docs/report-json.md, Encoding)."""
-    with paused():  # a report's many small objects hold no cycles
-        members = sorted(to_json(run).items())
+    members = sorted(to_json(run).items())
     lines = ["{"]
     for k, (key, value) in enumerate(members):
         comma = "," if k < len(members) - 1 else ""

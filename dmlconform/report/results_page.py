@@ -250,9 +250,9 @@ def _gaps(inputs: Sequence[tuple[Summary, tuple[Row, ...]]]) -> list[str]:
         for r in rows:
             if r.rejected:
                 by_op.setdefault((r.backend, r.operator), []).append(r)
-    for (label, op), rows in sorted(by_op.items()):
-        reason = next(r.reason for r in rows if r.reason)
-        out.append(f"| {label} | {op} | {', '.join(r.dtype for r in rows)} | {sum(r.rejected for r in rows)} | "
+    for (label, op), refused in sorted(by_op.items()):
+        reason = next(r.reason for r in refused if r.reason)
+        out.append(f"| {label} | {op} | {', '.join(r.dtype for r in refused)} | {sum(r.rejected for r in refused)} | "
                    f"{_cell(reason[:160])} |")
     return out
 

@@ -504,7 +504,7 @@ def extract_page(text: str, *, path: Path, display: str, meta: Meta | None = Non
     names = {f.name for f in fields}
     operator = struct.removeprefix("DML_").removesuffix("_OPERATOR_DESC")
     member_lines = [pair for s in members for pair in owned_lines(md.subtree(secs, s))]
-    remark_lines = [(line, None) for s in _find(secs, "remarks") for line in md.subtree(secs, s)]
+    remark_lines: list[tuple[md.Line, str | None]] = [(line, None) for s in _find(secs, "remarks") for line in md.subtree(secs, s)]
     formula, formula_line = _formula(desc, notes)
     formula, tolerance = analyse(formula, line=formula_line, category=category(operator), fields=fields,
                                  support=support, display=display, warn=notes.warn)

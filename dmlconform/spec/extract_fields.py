@@ -247,7 +247,7 @@ def build_fields(raw: list[RawField], proto: list[ProtoMember] | None, support: 
     for name, ptype in members:
         doc = documented.get(name)
         dtype = doc.type if doc else None
-        if proto is not None and dtype is not None and dtype.c_type != ptype.c_type:
+        if proto is not None and doc is not None and dtype is not None and dtype.c_type != ptype.c_type:
             warn(doc.line, f"field {name}: the Type line says {dtype.c_type!r} but the struct declares {ptype.c_type!r}; "
                            "taking the struct's")
         count = ptype.count or (dtype.count if dtype else None)

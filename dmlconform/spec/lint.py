@@ -25,7 +25,7 @@ from dmlconform import userfiles
 from dmlconform.errors import FormulaError, InputError, SpecError
 from dmlconform.formula import parse
 from dmlconform.formula.boundaries import overlaps
-from dmlconform.formula.tree import names, otherwise_branches
+from dmlconform.formula.tree import FormulaTree, names, otherwise_branches
 from dmlconform.spec import load
 from dmlconform.spec import model as m
 from dmlconform.spec.load import Document, JsonPath
@@ -412,14 +412,14 @@ def _formula_examples(spec: m.Spec, doc: Document) -> Iterator[Located]:
             "or, where the doc has none, set source: none and drop the text")
 
 
-def _parsed_tree(spec: m.Spec):  # type: ignore[no-untyped-def]
+def _parsed_tree(spec: m.Spec) -> FormulaTree | None:
     """The spec's parsed formula as a tree, or None (unparsed or unparsable)."""
     parsed = _parse_once(spec.formula.parsed) if spec.formula.parsed else None
     return None if isinstance(parsed, str) else parsed
 
 
 @functools.lru_cache(maxsize=512)
-def _parse_once(text: str):  # type: ignore[no-untyped-def]
+def _parse_once(text: str) -> FormulaTree | str:
     """Three rules read the same formula: parse each text once (trees are
     frozen).  The tree, or where and why the text does not parse."""
 

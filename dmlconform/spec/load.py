@@ -22,11 +22,11 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import yaml
 
@@ -97,7 +97,10 @@ _CORE_FORMS: tuple[tuple[str, str, str], ...] = (
 _CORE_RE = {tag: re.compile(rf"^(?:{pattern})$") for tag, pattern, _ in _CORE_FORMS}
 
 
-def with_core_resolvers(cls: type) -> type:
+_Resolver = TypeVar("_Resolver", bound=type[yaml.resolver.BaseResolver])
+
+
+def with_core_resolvers(cls: _Resolver) -> _Resolver:
     """Adds the YAML 1.2 core forms to the implicit resolvers of ``cls`` (a
     Resolver, Loader or Dumper class); class decorator."""
     for tag, _, first in _CORE_FORMS:
@@ -112,7 +115,8 @@ class CoreResolver(yaml.resolver.BaseResolver):
     so a written spec reads the same here and in any YAML 1.1 tool."""
 
     # Class-level, as PyYAML keeps its resolvers: this class's own table, filled once by the decorator.
-    yaml_implicit_resolvers: ClassVar[dict[str, list[tuple[str, re.Pattern[str]]]]] = {}
+    # typeshed declares it an instance variable, which PyYAML never sets: the ignore is for that.
+    yaml_implicit_resolvers: ClassVar[dict[str, list[tuple[str, re.Pattern[str]]]]] = {}  # type: ignore[misc]
 
 
 class _Guard:
@@ -123,7 +127,7 @@ class _Guard:
     depth: int
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
-        event = self.peek_event()  # type: ignore[attr-defined]
+        event = self.peek_event()  # type: ignore[attr-defined]  # a mixin: the loader's Parser has it
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise _located(self.path, event, "YAML anchors and aliases (&name, *name) are not "
                                              "allowed here; write the value out")
@@ -131,7 +135,7 @@ class _Guard:
             raise _located(self.path, event, f"nesting deeper than {MAX_DEPTH} levels")
         self.depth += 1
         try:
-            return super().compose_node(parent, index)  # type: ignore[misc]
+            return super().compose_node(parent, index)  # type: ignore[misc]  # the loader's Composer
         finally:
             self.depth -= 1
 
@@ -151,13 +155,13 @@ class _Loader(_Guard, yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Pars
 
 
 try:
-    from yaml.cyaml import CParser as _CParser  # libyaml, shipped in PyYAML's wheels
+    from yaml._yaml import CParser as _CParser  # libyaml, shipped in PyYAML's wheels
 except ImportError:  # pragma: no cover - a PyYAML built without libyaml
-    _CParser = None
+    _CParser = None  # type: ignore[assignment,misc]  # the class or None: no annotation can say both
 
 
 if _CParser is not None:
-    class _FastLoader(_Guard, yaml.composer.Composer, CoreResolver, _CParser):  # type: ignore[misc,valid-type]
+    class _FastLoader(_Guard, yaml.composer.Composer, CoreResolver, _CParser):
         """Events from libyaml (several times faster), composed and guarded in
         Python as above.  Only used while it raises nothing: on any YAML error
         the pure-Python loader reads the text again, for the same message."""
@@ -236,11 +240,11 @@ def _float(text: str) -> float:
 
 #: How each allowed scalar tag's text becomes a value.  An explicitly tagged
 #: scalar (``!!int 12``) must have the same YAML 1.2 core form as a plain one.
-_CONSTRUCT = {
+_CONSTRUCT: dict[str, Callable[[str], Any]] = {
     _STR: str, _INT: _int, _FLOAT: _float,
     _BOOL: lambda text: text.lower() == "true", _NULL: lambda text: None,
 }
-_COLLECTION_TAGS = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
+_COLLECTION_TAGS: dict[type[yaml.Node], str] = {yaml.MappingNode: "tag:yaml.org,2002:map", yaml.SequenceNode: "tag:yaml.org,2002:seq"}
 
 
 def _unsupported(path: str, node: yaml.Node) -> LocatedError:
@@ -304,7 +308,7 @@ def parse_document(text: str, *, path: str) -> Document:
     """YAML text -> Document.  Raises SpecError (never a YAML or Python error)."""
     try:
         node = _compose(text, path)
-        if _is_empty(node):
+        if node is None or _is_empty(node):
             raise SpecError("empty file: a spec is a YAML mapping with at least "
                             "operator, struct, category, introduced, fields, formula, support",
                             path=path, line=1, column=1)
@@ -388,7 +392,7 @@ def _describe(error: Any) -> str:
         hint = _enum_hint(error.instance, error.validator_value)
         return f"{where}: {what}{_short(error.instance)} is not allowed{hint}"
     if error.validator == "type":
-        wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+        wanted: list[str] = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
         expected = " or ".join(_TYPE_NAMES.get(t, t) for t in wanted)
         return f"{where}: expected {expected}, got {_got(error.instance)}"
     if error.validator == "required":
@@ -423,7 +427,7 @@ def _problems(doc: Document, error: Any) -> Iterator[Problem]:
 
 def schema_problems(doc: Document) -> Iterator[Problem]:
     """Every schema violation of ``doc``, in document order."""
-    problems = []
+    problems: list[Problem] = []
     for error in _validator().iter_errors(doc.data):
         leaves = [error]
         if error.context:  # oneOf/anyOf: report the most specific branch errors

@@ -67,11 +67,12 @@ def split_front_matter(lines: list[Line]) -> tuple[dict[str, object], list[Line]
     data, problem = _front_matter_yaml(block)
     if not isinstance(data, dict):
         problem = problem or "front matter is not a YAML mapping; read it line by line"
-        data = {}
+        pairs: dict[str, str] = {}
         for line in lines[1:end]:
             key, sep, value = line.text.partition(":")
             if sep and not key.startswith((" ", "-")):
-                data[key.strip()] = value.strip()
+                pairs[key.strip()] = value.strip()
+        data = pairs
     return {str(k): v for k, v in data.items()}, lines[end + 1:], problem
 
 
@@ -98,7 +99,8 @@ def sections(lines: list[Line]) -> list[Section]:
     """Flat list of sections in page order: each heading with the lines up to
     the next heading of any level.  Headings inside fenced code are text."""
     out: list[Section] = []
-    title, level, start, body = "", 0, lines[0].number if lines else 1, []
+    title, level, start = "", 0, lines[0].number if lines else 1
+    body: list[Line] = []
     heading: Line | None = None
     in_fence = False
     for line in lines:

@@ -39,6 +39,7 @@ _NON_LF_BREAKS = frozenset("\x85\u2028\u2029")
 
 
 def _str(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
+    style: str | None
     if _NON_LF_BREAKS.intersection(data):
         style = '"'  # only double quotes keep NEL/LS/PS, which others fold or turn into \n
     else:

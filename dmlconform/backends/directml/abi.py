@@ -19,6 +19,8 @@ from __future__ import annotations
 import ctypes as C
 import enum
 import uuid
+from collections.abc import Callable
+from typing import ClassVar, TypeVar
 
 
 class Guid(C.Structure):
@@ -65,13 +67,19 @@ def iid(interface: str) -> Guid:
 class _CEnum(enum.IntEnum):
     """An IntEnum mirroring one C enum (``_c_enum``) whose constants share ``_c_prefix``."""
 
+    _c_enum: ClassVar[str]  # set by the decorator `_c_enum`
+    _c_prefix: ClassVar[str]
+
     @classmethod
     def c_name(cls, member: _CEnum) -> str:
-        return cls._c_prefix + member.name  # type: ignore[attr-defined]
+        return cls._c_prefix + member.name
 
 
-def _c_enum(c_enum: str, prefix: str):  # type: ignore[no-untyped-def]
-    def mark(cls):  # type: ignore[no-untyped-def]
+_E = TypeVar("_E", bound=type[_CEnum])
+
+
+def _c_enum(c_enum: str, prefix: str) -> Callable[[_E], _E]:
+    def mark(cls: _E) -> _E:
         cls._c_enum, cls._c_prefix = c_enum, prefix
         return cls
     return mark
@@ -378,9 +386,14 @@ def c_name(struct: type) -> str:
 class _Slots(enum.IntEnum):
     """Vtable indices of one interface's methods that the binding calls."""
 
+    _interface: ClassVar[str]  # set by the decorator `_interface`
 
-def _interface(name: str):  # type: ignore[no-untyped-def]
-    def mark(cls):  # type: ignore[no-untyped-def]
+
+_S = TypeVar("_S", bound=type[_Slots])
+
+
+def _interface(name: str) -> Callable[[_S], _S]:
+    def mark(cls: _S) -> _S:
         cls._interface = name
         return cls
     return mark

@@ -156,9 +156,9 @@ class _Builder:
             layout = self.tensors.get(f.name)
             if layout is None:
                 return None
-            return C.addressof(self.tensor_desc(layout))  # type: ignore[arg-type]
+            return C.addressof(self.tensor_desc(layout))  # type: ignore[arg-type]  # a TENSOR field has one layout
         if kind is FieldKind.TENSOR_ARRAY:
-            layouts = tuple(self.tensors.get(f.name) or ())  # type: ignore[arg-type]
+            layouts = tuple(self.tensors.get(f.name) or ())  # type: ignore[arg-type]  # a TENSOR_ARRAY's: a sequence
             return self.array(f, abi.DML_TENSOR_DESC, [self.tensor_desc(t) for t in layouts])
         if kind is FieldKind.STRUCT_PTR:
             return self.struct_ptr(f)

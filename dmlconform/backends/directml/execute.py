@@ -198,7 +198,7 @@ class Session:
         empty = abi.D3D12_RANGE(0, 0)
         self.conv.hr(resource, abi.ID3D12Resource.Map, "ID3D12Resource::Map", (C.c_uint32, C.c_void_p, PP), 0,
                      C.addressof(empty), C.byref(ptr))
-        C.memmove(ptr.value, data, len(data))
+        C.memmove(ptr, data, len(data))
         self.conv.call(resource, abi.ID3D12Resource.Unmap, None, (C.c_uint32, C.c_void_p), 0, None)
 
     def read(self, resource: int, size: int) -> bytes:
@@ -206,7 +206,7 @@ class Session:
         whole = abi.D3D12_RANGE(0, size)
         self.conv.hr(resource, abi.ID3D12Resource.Map, "ID3D12Resource::Map", (C.c_uint32, C.c_void_p, PP), 0,
                      C.addressof(whole), C.byref(ptr))
-        data = C.string_at(ptr.value, size)
+        data = C.string_at(ptr, size)
         empty = abi.D3D12_RANGE(0, 0)
         self.conv.call(resource, abi.ID3D12Resource.Unmap, None, (C.c_uint32, C.c_void_p), 0, C.addressof(empty))
         return data

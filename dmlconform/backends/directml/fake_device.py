@@ -18,6 +18,7 @@ by value, which System V returns in RAX, so the callback returns a uint64.
 from __future__ import annotations
 
 import ctypes as C
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,7 +101,7 @@ class FakeD3D12Device:
     def pointer(self) -> int:
         return C.addressof(self._object)
 
-    def _stub(self, slot: int):  # type: ignore[no-untyped-def]
+    def _stub(self, slot: int) -> Callable[[int], int]:
         def not_implemented(this: int) -> int:
             self.unimplemented.append(slot)
             return E_NOTIMPL

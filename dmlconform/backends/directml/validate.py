@@ -280,7 +280,8 @@ class _Planner:
     def inside(self, table: SupportTable) -> Iterator[Config]:
         rows, base = self.rows(table), self.base(table)
         for t in sort_dtypes({t for r in rows.values() for t in r.dtypes}):
-            change = {name: (t, None) for name, r in rows.items() if t in r.dtypes}
+            change: dict[str, tuple[DataType | None, int | None]] = {name: (t, None) for name, r in rows.items()
+                                                                     if t in r.dtypes}
             yield self.config(table, base, change, expect=True, what="in table")
         for n in sorted({n for r in rows.values() for n in r.dims}):
             change = {name: (None, n) for name, r in rows.items() if n in r.dims}

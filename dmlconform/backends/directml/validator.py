@@ -123,7 +123,8 @@ class _Device:
     def __init__(self, dml_path: str, caps: Mapping[str, Any]) -> None:
         self.conv = Convention(windows=False)
         self.lib = C.CDLL(dml_path)
-        self.fake = FakeD3D12Device(Capabilities(**{k: bool(caps[k]) for k in ("fp16", "int64", "fp64") if k in caps}))
+        flags: dict[str, Any] = {k: bool(caps[k]) for k in ("fp16", "int64", "fp64") if k in caps}
+        self.fake = FakeD3D12Device(Capabilities(**flags))
         self.create = self.lib.DMLCreateDevice1
         self.create.restype = C.c_int32
         self.create.argtypes = [C.c_void_p, C.c_int32, C.c_int32, C.POINTER(abi.Guid), C.POINTER(C.c_void_p)]
@@ -132,7 +133,7 @@ class _Device:
                               C.byref(self.device))
 
     def feature(self, feature: int, query: C.Structure, data: C.Structure) -> int:
-        return self.conv.call(self.device.value, abi.IDMLDevice.CheckFeatureSupport, C.c_int32,
+        return self.conv.call(self.device.value or 0, abi.IDMLDevice.CheckFeatureSupport, C.c_int32,
                               (C.c_int32, C.c_uint32, C.c_void_p, C.c_uint32, C.c_void_p), feature,
                               C.sizeof(query), C.addressof(query), C.sizeof(data), C.addressof(data))
 
@@ -162,7 +163,7 @@ class _Device:
 
     def create_operator(self, desc: Any) -> int:
         op = C.c_void_p()
-        hr = self.conv.call(self.device.value, abi.IDMLDevice.CreateOperator, C.c_int32,
+        hr = self.conv.call(self.device.value or 0, abi.IDMLDevice.CreateOperator, C.c_int32,
                             (C.c_void_p, C.POINTER(abi.Guid), C.POINTER(C.c_void_p)), desc,
                             C.byref(abi.iid("IDMLOperator")), C.byref(op))
         self.conv.release(op.value or 0)
