@@ -793,11 +793,35 @@ def lint_paths(paths: list[Path]) -> list[Finding]:
         if isinstance(doc, Finding):
             findings.append(doc)
             continue
+        if load.is_overlay(path):
+            findings.extend(_overlay_findings(doc, path))
+            continue
         docs.append(doc)
         findings.extend(_document_findings(doc))
         findings.extend(_file_name(doc, path))
     findings.extend(_duplicates(docs))
     return _sorted(findings)
+
+
+def _overlay_findings(doc: Document, path: Path) -> list[Finding]:
+    """A reviewed overlay (docs/ambiguities.md) checked as `load.load_spec`
+    reads it: its schema and ambiguities (DML002), then against its spec's
+    file (`load.load_spec` merges it; a problem there is a DML002 finding at
+    the overlay)."""
+    problems = list(load.schema_problems(doc, validator=load.overlay_validator()))
+    if problems:
+        return [_schema_finding(doc, problem) for problem in problems]
+    spec_path = path.parent.parent / path.name
+    if not spec_path.is_file():
+        return [_finding(SCHEMA, doc, (), f"overlay {path.name} has no spec {spec_path}: name the overlay after "
+                                          "its spec file, in the reviewed folder beside it")]
+    try:
+        load.load_spec(spec_path)
+    except SpecError as exc:
+        if exc.path != str(path):
+            return []  # the spec's own problems are its findings
+        return [Finding(SCHEMA.code, exc.path, exc.line, exc.column, exc.message, SCHEMA.severity)]
+    return []
 
 
 def rule_for(code: str, rules: Iterable[Rule] = RULES) -> Rule | None:
