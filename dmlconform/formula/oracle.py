@@ -375,6 +375,13 @@ def _fit(ints: np.ndarray, dtype: np.dtype, overflow: Overflow) -> np.ndarray:
     return np.asarray(fitted.astype(object), dtype=object).astype(dtype)
 
 
+def integer_from_float(values: np.ndarray, dtype: Any, overflow: Overflow) -> np.ndarray:
+    """Float ``values`` in an integer ``dtype`` as a C conversion makes them:
+    toward zero, NaN as 0, out-of-range values wrapped or saturated per
+    ``overflow`` (an integer reading computed in float: `oracles.readings`)."""
+    return _float_to_integer(np.asarray(values, dtype=np.float64), target_dtype(dtype), overflow)[0]
+
+
 def _float_to_integer(values: np.ndarray, dtype: np.dtype, overflow: Overflow) -> tuple[np.ndarray, np.ndarray]:
     """Float results (comparisons, logical ops on float tensors) into an
     integer type: truncated toward zero; NaN gives 0; non-integral or NaN

@@ -35,6 +35,7 @@ from dmlconform.formula.tree import (
     Call,
     Conditional,
     FormulaTree,
+    Name,
     Node,
     Piecewise,
     Unary,
@@ -171,6 +172,38 @@ def _can_overflow(tree: FormulaTree) -> bool:
             if isinstance(node, Call) and node.func == "abs":
                 return True
     return False
+
+
+def value_names(tree: FormulaTree) -> frozenset[str]:
+    """The names the formula's values read (conditions aside): an attribute
+    there is in the arithmetic of a result."""
+    return frozenset(n.id for a in tree.assignments for n in _values(a.value) if isinstance(n, Name))
+
+
+def meeting_groups(tree: FormulaTree) -> tuple[frozenset[str], ...]:
+    """Names that meet in one branch (its condition and value), one
+    conditional, or one term of a sum: where two attributes together decide
+    a result (`cases.generate` varies such pairs together)."""
+    groups: list[frozenset[str]] = []
+    for a in tree.assignments:
+        for node in walk(a.value):
+            if isinstance(node, Piecewise):
+                groups.extend(names(b.value) | (names(b.cond) if b.cond is not None else frozenset())
+                              for b in node.branches)
+            elif isinstance(node, Conditional):
+                groups.append(names(node))
+        if not isinstance(a.value, Piecewise):
+            groups.extend(names(term) for term in _terms(a.value))
+    return tuple(dict.fromkeys(groups))
+
+
+def _terms(node: Node) -> Iterator[Node]:
+    """The terms of a sum or difference (the node itself otherwise)."""
+    if isinstance(node, Binary) and node.op in ("+", "-"):
+        yield from _terms(node.left)
+        yield from _terms(node.right)
+    else:
+        yield node
 
 
 def _values(node: Node) -> Iterator[Node]:
