@@ -21,6 +21,11 @@ count: 4 where allowed, else the largest allowed):
 * ``edges`` once per attribute variant: 0, negative, tiny, huge for every FLOAT
   attribute the formula reads, and each one set above each other one
   (``Bias > Threshold``), enum constants the formula names, both booleans;
+  two FLOAT attributes that meet in one branch or one term varied together
+  (each negative, zero, positive: ``Threshold < 0`` with ``Bias != 0``);
+* ``ambiguity(<id>)``: per ambiguity of the spec the data type can show,
+  attributes and inputs on which its readings give different results
+  (docs/ambiguities.md);
 * layouts ``padded`` (all tensors, input gaps hold NaN or the type's max),
   ``broadcast`` (the last input with stride 0 on all but its innermost
   dimension; a single input on its outermost one), ``in_place`` (where

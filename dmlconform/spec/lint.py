@@ -13,6 +13,7 @@ Nothing here writes; `lint_paths` is the only function that reads files.
 from __future__ import annotations
 
 import difflib
+import enum
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -464,6 +465,32 @@ def _nan_ambiguity(spec: m.Spec, doc: Document) -> Iterator[Located]:
             "nan_policy: formula, and say why")
 
 
+def _primary_setting(spec: m.Spec, kind: m.AmbiguityKind) -> enum.Enum | None:
+    """The setting the oracle's expected values take for ``kind``: the
+    formula's own where the spec states one (docs/ambiguities.md)."""
+    settings: dict[m.AmbiguityKind, enum.Enum] = {
+        m.AmbiguityKind.NAN: spec.formula.nan_policy,
+        m.AmbiguityKind.INTEGER_OVERFLOW: spec.formula.integer_overflow,
+        m.AmbiguityKind.BRANCH_OVERLAP: m.BranchOrder.FIRST,
+        m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE: m.IntegerArithmetic.EXACT,
+    }
+    return settings.get(kind)
+
+
+def _ambiguity_primary(spec: m.Spec, doc: Document) -> Iterator[Located]:
+    for i, a in enumerate(spec.ambiguities):
+        wanted = _primary_setting(spec, a.kind)
+        primary = a.reading(a.primary)
+        if wanted is None or primary is None or primary.setting == wanted:
+            continue
+        key = m.SETTING_OF[a.kind][0]
+        shown = primary.setting.value if primary.setting is not None else "nothing"
+        yield ("ambiguities", i, "primary"), (
+            f"ambiguity {a.id!r}: the primary reading {a.primary!r} sets {key}: {shown}, but the oracle's expected "
+            f"values take {key}: {wanted.value}; make the reading with {key}: {wanted.value} primary, or change "
+            f"the spec's setting")
+
+
 # --- attribute, aliasing and type-set rules -------------------------------------------
 
 #: Categories whose FLOAT attributes the docs give a typical default for.
@@ -675,6 +702,8 @@ _CHECKS: tuple[tuple[Rule, Check], ...] = (
      _formula_overlaps),
     (Rule("DML123", "nan-ambiguity", "an `otherwise` branch independent of the input turns NaN into a number, but the spec propagates NaN",
           WARNING), _nan_ambiguity),
+    (Rule("DML124", "ambiguity-primary", "an ambiguity's primary reading is not the one the oracle's expected values take",
+          ERROR), _ambiguity_primary),
 )
 
 #: Every rule, in code order: the table `lint --list` prints.

@@ -470,7 +470,7 @@ def _reading_problems(a: dict[str, Any], at: JsonPath) -> Iterator[Problem]:
         ids.add(r["id"])
         for other in sorted(keys & set(r) - {key}):
             fix = f"give {key}" if key else "kind other has no setting: drop it"
-            yield Problem(where + (other,), f"a {kind.value} reading sets {other}; {fix}", "ambiguity",
+            yield Problem(where + (other,), f"a reading of kind {kind.value} sets {other}; {fix}", "ambiguity",
                           r[other], at_key=True)
         if key is not None and key in r:
             if r[key] in settings:
