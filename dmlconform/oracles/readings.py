@@ -60,13 +60,9 @@ class Settings:
     arithmetic: m.IntegerArithmetic = m.IntegerArithmetic.EXACT
 
 
-#: The `Settings` field each kind's readings set.
-_FIELD: dict[m.AmbiguityKind, str] = {
-    m.AmbiguityKind.NAN: "nan_policy",
-    m.AmbiguityKind.INTEGER_OVERFLOW: "overflow",
-    m.AmbiguityKind.BRANCH_OVERLAP: "branch_order",
-    m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE: "arithmetic",
-}
+#: The kinds whose readings the oracle evaluates (`Settings`).
+EVALUATED = frozenset({m.AmbiguityKind.NAN, m.AmbiguityKind.INTEGER_OVERFLOW, m.AmbiguityKind.BRANCH_OVERLAP,
+                       m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +89,7 @@ def primary_settings(spec: m.Spec) -> Settings:
 
 def evaluable(spec: m.Spec) -> tuple[m.Ambiguity, ...]:
     """The spec's ambiguities with a reading the oracle can evaluate."""
-    return tuple(a for a in spec.ambiguities if a.kind in _FIELD and any(r.setting is not None for r in a.others))
+    return tuple(a for a in spec.ambiguities if a.kind in EVALUATED and any(r.setting is not None for r in a.others))
 
 
 def last_match(tree: FormulaTree) -> FormulaTree:
@@ -175,7 +171,9 @@ class ReadingOracle:
 
     def _settings(self, picks: tuple[tuple[m.Ambiguity, m.Reading], ...]) -> Settings:
         settings = primary_settings(self.spec)
-        return replace(settings, **{_FIELD[a.kind]: r.setting for a, r in picks})
+        for _, reading in picks:
+            settings = _with(settings, reading.setting)
+        return settings
 
     def _add(self, choices: list[Choice], chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
              dtype: m.DataType, outputs: Sequence[str | None], primary: Sequence[OracleResult],
@@ -224,6 +222,19 @@ class ReadingOracle:
             return value
         as_float = float(np.float32(float(value)))
         return int(as_float) if np.isfinite(as_float) else value
+
+
+def _with(settings: Settings, value: enum.Enum | None) -> Settings:
+    """``settings`` with the one setting ``value`` is a value of (its enum says which)."""
+    if isinstance(value, m.NanPolicy):
+        return replace(settings, nan_policy=value)
+    if isinstance(value, m.Overflow):
+        return replace(settings, overflow=value)
+    if isinstance(value, m.BranchOrder):
+        return replace(settings, branch_order=value)
+    if isinstance(value, m.IntegerArithmetic):
+        return replace(settings, arithmetic=value)
+    return settings
 
 
 def marker_name(ambiguity: m.Ambiguity) -> str:
