@@ -65,6 +65,11 @@ EVALUATED = frozenset({m.AmbiguityKind.NAN, m.AmbiguityKind.INTEGER_OVERFLOW, m.
                        m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE})
 
 
+#: Evaluations made by one `ReadingOracle.alternatives` call, by their settings
+#: (at the primary overflow): per output, the values and those with the other overflow.
+_Seen = dict[Settings, list[tuple[np.ndarray, np.ndarray | None]]]
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     """One reading (``picks``: (ambiguity, reading) pairs, one per
@@ -142,6 +147,7 @@ class ReadingOracle:
         another value than ``primary`` somewhere: first one marker per
         ambiguity (`marker`), then the single readings, then combinations
         of the ambiguities that made a difference."""
+        seen: _Seen = {primary_settings(self.spec): [(r.expected, r.other_overflow) for r in primary]}
         singles: list[list[Alternative]] = [[] for _ in outputs]
         mattered: list[m.Ambiguity] = []
         markers: list[list[Alternative]] = [[] for _ in outputs]
@@ -149,7 +155,7 @@ class ReadingOracle:
         for a in relevant:
             mine: list[list[Alternative]] = [[] for _ in outputs]
             choices = [Choice(((a, r),), self._settings(((a, r),))) for r in a.others if r.setting is not None]
-            if self._add(choices, chunk, attrs, dtype, outputs, primary, signed_zero, mine, keep_empty=True):
+            if self._add(choices, chunk, attrs, dtype, outputs, primary, signed_zero, mine, seen, keep_empty=True):
                 mattered.append(a)
             for k, alts in enumerate(mine):
                 if any(alt.index.size for alt in alts):  # each reading stays, even where it agrees with the primary
@@ -157,7 +163,7 @@ class ReadingOracle:
                     singles[k].extend(alts)
         combos: list[list[Alternative]] = [[] for _ in outputs]
         mixes = self._combinations(list(relevant)) or self._combinations(mattered)
-        self._add(mixes, chunk, attrs, dtype, outputs, primary, signed_zero, combos)
+        self._add(mixes, chunk, attrs, dtype, outputs, primary, signed_zero, combos, seen)
         return [tuple(markers[k] + singles[k] + combos[k]) for k in range(len(outputs))]
 
     def _combinations(self, mattered: list[m.Ambiguity]) -> list[Choice]:
@@ -177,14 +183,15 @@ class ReadingOracle:
 
     def _add(self, choices: list[Choice], chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
              dtype: m.DataType, outputs: Sequence[str | None], primary: Sequence[OracleResult],
-             signed_zero: Sequence[bool], found: list[list[Alternative]], *, keep_empty: bool = False) -> bool:
+             signed_zero: Sequence[bool], found: list[list[Alternative]], seen: _Seen, *,
+             keep_empty: bool = False) -> bool:
         """Evaluate ``choices``, add an alternative per output where one
         differs from the primary values (``keep_empty``: also where it does
         not, with no element: the report then knows the reading agreed);
         whether any differed."""
         differed = False
         for choice in choices:
-            results = self._evaluate(choice.settings, chunk, attrs, dtype, outputs)
+            results = self._values(choice.settings, chunk, attrs, dtype, outputs, seen)
             for k, (mine, theirs) in enumerate(zip(results, primary)):
                 where = np.flatnonzero(_differs(mine, theirs.expected, signed_zero=signed_zero[k]))
                 differed = differed or bool(where.size)
@@ -192,9 +199,23 @@ class ReadingOracle:
                     found[k].append(Alternative(choice.name, where, mine[where], Tier.STRICT, choice.says))
         return differed
 
+    def _values(self, settings: Settings, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
+                dtype: m.DataType, outputs: Sequence[str | None], seen: _Seen) -> list[np.ndarray]:
+        """Each output's values under ``settings``.  One evaluation gives
+        both overflow readings (`OracleResult.other_overflow`): ``seen``
+        holds each evaluation of the call by its settings at the primary
+        overflow, so wrap and saturate cost one (a third of a whole run's
+        reading evaluations, measured)."""
+        base = replace(settings, overflow=self.spec.formula.integer_overflow)
+        if base not in seen:
+            seen[base] = self._evaluate(base, chunk, attrs, dtype, outputs)
+        same = settings.overflow is base.overflow
+        return [mine if same or other is None else other for mine, other in seen[base]]
+
     def _evaluate(self, settings: Settings, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
-                  dtype: m.DataType, outputs: Sequence[str | None]) -> list[np.ndarray]:
-        """Each output's values under ``settings``, in its type."""
+                  dtype: m.DataType, outputs: Sequence[str | None]) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """Each output's values under ``settings``, in its type, and with
+        the other overflow (None for a float type)."""
         formula = self.flipped if settings.branch_order is m.BranchOrder.LAST else None
         arithmetic = settings.arithmetic
         if arithmetic is m.IntegerArithmetic.ATTRIBUTE_TO_INTEGER:
@@ -205,15 +226,18 @@ class ReadingOracle:
             return self._float32(formula, chunk, attrs, dtype, outputs, settings.overflow)
         results = evaluate_many(formula or self.formula, chunk, attrs, outputs=outputs, dtype=dtype,
                                 nan_policy=settings.nan_policy, overflow=settings.overflow)
-        return [r.expected for r in results]
+        return [(r.expected, r.other_overflow) for r in results]
 
     def _float32(self, formula: Prepared | None, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
-                 dtype: m.DataType, outputs: Sequence[str | None], overflow: m.Overflow) -> list[np.ndarray]:
-        """The formula computed step by step in float32, converted toward zero."""
+                 dtype: m.DataType, outputs: Sequence[str | None],
+                 overflow: m.Overflow) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """The formula computed step by step in float32, converted toward
+        zero (with ``overflow``, and with the other one)."""
         inputs = {n: a.astype(np.float32) for n, a in chunk.items()}
         used = formula or self.formula
-        return [integer_from_float(literal(used, inputs, attrs, dtype=np.float32, output=o), dtype, overflow)
-                for o in outputs]
+        other = m.Overflow.SATURATE if overflow is m.Overflow.WRAP else m.Overflow.WRAP
+        found = [literal(used, inputs, attrs, dtype=np.float32, output=o) for o in outputs]
+        return [(integer_from_float(v, dtype, overflow), integer_from_float(v, dtype, other)) for v in found]
 
     def _to_integer(self, name: str, value: Any) -> Any:
         """A FLOAT attribute as a C cast to an integer makes it (toward zero)."""
