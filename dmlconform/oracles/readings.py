@@ -207,6 +207,9 @@ class ReadingOracle:
         overflow, so wrap and saturate cost one (a third of a whole run's
         reading evaluations, measured)."""
         base = replace(settings, overflow=self.spec.formula.integer_overflow)
+        if base.arithmetic is m.IntegerArithmetic.ATTRIBUTE_TO_INTEGER and all(
+                self._to_integer(n, v) == v for n, v in attrs.items()):
+            base = replace(base, arithmetic=m.IntegerArithmetic.EXACT)  # whole attributes: the cast changes nothing
         if base not in seen:
             seen[base] = self._evaluate(base, chunk, attrs, dtype, outputs)
         same = settings.overflow is base.overflow
