@@ -641,7 +641,13 @@ def load_overlay(path: Path, *, operator: str) -> tuple[m.Ambiguity, ...]:
     """The reviewed ambiguities in the overlay ``path`` of ``operator``'s
     spec: a mapping of ``operator`` and ``ambiguities`` (the spec schema's
     items).  Every problem is a SpecError at its place in the overlay."""
-    doc = parse_document(read_text(path), path=str(path))
+    try:
+        doc = parse_document(read_text(path), path=str(path))
+    except SpecError as exc:
+        if not exc.message.startswith("empty file"):
+            raise
+        raise SpecError("empty file: an overlay is a YAML mapping of operator and ambiguities (docs/ambiguities.md); "
+                        "fill it in or delete it", path=str(path), line=1, column=1) from None
     if not isinstance(doc.data, dict):
         line, column = doc.where(())
         raise SpecError(f"an overlay must be a YAML mapping of operator and ambiguities, not {_got(doc.data)}",

@@ -97,6 +97,9 @@ def test_a_reviewed_entry_replaces_the_derived_one_of_its_id(tmp_path: Path) -> 
      "overlay of ACTIVATION_SHRINK names operator ACTIVATION_ELU; an overlay has the name of its spec file: "
      "write operator: ACTIVATION_SHRINK"),
     (("  kind: other", "  kind: others"), "4:9", "ambiguities.0.kind: 'others' is not allowed; did you mean 'other'?"),
+    ((OVERLAY, "# nothing yet\n"), "1:1", "empty file: an overlay is a YAML mapping of operator and ambiguities "
+                                          "(docs/ambiguities.md); fill it in or delete it"),
+    ((OVERLAY, "- 1\n"), "1:1", "an overlay must be a YAML mapping of operator and ambiguities, not a list"),
 ])
 def test_a_bad_overlay_is_one_located_error(tmp_path: Path, change: tuple[str, str], where: str,
                                             message: str) -> None:
