@@ -45,6 +45,7 @@ from dmlconform.report.coverage import (
     visible,
 )
 from dmlconform.report.distance import distance_text
+from dmlconform.report.readings import summarize as summarize_readings
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
 
 #: Terminal style of each outcome (counts and headings).
@@ -250,6 +251,8 @@ def render(run: RunResult, console: Console, view: View | None = None) -> None:
     console.print(summary_table(run) if view.verbose else operator_table(run, width=console.width))
     for line in legend(run, verbose=view.verbose):
         console.print(line, soft_wrap=True)
+    for line in reading_lines(run):
+        console.print(line, soft_wrap=True)
     print_failures(run, console, view)
     warnings = warning_lines(run)
     if warnings:
@@ -304,6 +307,14 @@ def more_line(more: int, html: str) -> Text:
     noun = "case" if more == 1 else "cases"
     return Text.assemble(("and ", "bold"), (f"{more} more failing {noun}", STYLES[Outcome.FAIL]),
                          visible(f": {where} (--show-failures N shows more)"))
+
+
+def reading_lines(run: RunResult) -> list[Text]:
+    """One line per operator and ambiguity where the backend took another
+    reading than the primary one, or several (docs/ambiguities.md): PASS
+    all the same, and worth knowing."""
+    return [Text.assemble(("reading: ", "cyan"), visible(t.line())) for t in summarize_readings(run.cases)
+            if t.notable]
 
 
 def gating_lines(run: RunResult) -> list[Text]:

@@ -233,6 +233,12 @@ SEMANTIC_CASES: list[tuple[str, Callable[[m.Spec], m.Spec], list[tuple[str, int,
      [("DML124", 20, 10)], "Alpha: domain min=nan is not a finite number; give a finite bound or leave it out"),
     ("DML124-nan-typical", lambda s: _with_field(s, "Alpha", typical=float("nan")),
      [("DML124", 19, 12)], "Alpha: typical=nan is not a finite number; give the doc's value or leave it out"),
+    ("DML125", lambda s: R(s, ambiguities=(m.Ambiguity(
+        "nan", m.AmbiguityKind.NAN, "What does NaN give?", "doc.md:3",
+        (m.Reading("propagate", "NaN", m.NanPolicy.PROPAGATE), m.Reading("formula", "0", m.NanPolicy.FORMULA)),
+        "formula"),)),
+     [("DML125", 60, 12)], "the primary reading 'formula' sets nan_policy: formula, but the oracle's expected values "
+                           "take nan_policy: propagate"),
 ]
 
 
