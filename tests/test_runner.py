@@ -426,3 +426,20 @@ def test_adam_with_the_docs_typical_betas_is_never_fail_on_the_reference(seed: i
     (case,) = generate(spec, m.FeatureLevel.FL_6_4, seed=seed, keep=lambda i, d: i == case_id)
     result = run_cases([(spec, case)], CpuBackend())[0]
     assert result.outcome is Outcome.QUALITY_WARNING, result.message
+
+
+@pytest.mark.parametrize(("seed", "case_id"), [
+    (0, "ADAM_OPTIMIZER/FLOAT32/4d/edges/LearningRate=0,Beta1=0.9,Beta2=0.999,Epsilon=0"),
+    (2, "ADAM_OPTIMIZER/FLOAT32/4d/edges/LearningRate=0.5,Beta1=0.9,Beta2=0,Epsilon=1e-08"),
+])
+def test_adam_pairs_are_never_fail_on_the_reference(seed: int, case_id: str) -> None:
+    """Issue #22 item 3's attribute pairs: with Epsilon 0, ``G * G`` underflows
+    in float32, so ``sqrt(V) + Epsilon`` is 0 and ``0 * inf`` NaN (the divisor
+    check ran after the division's error scaled the divisor's bound in place,
+    and skipped divisors of known sign); with Beta2 0 and G = -0, V is an
+    exact 0 under sqrt and its bound was 0 / 0 = NaN, which lost the
+    cancellation of ``1 - pow(Beta1, T)``.  Neither may FAIL the reference."""
+    spec = load_spec(REPO / "specs" / "ADAM_OPTIMIZER.yaml")
+    (case,) = generate(spec, m.FeatureLevel.FL_6_4, seed=seed, keep=lambda i, d: i == case_id)
+    result = run_cases([(spec, case)], CpuBackend())[0]
+    assert not result.outcome.failed, result.message

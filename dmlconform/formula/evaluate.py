@@ -274,7 +274,9 @@ class Evaluator:
     def check_divisor(self, y: Array, err_abs: Array) -> None:
         """Note the elements where a divisor's absolute error reaches the
         divisor itself: it cancels in the target type, which may divide by
-        0 (``1 - pow(Beta1, T)`` for a tiny T in Adam).  ``err_abs``: the
+        0 (``1 - pow(Beta1, T)`` for a tiny T in Adam), or, of a known sign,
+        underflows to 0 (``sqrt(V) + Epsilon`` with ``G * G`` underflowing
+        and Epsilon 0: float32 gives inf, and ``0 * inf`` NaN).  ``err_abs``: the
         divisor's absolute error bound (`Err.abs`, not None)."""
         if not np.ndim(y) and not np.ndim(err_abs):
             return
@@ -357,9 +359,13 @@ class Evaluator:
             return _exact_sides(op, a, b, x, y, val) if op in "+-*/" else val
         v = _ARITH[op](x, y, out=out)
         sign = B.sign_of(op, a.sign, b.sign)
+        array = isinstance(v, np.ndarray)
+        if op == "/" and self.s.range_limit is not None and array and b.err.abs is not None:
+            # before `div_error`, which scales the divisor's error in place: cancellation, or an
+            # underflow to 0 of a divisor of known sign
+            self.check_divisor(y, b.err.abs)
         if self.s.track and op in "/^":
             err = self.div_error(a, b, v, sign) if op == "/" else self.pow_error(a, b, v)
-        array = isinstance(v, np.ndarray)
         if self.s.track and self.s.tiny and op in "*/" and not final and array:
             err = self.underflow_error(v, err)
         span = None  # the interval serves the range check alone (and `FloatRun.block`, from a pass with one)
@@ -367,8 +373,6 @@ class Evaluator:
             span = _arith_span(op, a, b)
             if not self.within_range(span):
                 self.check_range(v)  # a product or sum the target type cannot hold (G * G in Adam)
-            if op == "/" and b.err.abs is not None and b.sign == 0:  # a known sign: no cancellation
-                self.check_divisor(y, b.err.abs)
         nan = _propagated(v, a, b) if op in "+-*/" else False
         return Val(v, err, sign, array, span=span, nan=nan)
 
@@ -768,7 +772,8 @@ def _sqrt_error(err_abs: Array, v: Array, unit: float) -> Array:
     T))`` for a tiny T, ADAM_OPTIMIZER) and the bound was lost further on,
     so the oracle took a value float32 cannot give for exact (issue #22)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.minimum(err_abs / (2 * v), np.sqrt(err_abs / unit))
+        bound = np.minimum(err_abs / (2 * v), np.sqrt(err_abs / unit))
+    return np.where(err_abs == 0, 0.0, bound)  # an exact 0 under the root: 0 / 0 would be a NaN bound
 
 
 _NEGATIVE_DOMAIN = frozenset({"sqrt", "log", "log2", "log10", "acosh"})
