@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dmlconform.backends.base import Backend, BackendCrashError, NotSupportedError, run_batch_of
+from dmlconform.backends.base import Backend, BackendCrashError, DeviceLimitError, NotSupportedError, run_batch_of
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.judge import Judging, Ran, harness_error, judge, verdict
 from dmlconform.oracles import Oracles
@@ -211,6 +211,8 @@ def _rejected(case: Case, reason: str, seconds: float) -> CaseResult:
 
 def _failed(case: Case, exc: Exception, seconds: float) -> CaseResult:
     """The result of a case whose backend run raised ``exc``."""
+    if isinstance(exc, DeviceLimitError):
+        return verdict(case, Outcome.NOT_SUPPORTED, str(exc) or "not supported here", seconds=seconds)
     if isinstance(exc, NotSupportedError):
         return _rejected(case, str(exc) or "not supported", seconds)
     if isinstance(exc, BackendCrashError):

@@ -1,0 +1,57 @@
+"""`dmlconform directml setup-linux`: the real DirectML on the CPU of a Linux machine.
+
+Issue #25.  Builds the stack of `backends/directml/linux_stack.py` (vkd3d 2
+and glibc from Debian sid, lavapipe from the machine's suite, the D3D12
+bridge generated from vkd3d's header, the torch-directml wheel's
+libdirectml.so, the fake libdxcore.so) under a folder, and prints what it
+made.  The directml backend then runs over it (``--backend-arg stack=DIR``,
+or without options when DIR is the default).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from dmlconform.backends.directml.library import Unavailable
+from dmlconform.backends.directml.linux_stack import default_stack_dir, setup
+from dmlconform.errors import EXIT_CODES_HELP, ExitCode
+
+SETUP_EXIT_HELP = EXIT_CODES_HELP + """
+
+\b
+setup-linux: 0 the stack is built (or was already), 3 it cannot be built
+here (not Debian, a package or the network missing, no cc); the message
+says which."""
+
+
+@click.group()
+def directml() -> None:
+    """The directml backend's own set-up."""
+
+
+@directml.command("setup-linux", epilog=SETUP_EXIT_HELP)
+@click.option("--dir", "folder", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where to build the stack [default: <cache>/linux-stack, where the backend looks].")
+@click.option("--refetch", is_flag=True, help="Download and unpack the packages again even where they are there.")
+def setup_linux(folder: Path | None, refetch: bool) -> None:
+    """Build the Linux CPU stack the directml backend runs the real
+    libdirectml.so over (Debian, as root: apt with a private state folder
+    fetches vkd3d 2 and glibc from sid and lavapipe from this machine's
+    suite; nothing is installed and the system's apt configuration is only
+    read).  Prints what it made.  Cached: a second run only checks."""
+    root = (folder or default_stack_dir()).absolute()
+    started = time.monotonic()
+    try:
+        made = setup(root, refetch=refetch, echo=lambda line: click.echo(f"== {line}", err=True))
+    except Unavailable as exc:
+        click.echo(f"error: the Linux CPU stack cannot be built at {root}: {exc}", err=True)
+        sys.exit(ExitCode.BACKEND_UNAVAILABLE)
+    click.echo(f"Linux CPU stack for the directml backend at {root} ({time.monotonic() - started:.1f} s):")
+    for m in made:
+        click.echo(f"  {m.what}: {m.path}" + (f" ({m.note})" if m.note else ""))
+    default = root == default_stack_dir().absolute()
+    click.echo("run: dmlconform run --backend directml" + ("" if default else f" --backend-arg stack={root}"))
