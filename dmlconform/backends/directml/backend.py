@@ -164,7 +164,7 @@ class DirectMLBackend:
         client = StackClient(stack, self.requested)
         hello = client.start()
         self._client, self._level = client, self.requested or hello.feature_level
-        self._device = f"{hello.device}, stack {stack.root}"
+        self._device = hello.device
 
     def data_type_support(self) -> dict[DataType, bool]:
         """DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT for every data type (in process only)."""

@@ -101,7 +101,7 @@ def parse(headers: Sequence[str]) -> dict[str, Interface]:
             methods = []
             for mm in _METHOD.finditer(body):
                 params = [_param(p) for p in mm.group(3).split(",")]
-                ret = " ".join(re.sub(r"/\*.*?\*/", "", mm.group(1)).split())
+                ret = " ".join(re.sub(r"/\*.*?\*/|\b(BEGIN|END)_INTERFACE\b", "", mm.group(1)).split())
                 methods.append(Method(ret, mm.group(2), tuple(params[1:])))
             bases = tuple(_SECTION.findall(body))
             found[name] = Interface(name, bases if bases[-1:] == (name,) else (*bases, name), tuple(methods))

@@ -120,10 +120,11 @@ class Stack:
         return [str(self.loader), "--library-path", self.library_path(), *argv]
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
-        """``base`` with lavapipe as the only Vulkan driver and vkd3d quiet."""
+        """``base`` with lavapipe as the only Vulkan driver; vkd3d logs its
+        warnings (a shader it cannot translate says why) to stderr."""
         return {**base, "VK_DRIVER_FILES": str(self.icd), "VK_ICD_FILENAMES": str(self.icd),
-                "XDG_RUNTIME_DIR": str(self.runtime_dir), "VKD3D_DEBUG": base.get("VKD3D_DEBUG", "none"),
-                "VKD3D_SHADER_DEBUG": base.get("VKD3D_SHADER_DEBUG", "none")}
+                "XDG_RUNTIME_DIR": str(self.runtime_dir), "VKD3D_DEBUG": base.get("VKD3D_DEBUG", "warn"),
+                "VKD3D_SHADER_DEBUG": base.get("VKD3D_SHADER_DEBUG", "warn")}
 
 
 def check(stack: Stack) -> None:

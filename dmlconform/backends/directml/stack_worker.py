@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes as C
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -58,7 +59,7 @@ class _Worker:
             self.specs[message["operator"]] = loads_spec(message["spec"], path=f"<{message['operator']}>")
         spec = self.specs[message["operator"]]
         case, buffers = decode_case(message)
-        before = self.pipeline_failures()
+        before, log_start = self.pipeline_failures(), _stderr_size()
         try:
             self.backend.run(spec, case, buffers)
         except NotSupportedError as exc:
@@ -70,9 +71,32 @@ class _Worker:
             return {"status": "not_supported", "reason": str(exc)}
         except ComError as exc:
             if exc.step == "IDMLDevice::CompileOperator" and self.pipeline_failures() > before:
-                return {"status": "not_supported", "limit": True, "reason": f"{NOT_TRANSLATED} ({exc})"}
+                detail = _shader_error(log_start)
+                return {"status": "not_supported", "limit": True,
+                        "reason": f"{NOT_TRANSLATED} ({exc}" + (f"; vkd3d: {detail})" if detail else ")")}
             return {"status": "error", "message": f"ComError: {exc}"}
         return {"status": "ok", "outputs": encode_outputs(case, buffers)}
+
+
+def _stderr_size() -> int:
+    """Bytes written to stderr so far (it is a file the parent reads; 0 where it is not)."""
+    try:
+        return os.fstat(2).st_size
+    except OSError:
+        return 0
+
+
+def _shader_error(start: int) -> str:
+    """vkd3d's first shader error (``E8013: Call to intrinsic function
+    dx.op.binaryWithTwoOuts.i32 is unhandled.``) logged since ``start``."""
+    try:  # stderr is open for writing only: read the same file through /proc
+        with open("/proc/self/fd/2", "rb") as log:
+            log.seek(start)
+            new = log.read(1 << 20)
+    except OSError:
+        return ""
+    found = re.search(rb"\b(E\d{4}: [^\n]{1,300})", new)
+    return found.group(1).decode("utf-8", "replace").strip() if found else ""
 
 
 def _answer(worker: _Worker, message: Mapping[str, Any]) -> dict[str, Any]:
