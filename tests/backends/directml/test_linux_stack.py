@@ -5,6 +5,7 @@ for what the stack lacks.  The real stack: test_linux_real.py."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -207,3 +208,54 @@ def test_a_device_limit_is_not_supported_even_inside_the_table() -> None:
 def test_directml_backend_option_list_names_stack() -> None:
     with pytest.raises(InputError, match=r"it knows dml_path, feature_level, stack; did you mean stack\?"):
         DirectMLBackend(stak="1")
+
+
+def _case(case_id: str, outcome: str, message: str, dtype: str = "FLOAT32") -> dict[str, object]:
+    return {"case_id": case_id, "operator": case_id.split("/")[0], "dtype": dtype, "outcome": outcome,
+            "message": message, "layout": "packed", "expect_supported": True}
+
+
+REPORT = {"run": {"backend": "directml", "device": "DirectML on vkd3d", "feature_level": "6_2", "seed": 0,
+                  "seconds": 1.5},
+          "cases": [_case("ELEMENT_WISE_IDENTITY/FLOAT32/4d/a", "PASS", ""),
+                    _case("ACTIVATION_SOFTSIGN/FLOAT32/4d/a", "NOT_SUPPORTED",
+                          "CompileOperator failed: the D3D12 layer could not translate the shader (IDMLDevice::"
+                          "CompileOperator failed with E_FAIL (0x80004005); vkd3d: E8013: Call to intrinsic function "
+                          "dx.op.binaryWithTwoOuts.i32 is unhandled.)"),
+                    _case("ACTIVATION_SOFTSIGN/FLOAT16/4d/a", "NOT_SUPPORTED",
+                          "the device does not support FLOAT16 tensors (DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT): ...",
+                          "FLOAT16"),
+                    _case("ADAM_OPTIMIZER/FLOAT32/4d/a", "FAIL", "rejected a configuration that the 6_2 table "
+                          "supports: DirectML rejected the desc: IDMLDevice::CreateOperator failed with E_INVALIDARG"),
+                    _case("ACTIVATION_SOFTPLUS/FLOAT32/4d/a", "FAIL", "rejected a configuration ...")]}
+
+
+def test_results_page_says_ran_or_why_not_and_analyses_each_fail(tmp_path: Path) -> None:
+    report, notes, page = tmp_path / "report.json", tmp_path / "notes.yaml", tmp_path / "page.md"
+    report.write_text(json.dumps(REPORT))
+    notes.write_text('- match: "ADAM_OPTIMIZER/*"\n  class: doc\n  note: The table says FLOAT32, the text UINT32.\n')
+    result = CliRunner().invoke(main, ["directml", "results", str(report), "-o", str(page), "--notes", str(notes)])
+    assert result.exit_code == 0, result.output
+    assert "not analysed: ACTIVATION_SOFTPLUS/FLOAT32/4d/a" in result.output
+    text = page.read_text()
+    assert "| 5 | 1 | 1 | 0 | 0 | 2 | 2 | 0 |" in text  # cases, ran, PASS, QW, FAIL computed, rejected, NS, other
+    assert ("| shader not translated by vkd3d (E8013: Call to intrinsic function dx.op.binaryWithTwoOuts.i32 "
+            "is unhandled) | 1 |") in text
+    assert "| ACTIVATION_SOFTSIGN | FLOAT16 | 1 | 0 | 0 | 1 | device lacks FLOAT16 (no 16-bit shader ops) (1) |" in text
+    assert "| ELEMENT_WISE_IDENTITY | FLOAT32 | 1 | 1 | 0 | 0 | ran |" in text
+    assert "doc ambiguity or semantic difference: The table says FLOAT32, the text UINT32. |" in text
+    assert "| ACTIVATION_SOFTPLUS | FLOAT32 | 1 | `ACTIVATION_SOFTPLUS/FLOAT32/4d/a` | rejected a configuration ... " \
+           "| not analysed |" in text
+
+
+def test_results_of_something_else_is_a_usage_error(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({**REPORT, "run": {"backend": "cpu"}}))
+    result = CliRunner().invoke(main, ["directml", "results", str(report), "-o", str(tmp_path / "p.md")])
+    assert (result.exit_code, result.output.strip()) == \
+        (2, f"error: {report}: a run of backend 'cpu', not directml")
+    report.write_text("[1, 2]")
+    result = CliRunner().invoke(main, ["directml", "results", str(report), "-o", str(tmp_path / "p.md")])
+    assert (result.exit_code, result.output.strip()) == \
+        (2, f"error: {report}: not a report.json of dmlconform run (no cases and run)")
+    assert not (tmp_path / "p.md").exists()
