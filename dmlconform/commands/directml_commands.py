@@ -52,7 +52,15 @@ def setup_linux(folder: Path | None, refetch: bool) -> None:
     root = (folder or default_stack_dir()).absolute()
     started = time.monotonic()
     try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"--dir {root}: cannot create the folder ({exc.strerror or exc}); give a writable folder") \
+            from None
+    try:
         made = setup(root, refetch=refetch, echo=lambda line: click.echo(f"== {line}", err=True))
+    except OSError as exc:
+        click.echo(f"error: the Linux CPU stack cannot be written at {root}: {exc}", err=True)
+        sys.exit(ExitCode.BACKEND_UNAVAILABLE)
     except Unavailable as exc:
         click.echo(f"error: the Linux CPU stack cannot be built at {root}: {exc}", err=True)
         sys.exit(ExitCode.BACKEND_UNAVAILABLE)

@@ -99,7 +99,7 @@ class DirectMLBackend:
             raise InputError("directml backend: give dml_path (a GPU's DirectML) or stack (the Linux CPU stack), "
                              "not both")
         self.dml_path = dml_path or None
-        self.stack = Stack(Path(stack)) if stack else None
+        self.stack = Stack(Path(stack).absolute()) if stack else None
         self._client: StackClient | None = None
         self.requested = level_option("directml", feature_level)
         self.conv = Convention.native()

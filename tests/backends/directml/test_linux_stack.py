@@ -259,3 +259,12 @@ def test_results_of_something_else_is_a_usage_error(tmp_path: Path) -> None:
     assert (result.exit_code, result.output.strip()) == \
         (2, f"error: {report}: not a report.json of dmlconform run (no cases and run)")
     assert not (tmp_path / "p.md").exists()
+
+
+def test_setup_linux_into_a_folder_that_cannot_be_made_is_a_usage_error(tmp_path: Path) -> None:
+    """It was an internal error (exit 4, NotADirectoryError) before."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = CliRunner().invoke(main, ["directml", "setup-linux", "--dir", str(blocker / "stack")])
+    assert (result.exit_code, result.output.strip()) == \
+        (2, f"error: --dir {blocker / 'stack'}: cannot create the folder (Not a directory); give a writable folder")
