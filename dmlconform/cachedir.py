@@ -3,7 +3,8 @@
 ``$DMLCONFORM_CACHE``, else ``$XDG_CACHE_HOME/dmlconform``, else
 ``~/.cache/dmlconform``.  Nothing kept there changes a result: deleting the
 folder costs time, never correctness (the directml backend keeps the
-library wheel it downloads there; spec loading keeps which spec texts passed
+library wheel it downloads there, and ``dmlconform directml setup-linux`` its
+Linux CPU stack, ``linux-stack/``; spec loading keeps which spec texts passed
 the schema, `spec.load`).
 """
 

@@ -20,6 +20,7 @@ COMMANDS = {
     "backends": "backend_commands:backends",
     "baseline": "gating_commands:baseline",
     "diff": "diff_commands:diff",
+    "directml": "directml_commands:directml",
     "extract": "spec_commands:extract",
     "gen": "gen_commands:gen",
     "import": "import_commands:import_group",

@@ -24,6 +24,7 @@ import numpy as np
 from dmlconform.backends.base import (
     Backend,
     BackendCrashError,
+    DeviceLimitError,
     Implements,
     NotSupportedError,
     RunBatch,
@@ -260,6 +261,8 @@ def _rejected(case: Case, reason: str, seconds: float) -> CaseResult:
 
 def _failed(case: Case, exc: Exception, seconds: float) -> CaseResult:
     """The result of a case whose backend run raised ``exc``."""
+    if isinstance(exc, DeviceLimitError):
+        return verdict(case, Outcome.NOT_SUPPORTED, str(exc) or "not supported here", seconds=seconds)
     if isinstance(exc, NotSupportedError):
         return _rejected(case, str(exc) or "not supported", seconds)
     if isinstance(exc, BackendCrashError):

@@ -51,6 +51,14 @@ class NotSupportedError(Exception):
     NOT_SUPPORTED): the runner records the reason and goes on."""
 
 
+class DeviceLimitError(NotSupportedError):
+    """Raised by `Backend.run` when what runs the implementation lacks what
+    the case needs (a shader its D3D12 layer cannot translate, a data type
+    its device does not support): NOT_SUPPORTED with the reason even where
+    the level's table supports the configuration, since the implementation
+    itself never judged it (issue #25)."""
+
+
 class BackendCrashError(Exception):
     """Raised by a backend that runs the implementation out of process (the
     external backend) when that process died on a case: verdict CRASH."""

@@ -7,5 +7,9 @@ fields), `library` (where DirectML, D3D12 and DXCore come from), `execute`
 (the D3D12 + DirectML path that runs one operator), `backend` (the Backend
 protocol), and for validation without a GPU `fake_device` + ``fake_dxcore.c``,
 `validator` (CreateOperator in a subprocess) and `validate` (the doc's tables
-against the library).
+against the library).  The real kernels on a Linux CPU (issue #25):
+`linux_stack` (vkd3d, lavapipe and the bridge, built by ``dmlconform directml
+setup-linux``), `bridge_gen` + ``bridge_runtime.c`` (the System V libd3d12.so
+over vkd3d), `stack_client` / `stack_worker` (the backend in a worker started
+through sid's loader) and `linux_results` (the docs/results page of such a run).
 """

@@ -2,10 +2,15 @@
 
 DESIGN.md, "Backends".  Options (``--backend-arg``): ``dml_path`` (DirectML.dll
 / libdirectml.so; default ``DML_PATH``, else the copy onnxruntime-directml or
-torch-directml ships) and ``feature_level`` (the minimum passed to
+torch-directml ships), ``feature_level`` (the minimum passed to
 DMLCreateDevice1; default 1_0, and the backend then claims the library's
-highest level).  Where the library, D3D12 or a GPU adapter is missing,
-``info()`` says ``available=False`` with the reason; it never raises for it.
+highest level) and ``stack`` (the folder of the Linux CPU stack that
+``dmlconform directml setup-linux`` builds, issue #25: the cases then run in a
+worker process through it, `stack_client`; without ``dml_path`` or
+``stack``, a Linux machine without WSL's GPU uses the stack in the default
+cache when it is there).  Where the library, D3D12 or a GPU adapter is
+missing, ``info()`` says ``available=False`` with the reason; it never raises
+for it.
 ``supports`` answers from the spec; the library itself judges each desc, and a
 desc it rejects (CreateOperator E_INVALIDARG) becomes NotSupportedError.
 """
@@ -13,7 +18,10 @@ desc it rejects (CreateOperator E_INVALIDARG) becomes NotSupportedError.
 from __future__ import annotations
 
 import ctypes as C
+import os
+import sys
 from collections.abc import Mapping
+from pathlib import Path
 
 import numpy as np
 
@@ -24,6 +32,8 @@ from dmlconform.backends.directml.com import ComError, Convention
 from dmlconform.backends.directml.descs import DescError, TensorLayout, build
 from dmlconform.backends.directml.execute import Entry, Session, TensorIO
 from dmlconform.backends.directml.library import Located, Unavailable, locate
+from dmlconform.backends.directml.linux_stack import MANIFEST, SETUP_HINT, Stack, default_stack_dir
+from dmlconform.backends.directml.stack_client import StackClient
 from dmlconform.cases.model import Case, TensorData
 from dmlconform.errors import InputError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
@@ -81,10 +91,16 @@ def _unpack(raw: bytes, buffer: np.ndarray, dtype: DataType) -> np.ndarray:
 class DirectMLBackend:
     """The Backend protocol over DirectML; see the module docstring."""
 
-    def __init__(self, dml_path: str | None = None, feature_level: str | None = None, **options: str) -> None:
+    def __init__(self, dml_path: str | None = None, feature_level: str | None = None, stack: str | None = None,
+                 **options: str) -> None:
         if options:
-            raise InputError(f"directml backend: {unknown_options(options, ('dml_path', 'feature_level'))}")
+            raise InputError(f"directml backend: {unknown_options(options, ('dml_path', 'feature_level', 'stack'))}")
+        if dml_path and stack:
+            raise InputError("directml backend: give dml_path (a GPU's DirectML) or stack (the Linux CPU stack), "
+                             "not both")
         self.dml_path = dml_path or None
+        self.stack = Stack(Path(stack).absolute()) if stack else None
+        self._client: StackClient | None = None
         self.requested = level_option("directml", feature_level)
         self.conv = Convention.native()
         self._session: Session | None = None
@@ -101,10 +117,14 @@ class DirectMLBackend:
         return backend
 
     def _open(self) -> Session | None:
-        if self._session is not None or self._reason is not None:
+        if self._session is not None or self._reason is not None or self._client is not None:
             return self._session
         try:
             entry = self._entry
+            stack = self._stack() if entry is None else None
+            if stack is not None:
+                self._open_stack(stack)
+                return None
             if entry is None:
                 located = locate(self.dml_path)
                 self._device = f"DirectML ({located.dml})"
@@ -123,11 +143,55 @@ class DirectMLBackend:
             self._reason = f"cannot load the DirectML/D3D12 libraries: {exc}"
         return self._session
 
+    def _stack(self) -> Stack | None:
+        """The Linux CPU stack to run over: the ``stack`` option's, else the
+        default cache's where neither DML_PATH nor a WSL GPU is there."""
+        if self.stack is not None:
+            return self.stack
+        if self.dml_path or os.environ.get("DML_PATH") or sys.platform == "win32":
+            return None
+        try:
+            locate()
+            return None
+        except Unavailable as exc:
+            default = Stack(default_stack_dir())
+            if (default.root / MANIFEST).is_file():
+                return default
+            raise Unavailable(f"{exc}; or, on the CPU: build the Linux stack with `{SETUP_HINT}`") from None
+
+    def _open_stack(self, stack: Stack) -> None:
+        """Start the worker over ``stack`` (`Unavailable` where it cannot run)."""
+        client = StackClient(stack, self.requested)
+        hello = client.start()
+        self._client, self._level = client, self.requested or hello.feature_level
+        self._device = hello.device
+
+    def data_type_support(self) -> dict[DataType, bool]:
+        """DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT for every data type (in process only)."""
+        session = self._open()
+        if session is None:
+            return {}
+        out = {}
+        for dtype in DataType:
+            query = abi.DML_FEATURE_QUERY_TENSOR_DATA_TYPE_SUPPORT(dtype.value)
+            data = abi.DML_FEATURE_DATA_TENSOR_DATA_TYPE_SUPPORT()
+            try:
+                session.conv.hr(session.dml, abi.IDMLDevice.CheckFeatureSupport, "IDMLDevice::CheckFeatureSupport",
+                                (C.c_int32, C.c_uint32, C.c_void_p, C.c_uint32, C.c_void_p),
+                                abi.DmlFeature.TENSOR_DATA_TYPE_SUPPORT, C.sizeof(query), C.addressof(query),
+                                C.sizeof(data), C.addressof(data))
+            except ComError:
+                out[dtype] = False
+                continue
+            out[dtype] = bool(data.IsSupported)
+        return out
+
     def info(self) -> BackendInfo:
         session = self._open()
         level = self._level or self.requested or _NEWEST
         return BackendInfo(name="directml", device=self._device, version=dmlconform.__version__, feature_level=level,
-                           flush_subnormals=False, available=session is not None, reason=self._reason)
+                           flush_subnormals=False, available=session is not None or self._client is not None,
+                           reason=self._reason)
 
     def supports(self, spec: Spec, case: Case) -> Support:
         if spec.operator_type is None:
@@ -139,6 +203,12 @@ class DirectMLBackend:
 
     def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
         session = self._open()
+        if self._client is not None:
+            verdict = self.supports(spec, case)
+            if not verdict.supported:
+                raise NotSupportedError(verdict.reason)
+            self._client.run(spec, case, buffers)
+            return
         if session is None:
             raise NotSupportedError(f"directml is unavailable: {self._reason}")
         verdict = self.supports(spec, case)

@@ -21,6 +21,7 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from importlib import resources
 from typing import Any
 
@@ -107,6 +108,33 @@ def field_ctype(f: Field) -> Any:
         raise DescError(f"field {f.name}: no ctypes type for {f.kind.value} {f.c_type!r}") from None
 
 
+def float64_value(raw: float | int | str) -> float:
+    """A number, or an exact text such as ``"1/6"`` rounded once to float64."""
+    if not isinstance(raw, str):
+        return float(raw)
+    try:
+        return float(Fraction(raw.strip()))
+    except (ValueError, ZeroDivisionError):
+        return float(raw)
+
+
+def float32_value(raw: float | int | str) -> float:
+    """A FLOAT member's value: the number, or a doc's exact text (``"1/6"``,
+    a spec's ``default_exact`` that cases carry as written) rounded once to the
+    nearest float32 (ties to even); ``"inf"``, ``"nan"`` as float() reads them."""
+    if not isinstance(raw, str):
+        return float(raw)
+    try:
+        exact = Fraction(raw.strip())
+    except (ValueError, ZeroDivisionError):
+        return float(raw)
+    near = np.float32(float(exact))
+    around = [near, np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(-np.inf))]
+    finite = [c for c in around if np.isfinite(c)] or [near]
+    best = min(finite, key=lambda c: (abs(Fraction(float(c)) - exact), int(c.view(np.uint32)) & 1))
+    return float(best)
+
+
 @functools.cache
 def _struct_type(name: str, members: tuple[tuple[str, Any], ...]) -> type[C.Structure]:
     return type(name, (C.Structure,), {"_fields_": list(members)})
@@ -178,7 +206,7 @@ class _Builder:
         raw = self.attrs.get(f.name, f.default)
         if f.count_field is None and f.name in self.counts and raw is None:
             return None  # a count: filled after its array
-        return 0 if raw is None else (float(raw) if f.c_type.upper() == "FLOAT" else int(raw))
+        return 0 if raw is None else (float32_value(raw) if f.c_type.upper() == "FLOAT" else int(raw))
 
     def array(self, f: Field, item: Any, values: list[Any]) -> int | None:
         if f.count_field:
@@ -194,7 +222,8 @@ class _Builder:
             scale, bias = self.attrs.get(f"{f.name}.Scale"), self.attrs.get(f"{f.name}.Bias")
             if scale is None and bias is None:
                 return None
-            sb = abi.DML_SCALE_BIAS(1.0 if scale is None else float(scale), 0.0 if bias is None else float(bias))
+            sb = abi.DML_SCALE_BIAS(1.0 if scale is None else float32_value(scale),
+                                    0.0 if bias is None else float32_value(bias))
             self.keep.append(sb)
             return C.addressof(sb)
         nested = self.attrs.get(f.name)
@@ -220,9 +249,10 @@ class _Builder:
         member = _UNION_MEMBER[dtype]
         value = 0 if raw is None else raw
         if dtype is DataType.FLOAT16:
-            union.UInt16 = int(np.array(value, dtype=np.float16).view(np.uint16))
+            union.UInt16 = int(np.array(float64_value(value), dtype=np.float16).view(np.uint16))
         else:
-            setattr(union, member, float(value) if dtype.is_float else int(value))
+            setattr(union, member, float32_value(value) if dtype is DataType.FLOAT32 else
+                    float64_value(value) if dtype.is_float else int(value))
         return union
 
     def sibling_dtype(self, f: Field) -> DataType:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dmlconform.backends.directml.abi import hresult_text
@@ -183,6 +183,9 @@ RULES: dict[str, Rule] = {
                                 include=("QueryTensor", "KeyTensor", "ValueTensor")),
 }
 _GENERIC = Rule()
+#: "This tensor must have an effective rank no greater than 2" (the leading sizes past two are 1): the docs'
+#: text, which the specs do not structure.
+_EFFECTIVE_RANK_2 = ("ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_HARDMAX")
 
 
 # ------------------------------------------------------------------ planning
@@ -208,9 +211,9 @@ def _groups(spec: Spec, prop: str, names: Sequence[str]) -> list[tuple[str, ...]
 class _Planner:
     """Configurations of one spec (see the module docstring)."""
 
-    def __init__(self, spec: Spec, max_level: FeatureLevel) -> None:
+    def __init__(self, spec: Spec, max_level: FeatureLevel, rule: Rule | None = None) -> None:
         self.spec, self.max_level = spec, max_level
-        self.rule = RULES.get(spec.operator, _GENERIC)
+        self.rule = rule or RULES.get(spec.operator, _GENERIC)
         self.tensors = [f for f in spec.tensors if not f.optional or f.name in self.rule.include]
 
     def rows(self, table: SupportTable) -> dict[str, Any]:
@@ -289,6 +292,39 @@ class _Planner:
         if any(name in rows for name in self.rule.dtypes):  # the row's own data type, once
             yield self.config(table, base, {}, expect=True, what="in table", pin=False)
 
+    def optional(self, table: SupportTable) -> Iterator[Config]:
+        """The base configuration with each optional tensor that has a row
+        present (the other configurations leave it out).  The doc allows
+        both (issue #25).  Only for operators without a rule: where a rule
+        shapes the tensors, an optional one has shapes or partners (a bias of
+        gates x hidden, mutually exclusive stacked inputs, the only output)
+        the planner does not know, and its answer would say nothing."""
+        if self.spec.operator in RULES:
+            return
+        for f in self.spec.tensors:
+            row = table.row(f.name)
+            if not f.optional or row is None or not row.dtypes or not row.dims:
+                continue
+            other = _Planner(self.spec, self.max_level, replace(self.rule, include=(*self.rule.include, f.name)))
+            if other.rows(table):
+                yield other.config(table, other.base(table), {}, expect=True, what=f"optional {f.name} present")
+
+    def sized(self, table: SupportTable) -> Iterator[Config]:
+        """The base configuration at real sizes (5x4x3x2 at four dimensions,
+        no size-1 dimension) where one ``same`` Sizes constraint links every
+        tensor and no rule shapes them (element-wise operators)."""
+        rows, base = self.rows(table), self.base(table)
+        if self.spec.operator in RULES or len(rows) < 2 or len(_groups(self.spec, "Sizes", list(rows))) != 1:
+            return
+        counts = {n for _, n in base.values()}
+        if len(counts) != 1:
+            return
+        n = counts.pop()
+        real = tuple(range(n + 1, 1, -1))
+        if self.spec.operator in _EFFECTIVE_RANK_2 and n > 2:
+            real = (1,) * (n - 2) + real[-2:]
+        yield self.config(table, base, {}, expect=True, what="real sizes", sizes={name: real for name in rows})
+
     def outside(self, table: SupportTable) -> Iterator[Config]:
         rows, base = self.rows(table), self.base(table)
         names = list(rows)
@@ -343,6 +379,9 @@ def plan(spec: Spec, max_level: FeatureLevel) -> list[Config]:
     for table in sorted(tables, key=lambda t: t.level):
         for cfg in planner.inside(table):
             configs.setdefault((cfg.label, "in"), cfg)
+    newest = max(tables, key=lambda t: t.level)
+    for cfg in (*planner.optional(newest), *planner.sized(newest)):
+        configs.setdefault((cfg.label, "in"), cfg)
     conditions = {t.condition for t in tables}
     for condition in sorted(conditions, key=lambda c: (c is not None, repr(c))):
         current = spec.table_at(max_level, condition=condition)

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import ctypes as C
+from fractions import Fraction
 
+import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dmlconform.backends.directml import abi
-from dmlconform.backends.directml.descs import DescError, NestedOp, TensorLayout, build, enum_value
+from dmlconform.backends.directml.descs import DescError, NestedOp, TensorLayout, build, enum_value, float32_value
 from dmlconform.spec.model import DataType
 from tests.backends.directml.conftest import spec
 
@@ -78,3 +82,25 @@ def test_enums_by_name_suffix_or_number_and_errors() -> None:
     with pytest.raises(DescError, match="no operator_type"):
         import dataclasses
         build(dataclasses.replace(spec("ACTIVATION_SOFTSIGN"), operator_type=None), {}, {})
+
+
+def test_exact_float_texts_become_the_nearest_float32() -> None:
+    """Issue #25: HARD_SWISH's cases carry Alpha as the doc's exact "1/6"; the
+    desc held `float("1/6")` (ValueError: could not convert string to float)."""
+    swish = build(spec("ACTIVATION_HARD_SWISH"), {}, {"Alpha": "1/6", "Beta": 0.5})
+    assert swish.body.Alpha == float(np.float32(1 / 6)) == 0.1666666716337204
+    assert swish.body.Beta == 0.5
+    ident = build(spec("ELEMENT_WISE_IDENTITY"), {}, {"ScaleBias.Scale": "1/3", "ScaleBias.Bias": "-inf"})
+    sb = abi.DML_SCALE_BIAS.from_address(ident.body.ScaleBias)
+    assert (sb.Scale, sb.Bias) == (float(np.float32(1 / 3)), float("-inf"))
+    clip = build(spec("ELEMENT_WISE_CLIP1"), {}, {"MinMaxDataType": "DML_TENSOR_DATA_TYPE_FLOAT64", "Max": "1/3"})
+    assert clip.body.Max.Float64 == 1 / 3
+
+
+@given(st.fractions(min_value=-1e30, max_value=1e30, max_denominator=10**12))
+def test_float32_value_rounds_an_exact_text_once(exact: Fraction) -> None:
+    got = float32_value(f"{exact.numerator}/{exact.denominator}")
+    assert np.float32(got) == got
+    below, above = np.nextafter(np.float32(got), np.float32(-np.inf)), np.nextafter(np.float32(got), np.float32(np.inf))
+    error = abs(Fraction(got) - exact)
+    assert error <= abs(Fraction(float(below)) - exact) and error <= abs(Fraction(float(above)) - exact)

@@ -129,3 +129,17 @@ def test_a_pinned_data_type_is_tried_once_as_the_row_gives_it() -> None:
     labels = [c.label for c in _in_table("ADAM_OPTIMIZER")]
     assert sum("TrainingStepTensor UINT32" in label for label in labels) == len(labels) - 1
     assert sum("TrainingStepTensor FLOAT32" in label for label in labels) == 1
+
+
+def test_plan_tries_optional_tensors_present_and_real_sizes() -> None:
+    """Issue #25 part 5: beyond size-1 leading dimensions and the required tensors only
+    (every other configuration leaves the optional tensors out)."""
+    add = {(c.what, c.label) for c in v.plan(spec("ELEMENT_WISE_ADD"), FL62) if c.expect}
+    assert ("real sizes", "ATensor FLOAT32 4d 5x4x3x2, BTensor FLOAT32 4d 5x4x3x2, OutputTensor FLOAT32 4d 5x4x3x2") \
+        in add
+    gemm = {(c.what, c.label) for c in v.plan(spec("GEMM"), FL62) if c.expect}
+    assert ("optional CTensor present",
+            "ATensor FLOAT32 4d, BTensor FLOAT32 4d, CTensor FLOAT32 4d, OutputTensor FLOAT32 4d") in gemm
+    assert not any(c.what.startswith("optional") for c in v.plan(spec("GRU"), FL62))  # a rule shapes its tensors
+    softmax = [c.label for c in v.plan(spec("ACTIVATION_SOFTMAX"), FL62) if c.what == "real sizes"]
+    assert softmax == ["InputTensor FLOAT32 4d 1x1x3x2, OutputTensor FLOAT32 4d 1x1x3x2"]  # effective rank <= 2
