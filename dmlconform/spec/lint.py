@@ -25,7 +25,7 @@ from dmlconform.errors import FormulaError, InputError, SpecError
 from dmlconform.formula import parse
 from dmlconform.formula.boundaries import overlaps
 from dmlconform.formula.tree import names, otherwise_branches
-from dmlconform.spec import load
+from dmlconform.spec import load, reviewed
 from dmlconform.spec import model as m
 from dmlconform.spec.load import Document, JsonPath
 
@@ -792,6 +792,10 @@ def lint_paths(paths: list[Path]) -> list[Finding]:
             doc = _error_finding(exc, path=str(path))
         if isinstance(doc, Finding):
             findings.append(doc)
+            continue
+        if reviewed.is_overlay(path):  # a reviewed overlay, checked against its spec (`spec.reviewed`)
+            findings.extend(Finding(SCHEMA.code, e.path, e.line, e.column, e.message, SCHEMA.severity)
+                            for e in reviewed.problems_of(path))
             continue
         docs.append(doc)
         findings.extend(_document_findings(doc))

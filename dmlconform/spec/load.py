@@ -34,6 +34,7 @@ from dmlconform import limits, userfiles
 from dmlconform.cachedir import cache_dir
 from dmlconform.errors import LocatedError, SpecError
 from dmlconform.spec import model as m
+from dmlconform.spec import reviewed
 
 JsonPath = tuple[str | int, ...]
 
@@ -562,7 +563,9 @@ def read_text(path: Path, *, limit: limits.FileLimit = limits.SPEC) -> str:
 
 
 def load_spec(path: Path) -> m.Spec:
-    return loads_spec(read_text(path), path=str(path))
+    """The spec in ``path``, with the semantics of its reviewed overlay
+    (``reviewed/<file name>`` beside it, where there is one: `reviewed`)."""
+    return reviewed.with_overlay(loads_spec(read_text(path), path=str(path)), path)
 
 
 def spec_files(paths: list[Path] | tuple[Path, ...]) -> list[Path]:
@@ -575,4 +578,4 @@ def spec_files(paths: list[Path] | tuple[Path, ...]) -> list[Path]:
     if found.refused:
         first = found.refused[0]
         raise SpecError(first.reason, path=first.path, problems=tuple(r.error() for r in found.refused))
-    return list(found.files)
+    return [f for f in found.files if not reviewed.is_overlay(f)]
