@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from dmlconform.cases import contraction as contraction_cases
 from dmlconform.cases import generate as formula_cases
 from dmlconform.cases.model import Case
-from dmlconform.oracles import elementwise
+from dmlconform.oracles import contraction, elementwise
 from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
@@ -39,6 +40,7 @@ class Family:
 
 #: Every family, asked in order.
 FAMILIES: tuple[Family, ...] = (
+    Family("contraction", contraction.claims, contraction_cases.generate, contraction.ContractionOracle.of),
     Family("element-wise formula", elementwise.claims, formula_cases.generate, elementwise.FormulaOracle.of),
 )
 

@@ -1,0 +1,200 @@
+"""The contraction family's oracle (GEMM): expected values in float64 and a
+bound from the error analysis of summation, per output element.
+
+Issue #24 item 2; DESIGN.md "Operator families" and "Tolerances";
+docs/contraction.md derives the model and works one real case through it.
+
+Per output element the oracle computes, in float64 (every product of two
+float32 or FLOAT16 values is exact there), the value
+``T = Alpha * sum_k A[m,k] B[k,n] + Beta * C[m,n]``, the sum of the terms'
+magnitudes ``S = |Alpha| sum_k |A[m,k] B[k,n]| + |Beta| |C[m,n]|`` and the
+count of roundings an implementation may make along any path,
+``n = K + 2`` (K products summed in any order, the scaling by Alpha, the
+addend).  With ``u`` the unit roundoff of the accumulator (float32's for
+FLOAT16 tensors, the primary reading of the reviewed ambiguity, unless the
+backend declares FLOAT16 accumulation):
+
+* FAIL beyond ``gamma_n(u) S + e64 + spacing``: the worst case of summation
+  in any order, with or without FMA (Higham, "Accuracy and Stability of
+  Numerical Algorithms", 2nd ed., eq. 3.5), plus the oracle's own float64
+  error ``e64 = gamma_K(2^-53) S`` and one spacing of the output type at
+  the result (its rounding, and the expected value's);
+* QUALITY_WARNING beyond ``gamma~_n(lambda, u) S + e64 + spacing``, the
+  probabilistic bound of Higham and Mary (SIAM J. Sci. Comput. 41(5), 2019,
+  Theorem 2.8) with ``lambda = LAMBDA``: rounding errors that behave like
+  independent ones stay within it but for a probability of
+  ``2 exp(-lambda^2 / 2)`` per element;
+* PASS within it.
+
+Where every value is an integer and ``S`` fits the significand of the
+accumulator and of the output, every partial sum is exact in any order:
+the bound is 0 and the result must be exact (0 ULP).  NaN and infinite
+results are compared as values (any NaN matches).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dmlconform.cases.contraction import Operands, claims, operands, scales
+from dmlconform.cases.model import Case, numpy_dtype
+from dmlconform.compare import RELAXED_FACTOR, finfo
+from dmlconform.oracles.base import Expectation
+from dmlconform.spec import model as m
+from dmlconform.spec.semantics import Contraction
+
+__all__ = ["LAMBDA", "ContractionBatch", "ContractionOracle", "claims"]
+
+#: The probabilistic bound's lambda: 2 exp(-lambda^2/2) = 7.5e-6, the
+#: chance that an element of an honest result is warned of, at most.
+LAMBDA = 5.0
+_U64 = 2.0 ** -53
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ContractionOracle:
+    """The oracle of one contraction operator (its reviewed semantics)."""
+
+    spec: m.Spec
+    semantics: Contraction
+
+    @classmethod
+    def of(cls, spec: m.Spec) -> ContractionOracle:
+        if spec.semantics is None:
+            raise ValueError(f"{spec.operator}: {claims(spec)[1]}")
+        return cls(spec, spec.semantics)
+
+    def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
+             float16_accumulation: bool = False) -> ContractionBatch:
+        """Each case's T, S, term count and exactness end to end.
+        ``flush_subnormals`` changes nothing here: a flushed subnormal is
+        within one spacing of the output type."""
+        parts = [_terms(self.semantics, case, float16_accumulation) for case in cases]
+        out = cases[0].outputs[0].dtype
+        return ContractionBatch(np.concatenate([p.value for p in parts]), np.concatenate([p.magnitude for p in parts]),
+                                np.concatenate([p.count for p in parts]), np.concatenate([p.exact for p in parts]),
+                                parts[0].unit, out)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Terms:
+    """One case, flat in C order of the output: T, S, n, exactness, and ``unit`` (u)."""
+
+    value: np.ndarray
+    magnitude: np.ndarray
+    count: np.ndarray
+    exact: np.ndarray
+    unit: float
+
+
+def unit_roundoff(dtype: m.DataType) -> float:
+    """u = 2^-p of a float type (p its significand's digits)."""
+    return float(2.0 ** -(int(finfo(numpy_dtype(dtype)).nmant) + 1))
+
+
+def accumulator(semantics: Contraction, dtype: m.DataType, float16_accumulation: bool) -> m.DataType:
+    """The type sums are bounded in: FLOAT16 where the backend declares it
+    accumulates FLOAT16 tensors so, else the reviewed reading."""
+    if float16_accumulation and dtype is m.DataType.FLOAT16:
+        return m.DataType.FLOAT16
+    return semantics.accumulator(dtype)
+
+
+def _terms(semantics: Contraction, case: Case, float16_accumulation: bool) -> _Terms:
+    ops = operands(semantics, case)
+    alpha, beta = scales(semantics, case)
+    value, magnitude = _products(ops)
+    value *= alpha
+    magnitude *= abs(alpha)
+    integers = _integral(ops) and float(alpha).is_integer() and float(beta).is_integer()
+    if ops.c is not None:
+        c = np.broadcast_to(ops.c, value.shape).astype(np.float64)
+        value += beta * c
+        magnitude += abs(beta) * np.abs(c)
+    acc = accumulator(semantics, case.dtype, float16_accumulation)
+    out = case.outputs[0].dtype
+    digits = min(_digits(acc), _digits(out))
+    k = ops.a.shape[-1]
+    exact = np.logical_and(integers, magnitude <= 2.0 ** digits).reshape(-1)
+    count = np.full(exact.shape, k + 2, dtype=np.int64)
+    return _Terms(value.reshape(-1), magnitude.reshape(-1), count, exact, unit_roundoff(acc))
+
+
+def _products(ops: Operands) -> tuple[np.ndarray, np.ndarray]:
+    """sum_k A B and sum_k |A B| in float64, batches broadcast.  Finite
+    operands go through float64 matmul (products exact, sums within
+    gamma_K(2^-53) S); a NaN or inf among them through the explicit sum of
+    products, so that IEEE's rules for inf and NaN hold whatever the BLAS."""
+    a, b = ops.a.astype(np.float64), ops.b.astype(np.float64)
+    if np.isfinite(a).all() and np.isfinite(b).all():
+        value = np.matmul(a, b)
+        np.abs(a, out=a)
+        np.abs(b, out=b)
+        return value, np.matmul(a, b)
+    products = a[..., :, :, None] * b[..., None, :, :]
+    return products.sum(axis=-2), np.abs(products).sum(axis=-2)
+
+
+def _integral(ops: Operands) -> bool:
+    """Whether every operand value is an integer (NaN and inf are not)."""
+    return all(bool(np.all(np.mod(x, 1) == 0)) for x in (ops.a, ops.b, ops.c) if x is not None)
+
+
+def _digits(dtype: m.DataType) -> int:
+    return int(finfo(numpy_dtype(dtype)).nmant) + 1
+
+
+def gamma(n: np.ndarray, u: float) -> np.ndarray:
+    """gamma_n(u) = n u / (1 - n u), infinite where n u >= 1."""
+    nu = n * u
+    with np.errstate(divide="ignore"):
+        return np.where(nu < 1, nu / np.maximum(1 - nu, 0), np.inf)
+
+
+def gamma_probable(n: np.ndarray, u: float, lam: float = LAMBDA) -> np.ndarray:
+    """Higham and Mary's gamma~_n(lambda) = exp(lambda sqrt(n) u + n u^2 / (1 - u)) - 1,
+    never above gamma_n (it is larger for small n)."""
+    return np.minimum(np.expm1(lam * np.sqrt(n) * u + n * u * u / (1 - u)), gamma(n, u))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ContractionBatch:
+    """`ContractionOracle` bound to a batch: T, S, n and exactness end to end."""
+
+    value: np.ndarray
+    magnitude: np.ndarray
+    count: np.ndarray
+    exact: np.ndarray
+    unit: float
+    out: m.DataType
+
+    def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
+        """Expected values in the output type and both bounds over [lo, hi)."""
+        t, s, n = self.value[lo:hi], self.magnitude[lo:hi], self.count[lo:hi]
+        nt = numpy_dtype(self.out)
+        expected = t.astype(nt)
+        expected.setflags(write=False)
+        own = gamma(n, _U64) * s
+        worst = gamma(n, self.unit) * s + own
+        probable = gamma_probable(n, self.unit) * s + own
+        step = _spacing(np.abs(t) + worst, nt)
+        zero = self.exact[lo:hi] | ~np.isfinite(t)
+        strict = np.where(zero, 0.0, probable + step)
+        relaxed = np.where(zero, 0.0, worst + step)
+        return (Expectation(expected, strict, relaxed, (), 0, RELAXED_FACTOR, False),)
+
+    def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
+        """What decides an element's bound: its term count and the sum of the terms' magnitudes."""
+        return (("terms", [float(x) for x in self.count[flat].tolist()]),
+                ("sum |terms|", [float(x) for x in self.magnitude[flat].tolist()]))
+
+
+def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:
+    """One spacing of the output type at or above ``x`` (float64): the
+    result's rounding and the expected value's together."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        above = np.nextafter(np.asarray(x).astype(nt), np.array(np.inf, dtype=nt))
+        return np.abs(np.spacing(above)).astype(np.float64)
