@@ -51,6 +51,8 @@ __all__ = ["LAMBDA", "ContractionBatch", "ContractionOracle", "claims"]
 #: The probabilistic bound's lambda: 2 exp(-lambda^2/2) = 7.5e-6, the
 #: chance that an element of an honest result is warned of, at most.
 LAMBDA = 5.0
+#: Roundings beyond the K products' sum: the scaling by Alpha and the addend Beta * C.
+ROUNDINGS_BEYOND_K = 2
 _U64 = 2.0 ** -53
 
 
@@ -81,7 +83,7 @@ class ContractionOracle:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _Terms:
-    """One case, flat in C order of the output: T, S, n, exactness, and ``unit`` (u)."""
+    """One case, flat in C order of the output: T, S, K, exactness, and ``unit`` (u)."""
 
     value: np.ndarray
     magnitude: np.ndarray
@@ -119,7 +121,7 @@ def _terms(semantics: Contraction, case: Case, float16_accumulation: bool) -> _T
     digits = min(_digits(acc), _digits(out))
     k = ops.a.shape[-1]
     exact = np.logical_and(integers, magnitude <= 2.0 ** digits).reshape(-1)
-    count = np.full(exact.shape, k + 2, dtype=np.int64)
+    count = np.full(exact.shape, k, dtype=np.int64)
     return _Terms(value.reshape(-1), magnitude.reshape(-1), count, exact, unit_roundoff(acc))
 
 
@@ -162,7 +164,8 @@ def gamma_probable(n: np.ndarray, u: float, lam: float = LAMBDA) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ContractionBatch:
-    """`ContractionOracle` bound to a batch: T, S, n and exactness end to end."""
+    """`ContractionOracle` bound to a batch: T, S, K and exactness end to end
+    (n = K + 2 roundings: `ROUNDINGS_BEYOND_K`)."""
 
     value: np.ndarray
     magnitude: np.ndarray
@@ -173,11 +176,12 @@ class ContractionBatch:
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
         """Expected values in the output type and both bounds over [lo, hi)."""
-        t, s, n = self.value[lo:hi], self.magnitude[lo:hi], self.count[lo:hi]
+        t, s = self.value[lo:hi], self.magnitude[lo:hi]
+        n = self.count[lo:hi] + ROUNDINGS_BEYOND_K
         nt = numpy_dtype(self.out)
         expected = t.astype(nt)
         expected.setflags(write=False)
-        own = gamma(n, _U64) * s
+        own = gamma(n, _U64) * s  # the oracle's own float64 sums
         worst = gamma(n, self.unit) * s + own
         probable = gamma_probable(n, self.unit) * s + own
         step = _spacing(np.abs(t) + worst, nt)
@@ -187,9 +191,9 @@ class ContractionBatch:
         return (Expectation(expected, strict, relaxed, (), 0, RELAXED_FACTOR, False),)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
-        """What decides an element's bound: its term count and the sum of the terms' magnitudes."""
-        return (("terms", [float(x) for x in self.count[flat].tolist()]),
-                ("sum |terms|", [float(x) for x in self.magnitude[flat].tolist()]))
+        """What decides an element's bound: its product count K and the sum of the terms' magnitudes S."""
+        return (("K", [float(x) for x in self.count[flat].tolist()]),
+                ("S", [float(x) for x in self.magnitude[flat].tolist()]))
 
 
 def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:

@@ -167,19 +167,21 @@ def _against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[Located]:
     roles = (("a", "tensor"), m.TensorRole.INPUT), (("b", "tensor"), m.TensorRole.INPUT), \
         (("c", "tensor"), m.TensorRole.INPUT), (("output",), m.TensorRole.OUTPUT)
     named: list[str] = []
+    found: list[Located] = []
     for path, role in roles:
         name = _get(data, path)
         if name is not None:
             named.append(name)
-            yield from _tensor_problem(spec, at + path, name, role)
+            found.extend(_tensor_problem(spec, at + path, name, role))
     for path, check in ((("a", "transform"), _is_transform), (("b", "transform"), _is_transform),
                         (("alpha",), _is_float), (("c", "scale"), _is_float), (("fused_activation",), _is_pointer)):
         name = _get(data, path)
         if name is not None:
             named.append(name)
-            yield from _attribute_problem(spec, at + path, name, check)
+            found.extend(_attribute_problem(spec, at + path, name, check))
+    yield from found
     left = [f.name for f in spec.fields if f.name not in named]
-    if left:
+    if left and not found:  # a misnamed field is its own problem: the one it meant is not "left out" twice
         yield at, f"semantics leave out field{'s' if len(left) > 1 else ''} {', '.join(left)} of {spec.operator}; " \
                   "name every tensor and attribute"
     yield from _dims_problems(data, spec, [n for n in named if (f := spec.field(n)) is not None and f.is_tensor])
@@ -238,11 +240,14 @@ def _dims_problems(data: dict[str, Any], spec: m.Spec, tensors: list[str]) -> It
             yield where, f"{spec.operator} has no support table at {level} (tables: {', '.join(tables)}); " \
                          "give the levels of its tables"
             continue
+        differ: dict[tuple[int, ...], list[str]] = {}
         for name in tensors:
             row = table.row(name)
             if row is not None and tuple(sorted(row.dims)) != tuple(sorted(counts)):
-                yield where, f"at {level} the table gives {name} dimension counts {list(row.dims)}, here " \
-                             f"{sorted(counts)}; write the table's"
+                differ.setdefault(tuple(sorted(row.dims)), []).append(name)
+        for dims, names in differ.items():
+            yield where, f"at {level} the table gives {', '.join(names)} dimension counts {list(dims)}, here " \
+                         f"{sorted(counts)}; write the table's"
     missing = [level for level in tables if level not in given]
     if missing:
         yield ("semantics", "dimension_counts"), f"dimension_counts leave out the table{'s' if len(missing) > 1 else ''}" \
