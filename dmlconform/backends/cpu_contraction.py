@@ -35,7 +35,8 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, alpha: float, beta:
     """``alpha * a @ b + beta * c`` computed in ``dtype``'s working type, rounded once to ``dtype``."""
     work = _WORK.get(dtype, numpy_dtype(dtype))
     with np.errstate(all="ignore"):
-        y = np.matmul(a.astype(work), b.astype(work)) * work.type(alpha)
+        y = np.matmul(a.astype(work, copy=False), b.astype(work, copy=False))
+        y *= work.type(alpha)
         if c is not None:
-            y = y + c.astype(work) * work.type(beta)
-    return np.ascontiguousarray(y, dtype=numpy_dtype(dtype))
+            y += c.astype(work, copy=False) * work.type(beta)
+    return y.astype(numpy_dtype(dtype), copy=False)

@@ -71,24 +71,28 @@ class ContractionOracle:
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
              float16_accumulation: bool = False) -> ContractionBatch:
-        """Each case's T, S, term count and exactness end to end.
+        """Each case's T, S and exactness end to end, and its K.
         ``flush_subnormals`` changes nothing here: a flushed subnormal is
         within one spacing of the output type."""
         parts = [_terms(self.semantics, case, float16_accumulation) for case in cases]
-        out = cases[0].outputs[0].dtype
-        return ContractionBatch(np.concatenate([p.value for p in parts]), np.concatenate([p.magnitude for p in parts]),
-                                np.concatenate([p.count for p in parts]), np.concatenate([p.exact for p in parts]),
-                                parts[0].unit, out)
+        sizes = [p.expected.size for p in parts]
+        expected = np.concatenate([p.expected for p in parts])
+        expected.setflags(write=False)
+        return ContractionBatch(expected, np.concatenate([p.magnitude for p in parts]),
+                                np.concatenate([p.exact for p in parts]), np.array([p.k for p in parts], np.int64),
+                                np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))), parts[0].unit,
+                                cases[0].outputs[0].dtype)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _Terms:
-    """One case, flat in C order of the output: T, S, K, exactness, and ``unit`` (u)."""
+    """One case, flat in C order of the output: T rounded to the output
+    type, S (an upper bound, float32) and exactness; its K and ``unit`` (u)."""
 
-    value: np.ndarray
+    expected: np.ndarray
     magnitude: np.ndarray
-    count: np.ndarray
     exact: np.ndarray
+    k: int
     unit: float
 
 
@@ -113,36 +117,52 @@ def _terms(semantics: Contraction, case: Case, float16_accumulation: bool) -> _T
     magnitude *= abs(alpha)
     integers = _integral(ops) and float(alpha).is_integer() and float(beta).is_integer()
     if ops.c is not None:
-        c = np.broadcast_to(ops.c, value.shape).astype(np.float64)
-        value += beta * c
-        magnitude += abs(beta) * np.abs(c)
+        c = np.broadcast_to(ops.c, value.shape)
+        value += beta * c.astype(np.float64)
+        magnitude += abs(beta) * np.abs(c).astype(magnitude.dtype, copy=False)
+    magnitude = _upper(magnitude, int(ops.a.shape[-1]))
     acc = accumulator(semantics, case.dtype, float16_accumulation)
-    out = case.outputs[0].dtype
-    digits = min(_digits(acc), _digits(out))
-    k = ops.a.shape[-1]
+    digits = min(_digits(acc), _digits(case.outputs[0].dtype))
     exact = np.logical_and(integers, magnitude <= 2.0 ** digits).reshape(-1)
-    count = np.full(exact.shape, k, dtype=np.int64)
-    return _Terms(value.reshape(-1), magnitude.reshape(-1), count, exact, unit_roundoff(acc))
+    expected = value.reshape(-1).astype(numpy_dtype(case.outputs[0].dtype))
+    return _Terms(expected, magnitude.reshape(-1), exact, int(ops.a.shape[-1]), unit_roundoff(acc))
 
 
 def _products(ops: Operands) -> tuple[np.ndarray, np.ndarray]:
-    """sum_k A B and sum_k |A B| in float64, batches broadcast.  Finite
-    operands go through float64 matmul (products exact, sums within
-    gamma_K(2^-53) S); a NaN or inf among them through the explicit sum of
-    products, so that IEEE's rules for inf and NaN hold whatever the BLAS."""
-    a, b = ops.a.astype(np.float64), ops.b.astype(np.float64)
-    if np.isfinite(a).all() and np.isfinite(b).all():
-        value = np.matmul(a, b)
-        np.abs(a, out=a)
-        np.abs(b, out=b)
-        return value, np.matmul(a, b)
-    products = a[..., :, :, None] * b[..., None, :, :]
-    return products.sum(axis=-2), np.abs(products).sum(axis=-2)
+    """sum_k A B in float64 and sum_k |A B| in float32 (float64 for wider
+    operands), batches broadcast.  Finite operands go through matmul: T in
+    float64 (products of float32 or FLOAT16 values exact, sums within
+    gamma_K(2^-53) S); S needs no more than float32 (`_upper` makes it an
+    upper bound), and a float32 matmul costs half a float64 one.  A NaN or
+    inf among the operands goes through the explicit sum of products, so
+    that IEEE's rules for inf and NaN hold whatever the BLAS."""
+    a, b = ops.a, ops.b
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        products = a.astype(np.float64)[..., :, :, None] * b.astype(np.float64)[..., None, :, :]
+        return products.sum(axis=-2), np.abs(products).sum(axis=-2)
+    value = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    work = np.float64 if max(a.dtype.itemsize, b.dtype.itemsize) > 4 else np.float32
+    return value, np.matmul(np.abs(a).astype(work, copy=False), np.abs(b).astype(work, copy=False))
+
+
+def _upper(s: np.ndarray, k: int) -> np.ndarray:
+    """S as a float32 upper bound.  ``s`` was summed from non-negative
+    terms with K + 3 roundings of float32 (or fewer of float64) at most, so
+    it is at least (1 - gamma_{K+3}(2^-24)) times the true S; divided by
+    that, with 2^-20 to spare for this multiplication's own rounding, it
+    is above it (infinite where float32 overflows: no bound there)."""
+    factor = np.float32((1 + 2.0 ** -20) / (1 - float(gamma(np.array([k + 3]), 2.0 ** -24)[0])))
+    with np.errstate(over="ignore"):
+        return s.astype(np.float32, copy=False) * factor
 
 
 def _integral(ops: Operands) -> bool:
-    """Whether every operand value is an integer (NaN and inf are not)."""
-    return all(bool(np.all(np.mod(x, 1) == 0)) for x in (ops.a, ops.b, ops.c) if x is not None)
+    """Whether every operand value is an integer (NaN and inf are not).
+    Each operand's first elements are looked at first: random data stops there."""
+    for x in (ops.a, ops.b, ops.c):
+        if x is not None and not (np.all(np.mod(x.flat[:64], 1) == 0) and np.all(np.mod(x, 1) == 0)):
+            return False
+    return True
 
 
 def _digits(dtype: m.DataType) -> int:
@@ -164,41 +184,54 @@ def gamma_probable(n: np.ndarray, u: float, lam: float = LAMBDA) -> np.ndarray:
 
 @dataclass(frozen=True, slots=True, eq=False)
 class ContractionBatch:
-    """`ContractionOracle` bound to a batch: T, S, K and exactness end to end
-    (n = K + 2 roundings: `ROUNDINGS_BEYOND_K`)."""
+    """`ContractionOracle` bound to a batch: T rounded to the output type,
+    S and exactness end to end, each case's K and where its elements start
+    (``offsets``, the total last)."""
 
-    value: np.ndarray
+    expected: np.ndarray
     magnitude: np.ndarray
-    count: np.ndarray
     exact: np.ndarray
+    ks: np.ndarray
+    offsets: np.ndarray
     unit: float
     out: m.DataType
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
-        """Expected values in the output type and both bounds over [lo, hi)."""
-        t, s = self.value[lo:hi], self.magnitude[lo:hi]
-        n = self.count[lo:hi] + ROUNDINGS_BEYOND_K
-        nt = numpy_dtype(self.out)
-        expected = t.astype(nt)
-        expected.setflags(write=False)
-        own = gamma(n, _U64) * s  # the oracle's own float64 sums
-        worst = gamma(n, self.unit) * s + own
-        probable = gamma_probable(n, self.unit) * s + own
-        step = _spacing(np.abs(t) + worst, nt)
-        zero = self.exact[lo:hi] | ~np.isfinite(t)
-        strict = np.where(zero, 0.0, probable + step)
-        relaxed = np.where(zero, 0.0, worst + step)
+        """Expected values in the output type and both bounds over [lo, hi),
+        the bounds built in place (a large case's temporaries are its
+        memory peak: bench/bench_gemm.py)."""
+        expected = self.expected[lo:hi]
+        nt = expected.dtype
+        strict, relaxed = np.empty(expected.shape), np.empty(expected.shape)
+        n = (self.ks + ROUNDINGS_BEYOND_K).astype(np.float64)
+        own = gamma(n, _U64)  # the oracle's own float64 sums
+        coefficients = zip((gamma_probable(n, self.unit) + own).tolist(), (gamma(n, self.unit) + own).tolist())
+        for i, (probable, worst) in enumerate(coefficients):  # a loop over the batch's cases, not its elements
+            start, stop = max(int(self.offsets[i]), lo), min(int(self.offsets[i + 1]), hi)
+            if start < stop:
+                s = self.magnitude[start:stop]
+                np.multiply(s, probable, out=strict[start - lo:stop - lo])
+                np.multiply(s, worst, out=relaxed[start - lo:stop - lo])
+        step = np.abs(expected).astype(np.float64)  # spacing(|round(T)|) >= spacing(|T|): the same binade or above
+        step += relaxed
+        step = _spacing(step, nt)
+        strict += step
+        relaxed += step
+        zero = self.exact[lo:hi] | ~np.isfinite(expected)
+        strict[zero] = 0.0
+        relaxed[zero] = 0.0
         return (Expectation(expected, strict, relaxed, (), 0, RELAXED_FACTOR, False),)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its product count K and the sum of the terms' magnitudes S."""
-        return (("K", [float(x) for x in self.count[flat].tolist()]),
+        owner = np.searchsorted(self.offsets, flat, side="right") - 1
+        return (("K", [float(x) for x in self.ks[owner].tolist()]),
                 ("S", [float(x) for x in self.magnitude[flat].tolist()]))
 
 
 def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:
-    """One spacing of the output type at or above ``x`` (float64): the
+    """One spacing of the output type at ``x`` >= 0 (float64), or above: the
     result's rounding and the expected value's together."""
     with np.errstate(over="ignore", invalid="ignore"):
-        above = np.nextafter(np.asarray(x).astype(nt), np.array(np.inf, dtype=nt))
-        return np.abs(np.spacing(above)).astype(np.float64)
+        # rounding to nearest never lands in a lower binade: the spacing there is at least x's
+        return np.spacing(np.asarray(x).astype(nt)).astype(np.float64)
