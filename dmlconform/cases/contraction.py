@@ -127,6 +127,40 @@ def scales(semantics: Contraction, case: Case) -> tuple[float, float]:
     return alpha, beta
 
 
+def shape_problems(semantics: Contraction, case: Case) -> Iterator[str]:
+    """What makes ``case`` no contraction its semantics describe (a case
+    folder's fault, `cases.validate`): fewer than 2 dimensions, or sizes
+    that do not chain: A (..., M, K) and B (..., K, N) after their
+    transposes, every operand with the output's leading (batch) sizes and
+    its M and N.  Texts are ``problem: fix``."""
+    tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
+    a, b, out = (tensors.get(n) for n in (semantics.a.tensor, semantics.b.tensor, semantics.output))
+    if a is None or b is None or out is None:
+        return  # a missing tensor is reported as such
+    short = [t.name for t in (a, b, out) if len(t.sizes) < 2]
+    if short:
+        verb = "needs" if len(short) == 1 else "need"
+        yield f"{', '.join(short)} {verb} at least 2 dimensions (a matrix): give sizes [..., rows, columns]"
+        return
+    a_rows, a_cols = _matrix(a.sizes, transposed(case, semantics.a.transform))
+    b_rows, b_cols = _matrix(b.sizes, transposed(case, semantics.b.transform))
+    if a_cols != b_rows:
+        yield (f"{a.name} gives K={a_cols} but {b.name} gives K={b_rows} (sizes {list(a.sizes)} and "
+               f"{list(b.sizes)}, after their transforms): give them one K")
+    if out.sizes[-2:] != (a_rows, b_cols):
+        yield (f"{out.name}'s sizes {list(out.sizes)} end in {list(out.sizes[-2:])}, not [M, N] = "
+               f"[{a_rows}, {b_cols}] of {a.name} and {b.name}: give it sizes [..., {a_rows}, {b_cols}]")
+    for t in (a, b):
+        if t.sizes[:-2] != out.sizes[:-2]:
+            yield (f"{t.name}'s leading sizes {list(t.sizes[:-2])} are not {out.name}'s {list(out.sizes[:-2])}: "
+                   "every operand has the output's batch sizes (stride 0 where one repeats)")
+
+
+def _matrix(sizes: tuple[int, ...], transpose: bool) -> tuple[int, int]:
+    """(rows, columns) of the matrix a tensor of ``sizes`` holds after its transform."""
+    return (sizes[-1], sizes[-2]) if transpose else (sizes[-2], sizes[-1])
+
+
 # -- which cases ------------------------------------------------------------------------------
 def shapes(spec: Spec, level: FeatureLevel, *, large: bool) -> list[Shape]:
     """Every case of ``spec`` at ``level`` before its values, in a fixed order."""
@@ -182,14 +216,17 @@ def _semantics(spec: Spec) -> Contraction:
 
 
 # -- values and tensors -----------------------------------------------------------------------
-def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
+def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False, negative: bool = True,
              keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
     """The cases of ``spec`` at ``level`` (the module docstring), only those
-    ``keep(id, data type)`` accepts; identical for a ``seed``."""
+    ``keep(id, data type)`` accepts, without the negative ones where not
+    ``negative``; identical for a ``seed``."""
     if not isinstance(seed, int) or seed < 0:
         raise InputError(f"seed={seed!r} must be an integer >= 0")
     sem = _semantics(spec)
     for shape in shapes(spec, level, large=large):
+        if not negative and not shape.supported:
+            continue
         case_id = shape.case_id(spec.operator)
         if keep is None or keep(case_id, shape.dtype):
             yield _case(spec, sem, level, seed, case_id, shape)

@@ -43,6 +43,7 @@ from dmlconform.cases.contraction import Operands, claims, operands, scales
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.compare import RELAXED_FACTOR, finfo
 from dmlconform.oracles.base import Expectation
+from dmlconform.plan import CONTRACTION_PRODUCTS
 from dmlconform.spec import model as m
 from dmlconform.spec.semantics import Contraction
 
@@ -138,11 +139,29 @@ def _products(ops: Operands) -> tuple[np.ndarray, np.ndarray]:
     that IEEE's rules for inf and NaN hold whatever the BLAS."""
     a, b = ops.a, ops.b
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
-        products = a.astype(np.float64)[..., :, :, None] * b.astype(np.float64)[..., None, :, :]
-        return products.sum(axis=-2), np.abs(products).sum(axis=-2)
+        return _explicit(a, b)
     value = np.matmul(a.astype(np.float64), b.astype(np.float64))
     work = np.float64 if max(a.dtype.itemsize, b.dtype.itemsize) > 4 else np.float32
     return value, np.matmul(np.abs(a).astype(work, copy=False), np.abs(b).astype(work, copy=False))
+
+
+def _explicit(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """sum_k A B and sum_k |A B| as explicit float64 sums of products, a
+    block of A's rows of one batch at a time (`plan.CONTRACTION_PRODUCTS`
+    products at most, or one row where a row alone has more)."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a3 = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
+    b3 = np.broadcast_to(b, batch + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
+    rows, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    value, magnitude = np.empty((a3.shape[0], rows, n)), np.empty((a3.shape[0], rows, n))
+    step = max(1, CONTRACTION_PRODUCTS // max(k * n, 1))
+    for i in range(a3.shape[0]):
+        right = b3[i].astype(np.float64)
+        for lo in range(0, rows, step):
+            products = a3[i, lo:lo + step, :, None].astype(np.float64) * right[None, :, :]
+            value[i, lo:lo + step] = products.sum(axis=1)
+            magnitude[i, lo:lo + step] = np.abs(products, out=products).sum(axis=1)
+    return value.reshape(batch + (rows, n)), magnitude.reshape(batch + (rows, n))
 
 
 def _upper(s: np.ndarray, k: int) -> np.ndarray:

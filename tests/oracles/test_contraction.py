@@ -170,3 +170,17 @@ def test_a_failure_shows_k_and_s_beside_each_element() -> None:
     assert result.outcome is Outcome.FAIL
     names = {name for d in result.worst for name, _ in d.inputs}
     assert names == {"K", "S"} and all(dict(d.inputs)["K"] == 7 for d in result.worst)
+
+
+def test_explicit_sums_are_the_same_in_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a NaN or inf among the operands the oracle sums products itself,
+    a block of rows at a time: the blocks change nothing, down to one row."""
+    from dmlconform.oracles import contraction
+
+    whole = ContractionOracle.of(_spec()).bind([_case("GEMM/FLOAT32/4d/k33/inf")], flush_subnormals=False)
+    monkeypatch.setattr(contraction, "CONTRACTION_PRODUCTS", 1)
+    rows = ContractionOracle.of(_spec()).bind([_case("GEMM/FLOAT32/4d/k33/inf")], flush_subnormals=False)
+    for got, want in ((rows.expected, whole.expected), (rows.magnitude, whole.magnitude)):
+        assert np.array_equal(got, want, equal_nan=True)
+    assert np.isinf(whole.expected.reshape(2, 3, 3, 5)[..., 0]).all()
+    assert np.isfinite(whole.expected.reshape(2, 3, 3, 5)[..., 1:]).all()
