@@ -67,7 +67,7 @@ class ContractionOracle:
     @classmethod
     def of(cls, spec: m.Spec) -> ContractionOracle:
         if spec.semantics is None:
-            raise ValueError(f"{spec.operator}: {claims(spec)[1]}")
+            raise ValueError(f"{spec.operator}: no reviewed contraction semantics (specs/reviewed/{spec.operator}.yaml)")
         return cls(spec, spec.semantics)
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
