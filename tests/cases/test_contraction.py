@@ -25,7 +25,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_gen_then_run_replays_every_gemm_case(folder: Path, tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["run", "--specs", SPECS, "--cases", str(folder), "--no-progress",
+    result = CliRunner().invoke(main, ["run", "--specs", SPECS, "--op", "GEMM", "--cases", str(folder), "--no-progress",
                                        "--no-isolate", "-o", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
     assert "72 cases: 70 PASS, 2 NOT_SUPPORTED" in result.output
@@ -61,7 +61,7 @@ PREFIX = "manifest.json:1: error: case 0 (GEMM/FLOAT32/4d/k1/exact): "
 def test_a_folder_whose_shapes_do_not_chain_is_refused(folder: Path, tmp_path: Path, edit: object,
                                                          messages: list[str]) -> None:
     bad = _edited(folder, tmp_path, edit)
-    result = CliRunner().invoke(main, ["run", "--specs", SPECS, "--cases", str(bad), "--no-progress",
+    result = CliRunner().invoke(main, ["run", "--specs", SPECS, "--op", "GEMM", "--cases", str(bad), "--no-progress",
                                        "--no-isolate", "-o", str(tmp_path / "r")])
     assert result.exit_code == 2
     assert result.output.splitlines() == [f"{bad}/{PREFIX}{m}" for m in messages]
