@@ -184,3 +184,26 @@ def test_explicit_sums_are_the_same_in_blocks(monkeypatch: pytest.MonkeyPatch) -
         assert np.array_equal(got, want, equal_nan=True)
     assert np.isinf(whole.expected.reshape(2, 3, 3, 5)[..., 0]).all()
     assert np.isfinite(whole.expected.reshape(2, 3, 3, 5)[..., 1:]).all()
+
+
+class _Off(CpuBackend):
+    """The reference with element 0 moved to ``where`` between the bounds (0: the strict one, 1: the relaxed one)."""
+
+    def __init__(self, where: float) -> None:
+        super().__init__()
+        self.where = where
+
+    def run(self, spec: m.Spec, case: Case, buffers: dict[str, np.ndarray]) -> None:  # type: ignore[override]
+        super().run(spec, case, buffers)
+        exp = ContractionOracle.of(spec).bind([case], flush_subnormals=False).expect(0, 1)[0]
+        strict, relaxed = float(exp.bound_strict[0]), float(exp.bound_relaxed[0])  # type: ignore[index]
+        out = buffers["OutputTensor"]
+        out[0] = np.float32(float(exp.expected[0]) + strict + self.where * (relaxed - strict))
+
+
+@pytest.mark.parametrize(("where", "outcome"), [(-0.01, Outcome.PASS), (0.5, Outcome.QUALITY_WARNING),
+                                                (1.5, Outcome.FAIL)])
+def test_the_tiers_between_the_bounds(where: float, outcome: Outcome) -> None:
+    """Within the probabilistic bound PASS, beyond it QUALITY_WARNING, beyond the worst case FAIL."""
+    result = run_cases([(_spec(), _case("GEMM/FLOAT32/4d/k1000/random"))], _Off(where))[0]
+    assert result.outcome is outcome, result.message
