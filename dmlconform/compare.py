@@ -245,13 +245,16 @@ class AlternativeTrace:
     index: np.ndarray
     before: np.ndarray
     gained: np.ndarray
+    #: Per element of ``index``: the backend gave the alternative's value
+    #: (within the ULP budget), whatever else it matched too.
+    matched: np.ndarray | None = None
 
     def use(self) -> AlternativeUse:
         return AlternativeUse(self.name, self.tier, int(self.index.size), int(np.count_nonzero(self.before)),
                               int(np.count_nonzero(self.gained)))
 
     def shifted(self, offset: int) -> AlternativeTrace:
-        return AlternativeTrace(self.name, self.tier, self.index + offset, self.before, self.gained)
+        return AlternativeTrace(self.name, self.tier, self.index + offset, self.before, self.gained, self.matched)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -333,7 +336,7 @@ def compare_sparse(
     relaxed_ulp = math.ceil(policy.ulp * policy.relaxed_factor)
     differ = _differing(expected, actual, signed_zero=policy.signed_zero)
     if not differ.size and (expected.dtype.kind in "iub" or is_float(expected.dtype)):
-        return _identical(expected, actual, differ, bound_strict, alternatives)
+        return _identical(expected, actual, differ, bound_strict, alternatives, policy)
     flat_e, flat_a = expected.reshape(-1)[differ], actual.reshape(-1)[differ]
     dist = ulp_distance(flat_e, flat_a, signed_zero=policy.signed_zero)
     strict, relaxed = dist <= policy.ulp, dist <= relaxed_ulp
@@ -357,15 +360,16 @@ def compare_sparse(
 
 
 def _identical(expected: np.ndarray, actual: np.ndarray, differ: np.ndarray, bound_strict: np.ndarray | None,
-               alternatives: tuple[Alternative, ...]) -> SparseComparison:
+               alternatives: tuple[Alternative, ...], policy: Policy) -> SparseComparison:
     """`compare_sparse` where no element differs (an honest result, the
     common case) of a type it takes distances of: the same empty arrays, of
     the same types, and traces in which every element of an alternative
     passed already (``before``) and none gained from it, without computing
-    a distance."""
+    a distance of the whole output (only at the alternatives' elements)."""
     codes, uint64, float64 = np.zeros(0, np.uint8), np.zeros(0, np.uint64), np.zeros(0, np.float64)
     traces = tuple(AlternativeTrace(alt.name, alt.tier, alt.index, np.ones(alt.index.shape, bool),
-                                    np.zeros(alt.index.shape, bool)) for alt in alternatives)
+                                    np.zeros(alt.index.shape, bool), _matched(alt, actual, policy))
+                   for alt in alternatives)
     return SparseComparison(int(expected.size), differ, codes, uint64, float64,
                             None if bound_strict is None else float64, expected.reshape(-1)[differ],
                             actual.reshape(-1)[differ], traces)
@@ -431,10 +435,15 @@ def _apply(alt: Alternative, actual: np.ndarray, differ: np.ndarray, strict: np.
     at = pos[inside]
     before = np.ones(alt.index.shape, bool)
     before[inside] = strict[at]
-    got = actual.reshape(-1)[alt.index]
-    ok = ulp_distance(alt.values.astype(actual.dtype), got, signed_zero=policy.signed_zero) <= policy.ulp
+    ok = _matched(alt, actual, policy)
     if alt.tier is Tier.STRICT or (alt.tier is Tier.FLUSH and policy.flush_subnormals):
         strict[at] |= ok[inside]
     elif alt.tier is Tier.RELAXED:
         relaxed[at] |= ok[inside]
-    return AlternativeTrace(alt.name, alt.tier, alt.index, before, ok & ~before)
+    return AlternativeTrace(alt.name, alt.tier, alt.index, before, ok & ~before, ok)
+
+
+def _matched(alt: Alternative, actual: np.ndarray, policy: Policy) -> np.ndarray:
+    """Per element of ``alt``: whether ``actual`` holds its value (within the ULP budget)."""
+    got = actual.reshape(-1)[alt.index]
+    return ulp_distance(alt.values.astype(actual.dtype), got, signed_zero=policy.signed_zero) <= policy.ulp

@@ -24,8 +24,9 @@ import numpy as np
 
 from dmlconform.backends.base import flat_view, joined
 from dmlconform.cases.model import Case
-from dmlconform.compare import Policy, SparseComparison, Verdict, compare_sparse, summary
+from dmlconform.compare import AlternativeTrace, Policy, SparseComparison, Verdict, compare_sparse, summary
 from dmlconform.oracles import BatchExpectation, Expectation, FamilyOracle
+from dmlconform.oracles.readings import PREFIX as READING
 from dmlconform.plan import COMPARE_ELEMENTS
 from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
@@ -165,7 +166,8 @@ class _Compared:
         offsets = [_offsets([ran.case.outputs[j].sizes for ran in self.batch]) for j in range(len(self.sparse))]
         facts = [self._facts(j, sp, off) for j, (sp, off) in enumerate(zip(self.sparse, offsets))]
         matched = _alternatives(self.sparse, offsets, len(self.batch))
-        return [_case_result(ran, [f[k] for f in facts], matched[k], ran.seconds + share)
+        readings = _readings(self.sparse, offsets, len(self.batch))
+        return [_case_result(ran, [f[k] for f in facts], matched[k], ran.seconds + share, readings[k])
                 for k, ran in enumerate(self.batch)]
 
     def _facts(self, j: int, sp: SparseComparison, offsets: np.ndarray) -> list[_OutputFacts]:
@@ -236,6 +238,8 @@ def _alternatives(sparse: list[SparseComparison], offsets: list[np.ndarray],
     gained: dict[str, np.ndarray] = {}
     for sp, off in zip(sparse, offsets):
         for trace in sp.traces:
+            if trace.name.startswith(READING):
+                continue  # reported by `_readings`
             owner = np.searchsorted(off, trace.index, side="right") - 1
             mine = np.bincount(owner, minlength=count)[:count] > 0
             won = np.bincount(owner[trace.gained], minlength=count)[:count]
@@ -248,8 +252,64 @@ def _alternatives(sparse: list[SparseComparison], offsets: list[np.ndarray],
     return [tuple((name, won[k]) for name, mine, won in columns if mine[k]) for k in range(count)]
 
 
+def _readings(sparse: list[SparseComparison], offsets: list[np.ndarray],
+              count: int) -> list[tuple[tuple[str, int, int], ...]]:
+    """Per case, (name, elements, consistent) of each ambiguity and reading
+    in play (`oracles.readings`), sorted by name: the elements where some
+    reading of the ambiguity gives another value than the primary one, and
+    of those the ones whose result that reading explains
+    (`_reading_elements`).  The marker ``reading:<ambiguity>=<primary>``
+    stands for the primary reading, ``reading:<ambiguity>:<reading>`` for
+    each other (docs/ambiguities.md)."""
+    totals: dict[str, np.ndarray] = {}
+    for sp, off in zip(sparse, offsets):
+        for key, (where, took) in _reading_elements(sp).items():
+            counts = np.stack([np.bincount(np.searchsorted(off, at, side="right") - 1, minlength=count)[:count]
+                               for at in (where, took)])
+            totals[key] = totals[key] + counts if key in totals else counts
+    return [tuple((name, int(totals[name][0, k]), int(totals[name][1, k])) for name in sorted(totals)
+                  if totals[name][0, k]) for k in range(count)]
+
+
+def _reading_elements(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Of one output's reading alternatives, per ambiguity (its marker) and
+    reading: the flat elements where the ambiguity's readings differ, and
+    those whose result the reading explains.  The primary reading explains
+    an element that took the primary value, or the value of an alternative
+    that leaves this ambiguity at its primary reading; another reading, one
+    that took the value of an alternative that picks it, or the primary
+    value where that alternative does not differ from it."""
+    traces = [t for t in sp.traces if t.name.startswith(READING)]
+    markers: dict[str, tuple[str, np.ndarray, list[np.ndarray]]] = {}
+    others: list[tuple[AlternativeTrace, list[tuple[str, str]], np.ndarray]] = []
+    for t in traces:
+        body = t.name.removeprefix(READING)
+        if "=" in body and ":" not in body:
+            markers[body.split("=", 1)[0]] = (t.name, t.index, [t.index[t.before]])
+        else:
+            hit = t.index[t.matched if t.matched is not None else t.gained]
+            others.append((t, [(a, r) for a, _, r in (p.partition(":") for p in body.split("+"))], hit))
+    for _, picks, hit in others:
+        for ambiguity, (_, _, primary) in markers.items():
+            if all(a != ambiguity for a, _ in picks):
+                primary.append(hit)
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for ambiguity, (name, where, parts) in markers.items():
+        took = np.intersect1d(where, np.concatenate(parts))
+        out[name] = (where, took)
+        explained: dict[str, list[np.ndarray]] = {}
+        for t, picks, hit in others:
+            for a, r in picks:
+                if a == ambiguity:
+                    explained.setdefault(f"{READING}{a}:{r}", []).append(
+                        np.union1d(hit, np.setdiff1d(took, t.index)))
+        for key, found in explained.items():
+            out[key] = (where, np.intersect1d(where, np.concatenate(found)))
+    return out
+
+
 def _case_result(ran: Ran, outputs: list[_OutputFacts], alternatives: tuple[tuple[str, int], ...],
-                 seconds: float) -> CaseResult:
+                 seconds: float, readings: tuple[tuple[str, int, int], ...] = ()) -> CaseResult:
     """One case's result from its outputs' facts: FAIL if an output has a
     FAIL element (the message names the last such output), else
     QUALITY_WARNING if one has a warning (the first such), else PASS."""
@@ -265,4 +325,4 @@ def _case_result(ran: Ran, outputs: list[_OutputFacts], alternatives: tuple[tupl
         message = ALLOWED
     return verdict(ran.case, outcome, message, seconds=seconds, elements=sum(total), counts=tuple(total),
                    max_ulp=max((f.largest for f in outputs), default=0),
-                   worst=tuple(d for f in outputs for d in f.worst), alternatives=alternatives)
+                   worst=tuple(d for f in outputs for d in f.worst), alternatives=alternatives, readings=readings)

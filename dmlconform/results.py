@@ -117,6 +117,10 @@ class CaseResult:
     max_ulp: int = 0
     worst: tuple[ElementDiff, ...] = ()
     alternatives: tuple[tuple[str, int], ...] = ()   # alternative name -> elements that matched it
+    #: The readings of ambiguous docs in play (docs/ambiguities.md): (``reading:<ambiguity>=<primary>``,
+    #: elements where a reading differs, elements that took the primary value) and
+    #: (``reading:<ambiguity>:<reading>``, elements where it differs, elements that took it).
+    readings: tuple[tuple[str, int, int], ...] = ()
     edges: tuple[str, ...] = ()
     seconds: float = 0.0
     repro: str = ""

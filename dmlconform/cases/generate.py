@@ -21,6 +21,11 @@ count: 4 where allowed, else the largest allowed):
 * ``edges`` once per attribute variant: 0, negative, tiny, huge for every FLOAT
   attribute the formula reads, and each one set above each other one
   (``Bias > Threshold``), enum constants the formula names, both booleans;
+  two FLOAT attributes that meet in one branch or one term varied together
+  (each negative, zero, positive: ``Threshold < 0`` with ``Bias != 0``);
+* ``ambiguity(<id>)``: per ambiguity of the spec the data type can show,
+  attributes and inputs on which its readings give different results
+  (docs/ambiguities.md);
 * layouts ``padded`` (all tensors, input gaps hold NaN or the type's max),
   ``broadcast`` (the last input with stride 0 on all but its innermost
   dimension; a single input on its outermost one), ``in_place`` (where
@@ -61,8 +66,10 @@ from dmlconform.errors import FormulaError, InputError
 from dmlconform.formula import Parsed, boundaries, classified
 from dmlconform.formula.boundaries import Boundary
 from dmlconform.plan import DRAW_ELEMENTS, pack
+from dmlconform.spec.ambiguity import meeting_groups, value_names
 from dmlconform.spec.model import (
     DATA_TYPE_ORDER,
+    AmbiguityKind,
     ConstraintKind,
     DataType,
     FeatureLevel,
@@ -292,12 +299,77 @@ def _variants(spec: Spec, bound: _Binding, dtype: DataType) -> list[Attrs]:
         elif f.c_type == "BOOL":
             changes.append((f.name, not current[f.name]))
     out, seen = [base], {base}
-    for name, value in changes:
-        attrs = tuple((n, value if n == name else v) for n, v in base)
+    singles = [tuple((n, value if n == name else v) for n, v in base) for name, value in changes]
+    for attrs in singles + _pair_variants(bound, base, floats, dtype):
         if attrs not in seen:
             seen.add(attrs)
             out.append(attrs)
     return out
+
+
+def _pair_variants(bound: _Binding, base: Attrs, floats: list[Field], dtype: DataType) -> list[Attrs]:
+    """Two FLOAT attributes that meet in one branch or one term
+    (`spec.ambiguity.meeting_groups`) varied together: each negative, zero
+    and positive (its typical magnitude, 1 where that is 0), so that sign
+    combinations such as ``Threshold < 0`` with ``Bias != 0`` are cases."""
+    groups = meeting_groups(bound.tree)
+    current = dict(base)
+    out = []
+    for p, q in itertools.combinations(floats, 2):
+        if not any(p.name in g and q.name in g for g in groups):
+            continue
+        signs = [(f, abs(_number(current[f.name])) or 1.0) for f in (p, q)]
+        for a, b in itertools.product((-1.0, 0.0, 1.0), repeat=2):
+            values = {f.name: _in_type(f, sign * size, dtype) for (f, size), sign in zip(signs, (a, b))}
+            out.append(tuple((n, values.get(n, v)) for n, v in base))
+    return out
+
+
+#: FLOAT attribute values next to a rounding edge of integer arithmetic: a
+#: half (exact, float and attribute-cast-first readings part), its negative,
+#: and a fraction float32 loses next to an integer of 100 (float32 and
+#: float64 part).
+_ROUNDING_EDGES = (1.5, -1.5, 2.0 ** -20)
+
+
+def _ambiguity_cases(ctx: _Ctx, base: Attrs, dtype: DataType) -> Iterator[tuple[str, Attrs, bool]]:
+    """Per ambiguity of the spec that ``dtype`` can show (docs/ambiguities.md):
+    (what, attributes, whether the inputs are the pairs' cross product) of
+    the cases whose readings give different results."""
+    floats = [f for f in ctx.spec.attributes if f.c_type == "FLOAT" and f.name in ctx.bound.attributes]
+    for a in ctx.spec.ambiguities:
+        what = f"ambiguity({a.id})"
+        if a.kind is AmbiguityKind.NAN and dtype.is_float:
+            yield what, base, False
+        elif a.kind is AmbiguityKind.BRANCH_OVERLAP:
+            yield from ((what, attrs, False) for attrs in _overlap_attrs(ctx, base, floats, dtype))
+        elif a.kind is AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE and not dtype.is_float:
+            for value in _ROUNDING_EDGES:
+                yield what, _set(base, {f.name: _f32(value) for f in floats}), False
+        elif a.kind is AmbiguityKind.INTEGER_OVERFLOW and not dtype.is_float:
+            in_values = value_names(ctx.bound.tree)
+            big = -float(np.iinfo(ev.np_dtype(dtype)).max)
+            yield what, _set(base, {f.name: _f32(big) for f in floats if f.name in in_values}), \
+                len(ctx.bound.names) >= 2
+
+
+def _overlap_attrs(ctx: _Ctx, base: Attrs, floats: list[Field], dtype: DataType) -> list[Attrs]:
+    """Attributes at which two branches with different values both hold
+    (the witness `boundaries.overlaps` found), every other FLOAT attribute
+    the formula reads set to 1 where it is 0 (so the values differ)."""
+    found = [o for o in boundaries.overlaps(ctx.bound.tree) if not o.same_value]
+    out = []
+    for o in found[:1]:
+        witness = dict(o.attrs)
+        values = {f.name: _f32(witness[f.name]) if f.name in witness else (_number(dict(base)[f.name]) or 1.0)
+                  for f in floats}
+        out.append(_set(base, {n: _in_type(ctx.spec.field(n) or floats[0], v, dtype) for n, v in values.items()}))
+    return out
+
+
+def _set(base: Attrs, values: dict[str, Any]) -> Attrs:
+    """``base`` with ``values`` in place of some attributes."""
+    return tuple((n, values.get(n, v)) for n, v in base)
 
 
 def _fmt(value: Any) -> str:
@@ -745,6 +817,11 @@ def _per_dtype(ctx: _Ctx, dtype: DataType, index: int, ranks: tuple[int, ...], r
     for attrs in variants[1:]:
         yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", attrs),
                      _edges_fill(ctx, attrs))
+    for what, attrs, pairs in _ambiguity_cases(ctx, base, dtype):
+        if pairs:
+            yield _plan(ctx, _Shape(dtype, index, _pairs_sizes(ctx, dtype, index, rep), what, attrs), _pairs_fill(ctx))
+        else:
+            yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], what, attrs), _edges_fill(ctx, attrs))
     yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.PADDED), edges)
     if ctx.bound.inputs:
         yield _plan(ctx, _Shape(dtype, index, _SHAPES[rep], "edges", base, Layout.BROADCAST), edges)

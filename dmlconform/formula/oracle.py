@@ -75,6 +75,11 @@ class OracleResult:
     refined: int
     uncertain: np.ndarray | None = None
     notes: tuple[str, ...] = ()
+    #: For an integer target: the values with the other `Overflow` (saturated
+    #: where ``expected`` wraps, and the reverse), from the same evaluation, so
+    #: that the other reading of an overflow costs no second one
+    #: (`oracles.readings`).  None for a float target.
+    other_overflow: np.ndarray | None = None
 
     @property
     def bound_relaxed(self) -> np.ndarray | None:
@@ -300,7 +305,9 @@ def _float_to_integer_result(run: FloatRun, nan_policy: NanPolicy, overflow: Ove
     if nan_policy is NanPolicy.PROPAGATE and run.scan().has_nan:
         values[run.mask(np.isnan)] = np.nan
     expected, ambiguous = _float_to_integer(values, run.dtype, overflow)
-    return OracleResult(frozen(expected), None, frozen(ambiguous), (), 0, False, relaxed_factor, 0)
+    other, _ = _float_to_integer(values, run.dtype, _OTHER[overflow])
+    return OracleResult(frozen(expected), None, frozen(ambiguous), (), 0, False, relaxed_factor, 0,
+                        other_overflow=frozen(other))
 
 
 def _float_result(formula: Prepared, out: Outcome, relaxed_factor: float) -> OracleResult:
@@ -336,7 +343,13 @@ def _integer_result(ev: Evaluator, val: Val, shape: tuple[int, ...], dtype: np.d
     ints = np.frompyfunc(int, 1, 1)(raw)
     whole = np.equal(ints, raw, dtype=bool)  # int(x) == x: an integer, or a fraction with denominator 1
     expected = _fit(ints, dtype, overflow)
-    return OracleResult(frozen(expected), None, frozen(~whole), (), 0, False, relaxed_factor, 0)
+    other = _fit(ints, dtype, _OTHER[overflow])
+    return OracleResult(frozen(expected), None, frozen(~whole), (), 0, False, relaxed_factor, 0,
+                        other_overflow=frozen(other))
+
+
+#: Each `Overflow` and the other one.
+_OTHER = {Overflow.WRAP: Overflow.SATURATE, Overflow.SATURATE: Overflow.WRAP}
 
 
 #: numpy's integer types, whose elements ``astype(object)`` turns into Python ints.
@@ -373,6 +386,13 @@ def _fit(ints: np.ndarray, dtype: np.dtype, overflow: Overflow) -> np.ndarray:
         span = hi - lo + 1
         fitted = np.mod(ints - lo, span) + lo
     return np.asarray(fitted.astype(object), dtype=object).astype(dtype)
+
+
+def integer_from_float(values: np.ndarray, dtype: Any, overflow: Overflow) -> np.ndarray:
+    """Float ``values`` in an integer ``dtype`` as a C conversion makes them:
+    toward zero, NaN as 0, out-of-range values wrapped or saturated per
+    ``overflow`` (an integer reading computed in float: `oracles.readings`)."""
+    return _float_to_integer(np.asarray(values, dtype=np.float64), target_dtype(dtype), overflow)[0]
 
 
 def _float_to_integer(values: np.ndarray, dtype: np.dtype, overflow: Overflow) -> tuple[np.ndarray, np.ndarray]:

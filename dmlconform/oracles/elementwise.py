@@ -13,7 +13,7 @@ one evaluation covers every case of the batch.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from dmlconform.formula import Parsed, classified, parse
 from dmlconform.formula.oracle import OracleResult, Prepared, evaluate_many, prepare
 from dmlconform.formula.tree import FormulaTree
 from dmlconform.oracles.base import Expectation
+from dmlconform.oracles.readings import ReadingOracle, evaluable
 from dmlconform.spec import model as m
 
 
@@ -38,6 +39,8 @@ class FormulaOracle:
     inputs: Mapping[str, str]
     outputs: Mapping[str, str]
     formula: Prepared
+    #: Every reading of the spec's ambiguities (`oracles.readings`); None without any.
+    readings: ReadingOracle | None = None
 
     @classmethod
     def of(cls, spec: m.Spec) -> FormulaOracle:
@@ -52,8 +55,10 @@ class FormulaOracle:
         if not isinstance(bound, Parsed):
             tree = parse(spec.formula.parsed)
             return cls(spec, tree, {}, {}, prepare(tree))
+        formula = prepare(bound.tree)
+        readings = ReadingOracle.of(spec, bound.tree, formula) if evaluable(spec) else None
         return cls(spec, bound.tree, {tensor: name for name, tensor in bound.inputs},
-                   {tensor: name for name, tensor in bound.outputs}, prepare(bound.tree))
+                   {tensor: name for name, tensor in bound.outputs}, formula, readings)
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
              float16_accumulation: bool = False) -> FormulaBatch:
@@ -88,12 +93,18 @@ class FormulaBatch:
             by_type.setdefault(out.dtype, []).append(k)
         found: list[Expectation | None] = [None] * len(outputs)
         for dtype, members in by_type.items():
+            names = [self.oracle.outputs.get(outputs[k].name) for k in members]
             results = evaluate_many(self.oracle.formula, chunk, self.case.attribute_map(), dtype=dtype,
-                                    outputs=[self.oracle.outputs.get(outputs[k].name) for k in members],
-                                    nan_policy=spec.formula.nan_policy, overflow=spec.formula.integer_overflow,
-                                    flush_subnormals=self.flush_subnormals)
-            for k, result in zip(members, results):
-                found[k] = _expectation(result, spec.formula.signed_zero)
+                                    outputs=names, nan_policy=spec.formula.nan_policy,
+                                    overflow=spec.formula.integer_overflow, flush_subnormals=self.flush_subnormals)
+            expectations = [_expectation(result, spec.formula.signed_zero) for result in results]
+            if self.oracle.readings is not None:
+                extra = self.oracle.readings.alternatives(chunk, self.case.attribute_map(), dtype=dtype,
+                                                          outputs=names, primary=results,
+                                                          signed_zero=[e.signed_zero for e in expectations])
+                expectations = [replace(e, alternatives=more + e.alternatives) for e, more in zip(expectations, extra)]
+            for k, expectation in zip(members, expectations):
+                found[k] = expectation
         return tuple(e for e in found if e is not None)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:

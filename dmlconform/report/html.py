@@ -34,6 +34,7 @@ from dmlconform.report.coverage import (
     visible,
     worst_outcome,
 )
+from dmlconform.report.readings import summarize as summarize_readings
 from dmlconform.report.terminal import inputs_text
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
 
@@ -248,6 +249,18 @@ def case_section(number: int, case: CaseResult) -> str:
     return "".join(parts) + "</section>"
 
 
+def readings_section(run: RunResult) -> str:
+    """Which reading of each ambiguity the backend took, per operator
+    (docs/ambiguities.md); nothing where no case told readings apart."""
+    taken = summarize_readings(run.cases)
+    if not taken:
+        return ""
+    rows = [_row([esc(t.operator), esc(t.ambiguity), esc(t.status), str(t.elements),
+                  esc(", ".join(f"{name} {n}" for name, n in t.took))]) for t in taken]
+    table = _table(["operator", "ambiguity", "reading taken", "elements", "per reading (primary first)"], rows)
+    return f"<h2>Readings of ambiguous docs</h2>\n{table}\n"
+
+
 def dumps(run: RunResult) -> str:
     """The whole page."""
     failing = failed_cases(run)
@@ -257,6 +270,7 @@ def dumps(run: RunResult) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>dmlconform report: {esc(run.backend)} {esc(run.run_id)}</title>"
         f"<style>\n{CSS}\n</style></head><body>\n"
-        f"{header(run)}\n{gating_sections(run)}{summary_matrix(run)}\n{coverage_table(summarise(run))}\n"
+        f"{header(run)}\n{gating_sections(run)}{summary_matrix(run)}\n{readings_section(run)}"
+        f"{coverage_table(summarise(run))}\n"
         f"<h2>Failing cases ({len(failing)})</h2>\n{sections or '<p>None.</p>'}\n</body></html>\n"
     )

@@ -23,6 +23,7 @@ from dmlconform import limits
 from dmlconform.collector import paused
 from dmlconform.errors import InputError
 from dmlconform.report.coverage import count_outcomes, group_rows, summarise
+from dmlconform.report.readings import summarize as summarize_readings
 from dmlconform.results import (
     OUTCOME_ORDER,
     Baseline,
@@ -66,7 +67,7 @@ def _diff_json(d: ElementDiff) -> dict[str, Any]:
 
 
 def _case_json(c: CaseResult) -> dict[str, Any]:
-    return {
+    out = {
         "case_id": c.case_id, "operator": c.operator, "dtype": c.dtype, "level": c.level,
         "dims": c.dims, "layout": c.layout, "outcome": c.outcome.value, "message": c.message,
         "expect_supported": c.expect_supported, "elements": c.elements, "counts": list(c.counts),
@@ -74,6 +75,9 @@ def _case_json(c: CaseResult) -> dict[str, Any]:
         "alternatives": [[name, n] for name, n in c.alternatives], "edges": list(c.edges),
         "seconds": encode_float(c.seconds), "repro": c.repro,
     }
+    if c.readings:  # only where a reading was in play: reports without ambiguities stay as they were
+        out["readings"] = [list(r) for r in c.readings]
+    return out
 
 
 def _run_json(run: RunResult) -> dict[str, Any]:
@@ -111,7 +115,17 @@ def _members(record: Any) -> dict[str, Any]:
 
 
 def to_json(run: RunResult) -> dict[str, Any]:
-    """The report as plain JSON data (see docs/report-json.md)."""
+    """The report as plain JSON data (see docs/report-json.md); ``readings``
+    (which reading of each ambiguity the backend took) only where a case
+    told readings apart, so reports without ambiguities stay as they were."""
+    out = _report_json(run)
+    taken = summarize_readings(run.cases)
+    if taken:
+        out["readings"] = [t.to_json() for t in taken]
+    return out
+
+
+def _report_json(run: RunResult) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
@@ -304,7 +318,17 @@ def _case(value: Any, where: str) -> CaseResult:
         alternatives=_get(o, "alternatives", where, lambda v, w: _items(v, w, _pair(_str, _int))),
         edges=_get(o, "edges", where, lambda v, w: _items(v, w, _str)),
         seconds=_get(o, "seconds", where, decode_float), repro=_get(o, "repro", where, _str),
+        readings=_get(o, "readings", where, _reading_uses) if "readings" in o else (),
     )
+
+
+def _reading_uses(value: Any, where: str) -> tuple[tuple[str, int, int], ...]:
+    """A case's ``readings``: [name, elements, matched] each."""
+    def use(item: Any, at: str) -> tuple[str, int, int]:
+        if not isinstance(item, list) or len(item) != 3:
+            raise _Bad(at, f"expected [name, elements, matched], got {item!r}")
+        return _str(item[0], f"{at}[0]"), _int(item[1], f"{at}[1]"), _int(item[2], f"{at}[2]")
+    return _items(value, where, use)
 
 
 def from_json(data: Any) -> RunResult:

@@ -28,6 +28,7 @@ from dmlconform.report.coverage import (
     unexpected_passes,
     visible,
 )
+from dmlconform.report.readings import summarize as summarize_readings
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
 
 #: Terminal style of each outcome (counts and headings).
@@ -119,6 +120,8 @@ def render(run: RunResult, console: Console, *, worst: int = 10) -> None:
     for line in gating_lines(run):
         console.print(line, soft_wrap=True)
     console.print(summary_table(run))
+    for line in reading_lines(run):
+        console.print(line, soft_wrap=True)
     for case in failed_cases(run):
         console.print()
         console.print(case_heading(case), soft_wrap=True)
@@ -133,6 +136,14 @@ def render(run: RunResult, console: Console, *, worst: int = 10) -> None:
         console.print(line, soft_wrap=True)
     console.print()
     console.print(totals(run), soft_wrap=True)
+
+
+def reading_lines(run: RunResult) -> list[Text]:
+    """One line per operator and ambiguity where the backend took another
+    reading than the primary one, or several (docs/ambiguities.md): PASS
+    all the same, and worth knowing."""
+    return [Text.assemble(("reading: ", "cyan"), visible(t.line())) for t in summarize_readings(run.cases)
+            if t.notable]
 
 
 def gating_lines(run: RunResult) -> list[Text]:

@@ -24,6 +24,7 @@ from dmlconform import limits, userfiles
 from dmlconform.errors import ExtractError, InputError, LocatedError
 from dmlconform.spec import markdown as md
 from dmlconform.spec import model as m
+from dmlconform.spec.ambiguity import derive as derive_ambiguities
 from dmlconform.spec.extract_fields import (
     RawField,
     build_fields,
@@ -511,6 +512,7 @@ def extract_page(text: str, *, path: Path, display: str, meta: Meta | None = Non
         support=support, in_place=_in_place([(line, None) for line in desc] + member_lines + remark_lines, fields, notes),
         constraints=_constraints(secs, names, notes),
     )
+    spec = replace(spec, ambiguities=derive_ambiguities(spec, source=f"{display}:{formula_line + 1}"))
     source = m.SourcePage(display, variant, _iso_date(front.get("ms.date")))
     return PageFacts(replace(spec, sources=(source,)), source, _normalised_sections(secs), tuple(notes.items))
 

@@ -13,6 +13,7 @@ Nothing here writes; `lint_paths` is the only function that reads files.
 from __future__ import annotations
 
 import difflib
+import enum
 import functools
 import re
 from collections.abc import Callable, Iterable, Iterator
@@ -25,7 +26,7 @@ from dmlconform.errors import FormulaError, InputError, SpecError
 from dmlconform.formula import parse
 from dmlconform.formula.boundaries import overlaps
 from dmlconform.formula.tree import names, otherwise_branches
-from dmlconform.spec import load, reviewed
+from dmlconform.spec import load
 from dmlconform.spec import model as m
 from dmlconform.spec.load import Document, JsonPath
 
@@ -464,6 +465,32 @@ def _nan_ambiguity(spec: m.Spec, doc: Document) -> Iterator[Located]:
             "nan_policy: formula, and say why")
 
 
+def _primary_setting(spec: m.Spec, kind: m.AmbiguityKind) -> enum.Enum | None:
+    """The setting the oracle's expected values take for ``kind``: the
+    formula's own where the spec states one (docs/ambiguities.md)."""
+    settings: dict[m.AmbiguityKind, enum.Enum] = {
+        m.AmbiguityKind.NAN: spec.formula.nan_policy,
+        m.AmbiguityKind.INTEGER_OVERFLOW: spec.formula.integer_overflow,
+        m.AmbiguityKind.BRANCH_OVERLAP: m.BranchOrder.FIRST,
+        m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE: m.IntegerArithmetic.EXACT,
+    }
+    return settings.get(kind)
+
+
+def _ambiguity_primary(spec: m.Spec, doc: Document) -> Iterator[Located]:
+    for i, a in enumerate(spec.ambiguities):
+        wanted = _primary_setting(spec, a.kind)
+        primary = a.reading(a.primary)
+        if wanted is None or primary is None or primary.setting == wanted:
+            continue
+        key = m.SETTING_OF[a.kind][0]
+        shown = primary.setting.value if primary.setting is not None else "nothing"
+        yield ("ambiguities", i, "primary"), (
+            f"ambiguity {a.id!r}: the primary reading {a.primary!r} sets {key}: {shown}, but the oracle's expected "
+            f"values take {key}: {wanted.value}; make the reading with {key}: {wanted.value} primary, or change "
+            f"the spec's setting")
+
+
 # --- attribute, aliasing and type-set rules -------------------------------------------
 
 #: Categories whose FLOAT attributes the docs give a typical default for.
@@ -675,6 +702,8 @@ _CHECKS: tuple[tuple[Rule, Check], ...] = (
      _formula_overlaps),
     (Rule("DML123", "nan-ambiguity", "an `otherwise` branch independent of the input turns NaN into a number, but the spec propagates NaN",
           WARNING), _nan_ambiguity),
+    (Rule("DML124", "ambiguity-primary", "an ambiguity's primary reading is not the one the oracle's expected values take",
+          ERROR), _ambiguity_primary),
 )
 
 #: Every rule, in code order: the table `lint --list` prints.
@@ -793,15 +822,35 @@ def lint_paths(paths: list[Path]) -> list[Finding]:
         if isinstance(doc, Finding):
             findings.append(doc)
             continue
-        if reviewed.is_overlay(path):  # a reviewed overlay, checked against its spec (`spec.reviewed`)
-            findings.extend(Finding(SCHEMA.code, e.path, e.line, e.column, e.message, SCHEMA.severity)
-                            for e in reviewed.problems_of(path))
+        if load.is_overlay(path):
+            findings.extend(_overlay_findings(doc, path))
             continue
         docs.append(doc)
         findings.extend(_document_findings(doc))
         findings.extend(_file_name(doc, path))
     findings.extend(_duplicates(docs))
     return _sorted(findings)
+
+
+def _overlay_findings(doc: Document, path: Path) -> list[Finding]:
+    """A reviewed overlay (docs/ambiguities.md) checked as `load.load_spec`
+    reads it: its schema and ambiguities (DML002), then against its spec's
+    file (`load.load_spec` merges it; a problem there is a DML002 finding at
+    the overlay)."""
+    problems = list(load.schema_problems(doc, validator=load.overlay_validator()))
+    if problems:
+        return [_schema_finding(doc, problem) for problem in problems]
+    spec_path = path.parent.parent / path.name
+    if not spec_path.is_file():
+        return [_finding(SCHEMA, doc, (), f"overlay {path.name} has no spec {spec_path}: name the overlay after "
+                                          "its spec file, in the reviewed folder beside it")]
+    try:
+        load.load_spec(spec_path)
+    except SpecError as exc:
+        if exc.path != str(path):
+            return []  # the spec's own problems are its findings
+        return [Finding(SCHEMA.code, exc.path, exc.line, exc.column, exc.message, SCHEMA.severity)]
+    return []
 
 
 def rule_for(code: str, rules: Iterable[Rule] = RULES) -> Rule | None:

@@ -23,7 +23,7 @@ import json
 import os
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, ClassVar
@@ -422,16 +422,62 @@ def _problems(doc: Document, error: Any) -> Iterator[Problem]:
         yield Problem(tuple(error.absolute_path), _describe(error), error.validator, error.instance)
 
 
-def schema_problems(doc: Document) -> Iterator[Problem]:
-    """Every schema violation of ``doc``, in document order."""
+def schema_problems(doc: Document, *, validator: Any = None) -> Iterator[Problem]:
+    """Every schema violation of ``doc``, in document order (``validator``:
+    the spec schema's unless given, e.g. the overlay's), then, where the
+    schema holds, what it cannot say of the ambiguities (`_ambiguity_problems`)."""
     problems = []
-    for error in _validator().iter_errors(doc.data):
+    for error in (validator or _validator()).iter_errors(doc.data):
         leaves = [error]
         if error.context:  # oneOf/anyOf: report the most specific branch errors
             leaves = sorted(error.context, key=lambda e: -len(e.absolute_path))[:1]
         for leaf in leaves:
             problems.extend(_problems(doc, leaf))
+    if not problems and isinstance(doc.data, dict):
+        problems.extend(_ambiguity_problems(doc.data.get("ambiguities", ())))
     yield from sorted(problems, key=lambda p: doc.where(p.json_path, key=p.at_key))
+
+
+def _ambiguity_problems(items: list[dict[str, Any]]) -> Iterator[Problem]:
+    """What the schema cannot say of schema-valid ``ambiguities``: ids
+    unique, ``primary`` one of the readings, each reading's setting the one
+    its kind names (`model.SETTING_OF`; ``other`` has none) and no two
+    readings alike."""
+    seen: set[str] = set()
+    for i, a in enumerate(items):
+        at: JsonPath = ("ambiguities", i)
+        if a["id"] in seen:
+            yield Problem(at + ("id",), f"ambiguity id {a['id']!r} is used twice; give each ambiguity its own id",
+                          "ambiguity", a["id"])
+        seen.add(a["id"])
+        ids = [r["id"] for r in a["readings"]]
+        if a["primary"] not in ids:
+            yield Problem(at + ("primary",), f"primary {a['primary']!r} is not one of the readings "
+                          f"({', '.join(ids)}); name one of them", "ambiguity", a["primary"])
+        yield from _reading_problems(a, at)
+
+
+def _reading_problems(a: dict[str, Any], at: JsonPath) -> Iterator[Problem]:
+    kind = m.AmbiguityKind(a["kind"])
+    key = m.SETTING_OF[kind][0] if kind in m.SETTING_OF else None
+    keys = {k for k, _ in m.SETTING_OF.values()}
+    ids: set[str] = set()
+    settings: set[str] = set()
+    for j, r in enumerate(a["readings"]):
+        where = at + ("readings", j)
+        if r["id"] in ids:
+            yield Problem(where + ("id",), f"reading id {r['id']!r} is used twice in ambiguity {a['id']!r}",
+                          "ambiguity", r["id"])
+        ids.add(r["id"])
+        for other in sorted(keys & set(r) - {key}):
+            fix = f"give {key}" if key else "kind other has no setting: drop it"
+            yield Problem(where + (other,), f"a reading of kind {kind.value} sets {other}; {fix}", "ambiguity",
+                          r[other], at_key=True)
+        if key is not None and key in r:
+            if r[key] in settings:
+                yield Problem(where + (key,), f"two readings of {a['id']!r} set {key}: {r[key]}; "
+                              "readings must differ", "ambiguity", r[key])
+            settings.add(r[key])
 
 
 def _tuple(items: Any) -> tuple[Any, ...]:
@@ -488,7 +534,18 @@ def build_spec(data: dict[str, Any]) -> m.Spec:
         disagreements=tuple(
             m.Disagreement(d["fact"], d["chosen"], d["other"], d["other_path"]) for d in data.get("disagreements", ())
         ),
+        ambiguities=tuple(build_ambiguity(a) for a in data.get("ambiguities", ())),
     )
+
+
+def build_ambiguity(d: dict[str, Any], *, reviewed: bool = False) -> m.Ambiguity:
+    """Schema-valid ambiguity data -> `Ambiguity` (``reviewed``: from the overlay)."""
+    kind = m.AmbiguityKind(d["kind"])
+    setting = m.SETTING_OF.get(kind)
+    readings = tuple(
+        m.Reading(r["id"], r["says"], setting[1](r[setting[0]]) if setting and setting[0] in r else None)
+        for r in d["readings"])
+    return m.Ambiguity(d["id"], kind, d["question"], d["source"], readings, d["primary"], reviewed)
 
 
 def problems_error(doc: Document, problems: list[Problem] | tuple[Problem, ...]) -> SpecError:
@@ -562,10 +619,71 @@ def read_text(path: Path, *, limit: limits.FileLimit = limits.SPEC) -> str:
         raise SpecError(exc.message, path=path, line=exc.line, column=exc.column) from None
 
 
+#: The folder beside the specs that holds the reviewed overlays (docs/ambiguities.md).
+REVIEWED = "reviewed"
+
+
 def load_spec(path: Path) -> m.Spec:
-    """The spec in ``path``, with the semantics of its reviewed overlay
-    (``reviewed/<file name>`` beside it, where there is one: `reviewed`)."""
-    return reviewed.with_overlay(loads_spec(read_text(path), path=str(path)), path)
+    """The spec in ``path``, with the reviewed ambiguities and semantics of
+    its overlay (``reviewed/<file name>`` beside it, where there is one) merged in."""
+    spec = loads_spec(read_text(path), path=str(path))
+    overlay = overlay_path(path)
+    if not overlay.is_file():
+        return spec
+    spec = merge_overlay(spec, load_overlay(overlay, operator=spec.operator))
+    return reviewed.with_overlay(spec, path)  # its `semantics` (issue #24), checked against the spec
+
+
+def overlay_path(spec_path: Path) -> Path:
+    """Where the reviewed overlay of the spec in ``spec_path`` lives."""
+    return spec_path.parent / REVIEWED / spec_path.name
+
+
+def load_overlay(path: Path, *, operator: str) -> tuple[m.Ambiguity, ...]:
+    """The reviewed ambiguities in the overlay ``path`` of ``operator``'s
+    spec: a mapping of ``operator`` and ``ambiguities`` (the spec schema's
+    items).  Every problem is a SpecError at its place in the overlay."""
+    try:
+        doc = parse_document(read_text(path), path=str(path))
+    except SpecError as exc:
+        if not exc.message.startswith("empty file"):
+            raise
+        raise SpecError("empty file: an overlay is a YAML mapping of operator and ambiguities (docs/ambiguities.md); "
+                        "fill it in or delete it", path=str(path), line=1, column=1) from None
+    if not isinstance(doc.data, dict):
+        line, column = doc.where(())
+        raise SpecError(f"an overlay must be a YAML mapping of operator and ambiguities, not {_got(doc.data)}",
+                        path=str(path), line=line, column=column)
+    problems = list(schema_problems(doc, validator=overlay_validator()))
+    if problems:
+        raise problems_error(doc, problems)
+    if doc.data["operator"] != operator:
+        line, column = doc.where(("operator",))
+        raise SpecError(f"overlay of {operator} names operator {doc.data['operator']}; an overlay has the name of "
+                        f"its spec file: write operator: {operator}", path=str(path), line=line, column=column)
+    return tuple(build_ambiguity(a, reviewed=True) for a in doc.data["ambiguities"])
+
+
+def merge_overlay(spec: m.Spec, reviewed: tuple[m.Ambiguity, ...]) -> m.Spec:
+    """``spec`` with ``reviewed`` ambiguities: one with the id of a derived
+    one replaces it (the reviewer's word wins), the others follow."""
+    mine = {a.id: a for a in reviewed}
+    kept = tuple(mine.pop(a.id, a) for a in spec.ambiguities)
+    return replace(spec, ambiguities=kept + tuple(a for a in reviewed if a.id in mine))
+
+
+@functools.cache
+def overlay_validator() -> Any:
+    """The overlay's schema: ``operator`` and ``ambiguities`` of the spec schema, and
+    ``semantics`` (a mapping here; `spec.reviewed` checks what is in it)."""
+    import jsonschema  # noqa: PLC0415 - see _validator
+
+    full = schema()
+    overlay = {key: full[key] for key in ("$schema", "$defs")}
+    overlay.update(type="object", additionalProperties=False, required=["operator", "ambiguities"],
+                   properties={**{k: full["properties"][k] for k in ("operator", "ambiguities")},
+                               "semantics": {"type": "object"}})  # `spec.reviewed` checks it
+    return jsonschema.validators.validator_for(overlay)(overlay)
 
 
 def spec_files(paths: list[Path] | tuple[Path, ...]) -> list[Path]:
@@ -578,4 +696,9 @@ def spec_files(paths: list[Path] | tuple[Path, ...]) -> list[Path]:
     if found.refused:
         first = found.refused[0]
         raise SpecError(first.reason, path=first.path, problems=tuple(r.error() for r in found.refused))
-    return [f for f in found.files if not reviewed.is_overlay(f)]
+    return [f for f in found.files if not is_overlay(f)]
+
+
+def is_overlay(path: Path) -> bool:
+    """Whether ``path`` is a reviewed overlay (in a `REVIEWED` folder), not a spec."""
+    return path.parent.name == REVIEWED

@@ -316,6 +316,89 @@ class Disagreement:
     other_path: str
 
 
+class AmbiguityKind(enum.Enum):
+    """What a doc leaves undecided (docs/ambiguities.md).  Each kind but
+    ``other`` names the oracle setting its readings choose (`SETTING_OF`)."""
+
+    NAN = "nan"                                          # NaN through a branch formula
+    BRANCH_OVERLAP = "branch-overlap"                    # two branches hold with different values
+    INTEGER_FLOAT_ATTRIBUTE = "integer-float-attribute"  # integer tensors, FLOAT attributes
+    INTEGER_OVERFLOW = "integer-overflow"                # integer results out of the type's range
+    SIGNED_ZERO = "signed-zero"                          # the sign of a zero result
+    OTHER = "other"                                      # written by hand; not evaluated
+
+
+class BranchOrder(enum.Enum):
+    """Which of two overlapping piecewise branches wins."""
+
+    FIRST = "first-match"  # the first the doc lists (the doc's order read as C's if/else)
+    LAST = "last-match"    # the later one (conditions tested in the other order)
+
+
+class IntegerArithmetic(enum.Enum):
+    """How integer tensors meet FLOAT attributes (``x - Bias`` on INT8)."""
+
+    EXACT = "exact"                    # exact rational arithmetic, the result truncated toward zero
+    FLOAT64 = "float64"                # computed in double, converted toward zero
+    FLOAT32 = "float32"                # computed in float, converted toward zero
+    ATTRIBUTE_TO_INTEGER = "attribute-to-integer"  # each FLOAT attribute cast to an integer first
+
+
+class SignedZero(enum.Enum):
+    """Whether the sign of a zero result counts."""
+
+    EXACT = "exact"    # -0 and +0 are different results
+    EITHER = "either"  # either sign is right
+
+
+#: The reading key (in the spec file) and the setting's values, per kind.
+SETTING_OF: dict[AmbiguityKind, tuple[str, type[enum.Enum]]] = {
+    AmbiguityKind.NAN: ("nan_policy", NanPolicy),
+    AmbiguityKind.BRANCH_OVERLAP: ("branch_order", BranchOrder),
+    AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE: ("integer_arithmetic", IntegerArithmetic),
+    AmbiguityKind.INTEGER_OVERFLOW: ("integer_overflow", Overflow),
+    AmbiguityKind.SIGNED_ZERO: ("signed_zero", SignedZero),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One way to read an ambiguity: ``says`` in one line, and ``setting``,
+    the value of the oracle setting its kind names (`SETTING_OF`; a value
+    of that kind's enum), or None where the harness cannot evaluate it."""
+
+    id: str
+    says: str
+    setting: enum.Enum | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ambiguity:
+    """Something the doc leaves undecided, with every reading of it.
+
+    ``source`` is ``doc path:line``; ``primary`` the id of the reading the
+    oracle's expected values follow (the spec's own formula settings);
+    every other reading is accepted too (`oracles.readings`).  ``reviewed``:
+    written by hand in the reviewed overlay (`spec.load`), which extract
+    never overwrites; False: derived by extract (`spec.ambiguity`)."""
+
+    id: str
+    kind: AmbiguityKind
+    question: str
+    source: str
+    readings: tuple[Reading, ...]
+    primary: str
+    reviewed: bool = False
+
+    def reading(self, reading_id: str) -> Reading | None:
+        return next((r for r in self.readings if r.id == reading_id), None)
+
+    @property
+    def others(self) -> tuple[Reading, ...]:
+        """The readings other than the primary one."""
+        return tuple(r for r in self.readings if r.id != self.primary)
+
+
 @dataclass(frozen=True, slots=True)
 class Spec:
     """Everything the harness knows about one operator."""
@@ -334,6 +417,7 @@ class Spec:
     disagreements: tuple[Disagreement, ...] = ()
     introduced_also: tuple[FeatureLevel, ...] = ()  # other levels the page also claims
     operator_type: int | None = None  # DML_OPERATOR_TYPE number (header fact, filled by extract)
+    ambiguities: tuple[Ambiguity, ...] = ()  # what the doc leaves undecided (docs/ambiguities.md)
     semantics: Contraction | None = None  # from the reviewed overlay (`spec.reviewed`), never from extract
 
     def field(self, name: str) -> Field | None:

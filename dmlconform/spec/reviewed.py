@@ -8,8 +8,7 @@ it, checks its shape and then checks it against the spec's fields (names,
 kinds, roles) and support tables (dimension counts per level, data types),
 every problem located at its line and column of the overlay.  `load.load_spec`
 attaches the semantics to the spec it loads; `lint` reports the same
-problems as findings.  ``ambiguities`` are checked for shape only here (the
-ambiguity loader reads them).
+problems (through `load_spec`).  ``ambiguities`` are `load.load_overlay`'s.
 """
 
 from __future__ import annotations
@@ -25,11 +24,7 @@ from dmlconform.spec import load
 from dmlconform.spec import model as m
 from dmlconform.spec.semantics import Contraction, Operand
 
-#: The folder beside the specs that holds the reviewed overlays.
-REVIEWED = "reviewed"
-
 _IDENT = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
-_SLUG = {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]*$"}
 _SOURCE = {"type": "string", "pattern": "^[^:\\n]+:[1-9][0-9]*$"}
 _DTYPES = [t.name for t in m.DATA_TYPE_ORDER]
 _OPERAND = {"type": "object", "additionalProperties": False, "required": ["tensor"],
@@ -48,23 +43,10 @@ _SEMANTICS = {
                          "additionalProperties": {"enum": _DTYPES}},
     },
 }
-#: An ambiguity as the ambiguity overlay writes it (shape only).
-_AMBIGUITY = {
-    "type": "object", "additionalProperties": False,
-    "required": ["id", "kind", "question", "source", "readings", "primary"],
-    "properties": {
-        "id": _SLUG, "kind": {"enum": ["nan", "branch-overlap", "integer-float-attribute", "integer-overflow",
-                                       "signed-zero", "other"]},
-        "question": {"type": "string", "minLength": 1}, "source": _SOURCE, "primary": _SLUG,
-        "readings": {"type": "array", "minItems": 2, "items": {
-            "type": "object", "required": ["id", "says"],
-            "properties": {"id": _SLUG, "says": {"type": "string", "minLength": 1}}}},
-    },
-}
 _OVERLAY = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object", "additionalProperties": False, "required": ["operator"],
-    "properties": {"operator": _IDENT, "semantics": _SEMANTICS, "ambiguities": {"type": "array", "items": _AMBIGUITY}},
+    "properties": {"operator": _IDENT, "semantics": _SEMANTICS, "ambiguities": {"type": "array"}},
 }
 
 #: A JSON path into the overlay (`load.JsonPath`: load imports this module, so it is not read from there).
@@ -72,20 +54,10 @@ JsonPath = tuple[str | int, ...]
 Located = tuple[JsonPath, str]
 
 
-def overlay_path(spec_path: Path) -> Path:
-    """Where the reviewed overlay of the spec in ``spec_path`` lives."""
-    return spec_path.parent / REVIEWED / spec_path.name
-
-
-def is_overlay(path: Path) -> bool:
-    """Whether ``path`` is a reviewed overlay (in a `REVIEWED` folder), not a spec."""
-    return path.parent.name == REVIEWED
-
-
 def with_overlay(spec: m.Spec, spec_path: Path) -> m.Spec:
     """``spec`` with the semantics of its overlay, where it has one; a
     problem in the overlay is a SpecError at its place there."""
-    overlay = overlay_path(spec_path)
+    overlay = load.overlay_path(spec_path)
     if not overlay.is_file():
         return spec
     doc = load.parse_document(load.read_text(overlay), path=str(overlay))
@@ -94,21 +66,6 @@ def with_overlay(spec: m.Spec, spec_path: Path) -> m.Spec:
         raise _error(doc, problems)
     semantics = doc.data.get("semantics")
     return replace(spec, semantics=build(semantics)) if semantics is not None else spec
-
-
-def problems_of(path: Path) -> list[LocatedError]:
-    """Every problem of the overlay at ``path`` (lint): its own, or, where
-    its spec (``../<name>``) is missing or does not load, that one."""
-    doc = load.parse_document(load.read_text(path), path=str(path))
-    spec_path = path.parent.parent / path.name
-    if not spec_path.is_file():
-        return [_at(doc, ("operator",), f"overlay {path.name} has no spec at {spec_path}: name the overlay after "
-                                        "its spec file, in the reviewed folder beside it")]
-    try:
-        spec = load.loads_spec(load.read_text(spec_path), path=str(spec_path))
-    except SpecError:
-        return []  # the spec's own problems are its findings
-    return [_at(doc, where, message) for where, message in overlay_problems(doc, spec)]
 
 
 def overlay_problems(doc: load.Document, spec: m.Spec) -> Iterator[Located]:

@@ -118,6 +118,20 @@ def _formula(f: m.Formula) -> dict[str, Any]:
     return d
 
 
+def ambiguity_data(a: m.Ambiguity) -> dict[str, Any]:
+    """An ambiguity in the schema's layout: each reading's setting under the
+    key its kind names (`model.SETTING_OF`)."""
+    key = m.SETTING_OF[a.kind][0] if a.kind in m.SETTING_OF else None
+    readings = []
+    for r in a.readings:
+        item: dict[str, Any] = {"id": r.id, "says": r.says}
+        if key is not None and r.setting is not None:
+            item[key] = r.setting.value
+        readings.append(item)
+    return {"id": a.id, "kind": a.kind.value, "question": a.question, "source": a.source, "primary": a.primary,
+            "readings": readings}
+
+
 def to_data(spec: m.Spec) -> dict[str, Any]:
     """Spec -> plain data in the schema's layout (the inverse of load.build_spec)."""
     d: dict[str, Any] = {
@@ -140,6 +154,9 @@ def to_data(spec: m.Spec) -> dict[str, Any]:
     d["support"] = [_table(t) for t in spec.support]
     if spec.tolerance:
         d["tolerance"] = {t.dtype.name: {"ulp": t.ulp} for t in spec.tolerance}
+    derived = [a for a in spec.ambiguities if not a.reviewed]  # reviewed ones live in their overlay
+    if derived:
+        d["ambiguities"] = [ambiguity_data(a) for a in derived]
     if spec.disagreements:
         d["disagreements"] = [
             {"fact": x.fact, "chosen": x.chosen, "other": x.other, "other_path": x.other_path}

@@ -145,13 +145,14 @@ def test_run_batch_equals_run_one_by_one() -> None:
     assert backend.misses < len(cases)
 
 
-def test_a_known_disagreement_is_a_fail_shrink_of_nan() -> None:
-    # The doc's "0, otherwise" meets the spec's nan_policy propagate: onnxruntime gives 0 for NaN.
+def test_shrink_of_nan_takes_the_formula_reading() -> None:
+    # The doc's "0, otherwise" meets the spec's nan_policy propagate: onnxruntime gives 0 for NaN,
+    # the formula read literally: the ambiguity's other reading, a PASS that says so (issue #22).
     spec = _spec("ACTIVATION_SHRINK")
     case = _case("ACTIVATION_SHRINK", [float("nan"), 1.0], Threshold=0.5, Bias=0.0)
     (result,) = run_cases([(spec, case)], OnnxRuntimeBackend())
-    assert result.outcome is Outcome.FAIL
-    assert result.worst[0].actual == 0.0 and np.isnan(result.worst[0].expected)
+    assert result.outcome is Outcome.PASS
+    assert result.readings == (("reading:nan:formula", 1, 1), ("reading:nan=propagate", 1, 0))
 
 
 def test_unknown_provider_is_unavailable_with_the_reason() -> None:

@@ -221,6 +221,12 @@ SEMANTIC_CASES: list[tuple[str, Callable[[m.Spec], m.Spec], list[tuple[str, int,
      [("DML122", 22, 11)], "the first one listed wins"),
     ("DML123", lambda s: R(s, formula=R(s.formula, parsed="f(x) = x, if x > Alpha\n       0, otherwise", evaluable=True)),
      [("DML123", 22, 11)], "gives its `otherwise` value"),
+    ("DML124", lambda s: R(s, ambiguities=(m.Ambiguity(
+        "nan", m.AmbiguityKind.NAN, "What does NaN give?", "doc.md:3",
+        (m.Reading("propagate", "NaN", m.NanPolicy.PROPAGATE), m.Reading("formula", "0", m.NanPolicy.FORMULA)),
+        "formula"),)),
+     [("DML124", 60, 12)], "the primary reading 'formula' sets nan_policy: formula, but the oracle's expected values "
+                           "take nan_policy: propagate"),
 ]
 
 

@@ -1,0 +1,88 @@
+"""Which reading of each ambiguity a backend took, per operator: what every
+report shows of the readings (docs/ambiguities.md, issue #22 item 2).
+
+Each case result holds, per ambiguity in play (`CaseResult.readings`), the
+elements where its readings give different values and, per reading (the
+marker ``reading:<ambiguity>=<primary>`` for the primary one,
+``reading:<ambiguity>:<reading>`` for each other), how many of those
+results that reading explains (`judge`).  Summed over an operator's cases
+they give one status per ambiguity: "not exercised" (no case told the
+readings apart), "took primary", "took <reading>" (it explains every such
+result; "took <a> or <b>" where the cases do not tell two readings apart),
+"mixed" (no one reading explains them all) or "took none" (every such
+element FAILed).  Plain data in, plain records out; the terminal,
+report.json and the HTML page all render these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from dmlconform.results import CaseResult
+
+PREFIX = "reading:"
+
+
+@dataclass(frozen=True, slots=True)
+class ReadingTaken:
+    """One operator's ambiguity: ``elements`` where its readings differ and,
+    per reading (the primary first), how many of their results it explains."""
+
+    operator: str
+    ambiguity: str
+    primary: str
+    elements: int
+    took: tuple[tuple[str, int], ...]
+
+    @property
+    def status(self) -> str:
+        """See the module docstring."""
+        if not self.elements:
+            return "not exercised"
+        whole = [r for r, n in self.took if n == self.elements]
+        if self.primary in whole:
+            return "took primary"
+        if whole:
+            return "took " + " or ".join(whole)
+        return "mixed" if any(n for _, n in self.took) else "took none"
+
+    @property
+    def notable(self) -> bool:
+        """Whether the backend took anything but the primary reading."""
+        return self.status not in ("took primary", "not exercised")
+
+    def line(self) -> str:
+        """``ACTIVATION_SHRINK nan: took formula (80 elements: propagate 0, formula 80)``."""
+        counts = ", ".join(f"{r} {n}" for r, n in self.took)
+        return f"{self.operator} {self.ambiguity}: {self.status} ({self.elements} elements: {counts})"
+
+    def to_json(self) -> dict[str, object]:
+        """The record as report.json's ``readings`` holds it (docs/report-json.md)."""
+        return {"operator": self.operator, "ambiguity": self.ambiguity, "primary": self.primary,
+                "elements": self.elements, "status": self.status, "took": [[r, n] for r, n in self.took]}
+
+
+def summarize(cases: Iterable[CaseResult]) -> tuple[ReadingTaken, ...]:
+    """Per operator and ambiguity (sorted), the readings its cases took."""
+    primaries: dict[tuple[str, str], str] = {}
+    elements: dict[tuple[str, str], int] = {}
+    took: dict[tuple[str, str], dict[str, int]] = {}
+    for case in cases:
+        for name, count, explained in case.readings:
+            body = name.removeprefix(PREFIX)
+            marker = "=" in body and ":" not in body
+            ambiguity, _, reading = body.partition("=" if marker else ":")
+            key = (case.operator, ambiguity)
+            if marker:
+                primaries[key] = reading
+                elements[key] = elements.get(key, 0) + count
+            mine = took.setdefault(key, {})
+            mine[reading] = mine.get(reading, 0) + explained
+    out = []
+    for key in sorted(took):
+        primary = primaries.get(key, "")
+        order = [primary, *sorted(r for r in took[key] if r != primary)]
+        out.append(ReadingTaken(key[0], key[1], primary, elements.get(key, 0),
+                                tuple((r, took[key].get(r, 0)) for r in order if r)))
+    return tuple(out)

@@ -1,0 +1,225 @@
+"""The ambiguities extract can find in a spec: what the doc leaves undecided
+that the formula and the support tables show (docs/ambiguities.md).
+
+Issue #22 item 1: an ambiguity is data.  Four kinds are found here, each
+with every reading the harness can evaluate; the first reading listed is
+the one the spec's own settings already take (the primary):
+
+* ``nan``: a branch condition reads an input that a branch's value does
+  not: taken literally, NaN fails the comparison and that branch turns it
+  into a number; IEEE propagation gives NaN (DML123 found the plainest case);
+* ``branch-overlap``: two piecewise branches hold together with different
+  values (DML122), so the order they are tested in decides;
+* ``integer-float-attribute``: the table allows integer outputs and the
+  formula reads a FLOAT attribute: exact arithmetic, float64, float32 or the
+  attribute converted to the integer type first all exist;
+* ``integer-overflow``: integer outputs and arithmetic that can leave the
+  type's range: wrap or saturate.
+
+A signed zero where the doc is silent needs no entry: the comparator takes
+either sign unless the doc speaks of it (`formula.tolerance.signed_zero`).
+What no rule can find is written by hand in the reviewed overlay
+(`spec.load.load_overlay`).  Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping
+
+from dmlconform.formula import Parsed, classified, expr_text
+from dmlconform.formula.boundaries import overlaps
+from dmlconform.formula.tree import (
+    Binary,
+    Branch,
+    Call,
+    Conditional,
+    FormulaTree,
+    Name,
+    Node,
+    Piecewise,
+    Unary,
+    children,
+    names,
+    walk,
+)
+from dmlconform.spec import model as m
+
+#: Operators whose result can leave an integer type's range.
+_ARITHMETIC = frozenset({"+", "-", "*", "/", "^", "<<"})
+
+
+def derive(spec: m.Spec, *, source: str) -> tuple[m.Ambiguity, ...]:
+    """The ambiguities of ``spec`` that its formula and tables show, each
+    placed at ``source`` (``doc path:line`` of the formula); none where the
+    formula does not parse or bind."""
+    parsed = _parsed(spec)
+    if parsed is None:
+        return ()
+    return tuple(found for check in (_nan, _overlap, _integer_float, _overflow)
+                 for found in check(spec, parsed, source))
+
+
+def _parsed(spec: m.Spec) -> Parsed | None:
+    if not spec.formula.evaluable or not spec.formula.parsed:
+        return None
+    tensors = spec.tensors
+    bound = classified(spec.formula.parsed, tuple(f.name for f in spec.fields),
+                       tuple(f.name for f in tensors if f.role is m.TensorRole.INPUT),
+                       tuple(f.name for f in tensors if f.role is m.TensorRole.OUTPUT))
+    return bound if isinstance(bound, Parsed) else None
+
+
+def _types(spec: m.Spec, role: m.TensorRole) -> set[m.DataType]:
+    tensors = {f.name for f in spec.tensors if f.role is role}
+    return {t for table in spec.support for row in table.rows if row.tensor in tensors for t in row.dtypes}
+
+
+def nan_dropping(tree: FormulaTree, inputs: frozenset[str]) -> tuple[str, ...]:
+    """The values (as text) of the branches that do not read an input their
+    conditions read: where NaN, failing every comparison, becomes a number."""
+    out: list[str] = []
+    for a in tree.assignments:
+        for node in walk(a.value):
+            if isinstance(node, Piecewise):
+                tested: frozenset[str] = frozenset().union(*(names(b.cond) for b in node.branches if b.cond is not None)) & inputs
+                out.extend(expr_text(b.value) for b in node.branches if tested - names(b.value))
+            elif isinstance(node, Conditional):
+                tested = names(node.cond) & inputs
+                out.extend(expr_text(v) for v in (node.then, node.otherwise) if tested - names(v))
+    return tuple(dict.fromkeys(out))
+
+
+def _nan(spec: m.Spec, parsed: Parsed, source: str) -> Iterator[m.Ambiguity]:
+    if not any(t.is_float for t in _types(spec, m.TensorRole.INPUT) | _types(spec, m.TensorRole.OUTPUT)):
+        return
+    dropping = nan_dropping(parsed.tree, frozenset(name for name, _ in parsed.inputs))
+    if not dropping:
+        return
+    values = ", ".join(dropping)
+    readings: dict[enum.Enum, m.Reading] = {
+        m.NanPolicy.PROPAGATE: m.Reading("propagate", "a NaN input gives NaN (IEEE), whichever branch",
+                                         m.NanPolicy.PROPAGATE),
+        m.NanPolicy.FORMULA: m.Reading("formula", f"NaN fails every comparison and the formula taken literally "
+                                                  f"gives its branch's value ({values}), like ONNX",
+                                       m.NanPolicy.FORMULA),
+    }
+    primary = spec.formula.nan_policy
+    yield m.Ambiguity("nan", m.AmbiguityKind.NAN,
+                      f"What does a NaN input give, where a branch that it reaches gives {values}?", source,
+                      _primary_first(readings, primary), readings[primary].id)
+
+
+def _overlap(spec: m.Spec, parsed: Parsed, source: str) -> Iterator[m.Ambiguity]:
+    found = [o for o in overlaps(parsed.tree) if not o.same_value]
+    if not found:
+        return
+    o = found[0]
+    at = ", ".join(f"{k}={v:g}" for k, v in o.attrs + o.inputs)
+    question = (f"Which branch wins where branches {o.first + 1} ({o.first_cond}) and {o.second + 1} "
+                f"({o.second_cond}) both hold (e.g. {at})?")
+    readings = (
+        m.Reading("first-match", "the branch the doc lists first wins (conditions tested in doc order)",
+                  m.BranchOrder.FIRST),
+        m.Reading("last-match", "the later branch wins (conditions tested in the other order)", m.BranchOrder.LAST),
+    )
+    yield m.Ambiguity("branch-overlap", m.AmbiguityKind.BRANCH_OVERLAP, question, source, readings, "first-match")
+
+
+def _integer_float(spec: m.Spec, parsed: Parsed, source: str) -> Iterator[m.Ambiguity]:
+    if not any(not t.is_float for t in _types(spec, m.TensorRole.OUTPUT)):
+        return
+    floats = [f.name for f in spec.attributes if f.c_type == "FLOAT" and f.name in parsed.attributes]
+    if not floats:
+        return
+    shown = ", ".join(floats)
+    readings = (
+        m.Reading("exact", "exact arithmetic, the result truncated toward zero", m.IntegerArithmetic.EXACT),
+        m.Reading("float64", "computed in double, converted toward zero", m.IntegerArithmetic.FLOAT64),
+        m.Reading("float32", "computed in float, converted toward zero", m.IntegerArithmetic.FLOAT32),
+        m.Reading("attribute-to-integer", f"{shown} converted to the integer type first (toward zero), then "
+                                          "integer arithmetic", m.IntegerArithmetic.ATTRIBUTE_TO_INTEGER),
+    )
+    yield m.Ambiguity("integer-float-attribute", m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE,
+                      f"How do integer tensors meet the FLOAT attribute{'s' if len(floats) > 1 else ''} {shown}?",
+                      source, readings, "exact")
+
+
+def _overflow(spec: m.Spec, parsed: Parsed, source: str) -> Iterator[m.Ambiguity]:
+    if not any(not t.is_float for t in _types(spec, m.TensorRole.OUTPUT)) or not _can_overflow(parsed.tree):
+        return
+    readings: dict[enum.Enum, m.Reading] = {
+        m.Overflow.WRAP: m.Reading("wrap", "wraps modulo 2^bits (two's complement)", m.Overflow.WRAP),
+        m.Overflow.SATURATE: m.Reading("saturate", "saturates to the type's minimum or maximum",
+                                       m.Overflow.SATURATE),
+    }
+    primary = spec.formula.integer_overflow
+    yield m.Ambiguity("integer-overflow", m.AmbiguityKind.INTEGER_OVERFLOW,
+                      "What does an integer result out of the type's range give?", source,
+                      _primary_first(readings, primary), readings[primary].id)
+
+
+def _can_overflow(tree: FormulaTree) -> bool:
+    """Whether a value the formula gives (conditions aside) does arithmetic
+    that can leave an integer range: a sum, a product, a negation of a name,
+    abs (of the minimum)."""
+    for a in tree.assignments:
+        for node in _values(a.value):
+            if isinstance(node, Binary) and node.op in _ARITHMETIC:
+                return True
+            if isinstance(node, Unary) and node.op == "-" and names(node.operand):
+                return True
+            if isinstance(node, Call) and node.func == "abs":
+                return True
+    return False
+
+
+def value_names(tree: FormulaTree) -> frozenset[str]:
+    """The names the formula's values read (conditions aside): an attribute
+    there is in the arithmetic of a result."""
+    return frozenset(n.id for a in tree.assignments for n in _values(a.value) if isinstance(n, Name))
+
+
+def meeting_groups(tree: FormulaTree) -> tuple[frozenset[str], ...]:
+    """Names that meet in one branch (its condition and value), one
+    conditional, or one term of a sum: where two attributes together decide
+    a result (`cases.generate` varies such pairs together)."""
+    groups: list[frozenset[str]] = []
+    for a in tree.assignments:
+        for node in walk(a.value):
+            if isinstance(node, Piecewise):
+                groups.extend(names(b.value) | (names(b.cond) if b.cond is not None else frozenset())
+                              for b in node.branches)
+            elif isinstance(node, Conditional):
+                groups.append(names(node))
+        if not isinstance(a.value, Piecewise):
+            groups.extend(names(term) for term in _terms(a.value))
+    return tuple(dict.fromkeys(groups))
+
+
+def _terms(node: Node) -> Iterator[Node]:
+    """The terms of a sum or difference (the node itself otherwise)."""
+    if isinstance(node, Binary) and node.op in ("+", "-"):
+        yield from _terms(node.left)
+        yield from _terms(node.right)
+    else:
+        yield node
+
+
+def _values(node: Node) -> Iterator[Node]:
+    """`walk` without the conditions of branches and conditionals."""
+    yield node
+    if isinstance(node, Piecewise):
+        for b in node.branches:
+            yield from _values(b.value)
+    elif isinstance(node, Conditional):
+        yield from _values(node.then)
+        yield from _values(node.otherwise)
+    elif not isinstance(node, Branch):
+        for child in children(node):
+            yield from _values(child)
+
+
+def _primary_first(readings: Mapping[enum.Enum, m.Reading], primary: enum.Enum) -> tuple[m.Reading, ...]:
+    """The readings, the primary one first."""
+    return (readings[primary],) + tuple(r for key, r in readings.items() if key is not primary)

@@ -1,0 +1,79 @@
+"""Issue #22 "Done means": a backend written literally from each doc formula,
+and the same with the other reading of each ambiguity, both get 0 FAIL on
+the operator's default cases and the report names the reading it took; a
+backend that takes neither reading FAILs, naming the case."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+
+import pytest
+
+from dmlconform.backends.cpu import CpuBackend
+from dmlconform.oracles import cases_of
+from dmlconform.report.readings import summarize
+from dmlconform.results import CaseResult, Outcome
+from dmlconform.runner import run_cases
+from dmlconform.spec import model as m
+from dmlconform.spec.load import load_spec
+from tests.ambiguity.literal import LITERAL, NEITHER, OTHER, LiteralBackend, Op
+from tests.conftest import REPO
+
+LEVEL = m.FeatureLevel.FL_6_4
+
+
+@cache
+def _spec(op: str) -> m.Spec:
+    return load_spec(REPO / "specs" / f"{op}.yaml")
+
+
+def _run(op: str, ops: Mapping[str, Op] | None) -> tuple[CaseResult, ...]:
+    spec = _spec(op)
+    backend = CpuBackend() if ops is None else LiteralBackend(ops)
+    return run_cases([(spec, c) for c in cases_of(spec, LEVEL, seed=0)], backend)
+
+
+def _statuses(results: tuple[CaseResult, ...]) -> dict[str, str]:
+    return {t.ambiguity: t.status for t in summarize(results)}
+
+
+def _failed(results: tuple[CaseResult, ...]) -> list[str]:
+    return [r.case_id for r in results if r.outcome is Outcome.FAIL]
+
+
+#: Per operator: the status of each ambiguity for the literal backend and for the other one.
+EXPECTED = {
+    "ACTIVATION_SHRINK": (
+        {"nan": "took formula", "branch-overlap": "took primary", "integer-float-attribute": "took float32",
+         "integer-overflow": "took primary"},
+        {"nan": "took primary", "branch-overlap": "took last-match",
+         "integer-float-attribute": "took attribute-to-integer", "integer-overflow": "took saturate"},
+    ),
+    "ACTIVATION_THRESHOLDED_RELU": ({"nan": "took formula"}, {"nan": "took primary"}),
+    "ELEMENT_WISE_SIGN": ({"nan": "took primary"}, {"nan": "took propagate"}),
+    "ELEMENT_WISE_ADD": ({"integer-overflow": "took primary"}, {"integer-overflow": "took saturate"}),
+}
+
+
+@pytest.mark.parametrize("op", sorted(EXPECTED))
+@pytest.mark.parametrize("which", ["literal", "other"])
+def test_every_reading_passes_and_is_named(op: str, which: str) -> None:
+    results = _run(op, LITERAL if which == "literal" else OTHER)
+    assert _failed(results) == []
+    assert _statuses(results) == EXPECTED[op][which == "other"]
+
+
+@pytest.mark.parametrize("op", sorted(EXPECTED))
+def test_the_cpu_reference_takes_every_primary_reading(op: str) -> None:
+    results = _run(op, None)
+    assert _failed(results) == []
+    assert set(_statuses(results).values()) == {"took primary"}
+
+
+@pytest.mark.parametrize("op", sorted(EXPECTED))
+def test_a_backend_taking_neither_reading_fails_by_name(op: str) -> None:
+    failed = _failed(_run(op, NEITHER))
+    assert failed
+    assert all(case_id.startswith(op + "/") for case_id in failed)
+    assert any("/ambiguity(" in case_id for case_id in failed)
