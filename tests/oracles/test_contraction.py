@@ -121,7 +121,7 @@ def _sums(a: np.ndarray, b: np.ndarray, order: np.ndarray, acc: type) -> np.ndar
     """a @ b summed term by term in ``order`` in ``acc`` (a plain loop: the honest worst case)."""
     total = np.zeros((a.shape[0], b.shape[1]), acc)
     for k in order:
-        total = (total + np.outer(a[:, k], b[k, :]).astype(acc)).astype(acc)
+        total = (total + np.outer(a[:, k].astype(acc), b[k, :].astype(acc))).astype(acc)
     return total
 
 
@@ -207,3 +207,30 @@ def test_the_tiers_between_the_bounds(where: float, outcome: Outcome) -> None:
     """Within the probabilistic bound PASS, beyond it QUALITY_WARNING, beyond the worst case FAIL."""
     result = run_cases([(_spec(), _case("GEMM/FLOAT32/4d/k1000/random"))], _Off(where))[0]
     assert result.outcome is outcome, result.message
+
+
+def _with_half_values(a: np.ndarray, b: np.ndarray) -> Case:
+    """`_with_values` in FLOAT16."""
+    case = _with_values(a.astype(np.float32), b.astype(np.float32))
+    tensors = tuple(dataclasses.replace(t, dtype=m.DataType.FLOAT16, buffer=t.buffer.astype(np.float16))
+                    for t in case.inputs)
+    out = dataclasses.replace(case.outputs[0], dtype=m.DataType.FLOAT16,
+                              buffer=case.outputs[0].buffer.astype(np.float16))
+    return dataclasses.replace(case, dtype=m.DataType.FLOAT16, inputs=tensors, outputs=(out,))
+
+
+@settings(max_examples=30, deadline=None)
+@given(k=st.integers(1, 200), seed=st.integers(0, 2 ** 32 - 1))
+def test_float16_sums_are_within_the_bound_of_their_accumulator(k: int, seed: int) -> None:
+    """FLOAT16 tensors: float32 sums in any order are within the float32
+    accumulator's worst case; FLOAT16 sums within FLOAT16's where the
+    backend declares them (`float16_accumulation`)."""
+    rng = np.random.default_rng(seed)
+    a, b = rng.uniform(-1, 1, (3, k)).astype(np.float16), rng.uniform(-1, 1, (k, 2)).astype(np.float16)
+    case = _with_half_values(a, b)
+    oracle = ContractionOracle.of(_spec())
+    for acc, declared in ((np.float32, False), (np.float16, True)):
+        exp = oracle.bind([case], flush_subnormals=False, float16_accumulation=declared).expect(0, 6)[0]
+        got = _sums(a, b, rng.permutation(k), acc).astype(np.float16).reshape(-1)
+        error = np.abs(got.astype(np.float64) - exp.expected.astype(np.float64))
+        assert np.all(error <= exp.bound_relaxed), (acc, error, exp.bound_relaxed)
