@@ -61,6 +61,7 @@ class Judging:
 
     flush_subnormals: bool = False
     overrides: Mapping[tuple[str, str], ToleranceOverride] = field(default_factory=dict)
+    float16_accumulation: bool = False  # the backend declares it (`BackendInfo`): contractions' bounds
 
 
 def verdict(case: Case, outcome: Outcome, message: str, *, seconds: float = 0.0, **more: object) -> CaseResult:
@@ -116,7 +117,8 @@ def _policy(spec: m.Spec, dtype: m.DataType, exp: Expectation,
 def _compare(batch: Sequence[Ran], oracle: FamilyOracle, judging: Judging) -> _Compared:
     """Every output of the batch compared with the oracle, end to end."""
     first = batch[0]
-    bound = oracle.bind([ran.case for ran in batch], flush_subnormals=judging.flush_subnormals)
+    bound = oracle.bind([ran.case for ran in batch], flush_subnormals=judging.flush_subnormals,
+                        float16_accumulation=judging.float16_accumulation)
     actuals = [joined([flat_view(ran.case.outputs[j], ran.buffers[out.name], ran.case.outputs[j].sizes)
                        for ran in batch]) for j, out in enumerate(first.case.outputs)]
     parts: list[list[SparseComparison]] = [[] for _ in actuals]

@@ -36,6 +36,10 @@ COMPARE_ELEMENTS = 1 << 19
 #: block, float64 temporaries of a megabyte that stay in a 2 MiB L2 cache
 #: (measured best of 2**15 to 2**18 on the bench).
 ORACLE_BLOCK = 1 << 17
+#: The contraction oracle (`oracles.contraction`) with a NaN or inf among
+#: the operands sums the products one by one (IEEE's rules, not the BLAS's):
+#: at most this many float64 products at a time (32 MiB), rows of A by rows.
+CONTRACTION_PRODUCTS = 1 << 22
 #: Workers (`parallel`): a chunk sent to a worker holds at most this many
 #: cases ...
 WORKER_CASES = 256

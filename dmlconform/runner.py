@@ -96,7 +96,8 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     case (a worker reports it to its parent, which then knows the case in
     flight; with ``run_batch`` every case of a call is started before it)."""
     info = backend.info()
-    judging = Judging(flush_subnormals=info.flush_subnormals, overrides=dict(overrides or {}))
+    judging = Judging(flush_subnormals=info.flush_subnormals, overrides=dict(overrides or {}),
+                      float16_accumulation=info.float16_accumulation)
     results: list[CaseResult | None] = []
     ran: list[Ran] = []
     queued: dict[str, list[_Queued]] = {}   # operator -> cases for run_batch

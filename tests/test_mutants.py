@@ -16,8 +16,8 @@ import pytest
 
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.faulty import FAULTS, FaultyBackend, parse_faults
-from dmlconform.cases.generate import generate
 from dmlconform.cases.model import Case
+from dmlconform.oracles import cases_of
 from dmlconform.results import CaseResult, Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
@@ -28,7 +28,7 @@ from tests.conftest import REPO
 @cache
 def _suite(op: str) -> tuple[tuple[m.Spec, Case], ...]:
     spec = load_spec(REPO / "specs" / f"{op}.yaml")
-    return tuple((spec, c) for c in generate(spec, m.FeatureLevel.FL_6_4, seed=0))
+    return tuple((spec, c) for c in cases_of(spec, m.FeatureLevel.FL_6_4, seed=0))
 
 
 #: The operators whose default suite each fault is checked against.
@@ -40,6 +40,10 @@ MUTANTS = {
     "wrong-in-8d": ("ACTIVATION_SOFTSIGN",),
     "in-place-corrupting": ("ACTIVATION_SOFTSIGN", "ELEMENT_WISE_ADD"),
     "rejects-float16": ("ACTIVATION_HARD_SIGMOID",),
+    "gemm-dropped-term": ("GEMM",),
+    "gemm-c-strides-ignored": ("GEMM",),
+    "gemm-transa-ignored": ("GEMM",),
+    "gemm-float16-accumulation": ("GEMM",),
 }
 
 
@@ -75,12 +79,17 @@ def test_where_each_mutant_is_caught() -> None:
     assert all(r.dtype == "FLOAT16" and "rejected a configuration" in r.message for r in by_name["rejects-float16"])
     assert all("Threshold" in r.case_id or "boundary" in r.case_id for r in by_name["wrong-branch-at-threshold"])
     assert any(d.expected != d.expected for r in by_name["nan-to-zero"] for d in r.worst)  # NaN expected
+    assert all(r.layout in ("broadcast", "padded") for r in by_name["gemm-c-strides-ignored"])
+    assert all("transA" in r.case_id for r in by_name["gemm-transa-ignored"])
+    assert all(r.dtype == "FLOAT16" for r in by_name["gemm-float16-accumulation"])
+    assert any("/exact" in r.case_id for r in by_name["gemm-dropped-term"])
 
 
 def test_fault_names() -> None:
     assert parse_faults(" wrong_in_8d,nan-to-zero,nan-to-zero ") == ("nan-to-zero", "wrong-in-8d")
     assert parse_faults("") == ()
-    with pytest.raises(ValueError, match="unknown fault.s. sign-negzero; known: in-place-corrupting, nan-to-zero"):
+    with pytest.raises(ValueError, match="unknown fault.s. sign-negzero; known: gemm-c-strides-ignored, gemm-dropped-term, "
+                                               "gemm-float16-accumulation, gemm-transa-ignored, in-place-corrupting"):
         parse_faults("sign-negzero")
     info = FaultyBackend("nan-to-zero,wrong-in-8d").info()
     assert info.name == "faulty" and info.device.endswith("planted faults: nan-to-zero, wrong-in-8d")

@@ -24,7 +24,10 @@ from dmlconform.spec.model import FeatureLevel, Spec
 @dataclass(frozen=True, slots=True)
 class BackendInfo:
     """Who is under test.  ``available`` False means the backend cannot run on
-    this machine; ``reason`` says why (a missing library, no device)."""
+    this machine; ``reason`` says why (a missing library, no device).
+    ``float16_accumulation``: the backend sums the products of FLOAT16
+    tensors in FLOAT16 (a reading the GEMM page leaves open); the contraction
+    oracle then bounds their error with FLOAT16's unit roundoff, not float32's."""
 
     name: str
     device: str
@@ -33,6 +36,7 @@ class BackendInfo:
     flush_subnormals: bool = False
     available: bool = True
     reason: str | None = None
+    float16_accumulation: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ from types import MappingProxyType
 import numpy as np
 
 import dmlconform
+from dmlconform.backends import cpu_contraction
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -116,7 +117,7 @@ class CpuBackend:
             verdict = self.supports(spec, case)
             if not verdict.supported:
                 errors[i] = NotSupportedError(verdict.reason)
-            elif spec.operator in SHAPED_OPS or not case.outputs:
+            elif spec.operator in SHAPED_OPS or spec.semantics is not None or not case.outputs:
                 errors[i] = self._one(*items[i])
             else:
                 key = (spec.operator, case.dtype, case.attributes, tuple((t.name, t.dtype) for t in case.inputs),
@@ -178,7 +179,10 @@ def writable_view(tensor: TensorData, buffer: np.ndarray) -> np.ndarray:
 
 def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every output of ``case``, in its storage type and logical shape, as new
-    arrays (none aliases a buffer)."""
+    arrays (none aliases a buffer).  A contraction (reviewed semantics) has
+    its own reference (`cpu_contraction`)."""
+    if spec.semantics is not None:
+        return cpu_contraction.compute(spec, case, buffers)
     shape = case.outputs[0].sizes
     inputs = {t.name: np.broadcast_to(t.view(buffers.get(t.name, t.buffer)), shape) for t in case.inputs}
     return evaluate(spec, case, inputs, shape)
@@ -242,7 +246,7 @@ class _Rules:
 
 
 def _rules(spec: Spec, attributes: tuple[tuple[str, object], ...], level: FeatureLevel) -> _Rules:
-    if spec.operator not in OPS:
+    if spec.operator not in OPS and spec.semantics is None:
         return _Rules(f"the cpu reference has no implementation of {spec.operator}")
     if spec.introduced > level:
         return _Rules(f"{spec.operator} is introduced at {spec.introduced}, above the claimed feature level {level}")

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from dmlconform.backends import faulty_contraction as contraction
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Case
@@ -95,6 +96,10 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "nan-to-zero": nan_to_zero,
     "wrong-in-8d": wrong_in_8d,
     "in-place-corrupting": in_place_corrupting,
+    "gemm-dropped-term": contraction.dropped_term,
+    "gemm-c-strides-ignored": contraction.c_strides_ignored,
+    "gemm-transa-ignored": contraction.transa_ignored,
+    "gemm-float16-accumulation": contraction.float16_accumulation,
 }
 
 REJECTS_FLOAT16 = "rejects-float16"

@@ -12,11 +12,13 @@ from pathlib import Path
 
 import click
 
-from dmlconform.cases.generate import generate, is_runnable
+from dmlconform.cases import contraction
+from dmlconform.cases.generate import is_runnable
 from dmlconform.cases.model import Case
 from dmlconform.cases.store import write_cases
 from dmlconform.commands.options import load_specs, parse_each, specs_option
 from dmlconform.errors import EXIT_CODES_HELP, InputError
+from dmlconform.oracles import family_of
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 
@@ -40,7 +42,7 @@ def gen(specs_dir: str, ops: tuple[str, ...], dtypes: tuple[str, ...], level_tex
     wanted_types = set(parse_each(dtypes, DataType.parse, "--dtype"))
     chosen: list[tuple[Path, Spec]] = []
     for path, spec in load_specs(specs_dir, ops):
-        ok, reason = is_runnable(spec, level)
+        ok, reason = _generable(spec, level)
         if ok:
             chosen.append((path, spec))
         elif ops or spec.formula.evaluable:
@@ -50,7 +52,9 @@ def gen(specs_dir: str, ops: tuple[str, ...], dtypes: tuple[str, ...], level_tex
 
     def cases() -> Iterator[Case]:
         for _, spec in chosen:
-            for case in generate(spec, level, seed=seed, large=large, negative=not no_negative):
+            family, _ = family_of(spec)
+            assert family is not None  # `_generable` chose it
+            for case in family.generate(spec, level, seed=seed, large=large, negative=not no_negative):
                 if not wanted_types or case.dtype in wanted_types:
                     yield case
 
@@ -62,3 +66,16 @@ def gen(specs_dir: str, ops: tuple[str, ...], dtypes: tuple[str, ...], level_tex
                         spec_paths={s.operator: str(p) for p, s in chosen})
     plural = "s" if len(chosen) != 1 else ""
     click.echo(f"wrote {count} cases of {len(chosen)} operator{plural} at {level.short} (seed {seed}) to {output}")
+
+
+def _generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
+    """Whether a family makes cases of ``spec`` at ``level``, and if not, why:
+    for a contraction (reviewed semantics), a table and a dimension count
+    there; else the element-wise family's test (`is_runnable`)."""
+    if spec.semantics is None:
+        return is_runnable(spec, level)
+    try:
+        contraction.shapes(spec, level, large=False)
+    except InputError as exc:
+        return False, str(exc)
+    return True, "ok"

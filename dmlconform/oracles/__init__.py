@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from dmlconform.cases import contraction as contraction_cases
 from dmlconform.cases import generate as formula_cases
 from dmlconform.cases.model import Case
-from dmlconform.oracles import elementwise
+from dmlconform.oracles import contraction, elementwise
 from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
@@ -27,7 +28,7 @@ __all__ = ["FAMILIES", "BatchExpectation", "Expectation", "Family", "FamilyOracl
 @dataclass(frozen=True, slots=True)
 class Family:
     """One operator family: ``claims(spec)`` says whether it tests a spec
-    (and if not, why), ``generate(spec, level, seed=, large=, keep=)`` makes
+    (and if not, why; "" where the spec is of no kind the family knows), ``generate(spec, level, seed=, large=, keep=)`` makes
     its cases (only those ``keep(id, data type)`` accepts, when given),
     ``oracle(spec)`` its `FamilyOracle`."""
 
@@ -39,20 +40,22 @@ class Family:
 
 #: Every family, asked in order.
 FAMILIES: tuple[Family, ...] = (
+    Family("contraction", contraction.claims, contraction_cases.generate, contraction.ContractionOracle.of),
     Family("element-wise formula", elementwise.claims, formula_cases.generate, elementwise.FormulaOracle.of),
 )
 
 
 def family_of(spec: Spec) -> tuple[Family | None, str]:
     """The family that tests ``spec`` and "ok", or None and why none does
-    (each family's reason, the first one's when they agree)."""
+    (each family's reason, the first one's when they agree; a family that
+    says nothing, the spec being of no kind it knows, is left out)."""
     reasons = []
     for family in FAMILIES:
         claimed, reason = family.claims(spec)
         if claimed:
             return family, "ok"
         reasons.append(reason)
-    return None, "; ".join(dict.fromkeys(reasons)) or "no operator family tests it yet"
+    return None, "; ".join(dict.fromkeys(r for r in reasons if r)) or "no operator family tests it yet"
 
 
 @dataclass

@@ -72,8 +72,11 @@ class FamilyOracle(Protocol):
     """The oracle of one operator (one spec), made once per run by its
     family (`oracles.oracle_for`)."""
 
-    def bind(self, cases: Sequence[Case], *, flush_subnormals: bool) -> BatchExpectation:
+    def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
+             float16_accumulation: bool = False) -> BatchExpectation:
         """The expectations of ``cases`` (a batch: one operator, the same
         tensors, data types and attributes), for a backend that flushes
-        subnormals or not."""
+        subnormals or not, and that declares it sums FLOAT16 tensors in
+        FLOAT16 or not (`BackendInfo.float16_accumulation`: the
+        contraction family's bound)."""
         ...

@@ -60,9 +60,11 @@ class FormulaOracle:
         return cls(spec, bound.tree, {tensor: name for name, tensor in bound.inputs},
                    {tensor: name for name, tensor in bound.outputs}, formula, readings)
 
-    def bind(self, cases: Sequence[Case], *, flush_subnormals: bool) -> FormulaBatch:
+    def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
+             float16_accumulation: bool = False) -> FormulaBatch:
         """The batch's inputs end to end, each broadcast to its case's output
-        sizes (every output of an element-wise case has those sizes)."""
+        sizes (every output of an element-wise case has those sizes).  An
+        element-wise formula sums nothing: ``float16_accumulation`` changes nothing."""
         first = cases[0]
         inputs = {self.inputs.get(t.name, t.name): joined(
             [flat_view(case.inputs[j], None, case.outputs[0].sizes) for case in cases])

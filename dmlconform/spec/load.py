@@ -34,6 +34,7 @@ from dmlconform import limits, userfiles
 from dmlconform.cachedir import cache_dir
 from dmlconform.errors import LocatedError, SpecError
 from dmlconform.spec import model as m
+from dmlconform.spec import reviewed
 
 JsonPath = tuple[str | int, ...]
 
@@ -636,13 +637,14 @@ REVIEWED = "reviewed"
 
 
 def load_spec(path: Path) -> m.Spec:
-    """The spec in ``path``, with the reviewed ambiguities of its overlay
-    (``reviewed/<file name>`` beside it, where there is one) merged in."""
+    """The spec in ``path``, with the reviewed ambiguities and semantics of
+    its overlay (``reviewed/<file name>`` beside it, where there is one) merged in."""
     spec = loads_spec(read_text(path), path=str(path))
     overlay = overlay_path(path)
     if not overlay.is_file():
         return spec
-    return merge_overlay(spec, load_overlay(overlay, operator=spec.operator))
+    spec = merge_overlay(spec, load_overlay(overlay, operator=spec.operator))
+    return reviewed.with_overlay(spec, path)  # its `semantics` (issue #24), checked against the spec
 
 
 def overlay_path(spec_path: Path) -> Path:
@@ -685,13 +687,15 @@ def merge_overlay(spec: m.Spec, reviewed: tuple[m.Ambiguity, ...]) -> m.Spec:
 
 @functools.cache
 def overlay_validator() -> Any:
-    """The overlay's schema: ``operator`` and ``ambiguities`` of the spec schema, nothing else."""
+    """The overlay's schema: ``operator`` and ``ambiguities`` of the spec schema, and
+    ``semantics`` (a mapping here; `spec.reviewed` checks what is in it)."""
     import jsonschema  # noqa: PLC0415 - see _validator
 
     full = schema()
     overlay = {key: full[key] for key in ("$schema", "$defs")}
     overlay.update(type="object", additionalProperties=False, required=["operator", "ambiguities"],
-                   properties={k: full["properties"][k] for k in ("operator", "ambiguities")})
+                   properties={**{k: full["properties"][k] for k in ("operator", "ambiguities")},
+                               "semantics": {"type": "object"}})  # `spec.reviewed` checks it
     return jsonschema.validators.validator_for(overlay)(overlay)
 
 

@@ -106,7 +106,8 @@ def test_an_unknown_option_is_a_usage_error_naming_the_known_ones(site: Path) ->
     ("cpu", "feature_level=9_9", "error: dmlconform[cpu]: cpu backend: feature_level: unknown feature level '9_9' "
                                  "(known: 1_0, 2_0, 2_1, 3_0, 3_1, 4_0, 4_1, 5_0, 5_1, 5_2, 6_0, 6_1, 6_2, 6_3, 6_4)"),
     ("faulty", "faults=bogus", "error: dmlconform[faulty]: faulty backend: faults='bogus': unknown fault(s) bogus; "
-                               "known: in-place-corrupting, nan-to-zero, one-ulp, rejects-float16, "
+                               "known: gemm-c-strides-ignored, gemm-dropped-term, gemm-float16-accumulation, "
+                               "gemm-transa-ignored, in-place-corrupting, nan-to-zero, one-ulp, rejects-float16, "
                                "sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d"),
     ("faulty", "faults=", "error: dmlconform[faulty]: faulty backend: name the faults to plant: --backend-arg "
                           "faults=NAME[,NAME...] (known: in-place-corrupting, nan-to-zero, one-ulp, rejects-float16, "

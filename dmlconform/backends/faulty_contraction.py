@@ -1,0 +1,77 @@
+"""Planted faults of the contraction family for the ``faulty`` backend
+(issue #24 item 7): each recomputes a GEMM output the way a plausible bug
+would, after the reference computed it.  `backends.faulty.BREAKS` names
+them; tests/test_mutants.py checks that each is caught."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from dmlconform.backends.cpu_contraction import gemm
+from dmlconform.cases.contraction import Operands, operands, scales, transposed
+from dmlconform.cases.model import Case, packed_strides
+from dmlconform.spec import model as m
+
+Buffers = Mapping[str, np.ndarray]
+
+
+def _write(spec: m.Spec, case: Case, buffers: Buffers, ops: Operands) -> None:
+    """``ops`` computed by the reference and written into the output."""
+    assert spec.semantics is not None
+    out = next(t for t in case.outputs if t.name == spec.semantics.output)
+    alpha, beta = scales(spec.semantics, case)
+    buf = buffers[out.name]
+    view = np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))
+    view[...] = gemm(ops.a, ops.b, ops.c, alpha, beta, case.dtype)
+
+
+def dropped_term(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """The last of the K products left out of every sum (a loop bound off by one)."""
+    if spec.semantics is not None:
+        ops = operands(spec.semantics, case, dict(buffers))
+        _write(spec, case, buffers, Operands(ops.a[..., :-1], ops.b[..., :-1, :], ops.c))
+
+
+def c_strides_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """CTensor read as if packed, whatever its strides: a broadcast C read as
+    a full matrix, past its buffer's end (where this reads zeros)."""
+    sem = spec.semantics
+    c = next((t for t in case.inputs if sem is not None and t.name == sem.c), None)
+    if sem is None or c is None or c.strides == packed_strides(c.sizes):
+        return
+    ops = operands(sem, case, dict(buffers))
+    flat = np.zeros(int(np.prod(c.sizes)), buffers[c.name].dtype)
+    held = buffers[c.name][:flat.size]
+    flat[:held.size] = held
+    _write(spec, case, buffers, Operands(ops.a, ops.b, flat.reshape(c.sizes)))
+
+
+def transa_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """TransA ignored: A's memory read as an M x K matrix although it holds K x M."""
+    sem = spec.semantics
+    if sem is None or not transposed(case, sem.a.transform):
+        return
+    ops = operands(sem, case, dict(buffers))
+    stored = np.ascontiguousarray(np.swapaxes(ops.a, -1, -2))  # A as the buffer holds it, K x M
+    _write(spec, case, buffers, Operands(stored.reshape(ops.a.shape), ops.b, ops.c))
+
+
+def float16_accumulation(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """FLOAT16 products summed in FLOAT16, one term at a time, while the backend declares float32."""
+    sem = spec.semantics
+    if sem is None or case.dtype is not m.DataType.FLOAT16:
+        return
+    ops = operands(sem, case, dict(buffers))
+    alpha, beta = scales(sem, case)
+    half = np.float16
+    total = np.zeros(np.broadcast_shapes(ops.a.shape[:-1] + (1,), ops.b.shape[:-2] + (1, ops.b.shape[-1])), half)
+    for k in range(ops.a.shape[-1]):
+        total = (total + ops.a[..., :, k:k + 1] * ops.b[..., k:k + 1, :]).astype(half)
+    total = (total * half(alpha)).astype(half)
+    if ops.c is not None:
+        total = (total + ops.c * half(beta)).astype(half)
+    out = next(t for t in case.outputs if t.name == sem.output)
+    buf = buffers[out.name]
+    np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = total

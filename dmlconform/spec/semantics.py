@@ -1,0 +1,72 @@
+"""Reviewed semantics: what a doc says only in prose, as records.
+
+Issue #24 item 1.  Where a doc has no formula (GEMM: ``Output =
+FusedActivation(Alpha * TransA(A) x TransB(B) + Beta * C)`` in a sentence,
+the shapes in field descriptions), a person writes the operator's semantics
+in the reviewed overlay ``specs/reviewed/<OPERATOR>.yaml`` under the key
+``semantics`` (`spec.reviewed` loads and checks it; extract never writes
+there).  Today one kind exists, a contraction (`Contraction`): which tensors
+are the operands, which attributes transpose and scale them, the dimension
+counts per feature level the harness reads the support tables as, and the
+accumulator type of each tensor type (the primary reading of the
+ambiguities beside it).  Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dmlconform.spec.model import DataType, FeatureLevel
+
+#: The ``DML_MATRIX_TRANSFORM`` constants a transpose attribute takes.
+NO_TRANSFORM = "DML_MATRIX_TRANSFORM_NONE"
+TRANSPOSE = "DML_MATRIX_TRANSFORM_TRANSPOSE"
+
+
+@dataclass(frozen=True, slots=True)
+class Operand:
+    """One matrix operand: its tensor, and the enum attribute that transposes
+    it (``transform``: None where nothing does)."""
+
+    tensor: str
+    transform: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Contraction:
+    """``output = activation(alpha * op(a) x op(b) + beta * c)`` over the
+    last two dimensions, every leading dimension a batch (GEMM).
+
+    ``c`` is the optional addend's tensor (None: none), read through its
+    strides (a stride of 0 broadcasts it: ``c_broadcast``); ``alpha`` and
+    ``beta`` name FLOAT attributes (None: 1); ``activation`` the fused
+    activation's attribute (None: none).  ``dimension_counts`` per feature
+    level (oldest first) and ``accumulators`` (tensor type -> the type sums
+    are bounded in, the primary reading) are what the reviewer read in the
+    doc; lint checks the first against the support tables.  ``source`` is
+    ``doc path:line`` of the sentence the semantics come from."""
+
+    source: str
+    a: Operand
+    b: Operand
+    output: str
+    c: str | None = None
+    c_broadcast: bool = True
+    alpha: str | None = None
+    beta: str | None = None
+    activation: str | None = None
+    dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
+    accumulators: tuple[tuple[DataType, DataType], ...] = ()
+
+    def accumulator(self, dtype: DataType) -> DataType:
+        """The type sums of ``dtype`` tensors are bounded in (its own where the
+        reviewer named none)."""
+        return dict(self.accumulators).get(dtype, dtype)
+
+    def dims_at(self, level: FeatureLevel) -> tuple[int, ...]:
+        """The dimension counts in force at ``level`` (none below the first)."""
+        found: tuple[int, ...] = ()
+        for since, dims in self.dimension_counts:
+            if since <= level:
+                found = dims
+        return found
