@@ -110,7 +110,8 @@ def test_an_unknown_option_is_a_usage_error_naming_the_known_ones(site: Path) ->
                                "gemm-transa-ignored, in-place-corrupting, nan-to-zero, one-ulp, rejects-float16, "
                                "sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d"),
     ("faulty", "faults=", "error: dmlconform[faulty]: faulty backend: name the faults to plant: --backend-arg "
-                          "faults=NAME[,NAME...] (known: in-place-corrupting, nan-to-zero, one-ulp, rejects-float16, "
+                          "faults=NAME[,NAME...] (known: gemm-c-strides-ignored, gemm-dropped-term, gemm-float16-accumulation, gemm-transa-ignored, "
+                          "in-place-corrupting, nan-to-zero, one-ulp, rejects-float16, "
                           "sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d); the cpu backend is this "
                           "one without faults"),
     ("onnxruntime", "threads=two", "error: dmlconform[onnxruntime]: onnxruntime backend: threads='two' is not a "
@@ -130,7 +131,8 @@ def test_faulty_without_faults_is_a_usage_error_listing_them() -> None:
     result = CliRunner().invoke(main, ["run", "--backend", "faulty", "--op", "ACTIVATION_SHRINK", "--no-progress"])
     assert result.exit_code == ExitCode.USAGE
     assert result.output == ("error: dmlconform[faulty]: faulty backend: name the faults to plant: --backend-arg "
-                             "faults=NAME[,NAME...] (known: in-place-corrupting, nan-to-zero, one-ulp, "
+                             "faults=NAME[,NAME...] (known: gemm-c-strides-ignored, gemm-dropped-term, gemm-float16-accumulation, gemm-transa-ignored, "
+                          "in-place-corrupting, nan-to-zero, one-ulp, "
                              "rejects-float16, sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d); "
                              "the cpu backend is this one without faults\n")
 
