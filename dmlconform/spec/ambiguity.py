@@ -76,18 +76,31 @@ def _types(spec: m.Spec, role: m.TensorRole) -> set[m.DataType]:
 
 
 def nan_dropping(tree: FormulaTree, inputs: frozenset[str]) -> tuple[str, ...]:
-    """The values (as text) of the branches that do not read an input their
-    conditions read: where NaN, failing every comparison, becomes a number."""
+    """The values (as text) of the branches that do not read an input the
+    choice reads (in a condition or another branch): a NaN there, failing
+    every comparison or simply not read, becomes a number (PRelu's ``x``
+    for a NaN slope at x >= 0)."""
     out: list[str] = []
     for a in tree.assignments:
         for node in walk(a.value):
             if isinstance(node, Piecewise):
-                tested: frozenset[str] = frozenset().union(*(names(b.cond) for b in node.branches if b.cond is not None)) & inputs
-                out.extend(expr_text(b.value) for b in node.branches if tested - names(b.value))
+                read: frozenset[str] = frozenset().union(
+                    *(names(b.cond) for b in node.branches if b.cond is not None),
+                    *(names(b.value) for b in node.branches)) & inputs
+                out.extend(expr_text(b.value) for b in node.branches if read - names(b.value))
             elif isinstance(node, Conditional):
-                tested = names(node.cond) & inputs
-                out.extend(expr_text(v) for v in (node.then, node.otherwise) if tested - names(v))
+                read = (names(node.cond) | names(node.then) | names(node.otherwise)) & inputs
+                out.extend(expr_text(v) for v in (node.then, node.otherwise) if read - names(v))
+            elif _is_pow(node) and names(node) & inputs:
+                out.append(expr_text(node))  # IEEE 754 pow: pow(NaN, 0) = pow(1, NaN) = 1
     return tuple(dict.fromkeys(out))
+
+
+def _is_pow(node: object) -> bool:
+    """``pow(a, b)`` or ``a ^ b``: C's and IEEE 754's pow give a number for
+    some NaN arguments (``pow(NaN, 0) = 1``), where NaN-in-NaN-out does not."""
+    return ((isinstance(node, Call) and node.func.lower() == "pow")
+            or (isinstance(node, Binary) and node.op == "^"))
 
 
 def _nan(spec: m.Spec, parsed: Parsed, source: str) -> Iterator[m.Ambiguity]:
@@ -97,16 +110,19 @@ def _nan(spec: m.Spec, parsed: Parsed, source: str) -> Iterator[m.Ambiguity]:
     if not dropping:
         return
     values = ", ".join(dropping)
+    if any(_is_pow(a.value) for a in parsed.tree.assignments) and len(dropping) == 1:
+        literal = f"the formula taken literally: IEEE 754 {values} gives 1 for pow(NaN, 0) and pow(1, NaN), like C and ONNX"
+        question = f"What does a NaN input give where IEEE 754 {values} gives a number?"
+    else:
+        literal = f"NaN fails every comparison and the formula taken literally gives its branch's value ({values}), like ONNX"
+        question = f"What does a NaN input give, where a branch that it reaches gives {values}?"
     readings: dict[enum.Enum, m.Reading] = {
         m.NanPolicy.PROPAGATE: m.Reading("propagate", "a NaN input gives NaN (IEEE), whichever branch",
                                          m.NanPolicy.PROPAGATE),
-        m.NanPolicy.FORMULA: m.Reading("formula", f"NaN fails every comparison and the formula taken literally "
-                                                  f"gives its branch's value ({values}), like ONNX",
-                                       m.NanPolicy.FORMULA),
+        m.NanPolicy.FORMULA: m.Reading("formula", literal, m.NanPolicy.FORMULA),
     }
     primary = spec.formula.nan_policy
-    yield m.Ambiguity("nan", m.AmbiguityKind.NAN,
-                      f"What does a NaN input give, where a branch that it reaches gives {values}?", source,
+    yield m.Ambiguity("nan", m.AmbiguityKind.NAN, question, source,
                       _primary_first(readings, primary), readings[primary].id)
 
 
@@ -162,14 +178,14 @@ def _overflow(spec: m.Spec, parsed: Parsed, source: str) -> Iterator[m.Ambiguity
 def _can_overflow(tree: FormulaTree) -> bool:
     """Whether a value the formula gives (conditions aside) does arithmetic
     that can leave an integer range: a sum, a product, a negation of a name,
-    abs (of the minimum)."""
+    abs (of the minimum), pow."""
     for a in tree.assignments:
         for node in _values(a.value):
             if isinstance(node, Binary) and node.op in _ARITHMETIC:
                 return True
             if isinstance(node, Unary) and node.op == "-" and names(node.operand):
                 return True
-            if isinstance(node, Call) and node.func == "abs":
+            if isinstance(node, Call) and node.func in ("abs", "pow"):
                 return True
     return False
 

@@ -40,9 +40,23 @@ def test_extract_finds_every_kind_on_shrink() -> None:
     ("ELEMENT_WISE_ADD", [("integer-overflow", "wrap")]),
     ("ACTIVATION_SOFTSIGN", []),
     ("ACTIVATION_ELU", []),  # NaN reaches `Alpha * (exp(x) - 1)`, which carries it
+    ("ACTIVATION_PARAMETERIZED_RELU", [("nan", "propagate"), ("integer-overflow", "wrap")]),  # x >= 0 never reads slope
+    ("ELEMENT_WISE_POW", [("nan", "propagate"), ("integer-overflow", "wrap")]),  # pow(NaN, 0) = 1 in IEEE 754
+    ("ELEMENT_WISE_CONSTANT_POW", [("nan", "propagate")]),  # float tensors only
 ])
 def test_extract_finds_only_what_the_formula_shows(op: str, expected: list[tuple[str, str]]) -> None:
     assert _kinds(_spec(op)) == expected
+
+
+def test_a_nan_an_untaken_branch_never_reads_and_ieee_pow_are_ambiguities() -> None:
+    """The results page called these doc ambiguities while they FAILed
+    onnxruntime and torch: PRelu's NaN slope at x >= 0 gives x, and IEEE
+    754 pow gives 1 for pow(NaN, 0)."""
+    (prelu,) = [a for a in _spec("ACTIVATION_PARAMETERIZED_RELU").ambiguities if a.id == "nan"]
+    assert "(x)" in prelu.readings[1].says
+    (pow_nan,) = [a for a in _spec("ELEMENT_WISE_POW").ambiguities if a.id == "nan"]
+    assert pow_nan.question == "What does a NaN input give where IEEE 754 pow(input, exponent) gives a number?"
+    assert pow_nan.readings[1].says.endswith("gives 1 for pow(NaN, 0) and pow(1, NaN), like C and ONNX")
 
 
 def test_a_spec_with_ambiguities_round_trips() -> None:
