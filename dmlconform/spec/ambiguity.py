@@ -91,7 +91,7 @@ def nan_dropping(tree: FormulaTree, inputs: frozenset[str]) -> tuple[str, ...]:
             elif isinstance(node, Conditional):
                 read = (names(node.cond) | names(node.then) | names(node.otherwise)) & inputs
                 out.extend(expr_text(v) for v in (node.then, node.otherwise) if read - names(v))
-            elif _is_pow(node) and names(node) & inputs:
+            elif isinstance(node, (Call, Binary)) and _is_pow(node) and names(node) & inputs:
                 out.append(expr_text(node))  # IEEE 754 pow: pow(NaN, 0) = pow(1, NaN) = 1
     return tuple(dict.fromkeys(out))
 
