@@ -8,8 +8,11 @@ rejected although the table supports them ("rejected": a coverage gap, not a
 wrong number) and the largest ULP distance seen; and for every FAIL class
 the minimal repro case, its worst element and the analysis, taken from a
 small YAML file of notes keyed by case-id pattern.  A FAIL no note matches
-is listed as "not analysed", never dropped.  The same inputs always give the
-same bytes (sorted everywhere, no dates).
+is listed as "not analysed", never dropped.  Then, per backend, operator and
+ambiguity of the doc that its cases told apart, which reading the backend
+took (issue #22: a backend that takes another reading than the primary one
+PASSes, and the page says so).  The same inputs always give the same bytes
+(sorted everywhere, no dates).
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ from typing import Any
 from dmlconform.errors import InputError
 from dmlconform.report.distance import distance_text, ulp_count
 from dmlconform.report.json_report import from_data, to_json
+from dmlconform.report.readings import ReadingTaken
+from dmlconform.report.readings import summarize as summarize_readings
 from dmlconform.results import CaseResult, Outcome, RunResult
 from dmlconform.userfiles import loads_json
 
@@ -71,10 +76,12 @@ class Note:
 
 @dataclass(frozen=True, slots=True)
 class Summary:
-    """What the page needs from one run: its rows and its numeric FAILs."""
+    """What the page needs from one run: its rows, its numeric FAILs and the
+    readings it took of each ambiguity its cases told apart."""
 
     label: str
     run: RunResult            # the run's facts; ``cases`` holds only the numeric FAILs
+    readings: tuple[ReadingTaken, ...] = ()
 
 
 def label_of(run: RunResult) -> str:
@@ -95,7 +102,8 @@ def summarise(run: RunResult) -> tuple[Summary, tuple[Row, ...]]:
         rows[(c.operator, c.dtype)] = _count(row, c)
     fails = tuple(dataclasses.replace(c, worst=c.worst[:1], edges=())
                   for c in run.cases if c.outcome.failed and not is_rejected(c))
-    return Summary(label, dataclasses.replace(run, cases=fails, started="", finished="")), \
+    readings = tuple(t for t in summarize_readings(run.cases) if t.elements)
+    return Summary(label, dataclasses.replace(run, cases=fails, started="", finished=""), readings), \
         tuple(rows[k] for k in sorted(rows))
 
 
@@ -112,7 +120,8 @@ def _count(row: Row, c: CaseResult) -> Row:
 # -- the summary file ----------------------------------------------------------
 def summary_json(summary: Summary, rows: Sequence[Row]) -> str:
     data = {"format": SUMMARY_FORMAT, "version": SUMMARY_VERSION, "label": summary.label,
-            "rows": [dataclasses.asdict(r) for r in rows], "failures": to_json(summary.run)}
+            "rows": [dataclasses.asdict(r) for r in rows], "failures": to_json(summary.run),
+            "readings": [t.to_json() for t in summary.readings]}
     return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
 
 
@@ -127,7 +136,27 @@ def read_input(text: str, *, path: str) -> tuple[Summary, tuple[Row, ...]]:
         raise InputError(f"{path}: summary version {data.get('version')!r}; this dmlconform reads "
                          f"{SUMMARY_VERSION}")
     run = from_data(data.get("failures"), path=f"{path} (failures)")
-    return Summary(str(data.get("label")), run), _rows(data.get("rows"), path=path)
+    readings = _readings(data.get("readings", []), path=path)  # summaries written before readings have none
+    return Summary(str(data.get("label")), run, readings), _rows(data.get("rows"), path=path)
+
+
+def _readings(value: Any, *, path: str) -> tuple[ReadingTaken, ...]:
+    """The readings of a summary, as `ReadingTaken.to_json` wrote them."""
+    if not isinstance(value, list):
+        raise InputError(f"{path}: bad summary: readings: expected an array")
+    out = []
+    for i, item in enumerate(value):
+        try:
+            took = tuple((str(r), int(n)) for r, n in item["took"]
+                         if isinstance(r, str) and type(n) is int)
+            if len(took) != len(item["took"]) or type(item["elements"]) is not int:
+                raise ValueError("took")
+            out.append(ReadingTaken(str(item["operator"]), str(item["ambiguity"]), str(item["primary"]),
+                                    int(item["elements"]), took))
+        except (KeyError, TypeError, ValueError):
+            raise InputError(f"{path}: bad summary: readings[{i}]: expected an object of operator, ambiguity, "
+                             "primary, elements and took ([[reading, count], ...])") from None
+    return tuple(out)
 
 
 def _rows(value: Any, *, path: str) -> tuple[Row, ...]:
@@ -185,6 +214,7 @@ def render(inputs: Sequence[tuple[Summary, tuple[Row, ...]]], notes: Sequence[No
     lines += _backends(inputs)
     lines += _table(inputs)
     lines += _findings(inputs, notes)
+    lines += _readings_taken(inputs)
     lines += _gaps(inputs)
     return "\n".join(lines).rstrip() + "\n"
 
@@ -230,6 +260,23 @@ def _findings(inputs: Sequence[tuple[Summary, tuple[Row, ...]]], notes: Sequence
         kind, text = (CLASSES[notes[k].kind], notes[k].text) if k < len(notes) else ("not analysed", "")
         out.append(f"| {label} | {op} | {dtype} | {len(cases)} | `{_cell(c.repro)}` | {_cell(_worst(c))} | {kind} | "
                    f"{_cell(text)} |")
+    return out + [""]
+
+
+def _readings_taken(inputs: Sequence[tuple[Summary, tuple[Row, ...]]]) -> list[str]:
+    """Per backend, operator and ambiguity its cases told apart: the reading
+    it took (docs/ambiguities.md).  A result that matches a reading other
+    than the primary one is a PASS, so this is where the page says which."""
+    out = ["## Readings taken of the doc's ambiguities", "",
+           "Where the doc leaves a choice open, every reading is accepted (docs/ambiguities.md); this is the "
+           "reading each backend took, counted over the elements where the readings give different values.", "",
+           "| backend | operator | ambiguity | took | elements | per reading (the primary first) |",
+           "| --- | --- | --- | --- | --: | --- |"]
+    for s, _ in inputs:
+        for t in s.readings:
+            counts = ", ".join(f"{r} {n}" for r, n in t.took)
+            out.append(f"| {s.label} | {t.operator} | {_cell(t.ambiguity)} | {_cell(t.status)} | {t.elements} | "
+                       f"{_cell(counts)} |")
     return out + [""]
 
 

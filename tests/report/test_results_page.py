@@ -4,12 +4,14 @@ its minimal repro and analysis, rejected configurations apart, byte-stable."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from dmlconform.cli import main
+from dmlconform.errors import InputError
 from dmlconform.report.json_report import dumps
 from dmlconform.report.results_page import load_notes, read_input, render, summarise, summary_json
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
@@ -100,3 +102,31 @@ def test_the_committed_page_regenerates_from_the_committed_summaries(tmp_path: P
     assert result.exit_code == 0, result.output
     page = out.read_text(encoding="utf-8").replace(f"-o {out}`", "-o docs/results/README.md`", 1)
     assert page == Path("docs/results/README.md").read_text(encoding="utf-8")
+
+
+def _run_with_readings() -> RunResult:
+    """A backend that took ONNX's reading of Shrink's NaN (issue #22 item 6)."""
+    run = _run()
+    nan = dataclasses.replace(_case("ACTIVATION_SHRINK/FLOAT32/4d/ambiguity(nan)", Outcome.PASS),
+                              readings=(("reading:nan=propagate", 6, 0), ("reading:nan:formula", 6, 6)))
+    return dataclasses.replace(run, cases=run.cases + (nan,))
+
+
+def test_the_page_says_which_reading_each_backend_took() -> None:
+    page = render([summarise(_run_with_readings())], NOTES)
+    assert "## Readings taken of the doc's ambiguities" in page
+    assert "| onnxruntime-cpu | ACTIVATION_SHRINK | nan | took formula | 6 | propagate 0, formula 6 |" in page
+    summary, rows = summarise(_run_with_readings())
+    again = read_input(summary_json(summary, rows), path="x.summary.json")
+    assert render([again], NOTES) == page
+
+
+def test_a_summary_without_readings_still_loads_and_a_bad_one_is_named() -> None:
+    summary, rows = summarise(_run_with_readings())
+    data = json.loads(summary_json(summary, rows))
+    old = {k: v for k, v in data.items() if k != "readings"}
+    assert read_input(json.dumps(old), path="old.summary.json")[0].readings == ()
+    data["readings"][0]["elements"] = "6"
+    bad = json.dumps(data)
+    with pytest.raises(InputError, match=r"^bad.summary.json: bad summary: readings\[0\]: expected an object"):
+        read_input(bad, path="bad.summary.json")
