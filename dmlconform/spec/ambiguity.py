@@ -19,7 +19,7 @@ the one the spec's own settings already take (the primary):
 A signed zero where the doc is silent needs no entry: the comparator takes
 either sign unless the doc speaks of it (`formula.tolerance.signed_zero`).
 What no rule can find is written by hand in the reviewed overlay
-(`spec.load.load_overlay`).  Nothing here does I/O.
+(`spec.load.read_overlay`).  Nothing here does I/O.
 """
 
 from __future__ import annotations

@@ -643,8 +643,9 @@ def load_spec(path: Path) -> m.Spec:
     overlay = overlay_path(path)
     if not overlay.is_file():
         return spec
-    spec = merge_overlay(spec, load_overlay(overlay, operator=spec.operator))
-    return reviewed.with_overlay(spec, path)  # its `semantics` (issue #24), checked against the spec
+    doc = read_overlay(overlay, operator=spec.operator)
+    spec = merge_overlay(spec, tuple(build_ambiguity(a, reviewed=True) for a in doc.data["ambiguities"]))
+    return reviewed.with_semantics(spec, doc)  # its `semantics` (issue #24), checked against the spec
 
 
 def overlay_path(spec_path: Path) -> Path:
@@ -652,10 +653,11 @@ def overlay_path(spec_path: Path) -> Path:
     return spec_path.parent / REVIEWED / spec_path.name
 
 
-def load_overlay(path: Path, *, operator: str) -> tuple[m.Ambiguity, ...]:
-    """The reviewed ambiguities in the overlay ``path`` of ``operator``'s
-    spec: a mapping of ``operator`` and ``ambiguities`` (the spec schema's
-    items).  Every problem is a SpecError at its place in the overlay."""
+def read_overlay(path: Path, *, operator: str) -> Document:
+    """The overlay ``path`` of ``operator``'s spec, parsed once and checked:
+    a mapping of ``operator``, ``ambiguities`` (the spec schema's items) and
+    ``semantics`` (`spec.reviewed` checks its content).  Every problem is a
+    SpecError at its place in the overlay."""
     try:
         doc = parse_document(read_text(path), path=str(path))
     except SpecError as exc:
@@ -674,7 +676,7 @@ def load_overlay(path: Path, *, operator: str) -> tuple[m.Ambiguity, ...]:
         line, column = doc.where(("operator",))
         raise SpecError(f"overlay of {operator} names operator {doc.data['operator']}; an overlay has the name of "
                         f"its spec file: write operator: {operator}", path=str(path), line=line, column=column)
-    return tuple(build_ambiguity(a, reviewed=True) for a in doc.data["ambiguities"])
+    return doc
 
 
 def merge_overlay(spec: m.Spec, reviewed: tuple[m.Ambiguity, ...]) -> m.Spec:

@@ -3,12 +3,13 @@ written by hand, never by extract.
 
 Issue #24 item 1; the folder is the one the ambiguity overlays use
 (docs/ambiguities.md, branch ``ambig``: its ``ambiguities`` key).  This
-module owns the ``semantics`` key (`spec.semantics.Contraction`): it reads
-it, checks its shape and then checks it against the spec's fields (names,
-kinds, roles) and support tables (dimension counts per level, data types),
-every problem located at its line and column of the overlay.  `load.load_spec`
-attaches the semantics to the spec it loads; `lint` reports the same
-problems (through `load_spec`).  ``ambiguities`` are `load.load_overlay`'s.
+module owns the ``semantics`` key (`spec.semantics.Contraction`): in the
+overlay `load.read_overlay` parsed and checked once, it checks their shape
+and then checks them against the spec's fields (names, kinds, roles) and
+support tables (dimension counts per level, data types), every problem
+located at its line and column of the overlay.  `load.load_spec` attaches
+the semantics to the spec it loads; `lint` reports the same problems
+(through `load_spec`).  ``ambiguities`` are `load`'s.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from dmlconform.errors import LocatedError, SpecError
@@ -43,61 +43,37 @@ _SEMANTICS = {
                          "additionalProperties": {"enum": _DTYPES}},
     },
 }
-_OVERLAY = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "type": "object", "additionalProperties": False, "required": ["operator"],
-    "properties": {"operator": _IDENT, "semantics": _SEMANTICS, "ambiguities": {"type": "array"}},
-}
-
 #: A JSON path into the overlay (`load.JsonPath`: load imports this module, so it is not read from there).
 JsonPath = tuple[str | int, ...]
 Located = tuple[JsonPath, str]
 
 
-def with_overlay(spec: m.Spec, spec_path: Path) -> m.Spec:
-    """``spec`` with the semantics of its overlay, where it has one; a
-    problem in the overlay is a SpecError at its place there."""
-    overlay = load.overlay_path(spec_path)
-    if not overlay.is_file():
+def with_semantics(spec: m.Spec, doc: load.Document) -> m.Spec:
+    """``spec`` with the semantics of its overlay ``doc`` (read and checked
+    as an overlay by `load.read_overlay`), where it has any; a problem in
+    them is a SpecError at its place in the overlay."""
+    semantics = doc.data.get("semantics")
+    if semantics is None:
         return spec
-    doc = load.parse_document(load.read_text(overlay), path=str(overlay))
-    problems = list(overlay_problems(doc, spec))
+    problems = list(_shape_problems(semantics)) or list(_against_spec(semantics, spec))
     if problems:
         raise _error(doc, problems)
-    semantics = doc.data.get("semantics")
-    return replace(spec, semantics=build(semantics)) if semantics is not None else spec
+    return replace(spec, semantics=build(semantics))
 
 
-def overlay_problems(doc: load.Document, spec: m.Spec) -> Iterator[Located]:
-    """The overlay's shape problems, or where it has none, what contradicts ``spec``."""
-    shape = list(_shape_problems(doc))
-    if shape:
-        yield from shape
-        return
-    if doc.data["operator"] != spec.operator:
-        yield ("operator",), (f"overlay of {spec.operator} names operator {doc.data['operator']}; an overlay has "
-                              f"the name of its spec file: write operator: {spec.operator}")
-        return
-    if "semantics" in doc.data:
-        yield from _against_spec(doc.data["semantics"], spec)
-
-
-def _shape_problems(doc: load.Document) -> Iterator[Located]:
-    if not isinstance(doc.data, dict):
-        yield (), f"an overlay must be a YAML mapping of operator, semantics and ambiguities, not {_got(doc.data)}"
-        return
-    for error in sorted(_validator().iter_errors(doc.data), key=lambda e: [str(p) for p in e.absolute_path]):
+def _shape_problems(semantics: Any) -> Iterator[Located]:
+    """What the `_SEMANTICS` schema finds, at paths from the overlay's top."""
+    for error in sorted(_validator().iter_errors(semantics), key=lambda e: [str(p) for p in e.absolute_path]):
         leaf = min(error.context, key=lambda e: -len(e.absolute_path)) if error.context else error
-        where = tuple(leaf.absolute_path)
-        shown = ".".join(str(p) for p in where) or "top level"
-        yield where, f"{shown}: {leaf.message}"
+        where = ("semantics", *leaf.absolute_path)
+        yield where, f"{'.'.join(str(p) for p in where)}: {leaf.message}"
 
 
 @functools.cache
 def _validator() -> Any:
     import jsonschema  # noqa: PLC0415 - jsonschema (~0.1 s) only where an overlay is read
 
-    return jsonschema.validators.validator_for(_OVERLAY)(_OVERLAY)
+    return jsonschema.validators.validator_for(_SEMANTICS)(_SEMANTICS)
 
 
 def build(data: dict[str, Any]) -> Contraction:
@@ -218,10 +194,6 @@ def _accumulator_problems(data: dict[str, Any], spec: m.Spec) -> Iterator[Locate
             yield ("semantics", "accumulators", name), \
                 f"{name} is no tensor type of {spec.operator} (its tables allow " \
                 f"{', '.join(t.name for t in m.sort_dtypes(allowed))}); name one of those"
-
-
-def _got(value: Any) -> str:
-    return load.yaml_type(value)
 
 
 def _at(doc: load.Document, where: JsonPath, message: str) -> LocatedError:
