@@ -62,6 +62,20 @@ class ReadingTaken:
         return {"operator": self.operator, "ambiguity": self.ambiguity, "primary": self.primary,
                 "elements": self.elements, "status": self.status, "took": [[r, n] for r, n in self.took]}
 
+    @classmethod
+    def from_json(cls, item: object) -> ReadingTaken | None:
+        """The record `to_json` wrote (``status`` is derived, not read), or
+        None where ``item`` is not one."""
+        if not isinstance(item, dict) or not isinstance(item.get("took"), list):
+            return None
+        operator, ambiguity, primary, elements = (item.get(k) for k in ("operator", "ambiguity", "primary", "elements"))
+        took = tuple((pair[0], pair[1]) for pair in item["took"] if isinstance(pair, list) and len(pair) == 2
+                     and isinstance(pair[0], str) and type(pair[1]) is int)
+        if not (isinstance(operator, str) and isinstance(ambiguity, str) and isinstance(primary, str)
+                and type(elements) is int and len(took) == len(item["took"])):
+            return None
+        return cls(operator, ambiguity, primary, elements, took)
+
 
 def summarize(cases: Iterable[CaseResult]) -> tuple[ReadingTaken, ...]:
     """Per operator and ambiguity (sorted), the readings its cases took."""

@@ -146,16 +146,11 @@ def _readings(value: Any, *, path: str) -> tuple[ReadingTaken, ...]:
         raise InputError(f"{path}: bad summary: readings: expected an array")
     out = []
     for i, item in enumerate(value):
-        try:
-            took = tuple((str(r), int(n)) for r, n in item["took"]
-                         if isinstance(r, str) and type(n) is int)
-            if len(took) != len(item["took"]) or type(item["elements"]) is not int:
-                raise ValueError("took")
-            out.append(ReadingTaken(str(item["operator"]), str(item["ambiguity"]), str(item["primary"]),
-                                    int(item["elements"]), took))
-        except (KeyError, TypeError, ValueError):
+        taken = ReadingTaken.from_json(item)
+        if taken is None:
             raise InputError(f"{path}: bad summary: readings[{i}]: expected an object of operator, ambiguity, "
-                             "primary, elements and took ([[reading, count], ...])") from None
+                             "primary, elements and took ([[reading, count], ...])")
+        out.append(taken)
     return tuple(out)
 
 
