@@ -146,7 +146,7 @@ class _Refusals:
 
     def __init__(self, implements: Implements | None) -> None:
         self.implements = implements
-        self.answers: dict[str, str | None] = {}
+        self.answers: dict[str, tuple[Outcome, str] | None] = {}   # operator -> refusal (None: implemented)
 
     def of(self, spec: m.Spec, case: Case) -> CaseResult | None:
         """The result of ``case`` when the backend does not implement its
@@ -155,16 +155,20 @@ class _Refusals:
             return None
         started = time.perf_counter()
         if spec.operator not in self.answers:
-            try:
-                self.answers[spec.operator] = self.implements(spec)
-            except Exception as exc:  # noqa: BLE001 - a backend bug is a FAIL of its cases, the run goes on
-                return verdict(case, Outcome.FAIL, f"the backend's implements() raised {type(exc).__name__}: {exc}",
-                               seconds=time.perf_counter() - started)
-        reason = self.answers[spec.operator]
-        if reason is None:
+            self.answers[spec.operator] = self._ask(spec)
+        answer = self.answers[spec.operator]
+        if answer is None:
             return None
-        return verdict(case, Outcome.NOT_SUPPORTED, f"not implemented: {reason}",
-                       seconds=time.perf_counter() - started)
+        return verdict(case, answer[0], answer[1], seconds=time.perf_counter() - started)
+
+    def _ask(self, spec: m.Spec) -> tuple[Outcome, str] | None:
+        """The backend's answer for ``spec``'s operator, asked once."""
+        assert self.implements is not None  # `of` asks only then
+        try:
+            reason = self.implements(spec)
+        except Exception as exc:  # noqa: BLE001 - a backend bug is a FAIL of its cases, the run goes on
+            return Outcome.FAIL, f"the backend's implements() raised {type(exc).__name__}: {exc}"
+        return None if reason is None else (Outcome.NOT_SUPPORTED, f"not implemented: {reason}")
 
 
 def _judged(batch: list[Ran], oracles: Oracles, judging: Judging) -> list[CaseResult]:
