@@ -45,6 +45,7 @@ from dmlconform.spec.model import (
     SupportTable,
     TensorSupport,
 )
+from dmlconform.spec.semantics import Contraction, Semantics
 
 #: The newest level: what the CPU reference claims unless told otherwise.
 NEWEST = max(FeatureLevel)
@@ -54,6 +55,10 @@ storage_dtype = numpy_dtype  # the name tests and callers of this module use
 #: Operators whose result depends on the tensor's shape (a bias per channel):
 #: never joined into one flat array by `CpuBackend.run_batch`.
 SHAPED_OPS = frozenset({"VALUE_SCALE_2D"})
+#: The reference of each kind of reviewed semantics (`spec.semantics`):
+#: ``compute(spec, case, buffers)`` -> the outputs, like `compute`.
+REFERENCES: Mapping[type[Semantics], Callable[[Spec, Case, Mapping[str, np.ndarray]], dict[str, np.ndarray]]] = \
+    MappingProxyType({Contraction: cpu_contraction.compute})
 
 
 class CpuBackend:
@@ -179,10 +184,10 @@ def writable_view(tensor: TensorData, buffer: np.ndarray) -> np.ndarray:
 
 def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every output of ``case``, in its storage type and logical shape, as new
-    arrays (none aliases a buffer).  A contraction (reviewed semantics) has
-    its own reference (`cpu_contraction`)."""
+    arrays (none aliases a buffer).  An operator with reviewed semantics has
+    its family's own reference (`REFERENCES`)."""
     if spec.semantics is not None:
-        return cpu_contraction.compute(spec, case, buffers)
+        return REFERENCES[type(spec.semantics)](spec, case, buffers)
     shape = case.outputs[0].sizes
     inputs = {t.name: np.broadcast_to(t.view(buffers.get(t.name, t.buffer)), shape) for t in case.inputs}
     return evaluate(spec, case, inputs, shape)

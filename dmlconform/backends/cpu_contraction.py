@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from dmlconform.cases.contraction import operands, scales
+from dmlconform.cases.contraction import operands, scales, semantics_of
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.spec.model import DataType, Spec
 
@@ -24,10 +24,10 @@ _WORK = {DataType.FLOAT16: np.dtype(np.float32)}
 
 def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The output of ``case`` in its storage type and logical shape, a new array."""
-    assert spec.semantics is not None  # the cpu backend dispatches here only for such specs
-    ops = operands(spec.semantics, case, dict(buffers))
-    alpha, beta = scales(spec.semantics, case)
-    return {spec.semantics.output: gemm(ops.a, ops.b, ops.c, alpha, beta, case.dtype)}
+    sem = semantics_of(spec)  # the cpu backend dispatches here only for such specs
+    ops = operands(sem, case, dict(buffers))
+    alpha, beta = scales(sem, case)
+    return {sem.output: gemm(ops.a, ops.b, ops.c, alpha, beta, case.dtype)}
 
 
 def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, alpha: float, beta: float,

@@ -10,18 +10,24 @@ from collections.abc import Mapping
 import numpy as np
 
 from dmlconform.backends.cpu_contraction import gemm
-from dmlconform.cases.contraction import Operands, operands, scales, transposed
+from dmlconform.cases.contraction import Operands, operands, scales, semantics_of, transposed
 from dmlconform.cases.model import Case, packed_strides
 from dmlconform.spec import model as m
+from dmlconform.spec.semantics import Contraction
 
 Buffers = Mapping[str, np.ndarray]
 
 
+def _contraction(spec: m.Spec) -> Contraction | None:
+    """``spec``'s contraction semantics (None: a fault here leaves it alone)."""
+    return spec.semantics if isinstance(spec.semantics, Contraction) else None
+
+
 def _write(spec: m.Spec, case: Case, buffers: Buffers, ops: Operands) -> None:
     """``ops`` computed by the reference and written into the output."""
-    assert spec.semantics is not None
-    out = next(t for t in case.outputs if t.name == spec.semantics.output)
-    alpha, beta = scales(spec.semantics, case)
+    sem = semantics_of(spec)
+    out = next(t for t in case.outputs if t.name == sem.output)
+    alpha, beta = scales(sem, case)
     buf = buffers[out.name]
     view = np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))
     view[...] = gemm(ops.a, ops.b, ops.c, alpha, beta, case.dtype)
@@ -29,15 +35,16 @@ def _write(spec: m.Spec, case: Case, buffers: Buffers, ops: Operands) -> None:
 
 def dropped_term(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """The last of the K products left out of every sum (a loop bound off by one)."""
-    if spec.semantics is not None:
-        ops = operands(spec.semantics, case, dict(buffers))
+    sem = _contraction(spec)
+    if sem is not None:
+        ops = operands(sem, case, dict(buffers))
         _write(spec, case, buffers, Operands(ops.a[..., :-1], ops.b[..., :-1, :], ops.c))
 
 
 def c_strides_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """CTensor read as if packed, whatever its strides: a broadcast C read as
     a full matrix, past its buffer's end (where this reads zeros)."""
-    sem = spec.semantics
+    sem = _contraction(spec)
     c = next((t for t in case.inputs if sem is not None and t.name == sem.c), None)
     if sem is None or c is None or c.strides == packed_strides(c.sizes):
         return
@@ -50,7 +57,7 @@ def c_strides_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
 
 def transa_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """TransA ignored: A's memory read as an M x K matrix although it holds K x M."""
-    sem = spec.semantics
+    sem = _contraction(spec)
     if sem is None or not transposed(case, sem.a.transform):
         return
     ops = operands(sem, case, dict(buffers))
@@ -60,7 +67,7 @@ def transa_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
 
 def float16_accumulation(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """FLOAT16 products summed in FLOAT16, one term at a time, while the backend declares float32."""
-    sem = spec.semantics
+    sem = _contraction(spec)
     if sem is None or case.dtype is not m.DataType.FLOAT16:
         return
     ops = operands(sem, case, dict(buffers))

@@ -93,7 +93,22 @@ def claims(spec: Spec) -> tuple[bool, str]:
     """Whether the contraction family tests ``spec``: its reviewed overlay
     gives contraction semantics.  Without them the spec is of no kind this
     family knows, and it says nothing (`oracles.family_of`)."""
-    return (True, "ok") if spec.semantics is not None else (False, "")
+    return (True, "ok") if isinstance(spec.semantics, Contraction) else (False, "")
+
+
+def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
+    """Whether there are cases of ``spec`` at ``level`` (a table and a
+    dimension count there), and if not, why."""
+    try:
+        shapes(spec, level, large=False)
+    except InputError as exc:
+        return False, str(exc)
+    return True, "ok"
+
+
+def case_problems(spec: Spec, case: Case) -> Iterator[str]:
+    """What makes ``case`` no contraction ``spec``'s semantics describe (`shape_problems`)."""
+    return shape_problems(semantics_of(spec), case)
 
 
 def transposed(case: Case, attribute: str | None) -> bool:
@@ -164,7 +179,7 @@ def _matrix(sizes: tuple[int, ...], transpose: bool) -> tuple[int, int]:
 # -- which cases ------------------------------------------------------------------------------
 def shapes(spec: Spec, level: FeatureLevel, *, large: bool) -> list[Shape]:
     """Every case of ``spec`` at ``level`` before its values, in a fixed order."""
-    sem = _semantics(spec)
+    sem = semantics_of(spec)
     ranks = tuple(d for d in sem.dims_at(level) if d in _LEAD)
     table = spec.table_at(level)
     row = table.row(sem.output) if table is not None else None
@@ -209,8 +224,8 @@ def _negatives(first: DataType, rep: int, ranks: tuple[int, ...], allowed: tuple
     return out
 
 
-def _semantics(spec: Spec) -> Contraction:
-    if spec.semantics is None:
+def semantics_of(spec: Spec) -> Contraction:
+    if not isinstance(spec.semantics, Contraction):
         raise InputError(f"{spec.operator}: no reviewed contraction semantics (specs/reviewed/{spec.operator}.yaml)")
     return spec.semantics
 
@@ -223,7 +238,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     ``negative``; identical for a ``seed``."""
     if not isinstance(seed, int) or seed < 0:
         raise InputError(f"seed={seed!r} must be an integer >= 0")
-    sem = _semantics(spec)
+    sem = semantics_of(spec)
     for shape in shapes(spec, level, large=large):
         if not negative and not shape.supported:
             continue

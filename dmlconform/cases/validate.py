@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.cases import contraction
 from dmlconform.cases.model import Case, TensorData, buffer_elements
 from dmlconform.errors import CaseFolderError, LocatedError
+from dmlconform.oracles import family_of
 from dmlconform.spec.model import ConstraintKind, DataType, Field, FieldKind, Spec, TensorRole
 from dmlconform.spec.operator_types import ENUM_FILE
 
@@ -106,8 +106,9 @@ def _no_spec(operator: str, specs: Mapping[str, Spec]) -> str:
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     """Every way ``case`` is not a call of ``spec``'s operator (the rules of
     the module docstring), each a ``problem: fix`` text."""
-    if spec.semantics is not None:  # a contraction (reviewed semantics): its own shape rules
-        yield from contraction.shape_problems(spec.semantics, case)
+    family, _ = family_of(spec)
+    if family is not None and family.case_problems is not None:  # reviewed semantics: the family's shape rules
+        yield from family.case_problems(spec, case)
     elif not (spec.formula.evaluable and spec.formula.parsed):
         yield (f"{spec.operator}'s formula cannot be evaluated ({spec.formula.reason or 'no parsed formula'}), so "
                "nothing can check this case: leave it out")
@@ -169,7 +170,7 @@ def _shape_problems(spec: Spec, case: Case) -> Iterator[str]:
             yield (f"output {t.name}'s sizes {list(t.sizes)} and strides {list(t.strides)} give two elements "
                    "one place in memory: give it strides under which its elements are distinct (packed or "
                    "padded)")
-    if case.outputs and spec.semantics is None:  # a contraction's operands do not broadcast (`shape_problems`)
+    if case.outputs and spec.semantics is None:  # reviewed semantics have their family's shape rules
         target = case.outputs[0]
         for t in case.inputs:
             if not _broadcasts(t.sizes, target.sizes) and not _tied(spec, t.name, target.name):

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import click
 
-from dmlconform.cases import contraction
 from dmlconform.cases.generate import is_runnable
 from dmlconform.cases.model import Case
 from dmlconform.cases.store import write_cases
@@ -69,13 +68,8 @@ def gen(specs_dir: str, ops: tuple[str, ...], dtypes: tuple[str, ...], level_tex
 
 
 def _generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
-    """Whether a family makes cases of ``spec`` at ``level``, and if not, why:
-    for a contraction (reviewed semantics), a table and a dimension count
-    there; else the element-wise family's test (`is_runnable`)."""
-    if spec.semantics is None:
-        return is_runnable(spec, level)
-    try:
-        contraction.shapes(spec, level, large=False)
-    except InputError as exc:
-        return False, str(exc)
-    return True, "ok"
+    """Whether a family makes cases of ``spec`` at ``level``, and if not, why
+    (its family's ``generable``; the element-wise family's test where none
+    claims the spec, which says why)."""
+    family, _ = family_of(spec)
+    return (family.generable if family is not None else is_runnable)(spec, level)

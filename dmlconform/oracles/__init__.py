@@ -30,18 +30,25 @@ class Family:
     """One operator family: ``claims(spec)`` says whether it tests a spec
     (and if not, why; "" where the spec is of no kind the family knows), ``generate(spec, level, seed=, large=, keep=)`` makes
     its cases (only those ``keep(id, data type)`` accepts, when given),
-    ``oracle(spec)`` its `FamilyOracle`."""
+    ``oracle(spec)`` its `FamilyOracle`; ``generable(spec, level)`` says
+    whether it makes cases at ``level`` (and if not, why), and
+    ``case_problems(spec, case)`` what makes a case from a folder no call its
+    family checks (None: the element-wise rules of `cases.validate`)."""
 
     name: str
     claims: Callable[[Spec], tuple[bool, str]]
     generate: Callable[..., Iterator[Case]]
     oracle: Callable[[Spec], FamilyOracle]
+    generable: Callable[[Spec, FeatureLevel], tuple[bool, str]]
+    case_problems: Callable[[Spec, Case], Iterator[str]] | None = None
 
 
 #: Every family, asked in order.
 FAMILIES: tuple[Family, ...] = (
-    Family("contraction", contraction.claims, contraction_cases.generate, contraction.ContractionOracle.of),
-    Family("element-wise formula", elementwise.claims, formula_cases.generate, elementwise.FormulaOracle.of),
+    Family("contraction", contraction.claims, contraction_cases.generate, contraction.ContractionOracle.of,
+           contraction_cases.generable, contraction_cases.case_problems),
+    Family("element-wise formula", elementwise.claims, formula_cases.generate, elementwise.FormulaOracle.of,
+           formula_cases.is_runnable),
 )
 
 

@@ -66,7 +66,7 @@ class ContractionOracle:
 
     @classmethod
     def of(cls, spec: m.Spec) -> ContractionOracle:
-        if spec.semantics is None:
+        if not isinstance(spec.semantics, Contraction):
             raise ValueError(f"{spec.operator}: no reviewed contraction semantics (specs/reviewed/{spec.operator}.yaml)")
         return cls(spec, spec.semantics)
 

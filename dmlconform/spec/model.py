@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the records of the reviewed overlay's semantics import this module
-    from dmlconform.spec.semantics import Contraction
+    from dmlconform.spec.semantics import Semantics
 
 _LEVEL_RE = re.compile(r"^(?:DML_FEATURE_LEVEL_)?(\d+)_(\d+)$")
 
@@ -462,7 +462,7 @@ class Spec:
     introduced_also: tuple[FeatureLevel, ...] = ()  # other levels the page also claims
     operator_type: int | None = None  # DML_OPERATOR_TYPE number (header fact, filled by extract)
     ambiguities: tuple[Ambiguity, ...] = ()  # what the doc leaves undecided (docs/ambiguities.md)
-    semantics: Contraction | None = None  # from the reviewed overlay (`spec.reviewed`), never from extract
+    semantics: Semantics | None = None  # from the reviewed overlay (`spec.reviewed`), never from extract
 
     def field(self, name: str) -> Field | None:
         return next((f for f in self.fields if f.name == name), None)

@@ -5,8 +5,10 @@ FusedActivation(Alpha * TransA(A) x TransB(B) + Beta * C)`` in a sentence,
 the shapes in field descriptions), a person writes the operator's semantics
 in the reviewed overlay ``specs/reviewed/<OPERATOR>.yaml`` under the key
 ``semantics`` (`spec.reviewed` loads and checks it; extract never writes
-there).  Today one kind exists, a contraction (`Contraction`): which tensors
-are the operands, which attributes transpose and scale them, the dimension
+there).  Every family's record derives from `Semantics` (its ``source``);
+``semantics.family`` in the overlay names the kind (`spec.reviewed.KINDS`).
+The first kind is a contraction (`Contraction`): which tensors are the
+operands, which attributes transpose and scale them, the dimension
 counts per feature level the harness reads the support tables as, and the
 accumulator type of each tensor type (the primary reading of the
 ambiguities beside it).  Nothing here does I/O.
@@ -24,6 +26,15 @@ TRANSPOSE = "DML_MATRIX_TRANSFORM_TRANSPOSE"
 
 
 @dataclass(frozen=True, slots=True)
+class Semantics:
+    """What every family's reviewed semantics have: ``source``, the ``doc
+    path:line`` the reviewer read them from.  A family's record derives
+    from this one; its family checks ``isinstance`` to claim a spec."""
+
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class Operand:
     """One matrix operand: its tensor, and the enum attribute that transposes
     it (``transform``: None where nothing does)."""
@@ -33,7 +44,7 @@ class Operand:
 
 
 @dataclass(frozen=True, slots=True)
-class Contraction:
+class Contraction(Semantics):
     """``output = activation(alpha * op(a) x op(b) + beta * c)`` over the
     last two dimensions, every leading dimension a batch (GEMM).
 
@@ -46,7 +57,6 @@ class Contraction:
     doc; lint checks the first against the support tables.  ``source`` is
     ``doc path:line`` of the sentence the semantics come from."""
 
-    source: str
     a: Operand
     b: Operand
     output: str

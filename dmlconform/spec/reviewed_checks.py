@@ -1,0 +1,116 @@
+"""Checks every kind of reviewed semantics shares (`spec.reviewed`): schema
+pieces, and the checks of the names the semantics give against the spec's
+fields and support tables.  Each yields ``(path, message)`` pairs, the path
+a JSON path from the overlay's top, that `spec.reviewed` locates."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from dmlconform.spec import model as m
+
+IDENT = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
+SOURCE = {"type": "string", "pattern": "^[^:\\n]+:[1-9][0-9]*$"}
+DTYPES = [t.name for t in m.DATA_TYPE_ORDER]
+#: ``dimension_counts``: feature level -> the dimension counts the reviewer read in that level's table.
+DIMENSION_COUNTS = {"type": "object", "propertyNames": {"enum": [lv.short for lv in m.FeatureLevel]},
+                    "additionalProperties": {"type": "array", "minItems": 1, "uniqueItems": True,
+                                             "items": {"type": "integer", "minimum": 1, "maximum": 8}}}
+#: A JSON path into the overlay (`load.JsonPath`: load imports these modules, so it is not read from there).
+JsonPath = tuple[str | int, ...]
+Located = tuple[JsonPath, str]
+AT: JsonPath = ("semantics",)
+
+
+def get(data: dict[str, Any], path: tuple[str, ...]) -> str | None:
+    """The name at ``path`` of ``data`` (None where there is none)."""
+    value: Any = data
+    for key in path:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def dimension_counts(data: dict[str, Any]) -> tuple[tuple[m.FeatureLevel, tuple[int, ...]], ...]:
+    """``dimension_counts`` of shape-checked ``data``, oldest level first."""
+    return tuple(sorted((m.FeatureLevel.parse(level), tuple(sorted(counts)))
+                        for level, counts in data.get("dimension_counts", {}).items()))
+
+
+def tensor_problem(spec: m.Spec, where: JsonPath, name: str, role: m.TensorRole) -> Iterator[Located]:
+    """``name`` is a tensor of ``spec`` in ``role``."""
+    field = spec.field(name)
+    tensors = ", ".join(f.name for f in spec.tensors)
+    if field is None or not field.is_tensor:
+        yield where, f"{name} is not a tensor of {spec.operator} (its tensors: {tensors})"
+    elif field.role is not role:
+        yield where, f"{name} is an {field.role.value if field.role else 'unknown'} of {spec.operator}, " \
+                     f"not an {role.value}; name one of its {role.value}s"
+
+
+def is_float(f: m.Field) -> str | None:
+    """None where ``f`` is a FLOAT scalar, else what it should be."""
+    return None if f.kind is m.FieldKind.SCALAR and f.c_type == "FLOAT" else "a FLOAT scalar"
+
+
+def is_pointer(f: m.Field) -> str | None:
+    """None where ``f`` is an operator description pointer, else what it should be."""
+    return None if f.kind is m.FieldKind.STRUCT_PTR else "an operator description pointer"
+
+
+def attribute_problem(spec: m.Spec, where: JsonPath, name: str,
+                      check: Callable[[m.Field], str | None]) -> Iterator[Located]:
+    """``name`` is an attribute of ``spec`` that ``check`` accepts."""
+    field = spec.field(name)
+    if field is None or field.is_tensor:
+        names = ", ".join(f.name for f in spec.attributes)
+        yield where, f"{name} is not an attribute of {spec.operator} (its attributes: {names})"
+        return
+    wanted = check(field)
+    if wanted is not None:
+        yield where, f"{name} is {field.c_type} ({field.kind.value}) in the spec; name {wanted} here"
+
+
+def left_out(spec: m.Spec, named: Iterable[str]) -> Iterator[Located]:
+    """Every field of ``spec`` is among ``named``."""
+    named = set(named)
+    left = [f.name for f in spec.fields if f.name not in named]
+    if left:
+        yield AT, f"semantics leave out field{'s' if len(left) > 1 else ''} {', '.join(left)} of {spec.operator}; " \
+                  "name every tensor and attribute"
+
+
+def dims_problems(data: dict[str, Any], spec: m.Spec, tensors: list[str]) -> Iterator[Located]:
+    """``dimension_counts`` lists every table's level, with the counts of
+    every named tensor's row there."""
+    given = data.get("dimension_counts", {})
+    tables = {t.level.short: t for t in spec.support if t.condition is None}
+    for level, counts in given.items():
+        where: JsonPath = ("semantics", "dimension_counts", level)
+        table = tables.get(level)
+        if table is None:
+            yield where, f"{spec.operator} has no support table at {level} (tables: {', '.join(tables)}); " \
+                         "give the levels of its tables"
+            continue
+        differ: dict[tuple[int, ...], list[str]] = {}
+        for name in tensors:
+            row = table.row(name)
+            if row is not None and tuple(sorted(row.dims)) != tuple(sorted(counts)):
+                differ.setdefault(tuple(sorted(row.dims)), []).append(name)
+        for dims, names in differ.items():
+            yield where, f"at {level} the table gives {', '.join(names)} dimension counts {list(dims)}, here " \
+                         f"{sorted(counts)}; write the table's"
+    missing = [level for level in tables if level not in given]
+    if missing:
+        yield ("semantics", "dimension_counts"), f"dimension_counts leave out the table{'s' if len(missing) > 1 else ''}" \
+                                                 f" at {', '.join(missing)}; give every table's level"
+
+
+def accumulator_problems(data: dict[str, Any], spec: m.Spec) -> Iterator[Located]:
+    """``accumulators`` names only types the tables allow."""
+    allowed = {t for table in spec.support for row in table.rows for t in row.dtypes}
+    for name in data.get("accumulators", {}):
+        if m.DataType[name] not in allowed:
+            yield ("semantics", "accumulators", name), \
+                f"{name} is no tensor type of {spec.operator} (its tables allow " \
+                f"{', '.join(t.name for t in m.sort_dtypes(allowed))}); name one of those"

@@ -1,0 +1,72 @@
+"""The contraction kind of reviewed semantics (``family: contraction``,
+GEMM): its schema, its record (`spec.semantics.Contraction`) and its checks
+against the spec.  `spec.reviewed` registers it in `KINDS`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from dmlconform.spec import model as m
+from dmlconform.spec import reviewed_checks as rc
+from dmlconform.spec.semantics import Contraction, Operand
+
+_OPERAND = {"type": "object", "additionalProperties": False, "required": ["tensor"],
+            "properties": {"tensor": rc.IDENT, "transform": rc.IDENT}}
+SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["family", "source", "a", "b", "output"],
+    "properties": {
+        "family": {"const": "contraction"}, "source": rc.SOURCE, "a": _OPERAND, "b": _OPERAND, "output": rc.IDENT,
+        "c": {"type": "object", "additionalProperties": False, "required": ["tensor"],
+              "properties": {"tensor": rc.IDENT, "scale": rc.IDENT, "broadcast": {"enum": ["strides", "none"]}}},
+        "alpha": rc.IDENT, "fused_activation": rc.IDENT,
+        "dimension_counts": rc.DIMENSION_COUNTS,
+        "accumulators": {"type": "object", "propertyNames": {"enum": rc.DTYPES},
+                         "additionalProperties": {"enum": rc.DTYPES}},
+    },
+}
+
+
+def build(data: dict[str, Any]) -> Contraction:
+    """Shape-checked ``semantics`` data -> `Contraction`."""
+    c = data.get("c") or {}
+    return Contraction(
+        source=data["source"], a=_operand(data["a"]), b=_operand(data["b"]), output=data["output"],
+        c=c.get("tensor"), c_broadcast=c.get("broadcast", "strides") == "strides", alpha=data.get("alpha"),
+        beta=c.get("scale"), activation=data.get("fused_activation"), dimension_counts=rc.dimension_counts(data),
+        accumulators=tuple(sorted(((m.DataType[k], m.DataType[v]) for k, v in data.get("accumulators", {}).items()),
+                                  key=lambda kv: kv[0].value)))
+
+
+def _operand(d: dict[str, Any]) -> Operand:
+    return Operand(d["tensor"], d.get("transform"))
+
+
+def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
+    """Names, kinds and roles of the fields the semantics name, every field
+    named, and the dimension counts and types against the support tables."""
+    roles = (("a", "tensor"), m.TensorRole.INPUT), (("b", "tensor"), m.TensorRole.INPUT), \
+        (("c", "tensor"), m.TensorRole.INPUT), (("output",), m.TensorRole.OUTPUT)
+    named: list[str] = []
+    found: list[rc.Located] = []
+    for path, role in roles:
+        name = rc.get(data, path)
+        if name is not None:
+            named.append(name)
+            found.extend(rc.tensor_problem(spec, rc.AT + path, name, role))
+    for path, check in ((("a", "transform"), _is_transform), (("b", "transform"), _is_transform),
+                        (("alpha",), rc.is_float), (("c", "scale"), rc.is_float),
+                        (("fused_activation",), rc.is_pointer)):
+        name = rc.get(data, path)
+        if name is not None:
+            named.append(name)
+            found.extend(rc.attribute_problem(spec, rc.AT + path, name, check))
+    yield from found
+    if not found:  # a misnamed field is its own problem: the one it meant is not "left out" twice
+        yield from rc.left_out(spec, named)
+    yield from rc.dims_problems(data, spec, [n for n in named if (f := spec.field(n)) is not None and f.is_tensor])
+    yield from rc.accumulator_problems(data, spec)
+
+
+def _is_transform(f: m.Field) -> str | None:
+    return None if f.kind is m.FieldKind.ENUM and f.c_type == "DML_MATRIX_TRANSFORM" else "a DML_MATRIX_TRANSFORM"
