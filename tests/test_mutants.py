@@ -44,6 +44,10 @@ MUTANTS = {
     "gemm-c-strides-ignored": ("GEMM",),
     "gemm-transa-ignored": ("GEMM",),
     "gemm-float16-accumulation": ("GEMM",),
+    "reduce-dropped-term": ("REDUCE",),
+    "reduce-wrong-axis": ("REDUCE", "ARGMAX"),
+    "reduce-arg-tie-flipped": ("ARGMAX", "ARGMIN"),
+    "reduce-float16-accumulation": ("REDUCE",),
 }
 
 
@@ -83,6 +87,10 @@ def test_where_each_mutant_is_caught() -> None:
     assert all("transA" in r.case_id for r in by_name["gemm-transa-ignored"])
     assert all(r.dtype == "FLOAT16" for r in by_name["gemm-float16-accumulation"])
     assert any("/exact" in r.case_id for r in by_name["gemm-dropped-term"])
+    assert any("/sum/exact" in r.case_id for r in by_name["reduce-dropped-term"])
+    assert all("/square" in r.case_id or "/example" in r.case_id for r in by_name["reduce-wrong-axis"])
+    assert any("/ties" in r.case_id for r in by_name["reduce-arg-tie-flipped"])
+    assert all(r.dtype == "FLOAT16" for r in by_name["reduce-float16-accumulation"])
 
 
 def test_fault_names() -> None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from dmlconform.backends import faulty_contraction as contraction
+from dmlconform.backends import faulty_reduction as reduction
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Case
@@ -100,6 +101,10 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "gemm-c-strides-ignored": contraction.c_strides_ignored,
     "gemm-transa-ignored": contraction.transa_ignored,
     "gemm-float16-accumulation": contraction.float16_accumulation,
+    "reduce-dropped-term": reduction.dropped_term,
+    "reduce-wrong-axis": reduction.wrong_axis,
+    "reduce-arg-tie-flipped": reduction.tie_flipped,
+    "reduce-float16-accumulation": reduction.float16_accumulation,
 }
 
 REJECTS_FLOAT16 = "rejects-float16"
