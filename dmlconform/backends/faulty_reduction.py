@@ -6,7 +6,7 @@ is caught, and where."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -96,4 +96,5 @@ def float16_accumulation(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     _write(case, buffers, np.expand_dims(total, tuple(range(len(kept), x.ndim))))
 
 
-_SUMMED = {"SUM": lambda t: t, "AVERAGE": lambda t: t, "L1": np.abs, "SUM_SQUARE": lambda t: t * t}
+#: The summing functions, by what they sum.
+_SUMMED: dict[str, Callable[[np.ndarray], np.ndarray]] = {"SUM": lambda t: t, "AVERAGE": lambda t: t, "L1": np.abs, "SUM_SQUARE": lambda t: t * t}
