@@ -143,15 +143,20 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
         return
     if x is None or y is None:
         return
-    bad = [a for a in axes if not 0 <= a < len(x.sizes)] or sorted({a for a in axes if axes.count(a) > 1})
-    if bad:
-        yield f"{sem.axes} {list(axes)} names {bad}: give distinct axes in 0..{len(x.sizes) - 1}"
+    outside = [a for a in axes if not 0 <= a < len(x.sizes)]
+    twice = sorted({a for a in axes if axes.count(a) > 1})
+    if outside:
+        yield (f"{sem.axes} {list(axes)}: {outside[0]} is no axis of the {len(x.sizes)}-d {x.name}: give axes in "
+               f"0..{len(x.sizes) - 1}")
+    elif twice:
+        yield f"{sem.axes} {list(axes)} names axis {twice[0]} twice: give each axis once"
     elif y.sizes != reduced_sizes(x.sizes, axes):
         yield (f"{y.name}'s sizes {list(y.sizes)} are not {list(reduced_sizes(x.sizes, axes))}, {x.name}'s with the "
                f"reduced axes at 1: give those")
     count = case.attribute_map().get(sem.axis_count)
     if count is not None and count != len(axes):
-        yield f"{sem.axis_count}={count} but {sem.axes} lists {len(axes)} axes: give {sem.axis_count}={len(axes)}"
+        yield (f"{sem.axis_count}={count} but {sem.axes} lists {len(axes)} ax{'i' if len(axes) == 1 else 'e'}s: give "
+               f"{sem.axis_count}={len(axes)}")
 
 
 # -- which cases ------------------------------------------------------------------------------

@@ -348,3 +348,14 @@ def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:
     """One spacing of the output type at ``x`` >= 0, or above."""
     with np.errstate(over="ignore", invalid="ignore"):
         return np.abs(np.spacing(np.asarray(x).astype(nt))).astype(np.float64)
+
+
+def exact_values(x: np.ndarray, axes: Sequence[int], function: str, *, last: bool = False) -> np.ndarray:
+    """``function`` over ``axes`` of ``x`` in float64 (ARGMAX/ARGMIN: the
+    indices), one per output element in C order: what lint holds the doc's
+    worked examples against (`spec.lint_examples`)."""
+    rows = groups(np.asarray(x, dtype=np.float64), sorted(axes))
+    if function in ARG_FUNCTIONS:
+        return _arg(rows, function, last).astype(np.float64)
+    with np.errstate(all="ignore"):
+        return _value(rows, function)[0]
