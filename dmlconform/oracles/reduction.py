@@ -287,13 +287,18 @@ def _exp_error(rows: np.ndarray, s: np.ndarray, u: float, gn: float, flush: bool
     """-log(1 - r), r the relative error of the computed sum of exps: each
     exp within EXP_ULPS, its argument (x, or x - max) rounded twice (the
     subtraction, a scaling by log2(e)), the sum's g_N, and the absolute
-    error of terms that are subnormal (or flushed) in the accumulator."""
+    error of terms that are subnormal (or flushed) in the accumulator after
+    the maximum is subtracted (the literal reading's underflow is its own
+    alternative, `_float_readings`).  A term of -inf is exactly 0 in any
+    implementation: it adds no error."""
     top = rows.max(axis=1, keepdims=True)
-    argument = np.maximum(np.abs(rows), np.abs(rows - top)).max(axis=1)
+    finite = np.isfinite(rows)
+    argument = np.where(finite, np.maximum(np.abs(rows), np.abs(rows - top)), 0.0).max(axis=1)
     each = (1 + EXP_ULPS * u) * np.exp(2 * u * argument) - 1
     info = finfo(numpy_dtype(acc))
     tiny = float(info.smallest_normal if flush else info.smallest_subnormal)
-    slack = rows.shape[1] * tiny / s
+    shifted = np.exp(rows - np.where(np.isfinite(top), top, 0.0)).sum(axis=1)  # >= 1 where the maximum is finite
+    slack = rows.shape[1] * tiny / shifted
     r = (1 + each) * (1 + gn) * (1 + slack) - 1
     return np.where(r < 0.5, -np.log1p(-np.minimum(r, 0.5)), np.inf)
 
@@ -345,9 +350,11 @@ def _digits(dtype: m.DataType) -> int:
 
 
 def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:
-    """One spacing of the output type at ``x`` >= 0, or above."""
+    """One spacing of the output type at ``x`` >= 0, or above (infinite
+    where ``x`` is: an infinite bound stays one, never NaN)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.abs(np.spacing(np.asarray(x).astype(nt))).astype(np.float64)
+        step = np.abs(np.spacing(np.asarray(x).astype(nt))).astype(np.float64)
+    return np.where(np.isnan(step), np.inf, step)
 
 
 def exact_values(x: np.ndarray, axes: Sequence[int], function: str, *, last: bool = False) -> np.ndarray:
