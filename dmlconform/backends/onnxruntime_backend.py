@@ -31,10 +31,12 @@ import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
+from dmlconform.backends import onnx_reduction
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -49,6 +51,7 @@ from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec, TensorRole
+from dmlconform.spec.semantics_reduction import Reduction
 
 INSTALL_HINT = "pip install 'dmlconform[onnxruntime]'"
 #: The opset every model uses unless its `Mapping` needs a newer one; old
@@ -333,6 +336,11 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
 }
 
 
+#: Families whose operators need shaped models (reviewed semantics record type ->
+#: its module: ``plan(spec, case)``, ``model(plan, case)``, ``run(session, case, buffers)``).
+SHAPED: Mapping[type, Any] = MappingProxyType({Reduction: onnx_reduction})
+
+
 @dataclass(frozen=True, slots=True)
 class Plan:
     """One case resolved against its mapping: the session key (spec
@@ -432,11 +440,14 @@ class OnnxRuntimeBackend:
 
     def implements(self, spec: Spec) -> str | None:
         """Why onnxruntime does not implement ``spec``'s operator at all
-        (`backends.base.ImplementingBackend`), from the mapping table."""
+        (`backends.base.ImplementingBackend`), from the mapping tables."""
+        if type(spec.semantics) in SHAPED:
+            return None
         return implements(MAPPINGS, spec, "ONNX has no one-node equivalent of")
 
     def supports(self, spec: Spec, case: Case) -> Support:
-        return support_of(self.plan, spec, case)
+        shaped = SHAPED.get(type(spec.semantics))
+        return support_of(shaped.plan if shaped is not None else self.plan, spec, case)
 
     def plan(self, spec: Spec, case: Case) -> Plan:
         """`plan`, made at each ask: remembering plans (per spec, attribute
@@ -462,6 +473,9 @@ class OnnxRuntimeBackend:
         errors: list[Exception | None] = [None] * len(items)
         groups: dict[tuple[Any, ...], list[tuple[int, Plan]]] = {}
         for i, (spec, case, buffers) in enumerate(items):
+            if type(spec.semantics) in SHAPED:
+                errors[i] = self._run_shaped(SHAPED[type(spec.semantics)], spec, case, buffers)
+                continue
             try:
                 p = self.plan(spec, case)
                 _check_divisor(p.mapping, case, buffers)
@@ -478,6 +492,17 @@ class OnnxRuntimeBackend:
         for chunk in chunks:
             self._run_chunk(items, chunk, errors)
         return errors
+
+    def _run_shaped(self, family: Any, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Exception | None:
+        """One case of a family with shaped models (`SHAPED`) through its
+        cached session; the error it raised, or None."""
+        try:
+            p = family.plan(spec, case)
+            session = self._cached(p.key, lambda: self._build(family.model(p, case), p.op_type, case))
+            family.run(session, case, buffers)
+        except Exception as exc:  # noqa: BLE001 - returned per item, as run_batch does
+            return exc
+        return None
 
     def _run_chunk(self, items: Sequence[Item], chunk: list[list[tuple[int, Plan]]],
                    errors: list[Exception | None]) -> None:
@@ -522,7 +547,7 @@ class OnnxRuntimeBackend:
         try:
             session = self._cached(tuple(p.key for p in plans),
                                    lambda: self._build(build_family_model(plans, [part[0][1] for part in parts]),
-                                                       plans[0], parts[0][0][1]))
+                                                       plans[0].mapping.op_type, parts[0][0][1]))
             feeds: dict[str, np.ndarray] = {}
             for k, (p, part) in enumerate(zip(plans, parts)):
                 feeds.update(_feeds(part, p, f"x{k}_", f"s{k}_"))
@@ -540,7 +565,7 @@ class OnnxRuntimeBackend:
     def session(self, p: Plan, case: Case) -> Any:
         """The cached one-node session of ``p.key``; a kernel onnxruntime
         lacks is cached as its error, so it is asked for once."""
-        return self._cached(p.key, lambda: self._build(build_model(p, case), p, case))
+        return self._cached(p.key, lambda: self._build(build_model(p, case), p.mapping.op_type, case))
 
     def _cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         """The session (or the error its build gave, raised) cached under
@@ -560,9 +585,9 @@ class OnnxRuntimeBackend:
             raise found
         return found
 
-    def _build(self, model: Any, p: Plan, case: Case) -> Any:
+    def _build(self, model: Any, op_type: str, case: Case) -> Any:
         """A session of ``model``, or the NotSupportedError its creation gave
-        (named after ``p`` and ``case``)."""
+        (named after its ONNX operator and ``case``)."""
         options = self._ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = self.threads
@@ -575,7 +600,7 @@ class OnnxRuntimeBackend:
         except Exception as exc:  # noqa: BLE001 - a missing kernel or type is a clean rejection
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return NotSupportedError(f"onnxruntime {self._ort.__version__} ({self.provider}) cannot run "
-                                     f"{p.mapping.op_type} on {case.dtype.name}: {first}")
+                                     f"{op_type} on {case.dtype.name}: {first}")
 
 
 def _feeds(items: list[Item], p: Plan, x: str, s: str) -> dict[str, np.ndarray]:

@@ -315,7 +315,7 @@ def _float_readings(rows: np.ndarray, function: str, value: np.ndarray, acc: m.D
     if function == "LOG_SUM_EXP":
         info = finfo(numpy_dtype(acc))
         over = value > math.log(float(info.max))
-        under = rows.max(axis=1) < math.log(float(info.smallest_subnormal) / 2)
+        under = rows.max(axis=1) < math.log(float(info.smallest_subnormal)) - math.log(2)  # exp(x) rounds to 0
         if over.any() or under.any():
             found["log-sum-exp-overflow:literal"] = np.where(over, np.inf, np.where(under, -np.inf, value))
     return found
