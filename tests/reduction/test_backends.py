@@ -12,6 +12,7 @@ import pytest
 
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.onnxruntime_backend import OnnxRuntimeBackend
+from dmlconform.backends.torch_backend import TorchBackend
 from dmlconform.cases.model import Case
 from dmlconform.oracles import cases_of
 from dmlconform.oracles.reduction import ReductionOracle
@@ -59,3 +60,16 @@ def test_onnxruntime_computes_the_reductions_it_has_kernels_for() -> None:
     assert Counter(r.outcome for r in results.values()) == {Outcome.PASS: 6}, [r.message for r in results.values()]
     assert backend.implements(_spec("REDUCE")) is None
     assert all(r.outcome is Outcome.PASS for r in run_cases(pairs[:1], CpuBackend()))
+
+
+def test_torch_computes_the_reductions_and_refuses_an_empty_axis_set() -> None:
+    pytest.importorskip("torch", reason="the torch extra is not installed")
+    pairs = [(_spec("ARGMIN"), c) for c in _cases("ARGMIN", "ARGMIN/FLOAT32/3d/axes=0,2/increasing/random",
+                                                  "ARGMIN/FLOAT32/4d/axes=3/decreasing/ties")]
+    pairs += [(_spec("REDUCE"), c) for c in _cases("REDUCE", "REDUCE/FLOAT32/8d/axes=0,2,4,6/multiply/random",
+                                                   "REDUCE/INT32/4d/axes=1,3/sum/overflow",
+                                                   "REDUCE/FLOAT32/4d/axes=none/sum/random/ambiguity(empty-axis-set)")]
+    results = {r.case_id: r for r in run_cases(pairs, TorchBackend())}
+    empty = results.pop("REDUCE/FLOAT32/4d/axes=none/sum/random/ambiguity(empty-axis-set)")
+    assert empty.outcome is Outcome.NOT_SUPPORTED and "torch reads an empty dim as every axis" in empty.message
+    assert Counter(r.outcome for r in results.values()) == {Outcome.PASS: 4}, [r.message for r in results.values()]
