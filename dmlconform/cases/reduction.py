@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dmlconform.cases.contraction import _padded_strides  # the one padded layout of the families
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
 from dmlconform.errors import InputError
@@ -454,15 +455,6 @@ def _integers(shape: Shape, rng: np.random.Generator) -> np.ndarray:
     if shape.function == "MULTIPLY":
         return rng.integers(1 if info.min == 0 else -2, 3, shape.sizes)
     return rng.integers(0 if info.min == 0 else -8, 9, shape.sizes)
-
-
-def _padded_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
-    """Strides with a gap of three elements after every innermost row."""
-    strides, step = [], 1
-    for i, size in enumerate(reversed(sizes)):
-        strides.append(step)
-        step = step * size + (3 if i == 0 else 0)
-    return tuple(reversed(strides))
 
 
 def _strided(name: str, dtype: DataType, sizes: tuple[int, ...], strides: tuple[int, ...],
