@@ -46,8 +46,8 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
                       inputs=[f.name for f in tensors if f.role is m.TensorRole.INPUT],
                       outputs=[f.name for f in tensors if f.role is m.TensorRole.OUTPUT])
     if not isinstance(result, Parsed):
-        yield where, f"formula {data['formula'].strip()!r} does not parse: {result.reason}; write it in the " \
-                     "formula language (docs/bitwise.md)"
+        yield where, f"formula {data['formula'].strip()!r}: {result.reason}; write it in the formula language " \
+                     "(docs/bitwise.md)"
     elif not result.evaluable:
         yield where, f"formula {data['formula'].strip()!r} is not one the element-wise oracle can evaluate " \
                      f"({result.reason}); write it with the spec's tensors and attributes"
