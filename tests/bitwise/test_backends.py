@@ -17,11 +17,11 @@ from tests.conftest import REPO
 def _run(backend_name: str, op: str, dtypes: tuple[m.DataType, ...]) -> dict[str, tuple[Outcome, str]]:
     if backend_name == "onnxruntime":
         pytest.importorskip("onnxruntime")
-        from dmlconform.backends.onnxruntime_backend import OnnxRuntimeBackend  # noqa: PLC0415 - optional
+        from dmlconform.backends.onnxruntime_backend import OnnxRuntimeBackend
         backend = OnnxRuntimeBackend()
     else:
         pytest.importorskip("torch")
-        from dmlconform.backends.torch_backend import TorchBackend  # noqa: PLC0415 - optional
+        from dmlconform.backends.torch_backend import TorchBackend
         backend = TorchBackend()
     spec = load_spec(REPO / "specs" / f"{op}.yaml")
     pairs = [(spec, c) for c in cases_of(spec, m.FeatureLevel.FL_6_4, seed=0,
