@@ -262,6 +262,13 @@ _BITWISE_OPERATORS = frozenset({"&", "|", "~"})
 _BITWISE_CALLS = frozenset({"popcount"})
 
 
+def bitwise_operations(tree: FormulaTree) -> bool:
+    """Whether ``tree`` uses any operation of `on_encodings`'s kind."""
+    return any((isinstance(n, (Unary, Binary)) and n.op in _BITWISE_OPERATORS)
+               or (isinstance(n, Call) and n.func.lower() in _BITWISE_CALLS)
+               for s in tree.assignments for n in walk(s.value))
+
+
 def on_encodings(tree: FormulaTree) -> bool:
     """Whether every operation of ``tree`` is bitwise (``& | ~``,
     ``popcount``), so that on float tensors it works on their encodings: the

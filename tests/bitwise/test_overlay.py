@@ -54,6 +54,11 @@ def _folder(tmp_path: Path, formula: str) -> Path:
 @pytest.mark.parametrize(("formula", "message"), [
     ("f(a, b) = a & c", "formula 'f(a, b) = a & c' is not one the element-wise oracle can evaluate"),
     ("f(a, b) = a & & b", "formula 'f(a, b) = a & & b': does not parse: expected a number, a name or '(', found '&'"),
+    ("f(a, b) = (a & b) + 1", "formula 'f(a, b) = (a & b) + 1' mixes bitwise operations with other ones, and the "
+                              "tables allow FLOAT16, FLOAT32, FLOAT64 inputs, whose bitwise operations read their "
+                              "encodings: write a formula of bitwise operations alone (docs/bitwise.md)"),
+    ("f(a, b) = " + "(" * 40 + "a" + ")" * 40, "formula 'f(a, b) = " + "(" * 40 + "a" + ")" * 6 + "...': does not parse: nesting "
+                                               "deeper than 32 levels"),
 ])
 def test_a_bad_reviewed_formula_is_one_located_error(tmp_path: Path, formula: str, message: str) -> None:
     specs = _folder(tmp_path, formula)
