@@ -63,3 +63,22 @@ def test_only_formulas_of_bitwise_operations_read_encodings() -> None:
     assert not on_encodings(parse("f(a, b) = a << b"))
     with pytest.raises(FormulaError, match="needs integer tensors"):
         evaluate(parse("f(a, b) = (a & b) + a"), {"a": np.float32([1]), "b": np.float32([1])}, dtype=np.float32)
+
+
+@given(st.sampled_from([np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]).flatmap(
+    lambda t: st.lists(st.integers(int(np.iinfo(t).min), int(np.iinfo(t).max)), min_size=1, max_size=16).map(
+        lambda xs: np.asarray(xs, dtype=t))))
+def test_popcount_is_the_count_of_ones_of_the_twos_complement_encoding(x: np.ndarray) -> None:
+    bits = x.dtype.itemsize * 8
+    want = [bin(int(v) % (1 << bits)).count("1") for v in x.tolist()]
+    assert evaluate(parse("f(x) = popcount(x)"), {"x": x}, dtype=np.uint8).expected.tolist() == want
+
+
+@given(st.floats(width=32, allow_nan=False, allow_infinity=False))
+def test_roundaway_is_half_away_from_zero_on_every_float32(v: float) -> None:
+    """Against exact decimal arithmetic (ROUND_HALF_UP rounds halves away from zero)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    want = float(Decimal(v).to_integral_value(rounding=ROUND_HALF_UP))
+    got = evaluate(parse("f(x) = roundaway(x)"), {"x": np.float32([v])}, dtype=np.float32).expected[0]
+    assert got == want
