@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from dmlconform.backends import faulty_bitwise as bitwise
 from dmlconform.backends import faulty_contraction as contraction
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
@@ -100,6 +101,9 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "gemm-c-strides-ignored": contraction.c_strides_ignored,
     "gemm-transa-ignored": contraction.transa_ignored,
     "gemm-float16-accumulation": contraction.float16_accumulation,
+    "round-half-away": bitwise.round_half_away,
+    "bit-count-low-byte": bitwise.bit_count_low_byte,
+    "bitwise-float-values": bitwise.bitwise_float_values,
 }
 
 REJECTS_FLOAT16 = "rejects-float16"

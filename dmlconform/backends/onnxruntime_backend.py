@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from dmlconform.backends import onnx_bitwise
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -330,6 +331,7 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
     "ACTIVATION_SWISH": OnnxMapping("Swish", attrs=_named(alpha="SigmoidInputScale"), opset=24,
                                  note="x * sigmoid(alpha * x), alpha = SigmoidInputScale (opset 24)"),
     "ACTIVATION_THRESHOLDED_RELU": OnnxMapping("ThresholdedRelu", attrs=_named(alpha="Alpha")),
+    **{op: OnnxMapping(**kwargs) for op, kwargs in onnx_bitwise.MAPPINGS.items()},
 }
 
 
@@ -665,7 +667,7 @@ def _onnx_type(dtype: Any) -> int:
 
 
 _BOOL_RESULTS = frozenset({"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor",
-                           "Not", "IsInf"})
+                           "Not", "IsInf", "IsNaN"})
 
 
 def _output_type(mapping: OnnxMapping, case: Case) -> np.dtype:

@@ -16,9 +16,13 @@ ambiguities beside it).  Nothing here does I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from dmlconform.spec.model import DataType, FeatureLevel
+
+if TYPE_CHECKING:
+    from dmlconform.spec.model import Spec
 
 #: The ``DML_MATRIX_TRANSFORM`` constants a transpose attribute takes.
 NO_TRANSFORM = "DML_MATRIX_TRANSFORM_NONE"
@@ -32,6 +36,12 @@ class Semantics:
     from this one; its family checks ``isinstance`` to claim a spec."""
 
     source: str
+
+    def attach(self, spec: Spec) -> Spec:
+        """``spec`` with these semantics (`spec.reviewed.with_semantics`).  A
+        kind that only completes what the spec already models (a formula,
+        `spec.semantics_formula`) overrides this."""
+        return replace(spec, semantics=self)
 
 
 @dataclass(frozen=True, slots=True)
