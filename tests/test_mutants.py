@@ -44,6 +44,10 @@ MUTANTS = {
     "gemm-c-strides-ignored": ("GEMM",),
     "gemm-transa-ignored": ("GEMM",),
     "gemm-float16-accumulation": ("GEMM",),
+    "softmax-no-max-subtraction": ("ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1"),
+    "softmax-dropped-term": ("ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1"),
+    "softmax-wrong-axis": ("ACTIVATION_SOFTMAX1", "ACTIVATION_HARDMAX"),
+    "hardmax-last-tie": ("ACTIVATION_HARDMAX", "ACTIVATION_HARDMAX1"),
 }
 
 
@@ -89,7 +93,7 @@ def test_fault_names() -> None:
     assert parse_faults(" wrong_in_8d,nan-to-zero,nan-to-zero ") == ("nan-to-zero", "wrong-in-8d")
     assert parse_faults("") == ()
     with pytest.raises(ValueError, match="unknown fault.s. sign-negzero; known: gemm-c-strides-ignored, gemm-dropped-term, "
-                                               "gemm-float16-accumulation, gemm-transa-ignored, in-place-corrupting"):
+                                               "gemm-float16-accumulation, gemm-transa-ignored, hardmax-last-tie, in-place-corrupting"):
         parse_faults("sign-negzero")
     info = FaultyBackend("nan-to-zero,wrong-in-8d").info()
     assert info.name == "faulty" and info.device.endswith("planted faults: nan-to-zero, wrong-in-8d")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from dmlconform.backends import faulty_contraction as contraction
+from dmlconform.backends import faulty_softmax as softmax
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Case
@@ -100,6 +101,10 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "gemm-c-strides-ignored": contraction.c_strides_ignored,
     "gemm-transa-ignored": contraction.transa_ignored,
     "gemm-float16-accumulation": contraction.float16_accumulation,
+    "softmax-no-max-subtraction": softmax.no_max_subtraction,
+    "softmax-dropped-term": softmax.dropped_term,
+    "softmax-wrong-axis": softmax.wrong_axis,
+    "hardmax-last-tie": softmax.hardmax_last_tie,
 }
 
 REJECTS_FLOAT16 = "rejects-float16"
