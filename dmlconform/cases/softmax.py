@@ -31,6 +31,7 @@ rule the oracle and the CPU reference share.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
@@ -104,7 +105,7 @@ def parse_axes(value: object) -> tuple[int, ...]:
     """An ``Axes`` attribute as a case holds it ("2,0", or one whole number)
     -> the axes; ValueError naming the value where it is neither."""
     text = str(value).strip()
-    if isinstance(value, bool) or not text or not all(p.strip().isdigit() for p in text.split(",")):
+    if isinstance(value, bool) or not all(re.fullmatch("[0-9]{1,9}", p.strip()) for p in text.split(",")):
         raise ValueError(f"Axes={value!r} is not a list of dimension numbers; write them comma-separated, e.g. \"2,0\"")
     return tuple(int(p) for p in text.split(","))
 
@@ -126,12 +127,15 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     if sem.axes is None or not case.outputs:
         return
     attrs = case.attribute_map()
+    rank = len(case.outputs[0].sizes)
+    if sem.axes not in attrs:
+        yield f"attribute {sem.axes} is missing: give the reduced dimensions as text, e.g. [\"{sem.axes}\", \"{rank - 1}\"]"
+        return
     try:
-        axes = parse_axes(attrs.get(sem.axes, ""))
+        axes = parse_axes(attrs[sem.axes])
     except ValueError as exc:
         yield str(exc)
         return
-    rank = len(case.outputs[0].sizes)
     bad = [a for a in axes if a >= rank]
     if bad:
         yield (f"{sem.axes}={','.join(map(str, axes))} names dimension {bad[0]} of a {rank}-D tensor: give "
