@@ -20,10 +20,12 @@ the primary reading, unless the backend declares FLOAT16 accumulation):
 * softmax ``y_i``: ``(r_i + sigma + 2u) y_i`` (a division, or a reciprocal
   and a product), plus the accumulator's smallest normal number (an
   ``e_i`` flushed or underflowed) and one spacing of the output type;
-* log-softmax ``z_i``: ``r_i + sigma + 2u + L (|z_i| + ln S)`` with ``L =
-  2 LOG_ULP u`` (numpy's float32 log 3.5 ULP, onnxruntime's 3.2): what the
-  log of a rounded softmax and ``x - m - ln(S)`` both stay within, plus
-  one spacing of the output type;
+* log-softmax ``z_i``: ``r_i + sigma + 2u + L (|z_i| + ln S) + N / y_i``
+  with ``L = 2 LOG_ULP u`` (numpy's float32 log 3.5 ULP, onnxruntime's
+  3.2) and ``N`` the accumulator's smallest normal number (a softmax
+  ``y_i`` below it is subnormal, its relative error up to ``N / y_i``):
+  what the log of a rounded softmax and ``x - m - ln(S)`` both stay
+  within, plus one spacing of the output type;
 * hardmax: exact (0 ULP); softmax of a group of equal values where ``n`` is
   a power of 2: exactly ``1/n``.
 """
@@ -159,8 +161,10 @@ def bounds(sem: Softmax, x: np.ndarray, axes: tuple[int, ...], expected: np.ndar
             sigma = float(g(np.array([max(n - 1, 0)]), unit)[0]) + weighted
             if sem.function is Function.SOFTMAX:
                 b = (r + sigma + 2 * unit + _OWN) * np.abs(value) + float(finfo(numpy_dtype(acc)).smallest_normal)
-            else:
+            else:  # a softmax below the normal range lost its precision before a log of it
+                tiny = float(finfo(numpy_dtype(acc)).smallest_normal) / np.exp(value)
                 b = r + sigma + 2 * unit + 2 * LOG_ULP * unit * (np.abs(value) + np.log(total)) + _OWN * np.abs(value)
+                b = b + tiny
             b = b + _spacing(np.abs(value) + b, out)
             found.append(_back(b, x.shape, order))
     strict, relaxed = found
