@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from dmlconform.backends import torch_softmax
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.onnxruntime_backend import (
     Attrs,
@@ -177,6 +178,7 @@ TORCH_OPS: Mapping[str, TorchOp] = {
     "ELEMENT_WISE_THRESHOLD": TorchOp(lambda t, xs, a: t.clamp(xs[0], min=a.f32("Min")),
                                       check=lambda a: _float_only(a, "clamp with a FLOAT bound"),
                                       note="max(x, Min) as clamp(x, min=Min); integer tensors are NOT_SUPPORTED"),
+    **{op: TorchOp(fn, note=torch_softmax.NOTE) for op, fn in torch_softmax.FUNCTIONS.items()},
 }
 
 
