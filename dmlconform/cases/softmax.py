@@ -235,7 +235,7 @@ def _case(spec: Spec, sem: Softmax, level: FeatureLevel, seed: int, case_id: str
     x = values(shape, np.random.default_rng(stream_key(seed, case_id, sem.input)))
     attrs: tuple[tuple[str, float | int | bool | str], ...] = ()
     if sem.axes is not None and sem.axis_count is not None:
-        given = {sem.axis_count: len(shape.axes), sem.axes: ",".join(map(str, shape.axes))}
+        given: dict[str, int | str] = {sem.axis_count: len(shape.axes), sem.axes: ",".join(map(str, shape.axes))}
         attrs = tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
     layout = {"padded": Layout.PADDED, "broadcast": Layout.BROADCAST}.get(shape.layout, Layout.PACKED)
     edges = tuple(sorted({shape.data} | ({"nan"} if shape.data == "nan" else set())))
