@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dmlconform.cases.contraction import _padded_strides
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
 from dmlconform.errors import InputError
@@ -290,15 +291,6 @@ def broadcast_dim(shape: Shape) -> int | None:
     if shape.layout != "broadcast":
         return None
     return next(d for d, size in enumerate(shape.sizes) if size > 1 and d not in shape.axes)
-
-
-def _padded_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
-    """Strides with a gap of three elements after every row of the last dimension."""
-    strides, step = [], 1
-    for i, size in enumerate(reversed(sizes)):
-        strides.append(step)
-        step = step * size + (3 if i == 0 else 0)
-    return tuple(reversed(strides))
 
 
 def _input(name: str, shape: Shape, x: np.ndarray) -> TensorData:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dmlconform.spec.model import DataType, FeatureLevel
-from dmlconform.spec.semantics import Semantics
+from dmlconform.spec.semantics import Semantics, accumulator_of, dims_at
 
 
 class Function(enum.Enum):
@@ -71,15 +71,11 @@ class Softmax(Semantics):
 
     def accumulator(self, dtype: DataType) -> DataType:
         """The type sums of ``dtype`` tensors are bounded in (its own where the reviewer named none)."""
-        return dict(self.accumulators).get(dtype, dtype)
+        return accumulator_of(self.accumulators, dtype)
 
     def dims_at(self, level: FeatureLevel) -> tuple[int, ...]:
         """The dimension counts in force at ``level`` (none below the first)."""
-        found: tuple[int, ...] = ()
-        for since, dims in self.dimension_counts:
-            if since <= level:
-                found = dims
-        return found
+        return dims_at(self.dimension_counts, level)
 
 
 def grouped(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
