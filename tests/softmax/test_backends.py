@@ -58,8 +58,8 @@ def test_torch_maps_every_axis_set() -> None:
     pytest.importorskip("torch")
     from dmlconform.backends.torch_backend import TorchBackend
 
-    results = run_cases(_cases("ACTIVATION_SOFTMAX1", m.DataType.FLOAT32) + _cases("ACTIVATION_HARDMAX1"),
-                        TorchBackend())
+    pairs = _cases("ACTIVATION_SOFTMAX1", m.DataType.FLOAT32) + _cases("ACTIVATION_HARDMAX1", m.DataType.FLOAT32)
+    results = run_cases([(s, c) for s, c in pairs if "/4d/" in c.id], TorchBackend())  # every axis set, 4-D
     assert set(_outcomes(results)) == {"PASS"}
     taken = {(t.operator, t.ambiguity): t.status for t in summarize(results)}
     assert taken[("ACTIVATION_SOFTMAX1", "positive-infinity")] == "took nan"
