@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from dmlconform.backends.cpu_softmax import FUNCTIONS
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.cases.softmax import axes_of
 from dmlconform.spec import model as m
@@ -80,8 +81,6 @@ def _wrong_axes(sem: Softmax, case: Case) -> tuple[int, ...]:
 
 def wrong_axis(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """The function computed over another dimension than the one the case reduces."""
-    from dmlconform.backends.cpu_softmax import FUNCTIONS  # noqa: PLC0415 - the reference's own functions
-
     sem = spec.semantics
     if isinstance(sem, Softmax):
         fn = FUNCTIONS[sem.function]

@@ -49,7 +49,7 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family("contraction", contraction.claims, contraction_cases.generate, contraction.ContractionOracle.of,
            contraction_cases.generable, contraction_cases.case_problems),
-    Family("softmax", softmax_cases.claims, softmax_cases.generate, softmax_oracle.OF, softmax_cases.generable, softmax_cases.case_problems),
+    Family("softmax", softmax_cases.claims, softmax_cases.generate, softmax_oracle.SoftmaxOracle.of, softmax_cases.generable, softmax_cases.case_problems),
     Family("element-wise formula", elementwise.claims, formula_cases.generate, elementwise.FormulaOracle.of,
            formula_cases.is_runnable),
 )

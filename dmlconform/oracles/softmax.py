@@ -309,7 +309,3 @@ class SoftmaxBatch:
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """Nothing per element: a softmax element depends on its whole group."""
         return ()
-
-
-#: What the family registers (`oracles.FAMILIES`).
-OF: Callable[[m.Spec], SoftmaxOracle] = SoftmaxOracle.of
