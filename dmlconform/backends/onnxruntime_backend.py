@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import onnx_bitwise
+from dmlconform.backends import onnx_bitwise, onnx_softmax
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -135,6 +135,8 @@ class OnnxMapping:
     integer: bool = True          # False: integer tensors are NOT_SUPPORTED (ONNX semantics differ)
     divisor: str | None = None    # integer input whose zeros ONNX leaves undefined (a crash)
     note: str = ""
+    runner: Callable[..., None] | None = None  # runs its cases itself, shapes kept (onnx_softmax.run)
+    check: Callable[[Spec, Case], object] | None = None  # NotSupportedError for a case no node expresses
 
 
 def _named(**pairs: str) -> Callable[[Attrs], tuple[dict[str, Any], tuple[float | int, ...]]]:
@@ -332,6 +334,8 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
                                  note="x * sigmoid(alpha * x), alpha = SigmoidInputScale (opset 24)"),
     "ACTIVATION_THRESHOLDED_RELU": OnnxMapping("ThresholdedRelu", attrs=_named(alpha="Alpha")),
     **{op: OnnxMapping(**kwargs) for op, kwargs in onnx_bitwise.MAPPINGS.items()},
+    **{op: OnnxMapping(t, attrs=onnx_softmax.attrs, opset=onnx_softmax.OPSET, integer=False, note=onnx_softmax.NOTE,
+                       runner=onnx_softmax.run, check=onnx_softmax.fed_axis) for op, t in onnx_softmax.OPERATORS.items()},
 }
 
 
@@ -371,6 +375,8 @@ def plan(spec: Spec, case: Case) -> Plan:
     if a.dtype.kind in "iu" and not mapping.integer:
         raise NotSupportedError(f"ONNX {mapping.op_type} on {case.dtype.name} differs from the doc's integer rule")
     attrs, scalars = mapping.attrs(a) if mapping.attrs else ({}, ())
+    if mapping.check is not None:
+        mapping.check(spec, case)
     unread = a.unread()
     if unread:
         raise NotSupportedError(f"{spec.operator}: the mapping has no place for {', '.join(unread)}")
@@ -467,6 +473,10 @@ class OnnxRuntimeBackend:
             try:
                 p = self.plan(spec, case)
                 _check_divisor(p.mapping, case, buffers)
+                if p.mapping.runner is not None:  # a family that keeps shapes runs its cases itself
+                    p.mapping.runner(spec, case, buffers, lambda key, make, p=p, case=case:
+                                     self._cached(key, lambda: self._build(make(), p, case)))
+                    continue
             except Exception as exc:  # noqa: BLE001 - returned per item
                 errors[i] = exc
                 continue
