@@ -35,6 +35,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from dmlconform.backends import cpu_bitwise
 from dmlconform.spec.model import DataType, Overflow
 
 Result = np.ndarray | Mapping[str, np.ndarray]
@@ -677,6 +678,7 @@ OPS: Mapping[str, Op] = types.MappingProxyType({
     **{name: _unary(fn) for name, fn in MATH.items()},
     **BINARY,
     **OTHER,
+    **cpu_bitwise.OPS,
 })
 
 #: Operators whose ``ScaleBias`` member, when a case gives one, applies to the

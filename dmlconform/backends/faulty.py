@@ -16,8 +16,10 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
+from dmlconform.backends import faulty_bitwise as bitwise
 from dmlconform.backends import faulty_contraction as contraction
 from dmlconform.backends import faulty_reduction as reduction
+from dmlconform.backends import faulty_softmax as softmax
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Case
@@ -105,6 +107,13 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "reduce-wrong-axis": reduction.wrong_axis,
     "reduce-arg-tie-flipped": reduction.tie_flipped,
     "reduce-float16-accumulation": reduction.float16_accumulation,
+    "round-half-away": bitwise.round_half_away,
+    "bit-count-low-byte": bitwise.bit_count_low_byte,
+    "bitwise-float-values": bitwise.bitwise_float_values,
+    "softmax-no-max-subtraction": softmax.no_max_subtraction,
+    "softmax-dropped-term": softmax.dropped_term,
+    "softmax-wrong-axis": softmax.wrong_axis,
+    "hardmax-last-tie": softmax.hardmax_last_tie,
 }
 
 REJECTS_FLOAT16 = "rejects-float16"

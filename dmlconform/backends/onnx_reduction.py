@@ -3,8 +3,9 @@ one shaped node per case (issue #24 item 5; docs/reduction.md).
 
 The element-wise mappings of `backends.onnxruntime_backend` flatten every
 tensor to 1-D; a reduction needs the input's shape and its axes, so each
-case here gets a model of its own shapes, cached per (operator, types,
-shape, axes, attributes).  Where ONNX means what the doc means the case
+case here gets a model of its own shapes (the mapping's ``runner``: `run`),
+cached per (operator, types, shape, axes, attributes) in the backend's
+session cache.  Where ONNX means what the doc means the case
 runs: ``Reduce*`` (opset 18: axes as an input, ``keepdims=1``,
 ``noop_with_empty_axes=1``, the doc's ``AxisCount`` 0 read as the identity),
 ``ArgMax``/``ArgMin`` (``keepdims=1``, ``select_last_index`` for
@@ -15,7 +16,7 @@ have length 1).  Everything else raises `NotSupportedError` with why.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,6 +29,11 @@ from dmlconform.spec.model import Spec
 from dmlconform.spec.semantics_reduction import ARG_FUNCTIONS, Reduction
 
 OPSET = 18
+#: The spec operators mapped here, with the ONNX operator the backend's table names (REDUCE's stands for
+#: its family: each function has its own node, `OPERATORS`, which onnxruntime's own errors name).
+MAPPED = {"REDUCE": "ReduceSum", "ARGMAX": "ArgMax", "ARGMIN": "ArgMin"}
+NOTE = ("a model of the case's shapes; Reduce* at opset 18 (keepdims=1, noop_with_empty_axes=1), ArgMax/ArgMin "
+        "with select_last_index after a Transpose and Reshape merging the reduced axes")
 #: DML_REDUCE_FUNCTION -> the ONNX operator that computes it.
 OPERATORS = {"SUM": "ReduceSum", "AVERAGE": "ReduceMean", "L1": "ReduceL1", "L2": "ReduceL2",
              "LOG_SUM": "ReduceLogSum", "LOG_SUM_EXP": "ReduceLogSumExp", "MAX": "ReduceMax", "MIN": "ReduceMin",
@@ -94,8 +100,19 @@ def model(p: ReducePlan, case: Case) -> Any:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=9)
 
 
-def run(session: Any, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
-    """``case`` through its session, the result written through the output's strides."""
+def attrs(a: Any) -> tuple[dict[str, Any], tuple[float | int, ...]]:
+    """The mapping's attributes: every one is read (by `plan`), none is passed to a flat node."""
+    for name in list(a.values):
+        a.raw(name)
+    return {}, ()
+
+
+def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray],
+        sessions: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
+    """``case`` through its model (its session from ``sessions``, the
+    backend's cache), the result written through the output's strides."""
+    p = plan(spec, case)
+    session = sessions(p.key, lambda: model(p, case))
     source, out = case.inputs[0], case.outputs[0]
     x = np.ascontiguousarray(source.view(buffers[source.name]))
     (y,) = session.run(None, {"x": x})

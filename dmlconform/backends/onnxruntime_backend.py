@@ -31,12 +31,11 @@ import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import onnx_reduction
+from dmlconform.backends import onnx_bitwise, onnx_reduction, onnx_softmax
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -51,7 +50,6 @@ from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec, TensorRole
-from dmlconform.spec.semantics_reduction import Reduction
 
 INSTALL_HINT = "pip install 'dmlconform[onnxruntime]'"
 #: The opset every model uses unless its `Mapping` needs a newer one; old
@@ -137,6 +135,8 @@ class OnnxMapping:
     integer: bool = True          # False: integer tensors are NOT_SUPPORTED (ONNX semantics differ)
     divisor: str | None = None    # integer input whose zeros ONNX leaves undefined (a crash)
     note: str = ""
+    runner: Callable[..., None] | None = None  # runs its cases itself, shapes kept (onnx_softmax.run)
+    check: Callable[[Spec, Case], object] | None = None  # NotSupportedError for a case no node expresses
 
 
 def _named(**pairs: str) -> Callable[[Attrs], tuple[dict[str, Any], tuple[float | int, ...]]]:
@@ -333,12 +333,12 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
     "ACTIVATION_SWISH": OnnxMapping("Swish", attrs=_named(alpha="SigmoidInputScale"), opset=24,
                                  note="x * sigmoid(alpha * x), alpha = SigmoidInputScale (opset 24)"),
     "ACTIVATION_THRESHOLDED_RELU": OnnxMapping("ThresholdedRelu", attrs=_named(alpha="Alpha")),
+    **{op: OnnxMapping(**kwargs) for op, kwargs in onnx_bitwise.MAPPINGS.items()},
+    **{op: OnnxMapping(t, attrs=onnx_softmax.attrs, opset=onnx_softmax.OPSET, integer=False, note=onnx_softmax.NOTE,
+                       runner=onnx_softmax.run, check=onnx_softmax.fed_axis) for op, t in onnx_softmax.OPERATORS.items()},
+    **{op: OnnxMapping(t, attrs=onnx_reduction.attrs, runner=onnx_reduction.run, check=onnx_reduction.plan,
+                       note=onnx_reduction.NOTE) for op, t in onnx_reduction.MAPPED.items()},
 }
-
-
-#: Families whose operators need shaped models (reviewed semantics record type ->
-#: its module: ``plan(spec, case)``, ``model(plan, case)``, ``run(session, case, buffers)``).
-SHAPED: Mapping[type, Any] = MappingProxyType({Reduction: onnx_reduction})
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,6 +377,8 @@ def plan(spec: Spec, case: Case) -> Plan:
     if a.dtype.kind in "iu" and not mapping.integer:
         raise NotSupportedError(f"ONNX {mapping.op_type} on {case.dtype.name} differs from the doc's integer rule")
     attrs, scalars = mapping.attrs(a) if mapping.attrs else ({}, ())
+    if mapping.check is not None:
+        mapping.check(spec, case)
     unread = a.unread()
     if unread:
         raise NotSupportedError(f"{spec.operator}: the mapping has no place for {', '.join(unread)}")
@@ -440,14 +442,11 @@ class OnnxRuntimeBackend:
 
     def implements(self, spec: Spec) -> str | None:
         """Why onnxruntime does not implement ``spec``'s operator at all
-        (`backends.base.ImplementingBackend`), from the mapping tables."""
-        if type(spec.semantics) in SHAPED:
-            return None
+        (`backends.base.ImplementingBackend`), from the mapping table."""
         return implements(MAPPINGS, spec, "ONNX has no one-node equivalent of")
 
     def supports(self, spec: Spec, case: Case) -> Support:
-        shaped = SHAPED.get(type(spec.semantics))
-        return support_of(shaped.plan if shaped is not None else self.plan, spec, case)
+        return support_of(self.plan, spec, case)
 
     def plan(self, spec: Spec, case: Case) -> Plan:
         """`plan`, made at each ask: remembering plans (per spec, attribute
@@ -473,12 +472,13 @@ class OnnxRuntimeBackend:
         errors: list[Exception | None] = [None] * len(items)
         groups: dict[tuple[Any, ...], list[tuple[int, Plan]]] = {}
         for i, (spec, case, buffers) in enumerate(items):
-            if type(spec.semantics) in SHAPED:
-                errors[i] = self._run_shaped(SHAPED[type(spec.semantics)], spec, case, buffers)
-                continue
             try:
                 p = self.plan(spec, case)
                 _check_divisor(p.mapping, case, buffers)
+                if p.mapping.runner is not None:  # a family that keeps shapes runs its cases itself
+                    p.mapping.runner(spec, case, buffers, lambda key, make, p=p, case=case:
+                                     self._cached(key, lambda: self._build(make(), p, case)))
+                    continue
             except Exception as exc:  # noqa: BLE001 - returned per item
                 errors[i] = exc
                 continue
@@ -492,17 +492,6 @@ class OnnxRuntimeBackend:
         for chunk in chunks:
             self._run_chunk(items, chunk, errors)
         return errors
-
-    def _run_shaped(self, family: Any, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Exception | None:
-        """One case of a family with shaped models (`SHAPED`) through its
-        cached session; the error it raised, or None."""
-        try:
-            p = family.plan(spec, case)
-            session = self._cached(p.key, lambda: self._build(family.model(p, case), p.op_type, case))
-            family.run(session, case, buffers)
-        except Exception as exc:  # noqa: BLE001 - returned per item, as run_batch does
-            return exc
-        return None
 
     def _run_chunk(self, items: Sequence[Item], chunk: list[list[tuple[int, Plan]]],
                    errors: list[Exception | None]) -> None:
@@ -547,7 +536,7 @@ class OnnxRuntimeBackend:
         try:
             session = self._cached(tuple(p.key for p in plans),
                                    lambda: self._build(build_family_model(plans, [part[0][1] for part in parts]),
-                                                       plans[0].mapping.op_type, parts[0][0][1]))
+                                                       plans[0], parts[0][0][1]))
             feeds: dict[str, np.ndarray] = {}
             for k, (p, part) in enumerate(zip(plans, parts)):
                 feeds.update(_feeds(part, p, f"x{k}_", f"s{k}_"))
@@ -565,7 +554,7 @@ class OnnxRuntimeBackend:
     def session(self, p: Plan, case: Case) -> Any:
         """The cached one-node session of ``p.key``; a kernel onnxruntime
         lacks is cached as its error, so it is asked for once."""
-        return self._cached(p.key, lambda: self._build(build_model(p, case), p.mapping.op_type, case))
+        return self._cached(p.key, lambda: self._build(build_model(p, case), p, case))
 
     def _cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         """The session (or the error its build gave, raised) cached under
@@ -585,9 +574,9 @@ class OnnxRuntimeBackend:
             raise found
         return found
 
-    def _build(self, model: Any, op_type: str, case: Case) -> Any:
+    def _build(self, model: Any, p: Plan, case: Case) -> Any:
         """A session of ``model``, or the NotSupportedError its creation gave
-        (named after its ONNX operator and ``case``)."""
+        (named after ``p`` and ``case``)."""
         options = self._ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = self.threads
@@ -600,7 +589,7 @@ class OnnxRuntimeBackend:
         except Exception as exc:  # noqa: BLE001 - a missing kernel or type is a clean rejection
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return NotSupportedError(f"onnxruntime {self._ort.__version__} ({self.provider}) cannot run "
-                                     f"{op_type} on {case.dtype.name}: {first}")
+                                     f"{p.mapping.op_type} on {case.dtype.name}: {first}")
 
 
 def _feeds(items: list[Item], p: Plan, x: str, s: str) -> dict[str, np.ndarray]:
@@ -690,7 +679,7 @@ def _onnx_type(dtype: Any) -> int:
 
 
 _BOOL_RESULTS = frozenset({"Equal", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "And", "Or", "Xor",
-                           "Not", "IsInf"})
+                           "Not", "IsInf", "IsNaN"})
 
 
 def _output_type(mapping: OnnxMapping, case: Case) -> np.dtype:

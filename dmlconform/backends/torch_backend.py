@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import torch_reduction
+from dmlconform.backends import torch_bitwise, torch_reduction, torch_softmax
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.onnxruntime_backend import (
     Attrs,
@@ -179,6 +179,8 @@ TORCH_OPS: Mapping[str, TorchOp] = {
     "ELEMENT_WISE_THRESHOLD": TorchOp(lambda t, xs, a: t.clamp(xs[0], min=a.f32("Min")),
                                       check=lambda a: _float_only(a, "clamp with a FLOAT bound"),
                                       note="max(x, Min) as clamp(x, min=Min); integer tensors are NOT_SUPPORTED"),
+    **{op: TorchOp(**kwargs) for op, kwargs in torch_bitwise.TORCH_OPS.items()},
+    **{op: TorchOp(fn, note=torch_softmax.NOTE) for op, fn in torch_softmax.FUNCTIONS.items()},
 }
 
 

@@ -74,6 +74,7 @@ from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, pa
 from dmlconform.errors import FormulaError, InputError
 from dmlconform.formula import Parsed, boundaries, classified
 from dmlconform.formula.boundaries import Boundary
+from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.plan import DRAW_ELEMENTS, pack
 from dmlconform.spec.ambiguity import meeting_groups, value_names
 from dmlconform.spec.model import (
@@ -559,16 +560,20 @@ def _pools(ctx: _Ctx, found: tuple[Any, ...], dtypes: dict[str, DataType]) -> di
         dtype = dtypes[tensor]
         pool = ctx.pools.get((found, name, dtype))
         if pool is None:
-            pool = ctx.pools[found, name, dtype] = _pool(found, name, dtype)
+            pool = ctx.pools[found, name, dtype] = _pool(found, name, dtype, rounds_to_integer(ctx.bound.tree))
         out[tensor] = pool
     return out
 
 
-def _pool(found: tuple[Any, ...], name: str, dtype: DataType) -> _Pool:
+def _pool(found: tuple[Any, ...], name: str, dtype: DataType, rounds: bool = False) -> _Pool:
     """The edge values of ``dtype`` and the points of the boundaries of
-    formula name ``name`` among ``found``."""
+    formula name ``name`` among ``found``; with ``rounds`` (the formula
+    rounds to an integer) the halves and their neighbours too (`_ties`)."""
     parts = [_edge_array(dtype)]
     labels = [e.name for e in ev.edge_values(dtype)]
+    if rounds and dtype.is_float:
+        parts.append(_ties(dtype))
+        labels.append("ties")
     for b in found:
         if b.var == name:
             parts.append(_boundary_pool(b, dtype))
@@ -576,6 +581,22 @@ def _pool(found: tuple[Any, ...], name: str, dtype: DataType) -> _Pool:
     edges = tuple(dict.fromkeys(labels))
     plain = tuple(e for e in edges if not e.startswith("boundary:"))
     return _Pool(np.concatenate(parts), edges, plain)
+
+
+@functools.cache
+def _ties(dtype: DataType) -> np.ndarray:
+    """Where rounding to an integer jumps: the halves +-0.5, 1.5, 2.5, the
+    largest half of the type (2**(p-1) - 0.5) and each one's float
+    neighbours (0.49999997 must not round up), and the integers around
+    2**p, where every value is one (read-only; one per type)."""
+    nt = ev.np_dtype(dtype)
+    top = float(2 ** (ev.finfo(nt).nmant + 1))  # 2**p: the first float whose neighbours are 2 apart
+    halves = np.asarray([0.5, 1.5, 2.5, top / 2 - 0.5], dtype=nt)
+    near = np.concatenate([halves, np.nextafter(halves, nt.type(0)), np.nextafter(halves, nt.type(np.inf)),
+                           np.asarray([top - 1, top, top + 2], dtype=nt)])
+    values = np.concatenate([near, -near])
+    values.flags.writeable = False
+    return values
 
 
 @functools.cache

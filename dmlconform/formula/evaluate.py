@@ -450,11 +450,16 @@ class Evaluator:
         p = primitive(name)
         if p is None:
             raise FormulaError(f"unknown function {node.func}; expand library calls first", path="<formula>")
+        if self.s.integer and name == "popcount":
+            return Val(integers.popcount(self.num(args[0].v), self.s.bits or integers.DEFAULT_BITS))
         if self.s.integer:
             return Val(integers.call(name, [self.num(a.v) for a in args], node.func))
+        if name == "popcount":
+            raise FormulaError("popcount needs integer tensors (float ones are read as their encoding only in a "
+                               "formula of bitwise operations alone)", path="<formula>")
         if name in ("min", "max", "clamp"):
             return self.minmax(name, args)
-        if name in ("floor", "ceil", "round", "trunc"):
+        if name in ("floor", "ceil", "round", "roundaway", "trunc"):
             return self.rounding(name, args[0])
         if name in ("isinf", "isnan"):
             return Val((np.isinf if name == "isinf" else np.isnan)(args[0].v), exact=args[0].exact)
@@ -575,12 +580,21 @@ class Evaluator:
 
     def rounding(self, name: str, a: Val) -> Val:
         x = self.num(a.v)
-        v = {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc}[name](x)
+        v = _round_away(x) if name == "roundaway" else \
+            {"floor": np.floor, "ceil": np.ceil, "round": np.rint, "trunc": np.trunc}[name](x)
         if self.s.track and not a.err.exact:
-            jump = np.floor(x) + (0.5 if name == "round" else 0.0)
+            jump = np.floor(x) + (0.5 if name in ("round", "roundaway") else 0.0)
             near = np.minimum(np.abs(x - jump), np.abs(jump + 1 - x))
             self.mark_uncertain(near <= self.bound(a) * self.s.unit)
-        return Val(v, EXACT, a.sign if name != "round" else 0, True, a.exact)
+        return Val(v, EXACT, a.sign if name not in ("round", "roundaway") else 0, True, a.exact)
+
+
+def _round_away(x: Array) -> Array:
+    """Halves away from zero, exactly: the fraction ``x - trunc(x)`` is exact
+    in binary floating point (``floor(x + 0.5)`` is not: 0.49999997 + 0.5
+    rounds up in float32, and so does 2**52 + 1 + 0.5 in float64)."""
+    whole = np.trunc(x)
+    return np.where(np.abs(x - whole) >= 0.5, whole + np.sign(x), whole)
 
 
 def _rounded_quotient(e: Call) -> bool:

@@ -51,9 +51,12 @@ def _table(kind: Kind, arity: tuple[int, int], *names: str) -> dict[str, Primiti
 
 
 #: Primitives by lower-case name.  ``ln`` and ``log`` are both the natural log
-#: (the log page writes ``ln``); ``round`` is round-half-to-even.
+#: (the log page writes ``ln``); ``round`` is round-half-to-even, ``roundaway``
+#: rounds halves away from zero (C's ``round``); ``popcount`` counts the set bits
+#: of an element's encoding (its input's width: `formula.integers`).
 PRIMITIVES: dict[str, Primitive] = {
-    **_table(Kind.EXACT, (1, 1), "abs", "floor", "ceil", "round", "trunc", "isinf", "isnan", "sign"),
+    **_table(Kind.EXACT, (1, 1), "abs", "floor", "ceil", "round", "roundaway", "trunc", "isinf", "isnan", "sign",
+             "popcount"),
     **_table(Kind.EXACT, (2, -1), "min", "max"),
     **_table(Kind.EXACT, (3, 3), "clamp"),
     **_table(Kind.ROUNDED, (1, 1), "sqrt"),

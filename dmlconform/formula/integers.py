@@ -27,6 +27,11 @@ Semantics the docs state, and the choices where they say nothing:
   value modulo 2**64 (so it wraps to the same value in every type up to 64
   bits) and has the exact value's sign and an out-of-range magnitude (so it
   saturates to the same bound).  Modular exponentiation makes it cheap.
+* ``popcount(a)`` counts the set bits of the element's ``bits``-wide encoding
+  (two's complement for signed types: popcount(-1) on int16 is 16), the
+  width being the input's (the bit-count page: "the tensor data type is
+  ignored except for determining the width of each element").
+* ``roundaway(a)`` rounds halves away from zero (DML_ROUNDING_MODE_TOWARD_INFINITY).
 """
 
 from __future__ import annotations
@@ -99,6 +104,7 @@ _ROUND = {
     "ceil": np.frompyfunc(_rounder(math.ceil), 1, 1),
     "trunc": np.frompyfunc(_rounder(math.trunc), 1, 1),
     "round": np.frompyfunc(_rounder(round), 1, 1),  # Python round: half to even
+    "roundaway": np.frompyfunc(_rounder(lambda x: (1 if x >= 0 else -1) * math.floor(abs(x) + Fraction(1, 2))), 1, 1),
 }
 _ROUND_QUOTIENT = np.frompyfunc(lambda a, b: round(Fraction(a) / Fraction(b)), 2, 1)
 ROUNDING = frozenset(_ROUND)
@@ -114,6 +120,11 @@ def _shift(left: bool, a: Any, n: Any, bits: int) -> Any:
     else:
         shifted = np.right_shift(np.mod(a, 1 << bits), count)  # the unsigned encoding: zeros shift in
     return np.where(out_of_range, 0, shifted)
+
+
+def popcount(x: Any, bits: int) -> Any:
+    """The number of set bits of the ``bits``-wide encoding of each exact integer."""
+    return np.frompyfunc(lambda v: (int(v) % (1 << bits)).bit_count(), 1, 1)(np.asarray(x, dtype=object))
 
 
 def binary(op: str, x: Any, y: Any, bits: int | None = None) -> Any:
@@ -137,6 +148,8 @@ def rounded_division(name: str, a: Any, b: Any) -> Any:
         q = np.negative(np.floor_divide(np.negative(a), safe))
     elif name == "trunc":
         q = _DIV(a, safe)
+    elif name == "roundaway":
+        q = _ROUND["roundaway"](np.frompyfunc(Fraction, 2, 1)(a, safe))
     else:
         q = _ROUND_QUOTIENT(a, safe)
     return np.where(zero, 0, q) if np.any(zero) else q

@@ -49,7 +49,7 @@ from dmlconform.formula.functions import CONSTANTS, LibraryFunction, is_enum_con
 from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import fraction_to_float, to_float
 from dmlconform.formula.tolerance import default_ulp, signed_zero
-from dmlconform.formula.tree import FormulaTree, names
+from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, names, walk
 from dmlconform.spec import model as m
 
 # The policies are spec facts (spec.model): one enum each, re-exported here.
@@ -166,7 +166,9 @@ def evaluate_many(
     attr_env = {n: _attribute(n, v, integer) for n, v in (attrs or {}).items()}
     distinct = tuple(dict.fromkeys(outputs))
     with np.errstate(all="ignore"):  # NaN, infinities and overflow are the inputs' and the oracle's business
-        if integer:
+        if not integer and formula.bitwise and arrays:
+            results = _encoding_results(formula, arrays, attr_env, shape, out_dtype, relaxed_factor, distinct)
+        elif integer:
             results = _integer_results(formula, arrays, attr_env, shape, out_dtype, overflow, relaxed_factor,
                                        distinct)
         else:
@@ -240,6 +242,8 @@ class Prepared:
     integer_rounding: bool
     #: The statements whose last step is the result's own rounding (`evaluate.final_statements`).
     finals: frozenset[int]
+    #: Whether every operation is bitwise (`on_encodings`): float tensors are then read as their encodings.
+    bitwise: bool = False
 
 
 def prepare(tree: FormulaTree, library: Mapping[str, LibraryFunction] | None = None) -> Prepared:
@@ -250,7 +254,42 @@ def prepare(tree: FormulaTree, library: Mapping[str, LibraryFunction] | None = N
     free = set().union(*(names(s.value) for s in expanded.assignments)) - let - set(CONSTANTS)
     return Prepared(expanded, frozenset(n for n in free if not is_enum_constant(n)), default_ulp(expanded),
                     signed_zero(expanded), decides(expanded), has_minmax(expanded), rounds_to_integer(expanded),
-                    final_statements(expanded))
+                    final_statements(expanded), on_encodings(expanded))
+
+
+#: The operations of the formula language that read an element's encoding, not its value.
+_BITWISE_OPERATORS = frozenset({"&", "|", "~"})
+_BITWISE_CALLS = frozenset({"popcount"})
+
+
+def bitwise_operations(tree: FormulaTree) -> bool:
+    """Whether ``tree`` uses any operation of `on_encodings`'s kind."""
+    return any((isinstance(n, (Unary, Binary)) and n.op in _BITWISE_OPERATORS)
+               or (isinstance(n, Call) and n.func.lower() in _BITWISE_CALLS)
+               for s in tree.assignments for n in walk(s.value))
+
+
+def on_encodings(tree: FormulaTree) -> bool:
+    """Whether every operation of ``tree`` is bitwise (``& | ~``,
+    ``popcount``), so that on float tensors it works on their encodings: the
+    bitwise pages say "the tensor data type is ignored except for
+    determining the width of each element".  A formula that also does
+    arithmetic or comparisons has a value semantics and is not one, nor
+    is a shift (its count is a value; the shift pages allow no float type)."""
+    found = False
+    for statement in tree.assignments:
+        for node in walk(statement.value):
+            if isinstance(node, (Unary, Binary)):
+                found = True
+                if node.op not in _BITWISE_OPERATORS:
+                    return False
+            elif isinstance(node, Call):
+                found = True
+                if node.func.lower() not in _BITWISE_CALLS:
+                    return False
+            elif not isinstance(node, Name):
+                return False
+    return found
 
 
 # -- arguments -------------------------------------------------------------
@@ -325,12 +364,34 @@ def _integer_results(formula: Prepared, arrays: dict[str, np.ndarray], attrs: di
                      outputs: tuple[str | None, ...]) -> list[OracleResult]:
     env: dict[str, Any] = {n: Val(_python_ints(a)) for n, a in arrays.items()}
     env.update(attrs)
-    bits = dtype.itemsize * 8 if dtype.kind in "iu" else None
-    if bits is not None and dtype.name in ("int4", "uint4"):
-        bits = 4
+    widths = {_width(a.dtype) for a in arrays.values()}  # the inputs' encoding (popcount of int16 into uint8)
+    bits = widths.pop() if len(widths) == 1 else _width(dtype)
     ev = Evaluator(env, Settings(integer=True, track=False, bits=bits))
     vals = ev.run_many(formula.expanded, outputs, finals=formula.finals)
     return [_integer_result(ev, val, shape, dtype, overflow, relaxed_factor) for val in vals]
+
+
+def _width(dtype: np.dtype) -> int | None:
+    """Bits of an integer type's encoding (None for other types)."""
+    if dtype.kind not in "iu":
+        return None
+    return 4 if dtype.name in ("int4", "uint4") else dtype.itemsize * 8
+
+
+def _encoding_results(formula: Prepared, arrays: dict[str, np.ndarray], attrs: dict[str, Val],
+                      shape: tuple[int, ...], dtype: np.dtype, relaxed_factor: float,
+                      outputs: tuple[str | None, ...]) -> list[OracleResult]:
+    """A bitwise formula (`on_encodings`) on float tensors: each read as the
+    unsigned integer of its encoding, the exact integer result written as
+    the output's encoding.  Every bit counts: no error, and the sign of zero
+    and the NaN encodings are the result's own."""
+    as_bits = {n: a.view(f"u{a.dtype.itemsize}") for n, a in arrays.items()}
+    int_dtype = dtype if dtype.kind in "iu" else np.dtype(f"u{dtype.itemsize}")
+    results = _integer_results(formula, as_bits, attrs, shape, int_dtype, Overflow.WRAP, relaxed_factor, outputs)
+    if int_dtype is dtype:
+        return results
+    return [OracleResult(frozen(np.ascontiguousarray(r.expected).view(dtype)), frozen(np.zeros(shape)),
+                         frozen(np.zeros(shape, bool)), (), 0, True, relaxed_factor, 0) for r in results]
 
 
 def _integer_result(ev: Evaluator, val: Val, shape: tuple[int, ...], dtype: np.dtype, overflow: Overflow,

@@ -40,7 +40,7 @@ PRECISION = 256
 #: Functions that round to an integer: ``trunc(a / b)`` of float64 operands
 #: has up to 1024 + 1074 bits before the point (1.8e308 / 5e-324), and the
 #: remainder ``a - b * trunc(a / b)`` needs every one of them.
-INTEGER_ROUNDING = frozenset({"floor", "ceil", "round", "trunc"})
+INTEGER_ROUNDING = frozenset({"floor", "ceil", "round", "roundaway", "trunc"})
 #: Enough bits for the integer part of any quotient of float64 values, plus
 #: `PRECISION` after the point.
 WIDE_PRECISION = PRECISION + 1024 + 1074 + 64
@@ -395,7 +395,8 @@ def _functions(ctx: Any) -> dict[str, Callable[..., Any]]:
         "cosh": _bounded(c, c.cosh),
         "asinh": c.asinh, "acosh": c.acosh, "atanh": c.atanh, "sin": c.sin, "cos": c.cos, "tan": c.tan,
         "asin": c.asin, "acos": c.acos, "atan": c.atan, "atan2": c.atan2, "erf": c.erf, "pow": _bounded_power(c),
-        "floor": c.floor, "ceil": c.ceil, "round": c.nint, "trunc": lambda x: c.floor(x) if x >= 0 else c.ceil(x),
+        "floor": c.floor, "ceil": c.ceil, "round": c.nint,
+        "roundaway": lambda x: c.sign(x) * c.floor(abs(x) + c.mpf(0.5)), "trunc": lambda x: c.floor(x) if x >= 0 else c.ceil(x),
         "sign": c.sign, "isinf": c.isinf, "isnan": c.isnan,
     }
 

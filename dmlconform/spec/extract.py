@@ -681,7 +681,9 @@ def losses(new: m.Spec, old: m.Spec) -> list[str]:
             out.append(f"rows {', '.join(rows)} of the {_table_label(table)} support table")
         out.extend(f"{what} of {row.tensor} in the {_table_label(table)} support table"
                    for row in table.rows for what in _row_losses(row, kept.row(row.tensor)))
-    if old.formula.text and not new.formula.text:
+    if old.formula.reviewed is not None:
+        pass  # the overlay's formula, not the page's: the page never had one to lose
+    elif old.formula.text and not new.formula.text:
         out.append("the formula")
     elif old.formula.parsed and not new.formula.parsed:
         out.append("the parsed formula")

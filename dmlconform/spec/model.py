@@ -259,6 +259,7 @@ class Formula:
     nan_policy: NanPolicy = NanPolicy.PROPAGATE
     integer_overflow: Overflow = Overflow.WRAP
     signed_zero: bool | None = None
+    reviewed: str | None = None  # `doc path:line` of a formula the reviewed overlay gives (`spec.semantics_formula`)
 
 
 @dataclass(frozen=True, slots=True)

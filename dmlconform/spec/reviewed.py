@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from dmlconform.errors import LocatedError, SpecError
-from dmlconform.spec import load, reviewed_contraction, reviewed_reduction
+from dmlconform.spec import load, reviewed_contraction, reviewed_formula, reviewed_reduction, reviewed_softmax
 from dmlconform.spec import model as m
 from dmlconform.spec.reviewed_checks import JsonPath, Located
 from dmlconform.spec.semantics import Semantics
@@ -42,6 +42,8 @@ class Kind:
 KINDS: dict[str, Kind] = {
     "contraction": Kind(reviewed_contraction.SCHEMA, reviewed_contraction.build, reviewed_contraction.against_spec),
     "reduction": Kind(reviewed_reduction.SCHEMA, reviewed_reduction.build, reviewed_reduction.against_spec),
+    "formula": Kind(reviewed_formula.SCHEMA, reviewed_formula.build, reviewed_formula.against_spec),
+    "softmax": Kind(reviewed_softmax.SCHEMA, reviewed_softmax.build, reviewed_softmax.against_spec),
 }
 
 
@@ -61,7 +63,7 @@ def with_semantics(spec: m.Spec, doc: load.Document) -> m.Spec:
     problems = list(_shape_problems(semantics, kind)) or list(kind.against_spec(semantics, spec))
     if problems:
         raise _error(doc, problems)
-    return replace(spec, semantics=kind.build(semantics))
+    return kind.build(semantics).attach(spec)
 
 
 def _shape_problems(semantics: Any, kind: Kind) -> Iterator[Located]:

@@ -16,9 +16,13 @@ ambiguities beside it).  Nothing here does I/O.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from dmlconform.spec.model import DataType, FeatureLevel
+
+if TYPE_CHECKING:
+    from dmlconform.spec.model import Spec
 
 #: The ``DML_MATRIX_TRANSFORM`` constants a transpose attribute takes.
 NO_TRANSFORM = "DML_MATRIX_TRANSFORM_NONE"
@@ -32,6 +36,12 @@ class Semantics:
     from this one; its family checks ``isinstance`` to claim a spec."""
 
     source: str
+
+    def attach(self, spec: Spec) -> Spec:
+        """``spec`` with these semantics (`spec.reviewed.with_semantics`).  A
+        kind that only completes what the spec already models (a formula,
+        `spec.semantics_formula`) overrides this."""
+        return replace(spec, semantics=self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +81,25 @@ class Contraction(Semantics):
     def accumulator(self, dtype: DataType) -> DataType:
         """The type sums of ``dtype`` tensors are bounded in (its own where the
         reviewer named none)."""
-        return dict(self.accumulators).get(dtype, dtype)
+        return accumulator_of(self.accumulators, dtype)
 
     def dims_at(self, level: FeatureLevel) -> tuple[int, ...]:
         """The dimension counts in force at ``level`` (none below the first)."""
-        found: tuple[int, ...] = ()
-        for since, dims in self.dimension_counts:
-            if since <= level:
-                found = dims
-        return found
+        return dims_at(self.dimension_counts, level)
+
+
+def accumulator_of(accumulators: tuple[tuple[DataType, DataType], ...], dtype: DataType) -> DataType:
+    """The type sums of ``dtype`` tensors are bounded in by a family's
+    ``accumulators`` (tensor type -> accumulator; its own where none is named)."""
+    return dict(accumulators).get(dtype, dtype)
+
+
+def dims_at(dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...],
+            level: FeatureLevel) -> tuple[int, ...]:
+    """The dimension counts of a family's ``dimension_counts`` (per level,
+    oldest first) in force at ``level`` (none below the first)."""
+    found: tuple[int, ...] = ()
+    for since, dims in dimension_counts:
+        if since <= level:
+            found = dims
+    return found

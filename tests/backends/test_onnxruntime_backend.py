@@ -327,7 +327,7 @@ def test_models_are_the_bytes_onnx_helper_makes_for_every_key_of_the_default_sui
     for byte the one onnx.helper's checked constructors make."""
     backend = OnnxRuntimeBackend()
     keys: dict[object, tuple[object, Case]] = {}
-    for op in MAPPINGS:
+    for op in (op for op, mapping in MAPPINGS.items() if mapping.runner is None):  # a runner builds its own
         spec = _spec(op)
         for case in generate(spec, m.FeatureLevel.FL_6_4, seed=0):
             try:

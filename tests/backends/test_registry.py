@@ -20,6 +20,7 @@ from rich.console import Console
 
 from dmlconform.backends.base import Backend
 from dmlconform.backends.cpu import CpuBackend
+from dmlconform.backends.faulty import FAULTS
 from dmlconform.backends.registry import GROUP, available_backends, load_backend
 from dmlconform.cli import main
 from dmlconform.commands.backend_commands import (
@@ -106,15 +107,9 @@ def test_an_unknown_option_is_a_usage_error_naming_the_known_ones(site: Path) ->
     ("cpu", "feature_level=9_9", "error: dmlconform[cpu]: cpu backend: feature_level: unknown feature level '9_9' "
                                  "(known: 1_0, 2_0, 2_1, 3_0, 3_1, 4_0, 4_1, 5_0, 5_1, 5_2, 6_0, 6_1, 6_2, 6_3, 6_4)"),
     ("faulty", "faults=bogus", "error: dmlconform[faulty]: faulty backend: faults='bogus': unknown fault(s) bogus; "
-                               "known: gemm-c-strides-ignored, gemm-dropped-term, gemm-float16-accumulation, "
-                               "gemm-transa-ignored, in-place-corrupting, nan-to-zero, one-ulp, reduce-arg-tie-flipped, "
-                               "reduce-dropped-term, reduce-float16-accumulation, reduce-wrong-axis, rejects-float16, "
-                               "sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d"),
+                               f"known: {', '.join(FAULTS)}"),
     ("faulty", "faults=", "error: dmlconform[faulty]: faulty backend: name the faults to plant: --backend-arg "
-                          "faults=NAME[,NAME...] (known: gemm-c-strides-ignored, gemm-dropped-term, gemm-float16-accumulation, gemm-transa-ignored, "
-                          "in-place-corrupting, nan-to-zero, one-ulp, reduce-arg-tie-flipped, reduce-dropped-term, "
-                          "reduce-float16-accumulation, reduce-wrong-axis, rejects-float16, "
-                          "sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d); the cpu backend is this "
+                          f"faults=NAME[,NAME...] (known: {', '.join(FAULTS)}); the cpu backend is this "
                           "one without faults"),
     ("onnxruntime", "threads=two", "error: dmlconform[onnxruntime]: onnxruntime backend: threads='two' is not a "
                                    "whole number"),
@@ -133,9 +128,7 @@ def test_faulty_without_faults_is_a_usage_error_listing_them() -> None:
     result = CliRunner().invoke(main, ["run", "--backend", "faulty", "--op", "ACTIVATION_SHRINK", "--no-progress"])
     assert result.exit_code == ExitCode.USAGE
     assert result.output == ("error: dmlconform[faulty]: faulty backend: name the faults to plant: --backend-arg "
-                             "faults=NAME[,NAME...] (known: gemm-c-strides-ignored, gemm-dropped-term, gemm-float16-accumulation, gemm-transa-ignored, "
-                          "in-place-corrupting, nan-to-zero, one-ulp, reduce-arg-tie-flipped, reduce-dropped-term, "
-                             "reduce-float16-accumulation, reduce-wrong-axis, rejects-float16, sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d); "
+                             f"faults=NAME[,NAME...] (known: {', '.join(FAULTS)}); "
                              "the cpu backend is this one without faults\n")
 
 
