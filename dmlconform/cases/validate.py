@@ -327,12 +327,7 @@ def _holdable(field: Field) -> bool:
     """Whether a case can give ``field``: scalars, enums and scalar unions
     (the format holds no arrays, structs or pointers)."""
     scalar = field.kind is FieldKind.SCALAR and field.c_type.upper() in ("BOOL", "FLOAT", "INT", "UINT")
-    return scalar or field.kind is FieldKind.ENUM or field.c_type == "DML_SCALAR_UNION" or _uint_list(field)
-
-
-def _uint_list(field: Field) -> bool:
-    """A counted UINT array (REDUCE's ``Axes``): a case gives it as a text, ``"1,3"``."""
-    return field.kind is FieldKind.ARRAY and field.count_field is not None and field.c_type == "const UINT*"
+    return scalar or field.kind is FieldKind.ENUM or field.c_type == "DML_SCALAR_UNION"
 
 
 def _value_problem(field: Field, value: Any, union: DataType) -> str | None:
@@ -342,9 +337,6 @@ def _value_problem(field: Field, value: Any, union: DataType) -> str | None:
         return (f"cannot be given: {field.name} is a {field.c_type} ({field.kind.value}), and cases hold scalar "
                 "attributes only; leave the case out")
     scalar = field.c_type.upper() if field.kind is FieldKind.SCALAR else ""
-    if _uint_list(field):
-        ok = isinstance(value, str) and re.fullmatch(r"\s*([0-9]{1,9}\s*(,\s*[0-9]{1,9}\s*)*)?", value)
-        return None if ok else "is not a list of unsigned integers: write them as a text, separated by commas (\"1,3\")"
     if field.kind is FieldKind.ENUM:
         return _enum_problem(field.c_type, value)
     if scalar == "BOOL":
