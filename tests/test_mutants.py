@@ -44,6 +44,10 @@ MUTANTS = {
     "gemm-c-strides-ignored": ("GEMM",),
     "gemm-transa-ignored": ("GEMM",),
     "gemm-float16-accumulation": ("GEMM",),
+    "topk-ties-by-last-index": ("TOP_K", "TOP_K1"),
+    "scan-direction-reversed": ("CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"),
+    "scan-exclusive-ignored": ("CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"),
+    "scan-dropped-term": ("CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"),
 }
 
 

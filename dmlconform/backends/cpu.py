@@ -21,7 +21,7 @@ from types import MappingProxyType
 import numpy as np
 
 import dmlconform
-from dmlconform.backends import cpu_contraction
+from dmlconform.backends import cpu_contraction, cpu_sequence
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -46,6 +46,7 @@ from dmlconform.spec.model import (
     TensorSupport,
 )
 from dmlconform.spec.semantics import Contraction, Semantics
+from dmlconform.spec.semantics_sequence import SequenceOp
 
 #: The newest level: what the CPU reference claims unless told otherwise.
 NEWEST = max(FeatureLevel)
@@ -58,7 +59,7 @@ SHAPED_OPS = frozenset({"VALUE_SCALE_2D"})
 #: The reference of each kind of reviewed semantics (`spec.semantics`):
 #: ``compute(spec, case, buffers)`` -> the outputs, like `compute`.
 REFERENCES: Mapping[type[Semantics], Callable[[Spec, Case, Mapping[str, np.ndarray]], dict[str, np.ndarray]]] = \
-    MappingProxyType({Contraction: cpu_contraction.compute})
+    MappingProxyType({Contraction: cpu_contraction.compute, SequenceOp: cpu_sequence.compute})
 
 
 class CpuBackend:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 
 from dmlconform.backends import faulty_contraction as contraction
+from dmlconform.backends import faulty_sequence as sequence
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Case
@@ -100,6 +101,10 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "gemm-c-strides-ignored": contraction.c_strides_ignored,
     "gemm-transa-ignored": contraction.transa_ignored,
     "gemm-float16-accumulation": contraction.float16_accumulation,
+    "topk-ties-by-last-index": sequence.topk_ties_by_last_index,
+    "scan-direction-reversed": sequence.scan_direction_reversed,
+    "scan-exclusive-ignored": sequence.scan_exclusive_ignored,
+    "scan-dropped-term": sequence.scan_dropped_term,
 }
 
 REJECTS_FLOAT16 = "rejects-float16"

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 
 from dmlconform.cases import contraction as contraction_cases
 from dmlconform.cases import generate as formula_cases
+from dmlconform.cases import sequence as sequence_cases
 from dmlconform.cases.model import Case
-from dmlconform.oracles import contraction, elementwise
+from dmlconform.oracles import contraction, elementwise, sequence
 from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
@@ -47,6 +48,8 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family("contraction", contraction.claims, contraction_cases.generate, contraction.ContractionOracle.of,
            contraction_cases.generable, contraction_cases.case_problems),
+    Family("sequence", sequence.claims, sequence_cases.generate, sequence.SequenceOracle.of, sequence_cases.generable,
+           sequence_cases.case_problems),
     Family("element-wise formula", elementwise.claims, formula_cases.generate, elementwise.FormulaOracle.of,
            formula_cases.is_runnable),
 )

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dmlconform.errors import LocatedError, SpecError
-from dmlconform.spec import load, reviewed_contraction
+from dmlconform.spec import load, reviewed_contraction, reviewed_sequence
 from dmlconform.spec import model as m
 from dmlconform.spec.reviewed_checks import JsonPath, Located
 from dmlconform.spec.semantics import Semantics
@@ -41,6 +41,7 @@ class Kind:
 #: ``semantics.family`` -> its kind.  A new family adds its module's line here.
 KINDS: dict[str, Kind] = {
     "contraction": Kind(reviewed_contraction.SCHEMA, reviewed_contraction.build, reviewed_contraction.against_spec),
+    "sequence": Kind(reviewed_sequence.SCHEMA, reviewed_sequence.build, reviewed_sequence.against_spec),
 }
 
 
