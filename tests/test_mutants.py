@@ -87,6 +87,9 @@ def test_where_each_mutant_is_caught() -> None:
     assert all("transA" in r.case_id for r in by_name["gemm-transa-ignored"])
     assert all(r.dtype == "FLOAT16" for r in by_name["gemm-float16-accumulation"])
     assert any("/exact" in r.case_id for r in by_name["gemm-dropped-term"])
+    assert all("/exclusive/" in r.case_id for r in by_name["scan-exclusive-ignored"])
+    assert any("/exact" in r.case_id for r in by_name["scan-dropped-term"])
+    assert any(r.case_id.endswith(("/ties", "/equal", "/example3")) for r in by_name["topk-ties-by-last-index"])
 
 
 def test_fault_names() -> None:

@@ -73,7 +73,7 @@ def cumulative(x: np.ndarray, *, product: bool, reverse: bool, exclusive: bool, 
     y = x.astype(work)
     if reverse:
         y = y[..., ::-1]
-    if exclusive:
+    if exclusive and y.shape[-1]:
         first = np.ones if product else np.zeros
         y = np.concatenate([first(y.shape[:-1] + (1,), dtype=work), y[..., :-1]], axis=-1)
     with np.errstate(all="ignore"):

@@ -40,7 +40,7 @@ def topk_ties_by_last_index(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     if sem is None:
         return
     a = attributes_of(sem, case)
-    x = sequences(sem, case, dict(buffers))
+    x = sequences(sem, case)  # the case's own input: in place, the buffer already holds the output
     backwards = rank_keys(x[..., ::-1])
     order = np.argsort(~backwards if not a.increasing else backwards, axis=-1, kind="stable")[..., :a.k]
     chosen = (x.shape[-1] - 1) - order
@@ -58,7 +58,7 @@ def _rescan(spec: m.Spec, case: Case, buffers: Buffers, *, flip: bool = False, i
     if sem is None:
         return
     a = attributes_of(sem, case)
-    x = sequences(sem, case, dict(buffers))
+    x = sequences(sem, case)  # the case's own input: in place, the buffer already holds the output
     product = sem.operation is Operation.CUMULATIVE_PRODUCT
     reverse = a.increasing if flip else not a.increasing
     if skip_first and x.shape[-1] > 1:

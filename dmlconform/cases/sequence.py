@@ -32,6 +32,7 @@ import numpy as np
 
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
+from dmlconform.compare import finfo
 from dmlconform.errors import InputError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 from dmlconform.spec.semantics_sequence import DECREASING, INCREASING, Operation, SequenceOp
@@ -61,6 +62,7 @@ class Shape:
     exclusive: bool | None = None
     index_dtype: DataType = DataType.UINT32
     padded: bool = False
+    in_place: bool = False
     supported: bool = True
     out_of_domain: tuple[str, ...] = ()
     variant: str = ""
@@ -140,8 +142,8 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     sem = semantics_of(spec)
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
     x = tensors.get(sem.input)
-    if x is None:
-        return
+    if x is None or not _typed(sem, case):
+        return  # a missing tensor, or an attribute of the wrong type, is reported as such (`cases.validate`)
     a = attributes_of(sem, case)
     if not 0 <= a.axis < len(x.sizes):
         yield f"{sem.axis}={a.axis} is not a dimension of {x.name} (sizes {list(x.sizes)}): give 0..{len(x.sizes) - 1}"
@@ -156,6 +158,18 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
         out = tensors.get(name) if name else None
         if out is not None and out.sizes != wanted:
             yield f"{name}'s sizes {list(out.sizes)} are not {list(wanted)}: give it those"
+
+
+def _typed(sem: SequenceOp, case: Case) -> bool:
+    """Whether Axis and K are integers, AxisDirection a name and the exclusive flag a bool, where given."""
+    attrs = case.attribute_map()
+    def whole(name: str | None) -> bool:
+        value = attrs.get(name) if name else 0
+        return value is None or (isinstance(value, int) and not isinstance(value, bool))
+    flag = attrs.get(sem.exclusive) if sem.exclusive else None
+    direction = attrs.get(sem.direction) if sem.direction else None
+    return whole(sem.axis) and whole(sem.k) and isinstance(flag, (bool, type(None))) and \
+        isinstance(direction, (str, type(None)))
 
 
 # -- which cases ------------------------------------------------------------------------------
@@ -224,6 +238,9 @@ def _sweeps(sem: SequenceOp, dtype: DataType, rep: int, ranks: tuple[int, ...],
     yield from (replace(base, axis=a) for a in range(rep - 1))
     yield from (replace(base, rank=r, axis=r // 2) for r in ranks if r != rep)
     yield replace(base, padded=True, variant="padded")
+    if not top:  # the pages allow in place: the output bound to the input's buffer, both directions
+        yield replace(base, in_place=True, variant="in-place")
+        yield replace(base, in_place=True, variant="in-place", direction=DECREASING, exclusive=True)
     if top and DataType.UINT64 in index_types:
         yield replace(base, index_dtype=DataType.UINT64)
     if rep == 4:
@@ -286,9 +303,11 @@ def _case(spec: Spec, sem: SequenceOp, level: FeatureLevel, seed: int, case_id: 
     outputs = [_tensor(sem.output, shape.dtype, out_sizes, None, shape.padded)]
     if sem.indices:
         outputs.append(_tensor(sem.indices, shape.index_dtype, out_sizes, None, shape.padded))
+    aliases = ((sem.output, sem.input),) if shape.in_place else ()
+    layout = Layout.IN_PLACE if shape.in_place else Layout.PADDED if shape.padded else Layout.PACKED
     return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype,
                 inputs=(_tensor(sem.input, shape.dtype, sizes, x, shape.padded),), outputs=tuple(outputs),
-                attributes=_attributes(spec, sem, shape), layout=Layout.PADDED if shape.padded else Layout.PACKED,
+                attributes=_attributes(spec, sem, shape), layout=layout, aliases=aliases,
                 expect_supported=shape.supported, edges=(shape.data,), seed=seed, out_of_domain=shape.out_of_domain)
 
 
@@ -318,15 +337,17 @@ _Draw = Callable[[DataType, tuple[int, int], np.random.Generator, Operation], np
 
 
 def _exact(dtype: DataType, shape: tuple[int, int], rng: np.random.Generator, op: Operation) -> np.ndarray:
-    """Small integers, every partial sum of up to 1000 of them exact in any
-    order; for a product, factors 1 (mostly), +-2 and +-1/2 (2 for
-    integers): every running product a power of two, exact."""
+    """Small integers in [-r, r], r at most 8 and such that n r fits the
+    significand (FLOAT16: 2^11): every partial sum exact in any order; for
+    a product, factors 1 (mostly), +-2 and +-1/2 (2 for integers): every
+    running product a power of two, exact."""
     signed = dtype.is_signed or dtype.is_float
+    r = max(1, min(8, 2 ** (int(finfo(numpy_dtype(dtype)).nmant) + 1) // shape[1])) if dtype.is_float else 8
     if op is Operation.CUMULATIVE_PRODUCT:
         pick = rng.random(shape)
         factor = np.where(pick < 0.02, 2.0, np.where(pick < 0.04, 0.5 if dtype.is_float else 2.0, 1.0))
         return factor * (np.where(rng.random(shape) < 0.5, -1.0, 1.0) if signed else 1.0)
-    return rng.integers(-8 if signed else 0, 9, size=shape).astype(np.float64)
+    return rng.integers(-r if signed else 0, r + 1, size=shape).astype(np.float64)
 
 
 def _random(dtype: DataType, shape: tuple[int, int], rng: np.random.Generator, op: Operation) -> np.ndarray:
@@ -347,13 +368,13 @@ def _ties(dtype: DataType, shape: tuple[int, int], rng: np.random.Generator, op:
 
 
 def _zeros(dtype: DataType, shape: tuple[int, int], rng: np.random.Generator, op: Operation) -> np.ndarray:
-    """Top-k: -0, +0, -1 and 1 (ties of +-0); a product: random factors
-    with +0 or -0 mid-sequence."""
+    """Top-k: -0 and +0 mostly, a few -1 and 1 (ties of +-0 selected in
+    either direction); a product: random factors with +0 or -0 mid-sequence."""
     if op is Operation.CUMULATIVE_PRODUCT:
         x = _random(dtype, shape, rng, op)
         x[:, shape[1] // 2] = np.where(np.arange(shape[0]) % 2 == 0, 0.0, -0.0)
         return x
-    return rng.choice(np.array([-0.0, 0.0, -1.0, 1.0]), size=shape)
+    return rng.choice(np.array([-0.0, 0.0, -1.0, 1.0]), p=[0.44, 0.44, 0.06, 0.06], size=shape)
 
 
 def _nan(dtype: DataType, shape: tuple[int, int], rng: np.random.Generator, op: Operation) -> np.ndarray:

@@ -134,6 +134,8 @@ def scan(x: np.ndarray, *, product: bool, increasing: bool, exclusive: bool) -> 
 
 def _shift(a: np.ndarray, first: int) -> np.ndarray:
     """``a`` moved one place along the last axis, ``first`` in front (its last element dropped)."""
+    if a.shape[-1] == 0:
+        return a
     front = np.full(a.shape[:-1] + (1,), first, dtype=a.dtype)
     return np.concatenate([front, a[..., :-1]], axis=-1)
 
