@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from dmlconform.backends import torch_sequence
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.onnxruntime_backend import (
     Attrs,
@@ -55,6 +56,7 @@ class TorchOp:
     check: Callable[[Attrs], None] | None = None
     note: str = ""
     divisor: str | None = None    # integer input whose zeros C++ leaves undefined (NOT_SUPPORTED)
+    outputs: int = 1              # outputs ``fn`` gives (more than one: a tuple, in the spec's order)
 
 
 def _method(name: str, *args: Callable[[Attrs], Any]) -> TorchOp:
@@ -177,6 +179,7 @@ TORCH_OPS: Mapping[str, TorchOp] = {
     "ELEMENT_WISE_THRESHOLD": TorchOp(lambda t, xs, a: t.clamp(xs[0], min=a.f32("Min")),
                                       check=lambda a: _float_only(a, "clamp with a FLOAT bound"),
                                       note="max(x, Min) as clamp(x, min=Min); integer tensors are NOT_SUPPORTED"),
+    **{op: TorchOp(fn, outputs=n, note=note) for op, (fn, n, note) in torch_sequence.OPS.items()},
 }
 
 
@@ -231,7 +234,8 @@ class TorchBackend:
     def implements(self, spec: Spec) -> str | None:
         """Why torch does not implement ``spec``'s operator at all
         (`backends.base.ImplementingBackend`), from the function table."""
-        return implements(TORCH_OPS, spec, "torch has no function for")
+        op = TORCH_OPS.get(spec.operator)
+        return None if op is not None and op.outputs > 1 else implements(TORCH_OPS, spec, "torch has no function for")
 
     def supports(self, spec: Spec, case: Case) -> Support:
         return support_of(_resolve, spec, case)
@@ -268,17 +272,19 @@ class TorchBackend:
             op.inplace(view(case.input(aliased)), a)
         else:
             result = op.fn(t, [view(case.input(n)) for n in op.inputs], a)
-            view(out).copy_(result.to(view(out).dtype))
-        if self.device != "cpu":  # copy the output buffer back from device memory
-            buffers[out.name][...] = storage[id(buffers[out.name])].cpu().numpy()
+            for o, r in zip(case.outputs, result if op.outputs > 1 else (result,)):
+                view(o).copy_(r.to(view(o).dtype))
+        if self.device != "cpu":  # copy the output buffers back from device memory
+            for o in case.outputs:
+                buffers[o.name][...] = storage[id(buffers[o.name])].cpu().numpy()
 
 
 def _resolve(spec: Spec, case: Case) -> tuple[TorchOp, Attrs]:
     op = TORCH_OPS.get(spec.operator)
     if op is None:
         raise NotSupportedError(f"torch has no function for {spec.operator} (not mapped)")
-    if len(case.outputs) != 1:
-        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has one")
+    if len(case.outputs) != op.outputs:
+        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has {op.outputs}")
     a = Attrs(spec, case)
     if op.check is not None:
         op.check(a)
