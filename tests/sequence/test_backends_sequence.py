@@ -33,3 +33,28 @@ def test_torch_passes_the_sequence_cases(op: str, pick: str) -> None:
     results = run_cases(list(pairs), TorchBackend())
     assert pairs and all(r.outcome is Outcome.PASS for r in results), \
         [f"{r.case_id}: {r.message}" for r in results if r.outcome is not Outcome.PASS][:3]
+
+
+@pytest.mark.parametrize(("op", "pick"), [("TOP_K1", "FLOAT32/4d/axis=3/n=33/k=5/increasing/ties"),
+                                          ("TOP_K1", "FLOAT16/4d/axis=3/n=33/k=5/decreasing/nan"),
+                                          ("TOP_K", "INT8/4d/axis=3/n=33/k=5/extremes"),
+                                          ("CUMULATIVE_SUMMATION", "FLOAT32/4d/axis=3/n=33/decreasing/exclusive/random"),
+                                          ("CUMULATIVE_SUMMATION", "in-place")])
+def test_onnxruntime_passes_the_sequence_cases(op: str, pick: str) -> None:
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from dmlconform.backends.onnxruntime_backend import OnnxRuntimeBackend
+
+    pairs = _pairs(op, pick)
+    results = run_cases(list(pairs), OnnxRuntimeBackend())
+    assert pairs and all(r.outcome is Outcome.PASS for r in results), \
+        [f"{r.case_id}: {r.message}" for r in results if r.outcome is not Outcome.PASS][:3]
+
+
+def test_onnxruntime_has_no_cumulative_product() -> None:
+    from dmlconform.backends.onnxruntime_backend import OnnxRuntimeBackend
+
+    spec = load_spec(REPO / "specs" / "CUMULATIVE_PRODUCT.yaml")
+    assert OnnxRuntimeBackend().implements(spec) == \
+        "ONNX has no one-node equivalent of CUMULATIVE_PRODUCT (not mapped)"
+    assert OnnxRuntimeBackend().implements(load_spec(REPO / "specs" / "TOP_K.yaml")) is None
