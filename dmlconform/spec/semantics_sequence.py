@@ -61,9 +61,6 @@ class SequenceOp(Semantics):
         return dict(self.accumulators).get(dtype, dtype)
 
     def dims_at(self, level: FeatureLevel) -> tuple[int, ...]:
-        """The dimension counts in force at ``level`` (none below the first)."""
-        found: tuple[int, ...] = ()
-        for since, dims in self.dimension_counts:
-            if since <= level:
-                found = dims
-        return found
+        """The dimension counts in force at ``level``: the newest table's at
+        or below it (none below the first)."""
+        return next((dims for since, dims in reversed(self.dimension_counts) if since <= level), ())
