@@ -108,11 +108,14 @@ def test_an_unknown_option_is_a_usage_error_naming_the_known_ones(site: Path) ->
     ("faulty", "faults=bogus", "error: dmlconform[faulty]: faulty backend: faults='bogus': unknown fault(s) bogus; "
                                "known: gemm-c-strides-ignored, gemm-dropped-term, gemm-float16-accumulation, "
                                "gemm-transa-ignored, in-place-corrupting, nan-to-zero, one-ulp, rejects-float16, "
-                               "sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d"),
+                               "scan-direction-reversed, scan-dropped-term, scan-exclusive-ignored, "
+                               "sign-of-negative-zero, topk-ties-by-last-index, wrong-branch-at-threshold, wrong-in-8d"),
     ("faulty", "faults=", "error: dmlconform[faulty]: faulty backend: name the faults to plant: --backend-arg "
                           "faults=NAME[,NAME...] (known: gemm-c-strides-ignored, gemm-dropped-term, gemm-float16-accumulation, gemm-transa-ignored, "
                           "in-place-corrupting, nan-to-zero, one-ulp, rejects-float16, "
-                          "sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d); the cpu backend is this "
+                          "scan-direction-reversed, scan-dropped-term, scan-exclusive-ignored, "
+                          "sign-of-negative-zero, topk-ties-by-last-index, wrong-branch-at-threshold, wrong-in-8d); "
+                          "the cpu backend is this "
                           "one without faults"),
     ("onnxruntime", "threads=two", "error: dmlconform[onnxruntime]: onnxruntime backend: threads='two' is not a "
                                    "whole number"),
@@ -133,7 +136,8 @@ def test_faulty_without_faults_is_a_usage_error_listing_them() -> None:
     assert result.output == ("error: dmlconform[faulty]: faulty backend: name the faults to plant: --backend-arg "
                              "faults=NAME[,NAME...] (known: gemm-c-strides-ignored, gemm-dropped-term, gemm-float16-accumulation, gemm-transa-ignored, "
                           "in-place-corrupting, nan-to-zero, one-ulp, "
-                             "rejects-float16, sign-of-negative-zero, wrong-branch-at-threshold, wrong-in-8d); "
+                             "rejects-float16, scan-direction-reversed, scan-dropped-term, scan-exclusive-ignored, "
+                             "sign-of-negative-zero, topk-ties-by-last-index, wrong-branch-at-threshold, wrong-in-8d); "
                              "the cpu backend is this one without faults\n")
 
 
