@@ -51,6 +51,10 @@ MUTANTS = {
     "softmax-dropped-term": ("ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1"),
     "softmax-wrong-axis": ("ACTIVATION_SOFTMAX1", "ACTIVATION_HARDMAX"),
     "hardmax-last-tie": ("ACTIVATION_HARDMAX", "ACTIVATION_HARDMAX1"),
+    "topk-ties-by-last-index": ("TOP_K", "TOP_K1"),
+    "scan-direction-reversed": ("CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"),
+    "scan-exclusive-ignored": ("CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"),
+    "scan-dropped-term": ("CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"),
 }
 
 
@@ -90,6 +94,9 @@ def test_where_each_mutant_is_caught() -> None:
     assert all("transA" in r.case_id for r in by_name["gemm-transa-ignored"])
     assert all(r.dtype == "FLOAT16" for r in by_name["gemm-float16-accumulation"])
     assert any("/exact" in r.case_id for r in by_name["gemm-dropped-term"])
+    assert all("/exclusive/" in r.case_id for r in by_name["scan-exclusive-ignored"])
+    assert any("/exact" in r.case_id for r in by_name["scan-dropped-term"])
+    assert any(r.case_id.endswith(("/ties", "/equal", "/example3")) for r in by_name["topk-ties-by-last-index"])
 
 
 def test_fault_names() -> None:

@@ -18,6 +18,7 @@ import numpy as np
 
 from dmlconform.backends import faulty_bitwise as bitwise
 from dmlconform.backends import faulty_contraction as contraction
+from dmlconform.backends import faulty_sequence as sequence
 from dmlconform.backends import faulty_softmax as softmax
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
@@ -109,6 +110,10 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "softmax-dropped-term": softmax.dropped_term,
     "softmax-wrong-axis": softmax.wrong_axis,
     "hardmax-last-tie": softmax.hardmax_last_tie,
+    "topk-ties-by-last-index": sequence.topk_ties_by_last_index,
+    "scan-direction-reversed": sequence.scan_direction_reversed,
+    "scan-exclusive-ignored": sequence.scan_exclusive_ignored,
+    "scan-dropped-term": sequence.scan_dropped_term,
 }
 
 REJECTS_FLOAT16 = "rejects-float16"

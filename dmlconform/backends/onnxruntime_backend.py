@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import onnx_bitwise, onnx_softmax
+from dmlconform.backends import onnx_bitwise, onnx_sequence, onnx_softmax
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -441,10 +441,11 @@ class OnnxRuntimeBackend:
     def implements(self, spec: Spec) -> str | None:
         """Why onnxruntime does not implement ``spec``'s operator at all
         (`backends.base.ImplementingBackend`), from the mapping table."""
-        return implements(MAPPINGS, spec, "ONNX has no one-node equivalent of")
+        shaped = spec.operator in onnx_sequence.SHAPED  # a node over static shapes (`onnx_sequence`)
+        return None if shaped else implements(MAPPINGS, spec, "ONNX has no one-node equivalent of")
 
     def supports(self, spec: Spec, case: Case) -> Support:
-        return support_of(self.plan, spec, case)
+        return support_of(onnx_sequence.plan if spec.operator in onnx_sequence.SHAPED else self.plan, spec, case)
 
     def plan(self, spec: Spec, case: Case) -> Plan:
         """`plan`, made at each ask: remembering plans (per spec, attribute
@@ -471,6 +472,9 @@ class OnnxRuntimeBackend:
         groups: dict[tuple[Any, ...], list[tuple[int, Plan]]] = {}
         for i, (spec, case, buffers) in enumerate(items):
             try:
+                if spec.operator in onnx_sequence.SHAPED:  # one node over the case's shapes, case by case
+                    onnx_sequence.run(self, spec, case, buffers)
+                    continue
                 p = self.plan(spec, case)
                 _check_divisor(p.mapping, case, buffers)
                 if p.mapping.runner is not None:  # a family that keeps shapes runs its cases itself
@@ -553,6 +557,14 @@ class OnnxRuntimeBackend:
         """The cached one-node session of ``p.key``; a kernel onnxruntime
         lacks is cached as its error, so it is asked for once."""
         return self._cached(p.key, lambda: self._build(build_model(p, case), p, case))
+
+    def cached_session(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        """`_cached`, for the shaped nodes of `onnx_sequence`."""
+        return self._cached(key, build)
+
+    def session_of(self, model: Any, op_type: str, case: Case) -> Any:
+        """`_build` of a model that is no `Plan`'s (`onnx_sequence`)."""
+        return self._build(model, Plan((), OnnxMapping(op_type), {}, ()), case)
 
     def _cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         """The session (or the error its build gave, raised) cached under

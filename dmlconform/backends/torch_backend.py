@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import torch_bitwise, torch_softmax
+from dmlconform.backends import torch_bitwise, torch_sequence, torch_softmax
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.onnxruntime_backend import (
     Attrs,
@@ -56,6 +56,7 @@ class TorchOp:
     check: Callable[[Attrs], None] | None = None
     note: str = ""
     divisor: str | None = None    # integer input whose zeros C++ leaves undefined (NOT_SUPPORTED)
+    outputs: int = 1              # outputs ``fn`` gives (more than one: a tuple, in the spec's order)
 
 
 def _method(name: str, *args: Callable[[Attrs], Any]) -> TorchOp:
@@ -180,6 +181,7 @@ TORCH_OPS: Mapping[str, TorchOp] = {
                                       note="max(x, Min) as clamp(x, min=Min); integer tensors are NOT_SUPPORTED"),
     **{op: TorchOp(**kwargs) for op, kwargs in torch_bitwise.TORCH_OPS.items()},
     **{op: TorchOp(fn, note=torch_softmax.NOTE) for op, fn in torch_softmax.FUNCTIONS.items()},
+    **{op: TorchOp(fn, outputs=n, note=note) for op, (fn, n, note) in torch_sequence.OPS.items()},
 }
 
 
@@ -234,7 +236,8 @@ class TorchBackend:
     def implements(self, spec: Spec) -> str | None:
         """Why torch does not implement ``spec``'s operator at all
         (`backends.base.ImplementingBackend`), from the function table."""
-        return implements(TORCH_OPS, spec, "torch has no function for")
+        op = TORCH_OPS.get(spec.operator)
+        return None if op is not None and op.outputs > 1 else implements(TORCH_OPS, spec, "torch has no function for")
 
     def supports(self, spec: Spec, case: Case) -> Support:
         return support_of(_resolve, spec, case)
@@ -271,17 +274,19 @@ class TorchBackend:
             op.inplace(view(case.input(aliased)), a)
         else:
             result = op.fn(t, [view(case.input(n)) for n in op.inputs], a)
-            view(out).copy_(result.to(view(out).dtype))
-        if self.device != "cpu":  # copy the output buffer back from device memory
-            buffers[out.name][...] = storage[id(buffers[out.name])].cpu().numpy()
+            for o, r in zip(case.outputs, result if op.outputs > 1 else (result,)):
+                view(o).copy_(r.to(view(o).dtype))
+        if self.device != "cpu":  # copy the output buffers back from device memory
+            for o in case.outputs:
+                buffers[o.name][...] = storage[id(buffers[o.name])].cpu().numpy()
 
 
 def _resolve(spec: Spec, case: Case) -> tuple[TorchOp, Attrs]:
     op = TORCH_OPS.get(spec.operator)
     if op is None:
         raise NotSupportedError(f"torch has no function for {spec.operator} (not mapped)")
-    if len(case.outputs) != 1:
-        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has one")
+    if len(case.outputs) != op.outputs:
+        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has {op.outputs}")
     a = Attrs(spec, case)
     if op.check is not None:
         op.check(a)

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 
 from dmlconform.cases import contraction as contraction_cases
 from dmlconform.cases import generate as formula_cases
+from dmlconform.cases import sequence as sequence_cases
 from dmlconform.cases import softmax as softmax_cases
 from dmlconform.cases.model import Case
-from dmlconform.oracles import contraction, elementwise
+from dmlconform.oracles import contraction, elementwise, sequence
 from dmlconform.oracles import softmax as softmax_oracle
 from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
@@ -49,7 +50,10 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family("contraction", contraction.claims, contraction_cases.generate, contraction.ContractionOracle.of,
            contraction_cases.generable, contraction_cases.case_problems),
-    Family("softmax", softmax_cases.claims, softmax_cases.generate, softmax_oracle.SoftmaxOracle.of, softmax_cases.generable, softmax_cases.case_problems),
+    Family("softmax", softmax_cases.claims, softmax_cases.generate, softmax_oracle.SoftmaxOracle.of, softmax_cases.generable,
+           softmax_cases.case_problems),
+    Family("sequence", sequence.claims, sequence_cases.generate, sequence.SequenceOracle.of, sequence_cases.generable,
+           sequence_cases.case_problems),
     Family("element-wise formula", elementwise.claims, formula_cases.generate, elementwise.FormulaOracle.of,
            formula_cases.is_runnable),
 )
