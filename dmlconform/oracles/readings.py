@@ -40,12 +40,16 @@ from typing import Any
 import numpy as np
 
 from dmlconform.compare import Alternative, Tier
-from dmlconform.formula.oracle import OracleResult, Prepared, evaluate_many, integer_from_float, literal, prepare
+from dmlconform.formula.oracle import OracleResult, Prepared, evaluate_many, literal, prepare
 from dmlconform.formula.tree import Assign, FormulaTree, Piecewise
+from dmlconform.oracles import result_readings as rr
 from dmlconform.spec import model as m
 
-#: Most combinations of readings evaluated on one batch (the primary one included).
-MAX_COMBINATIONS = 16
+#: Most mixes of readings offered on one batch (the primary one included).
+#: Integer Shrink has 19 useful ones (`_useful`: 2 branch orders x (4
+#: arithmetics x 2 overflows + 2 float ones with x86's conversion), less the
+#: primary), but only 8 evaluations: a conversion or a result reading costs none.
+MAX_COMBINATIONS = 24
 #: The prefix of every reading alternative's name.
 PREFIX = "reading:"
 
@@ -58,16 +62,44 @@ class Settings:
     overflow: m.Overflow
     branch_order: m.BranchOrder = m.BranchOrder.FIRST
     arithmetic: m.IntegerArithmetic = m.IntegerArithmetic.EXACT
+    #: How a float-arithmetic reading's values convert.
+    conversion: m.FloatToInteger = m.FloatToInteger.AS_OVERFLOW
+    division_by_zero: m.DivisionByZero = m.DivisionByZero.QUOTIENT_ZERO
+    infinite_divisor: m.InfiniteDivisor = m.InfiniteDivisor.FORMULA
+    ieee_pow: m.IeeePow = m.IeeePow.FORMULA
+
+    @property
+    def in_float(self) -> bool:
+        """Whether the values are computed in float and converted (`conversion` counts, ``overflow`` not)."""
+        return self.arithmetic in (m.IntegerArithmetic.FLOAT32, m.IntegerArithmetic.FLOAT64)
+
+    @property
+    def evaluation(self) -> Settings:
+        """The settings of the formula evaluation these values come from:
+        the result readings and the conversion cost none (`result_readings`)."""
+        return Settings(self.nan_policy, self.overflow, self.branch_order, self.arithmetic)
 
 
 #: The kinds whose readings the oracle evaluates (`Settings`).
 EVALUATED = frozenset({m.AmbiguityKind.NAN, m.AmbiguityKind.INTEGER_OVERFLOW, m.AmbiguityKind.BRANCH_OVERLAP,
-                       m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE})
+                       m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE, m.AmbiguityKind.DIVISION_BY_ZERO,
+                       m.AmbiguityKind.INFINITE_DIVISOR, m.AmbiguityKind.IEEE_POW, m.AmbiguityKind.FLOAT_TO_INTEGER})
 
 
-#: Evaluations made by one `ReadingOracle.alternatives` call, by their settings
-#: (at the primary overflow): per output, the values and those with the other overflow.
-_Seen = dict[Settings, list[tuple[np.ndarray, np.ndarray | None]]]
+@dataclass(frozen=True, slots=True)
+class _Evaluated:
+    """One output of one evaluation: its values, those with the other
+    overflow (None for a float type), and for a float-arithmetic reading
+    the float values before their conversion (`Settings.conversion`)."""
+
+    values: np.ndarray
+    other_overflow: np.ndarray | None
+    floats: np.ndarray | None = None
+
+
+#: Evaluations made by one `ReadingOracle.alternatives` call, by their
+#: `Settings.evaluation` at the primary overflow, per output.
+_Seen = dict[Settings, list[_Evaluated]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,15 +152,19 @@ class ReadingOracle:
     ambiguities: tuple[m.Ambiguity, ...]
     formula: Prepared
     flipped: Prepared | None
+    shape: rr.ResultShape
 
     @classmethod
-    def of(cls, spec: m.Spec, tree: FormulaTree, formula: Prepared) -> ReadingOracle:
-        """``spec``'s readings over its parsed ``tree``, prepared as ``formula``."""
+    def of(cls, spec: m.Spec, tree: FormulaTree, formula: Prepared, inputs: frozenset[str]) -> ReadingOracle:
+        """``spec``'s readings over its parsed ``tree`` (``inputs``: the
+        formula's names of input tensors), prepared as ``formula``."""
         found = evaluable(spec)
         flips = any(r.setting is m.BranchOrder.LAST for a in found for r in a.readings)
-        return cls(spec, found, formula, prepare(last_match(tree)) if flips else None)
+        return cls(spec, found, formula, prepare(last_match(tree)) if flips else None,
+                   rr.ResultShape.of(tree, inputs))
 
-    def relevant(self, chunk: Mapping[str, np.ndarray], dtype: m.DataType) -> tuple[m.Ambiguity, ...]:
+    def relevant(self, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
+                 dtype: m.DataType) -> tuple[m.Ambiguity, ...]:
         """The ambiguities that can differ on ``chunk`` into ``dtype`` (module docstring)."""
         integer_in = bool(chunk) and all(a.dtype.kind in "iub" for a in chunk.values())
         has_nan = any(a.dtype.kind == "f" and bool(np.isnan(a).any()) for a in chunk.values())
@@ -137,6 +173,10 @@ class ReadingOracle:
             m.AmbiguityKind.BRANCH_OVERLAP: True,
             m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE: not dtype.is_float and integer_in,
             m.AmbiguityKind.INTEGER_OVERFLOW: not dtype.is_float,
+            m.AmbiguityKind.FLOAT_TO_INTEGER: not dtype.is_float and integer_in,
+            m.AmbiguityKind.DIVISION_BY_ZERO: not dtype.is_float and _any(rr.zero_divisors(self.shape, chunk)),
+            m.AmbiguityKind.INFINITE_DIVISOR: dtype.is_float and _any(rr.infinite_divisors(self.shape, chunk)),
+            m.AmbiguityKind.IEEE_POW: dtype.is_float and _any(rr.pow_specials(self.shape, chunk, attrs)),
         }
         return tuple(a for a in self.ambiguities if keep[a.kind])
 
@@ -147,11 +187,12 @@ class ReadingOracle:
         another value than ``primary`` somewhere: first one marker per
         ambiguity (`marker`), then the single readings, then combinations
         of the ambiguities that made a difference."""
-        seen: _Seen = {primary_settings(self.spec): [(r.expected, r.other_overflow) for r in primary]}
+        seen: _Seen = {primary_settings(self.spec).evaluation: [_Evaluated(r.expected, r.other_overflow)
+                                                                for r in primary]}
         singles: list[list[Alternative]] = [[] for _ in outputs]
         mattered: list[m.Ambiguity] = []
         markers: list[list[Alternative]] = [[] for _ in outputs]
-        relevant = self.relevant(chunk, dtype)
+        relevant = self.relevant(chunk, attrs, dtype)
         for a in relevant:
             mine: list[list[Alternative]] = [[] for _ in outputs]
             choices = [Choice(((a, r),), self._settings(((a, r),))) for r in a.others if r.setting is not None]
@@ -169,10 +210,12 @@ class ReadingOracle:
     def _combinations(self, mattered: list[m.Ambiguity]) -> list[Choice]:
         """Every mix of readings of two or more of ``mattered``, fewest first."""
         options = [[None, *[r for r in a.others if r.setting is not None]] for a in mattered]
-        if len(mattered) < 2 or np.prod([len(o) for o in options]) > MAX_COMBINATIONS:
+        if len(mattered) < 2:
             return []
-        picks = [tuple((a, r) for a, r in zip(mattered, combo) if r is not None)
-                 for combo in itertools.product(*options)]
+        picks = [p for combo in itertools.product(*options)
+                 if _useful(p := tuple((a, r) for a, r in zip(mattered, combo) if r is not None))]
+        if len(picks) > MAX_COMBINATIONS:
+            return []
         return [Choice(p, self._settings(p)) for p in sorted((p for p in picks if len(p) >= 2), key=len)]
 
     def _settings(self, picks: tuple[tuple[m.Ambiguity, m.Reading], ...]) -> Settings:
@@ -202,45 +245,67 @@ class ReadingOracle:
     def _values(self, settings: Settings, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
                 dtype: m.DataType, outputs: Sequence[str | None], seen: _Seen) -> list[np.ndarray]:
         """Each output's values under ``settings``.  One evaluation gives
-        both overflow readings (`OracleResult.other_overflow`): ``seen``
-        holds each evaluation of the call by its settings at the primary
-        overflow, so wrap and saturate cost one (a third of a whole run's
-        reading evaluations, measured)."""
-        base = replace(settings, overflow=self.spec.formula.integer_overflow)
+        both overflow readings (`OracleResult.other_overflow`) and, in float
+        arithmetic, every conversion; the result readings change its values
+        at their masks (`result_readings`).  ``seen`` holds each evaluation
+        of the call by its `Settings.evaluation` at the primary overflow, so
+        wrap and saturate cost one (a third of a whole run's reading
+        evaluations, measured) and a result reading none."""
+        base = replace(settings.evaluation, overflow=self.spec.formula.integer_overflow)
         if base.arithmetic is m.IntegerArithmetic.ATTRIBUTE_TO_INTEGER and all(
                 self._to_integer(n, v) == v for n, v in attrs.items()):
             base = replace(base, arithmetic=m.IntegerArithmetic.EXACT)  # whole attributes: the cast changes nothing
         if base not in seen:
             seen[base] = self._evaluate(base, chunk, attrs, dtype, outputs)
         same = settings.overflow is base.overflow
-        return [mine if same or other is None else other for mine, other in seen[base]]
+        found = [rr.to_integer(e.floats, dtype, settings.overflow, settings.conversion) if e.floats is not None
+                 else e.values if same or e.other_overflow is None else e.other_overflow for e in seen[base]]
+        return [self._patched(settings, values, chunk, attrs) for values in found]
+
+    def _patched(self, settings: Settings, values: np.ndarray, chunk: Mapping[str, np.ndarray],
+                 attrs: Mapping[str, Any]) -> np.ndarray:
+        """``values`` with the result readings of ``settings`` at their masks."""
+        if settings.division_by_zero is not m.DivisionByZero.QUOTIENT_ZERO and values.dtype.kind in "iu":
+            zero = rr.zero_divisors(self.shape, chunk)
+            if zero is not None:
+                values = rr.division_by_zero(values, zero, settings.division_by_zero)
+        if settings.infinite_divisor is m.InfiniteDivisor.FMOD and values.dtype.kind == "f":
+            infinite = rr.infinite_divisors(self.shape, chunk)
+            if infinite is not None:
+                values = rr.fmod_values(self.shape, chunk, values, infinite)
+        if settings.ieee_pow is m.IeeePow.IEEE_754 and values.dtype.kind == "f":
+            special = rr.pow_specials(self.shape, chunk, attrs)
+            if special is not None:
+                values = rr.ieee_pow(self.shape, chunk, attrs, values, special)
+        return values
 
     def _evaluate(self, settings: Settings, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
-                  dtype: m.DataType, outputs: Sequence[str | None]) -> list[tuple[np.ndarray, np.ndarray | None]]:
-        """Each output's values under ``settings``, in its type, and with
-        the other overflow (None for a float type)."""
+                  dtype: m.DataType, outputs: Sequence[str | None]) -> list[_Evaluated]:
+        """Each output's values under ``settings``, in its type, with the
+        other overflow (None for a float type); in float arithmetic, the
+        float values too."""
         formula = self.flipped if settings.branch_order is m.BranchOrder.LAST else None
         arithmetic = settings.arithmetic
         if arithmetic is m.IntegerArithmetic.ATTRIBUTE_TO_INTEGER:
             attrs = {n: self._to_integer(n, v) for n, v in attrs.items()}
         elif arithmetic is m.IntegerArithmetic.FLOAT64:
-            chunk = {n: a.astype(np.float64) for n, a in chunk.items()}
+            wide = {n: a.astype(np.float64) for n, a in chunk.items()}
+            results = evaluate_many(formula or self.formula, wide, attrs, outputs=outputs, dtype=m.DataType.FLOAT64,
+                                    nan_policy=settings.nan_policy)
+            return [self._in_float(r.expected, dtype, settings.overflow) for r in results]
         elif arithmetic is m.IntegerArithmetic.FLOAT32:
-            return self._float32(formula, chunk, attrs, dtype, outputs, settings.overflow)
+            inputs = {n: a.astype(np.float32) for n, a in chunk.items()}
+            return [self._in_float(literal(formula or self.formula, inputs, attrs, dtype=np.float32, output=o),
+                                   dtype, settings.overflow) for o in outputs]
         results = evaluate_many(formula or self.formula, chunk, attrs, outputs=outputs, dtype=dtype,
                                 nan_policy=settings.nan_policy, overflow=settings.overflow)
-        return [(r.expected, r.other_overflow) for r in results]
+        return [_Evaluated(r.expected, r.other_overflow) for r in results]
 
-    def _float32(self, formula: Prepared | None, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
-                 dtype: m.DataType, outputs: Sequence[str | None],
-                 overflow: m.Overflow) -> list[tuple[np.ndarray, np.ndarray | None]]:
-        """The formula computed step by step in float32, converted toward
-        zero (with ``overflow``, and with the other one)."""
-        inputs = {n: a.astype(np.float32) for n, a in chunk.items()}
-        used = formula or self.formula
-        other = m.Overflow.SATURATE if overflow is m.Overflow.WRAP else m.Overflow.WRAP
-        found = [literal(used, inputs, attrs, dtype=np.float32, output=o) for o in outputs]
-        return [(integer_from_float(v, dtype, overflow), integer_from_float(v, dtype, other)) for v in found]
+    @staticmethod
+    def _in_float(floats: np.ndarray, dtype: m.DataType, overflow: m.Overflow) -> _Evaluated:
+        """Float values computed for an integer ``dtype``: converted toward
+        zero as ``overflow`` says, and kept for the other conversions."""
+        return _Evaluated(rr.to_integer(floats, dtype, overflow, m.FloatToInteger.AS_OVERFLOW), None, floats)
 
     def _to_integer(self, name: str, value: Any) -> Any:
         """A FLOAT attribute as a C cast to an integer makes it (toward zero)."""
@@ -251,17 +316,35 @@ class ReadingOracle:
         return int(as_float) if np.isfinite(as_float) else value
 
 
+#: The `Settings` field that a value of each setting's enum sets.
+_FIELDS: Mapping[type[enum.Enum], str] = {
+    m.NanPolicy: "nan_policy", m.Overflow: "overflow", m.BranchOrder: "branch_order",
+    m.IntegerArithmetic: "arithmetic", m.FloatToInteger: "conversion", m.DivisionByZero: "division_by_zero",
+    m.InfiniteDivisor: "infinite_divisor", m.IeeePow: "ieee_pow",
+}
+
+
 def _with(settings: Settings, value: enum.Enum | None) -> Settings:
     """``settings`` with the one setting ``value`` is a value of (its enum says which)."""
-    if isinstance(value, m.NanPolicy):
-        return replace(settings, nan_policy=value)
-    if isinstance(value, m.Overflow):
-        return replace(settings, overflow=value)
-    if isinstance(value, m.BranchOrder):
-        return replace(settings, branch_order=value)
-    if isinstance(value, m.IntegerArithmetic):
-        return replace(settings, arithmetic=value)
-    return settings
+    field = _FIELDS.get(type(value)) if value is not None else None
+    changes: dict[str, Any] = {field: value} if field is not None else {}
+    return replace(settings, **changes)
+
+
+def _useful(picks: tuple[tuple[m.Ambiguity, m.Reading], ...]) -> bool:
+    """Whether a mix can give values no smaller one gives: the x86
+    conversion counts only for values computed in float, and then the
+    overflow reading does not (the conversion decides alone)."""
+    arithmetic = next((r.setting for a, r in picks if a.kind is m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE),
+                      m.IntegerArithmetic.EXACT)
+    in_float = arithmetic in (m.IntegerArithmetic.FLOAT32, m.IntegerArithmetic.FLOAT64)
+    kinds = {a.kind for a, _ in picks}
+    conversion = m.AmbiguityKind.FLOAT_TO_INTEGER in kinds
+    return not (conversion and (not in_float or m.AmbiguityKind.INTEGER_OVERFLOW in kinds))
+
+
+def _any(mask: np.ndarray | None) -> bool:
+    return mask is not None and bool(mask.any())
 
 
 def marker_name(ambiguity: m.Ambiguity) -> str:
