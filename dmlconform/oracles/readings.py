@@ -205,6 +205,11 @@ class ReadingOracle:
         combos: list[list[Alternative]] = [[] for _ in outputs]
         mixes = self._combinations(list(relevant)) or self._combinations(mattered)
         self._add(mixes, chunk, attrs, dtype, outputs, primary, signed_zero, combos, seen)
+        for k in range(len(outputs)):  # x86's conversion differs only in a mix, with a float arithmetic
+            for a in relevant:
+                if a.kind is m.AmbiguityKind.FLOAT_TO_INTEGER:
+                    found = mix_marker(a, singles[k] + combos[k], primary[k].expected, signed_zero=signed_zero[k])
+                    markers[k].extend([found] if found.index.size else [])
         return [tuple(markers[k] + singles[k] + combos[k]) for k in range(len(outputs))]
 
     def _combinations(self, mattered: list[m.Ambiguity]) -> list[Choice]:
@@ -343,6 +348,11 @@ def _useful(picks: tuple[tuple[m.Ambiguity, m.Reading], ...]) -> bool:
     return not (conversion and (not in_float or m.AmbiguityKind.INTEGER_OVERFLOW in kinds))
 
 
+def _picks(name: str, ambiguity: m.Ambiguity) -> bool:
+    """Whether the reading alternative ``name`` picks a reading of ``ambiguity``."""
+    return any(p.partition(":")[0] == ambiguity.id for p in name.removeprefix(PREFIX).split("+"))
+
+
 def _any(mask: np.ndarray | None) -> bool:
     return mask is not None and bool(mask.any())
 
@@ -359,6 +369,29 @@ def marker(ambiguity: m.Ambiguity, alternatives: list[Alternative], expected: np
     every other alternative, the elements it finds already passing are
     those that took the primary reading (`judge`, `report.readings`)."""
     index = np.unique(np.concatenate([alt.index for alt in alternatives]))
+    return Alternative(marker_name(ambiguity), index, expected[index], Tier.STRICT,
+                       f"{ambiguity.id}: the primary reading ({ambiguity.primary})")
+
+
+def mix_marker(ambiguity: m.Ambiguity, alternatives: list[Alternative], expected: np.ndarray, *,
+               signed_zero: bool) -> Alternative:
+    """`marker` for an ambiguity whose readings act only in a mix (x86's
+    conversion of a value computed in float): the primary values where a
+    mix that picks it gives another value than the same mix without it
+    (the primary values where no such mix is offered).  A mix of another
+    ambiguity's readings (NaN's, branch order's) marks nothing here."""
+    offered = {alt.name: alt for alt in alternatives}
+    found = [np.zeros(0, dtype=np.intp)]
+    for alt in alternatives:
+        if not alt.index.size or not _picks(alt.name, ambiguity):
+            continue
+        rest = [p for p in alt.name.removeprefix(PREFIX).split("+") if p.partition(":")[0] != ambiguity.id]
+        without = expected.copy()
+        partner = offered.get(PREFIX + "+".join(rest))
+        if partner is not None:
+            without[partner.index] = partner.values
+        found.append(alt.index[_differs(alt.values, without[alt.index], signed_zero=signed_zero)])
+    index = np.unique(np.concatenate(found))
     return Alternative(marker_name(ambiguity), index, expected[index], Tier.STRICT,
                        f"{ambiguity.id}: the primary reading ({ambiguity.primary})")
 
