@@ -34,13 +34,14 @@ from __future__ import annotations
 import enum
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from dmlconform.compare import Alternative, Tier
-from dmlconform.formula.oracle import OracleResult, Prepared, evaluate_many, literal, prepare
+from dmlconform.formula.exactness import exact_range, may_overlap
+from dmlconform.formula.oracle import OracleResult, Prepared, evaluate_many, literal, prepare, target_dtype
 from dmlconform.formula.tree import Assign, FormulaTree, Piecewise
 from dmlconform.oracles import result_readings as rr
 from dmlconform.spec import model as m
@@ -97,9 +98,15 @@ class _Evaluated:
     floats: np.ndarray | None = None
 
 
-#: Evaluations made by one `ReadingOracle.alternatives` call, by their
-#: `Settings.evaluation` at the primary overflow, per output.
-_Seen = dict[Settings, list[_Evaluated]]
+@dataclass(frozen=True, slots=True)
+class _Memo:
+    """One `ReadingOracle.alternatives` call's evaluations, per output, by
+    their `Settings.evaluation` at the primary overflow; and the float
+    arithmetics that compute its batch exactly, in range (`formula.exactness`:
+    their readings are the exact one's values, at no evaluation)."""
+
+    evaluations: dict[Settings, list[_Evaluated]]
+    exact_in: frozenset[m.IntegerArithmetic]
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,9 +157,14 @@ class ReadingOracle:
 
     spec: m.Spec
     ambiguities: tuple[m.Ambiguity, ...]
+    tree: FormulaTree
+    inputs: frozenset[str]
     formula: Prepared
     flipped: Prepared | None
     shape: rr.ResultShape
+    #: What `exact_in` and `may_overlap` found, by the batch's attributes and
+    #: input ranges: a run's batches repeat them (the edge values of a type).
+    settled: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, spec: m.Spec, tree: FormulaTree, formula: Prepared, inputs: frozenset[str]) -> ReadingOracle:
@@ -160,20 +172,56 @@ class ReadingOracle:
         formula's names of input tensors), prepared as ``formula``."""
         found = evaluable(spec)
         flips = any(r.setting is m.BranchOrder.LAST for a in found for r in a.readings)
-        return cls(spec, found, formula, prepare(last_match(tree)) if flips else None,
+        return cls(spec, found, tree, inputs, formula, prepare(last_match(tree)) if flips else None,
                    rr.ResultShape.of(tree, inputs))
 
-    def relevant(self, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
-                 dtype: m.DataType) -> tuple[m.Ambiguity, ...]:
-        """The ambiguities that can differ on ``chunk`` into ``dtype`` (module docstring)."""
+    def exact_in(self, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
+                 dtype: m.DataType) -> frozenset[m.IntegerArithmetic]:
+        """The float arithmetics in which the formula computes ``chunk``
+        exactly with a result in ``dtype``'s range: there they give the
+        exact reading's values (`formula.exactness`).  Integer Shrink,
+        Clip, ClipGrad and Threshold with their typical attributes: saves
+        their float32 and float64 evaluations."""
+        if dtype.is_float or not any(a.kind is m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE for a in self.ambiguities):
+            return frozenset()
+        if not all(a.dtype.kind in "iu" and a.size for a in chunk.values()):
+            return frozenset()
+        bounds = {n: _power_of_two_bounds(a) for n, a in sorted(chunk.items())}
+        key = ("exact", dtype, _key(attrs), tuple((n, int(lo), int(hi)) for n, (lo, hi) in bounds.items()))
+        if key not in self.settled:
+            info = np.iinfo(target_dtype(dtype))
+            found = set()
+            for arithmetic, bits in ((m.IntegerArithmetic.FLOAT32, 24), (m.IntegerArithmetic.FLOAT64, 53)):
+                span = exact_range(self.tree, bounds, attrs, bits)
+                if span is not None and info.min <= span.lo and span.hi <= info.max:
+                    found.add(arithmetic)
+            self.settled[key] = frozenset(found)
+        return self.settled[key]
+
+    def may_overlap(self, attrs: Mapping[str, Any]) -> bool:
+        """`formula.exactness.may_overlap` for ``attrs``, once per attribute set."""
+        key = ("overlap", _key(attrs))
+        if key not in self.settled:
+            self.settled[key] = may_overlap(self.tree, self.inputs, attrs)
+        return bool(self.settled[key])
+
+    def relevant(self, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any], dtype: m.DataType, *,
+                 exact_in: frozenset[m.IntegerArithmetic] = frozenset()) -> tuple[m.Ambiguity, ...]:
+        """The ambiguities that can differ on ``chunk`` into ``dtype`` (module
+        docstring); not how integers meet FLOAT attributes, nor how a float
+        converts, where both float arithmetics are ``exact_in`` and every
+        attribute is whole (its cast changes nothing); not the branch order
+        where no two branches can hold together (`may_overlap`: Shrink's
+        Threshold >= 0, half of its evaluations)."""
         integer_in = bool(chunk) and all(a.dtype.kind in "iub" for a in chunk.values())
+        settled = len(exact_in) == 2 and all(self._to_integer(n, v) == v for n, v in attrs.items())
         has_nan = any(a.dtype.kind == "f" and bool(np.isnan(a).any()) for a in chunk.values())
         keep = {
             m.AmbiguityKind.NAN: dtype.is_float and has_nan,
-            m.AmbiguityKind.BRANCH_OVERLAP: True,
-            m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE: not dtype.is_float and integer_in,
+            m.AmbiguityKind.BRANCH_OVERLAP: self.may_overlap(attrs),
+            m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE: not dtype.is_float and integer_in and not settled,
             m.AmbiguityKind.INTEGER_OVERFLOW: not dtype.is_float,
-            m.AmbiguityKind.FLOAT_TO_INTEGER: not dtype.is_float and integer_in,
+            m.AmbiguityKind.FLOAT_TO_INTEGER: not dtype.is_float and integer_in and not settled,
             m.AmbiguityKind.DIVISION_BY_ZERO: not dtype.is_float and _any(rr.zero_divisors(self.shape, chunk)),
             m.AmbiguityKind.INFINITE_DIVISOR: dtype.is_float and _any(rr.infinite_divisors(self.shape, chunk)),
             m.AmbiguityKind.IEEE_POW: dtype.is_float and _any(rr.pow_specials(self.shape, chunk, attrs)),
@@ -187,30 +235,46 @@ class ReadingOracle:
         another value than ``primary`` somewhere: first one marker per
         ambiguity (`marker`), then the single readings, then combinations
         of the ambiguities that made a difference."""
-        seen: _Seen = {primary_settings(self.spec).evaluation: [_Evaluated(r.expected, r.other_overflow)
-                                                                for r in primary]}
+        exact_in = self.exact_in(chunk, attrs, dtype)
+        memo = _Memo({primary_settings(self.spec).evaluation: [_Evaluated(r.expected, r.other_overflow)
+                                                              for r in primary]}, exact_in)
         singles: list[list[Alternative]] = [[] for _ in outputs]
         mattered: list[m.Ambiguity] = []
         markers: list[list[Alternative]] = [[] for _ in outputs]
-        relevant = self.relevant(chunk, attrs, dtype)
+        relevant = self.relevant(chunk, attrs, dtype, exact_in=exact_in)
         for a in relevant:
             mine: list[list[Alternative]] = [[] for _ in outputs]
-            choices = [Choice(((a, r),), self._settings(((a, r),))) for r in a.others if r.setting is not None]
-            if self._add(choices, chunk, attrs, dtype, outputs, primary, signed_zero, mine, seen, keep_empty=True):
+            choices = self._singles(a)
+            if self._add(choices, chunk, attrs, dtype, outputs, primary, signed_zero, mine, memo, keep_empty=True):
                 mattered.append(a)
             for k, alts in enumerate(mine):
                 if any(alt.index.size for alt in alts):  # each reading stays, even where it agrees with the primary
                     markers[k].append(marker(a, alts, primary[k].expected))
                     singles[k].extend(alts)
         combos: list[list[Alternative]] = [[] for _ in outputs]
-        mixes = self._combinations(list(relevant)) or self._combinations(mattered)
-        self._add(mixes, chunk, attrs, dtype, outputs, primary, signed_zero, combos, seen)
+        mixes = self._mixes(relevant) or self._mixes(tuple(mattered))
+        self._add(mixes, chunk, attrs, dtype, outputs, primary, signed_zero, combos, memo)
         for k in range(len(outputs)):  # x86's conversion differs only in a mix, with a float arithmetic
             for a in relevant:
                 if a.kind is m.AmbiguityKind.FLOAT_TO_INTEGER:
                     found = mix_marker(a, singles[k] + combos[k], primary[k].expected, signed_zero=signed_zero[k])
                     markers[k].extend([found] if found.index.size else [])
         return [tuple(markers[k] + singles[k] + combos[k]) for k in range(len(outputs))]
+
+    def _singles(self, ambiguity: m.Ambiguity) -> list[Choice]:
+        """The choices of each evaluable reading of ``ambiguity`` alone (made once per run)."""
+        key = ("singles", ambiguity.id)
+        if key not in self.settled:
+            self.settled[key] = [Choice(((ambiguity, r),), self._settings(((ambiguity, r),)))
+                                 for r in ambiguity.others if r.setting is not None]
+        return self.settled[key]
+
+    def _mixes(self, ambiguities: tuple[m.Ambiguity, ...]) -> list[Choice]:
+        """`_combinations` of ``ambiguities``, made once per run and set of them."""
+        key = ("mixes", tuple(a.id for a in ambiguities))
+        if key not in self.settled:
+            self.settled[key] = self._combinations(list(ambiguities))
+        return self.settled[key]
 
     def _combinations(self, mattered: list[m.Ambiguity]) -> list[Choice]:
         """Every mix of readings of two or more of ``mattered``, fewest first."""
@@ -231,7 +295,7 @@ class ReadingOracle:
 
     def _add(self, choices: list[Choice], chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
              dtype: m.DataType, outputs: Sequence[str | None], primary: Sequence[OracleResult],
-             signed_zero: Sequence[bool], found: list[list[Alternative]], seen: _Seen, *,
+             signed_zero: Sequence[bool], found: list[list[Alternative]], memo: _Memo, *,
              keep_empty: bool = False) -> bool:
         """Evaluate ``choices``, add an alternative per output where one
         differs from the primary values (``keep_empty``: also where it does
@@ -239,7 +303,7 @@ class ReadingOracle:
         whether any differed."""
         differed = False
         for choice in choices:
-            results = self._values(choice.settings, chunk, attrs, dtype, outputs, seen)
+            results = self._values(choice.settings, chunk, attrs, dtype, outputs, memo)
             for k, (mine, theirs) in enumerate(zip(results, primary)):
                 where = np.flatnonzero(_differs(mine, theirs.expected, signed_zero=signed_zero[k]))
                 differed = differed or bool(where.size)
@@ -248,18 +312,22 @@ class ReadingOracle:
         return differed
 
     def _values(self, settings: Settings, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
-                dtype: m.DataType, outputs: Sequence[str | None], seen: _Seen) -> list[np.ndarray]:
+                dtype: m.DataType, outputs: Sequence[str | None], memo: _Memo) -> list[np.ndarray]:
         """Each output's values under ``settings``.  One evaluation gives
         both overflow readings (`OracleResult.other_overflow`) and, in float
         arithmetic, every conversion; the result readings change its values
-        at their masks (`result_readings`).  ``seen`` holds each evaluation
+        at their masks (`result_readings`).  ``memo`` holds each evaluation
         of the call by its `Settings.evaluation` at the primary overflow, so
         wrap and saturate cost one (a third of a whole run's reading
-        evaluations, measured) and a result reading none."""
+        evaluations, measured), a result reading none, and a float
+        arithmetic that computes the batch exactly none (``memo.exact_in``)."""
         base = replace(settings.evaluation, overflow=self.spec.formula.integer_overflow)
         if base.arithmetic is m.IntegerArithmetic.ATTRIBUTE_TO_INTEGER and all(
                 self._to_integer(n, v) == v for n, v in attrs.items()):
             base = replace(base, arithmetic=m.IntegerArithmetic.EXACT)  # whole attributes: the cast changes nothing
+        if base.arithmetic in memo.exact_in:
+            base = replace(base, arithmetic=m.IntegerArithmetic.EXACT)  # in range: no conversion to tell apart
+        seen = memo.evaluations
         if base not in seen:
             seen[base] = self._evaluate(base, chunk, attrs, dtype, outputs)
         same = settings.overflow is base.overflow
@@ -351,6 +419,22 @@ def _useful(picks: tuple[tuple[m.Ambiguity, m.Reading], ...]) -> bool:
 def _picks(name: str, ambiguity: m.Ambiguity) -> bool:
     """Whether the reading alternative ``name`` picks a reading of ``ambiguity``."""
     return any(p.partition(":")[0] == ambiguity.id for p in name.removeprefix(PREFIX).split("+"))
+
+
+def _power_of_two_bounds(values: np.ndarray) -> np.ndarray:
+    """The interval [-2^k, 2^k - 1] (or [0, 2^k - 1]) around integer
+    ``values``, as an array of their type: what `exact_in` proves for it
+    holds for them, and random batches of one type share it (so the proof
+    is made once)."""
+    lo, hi = int(values.min()), int(values.max())
+    bits = max((-lo - 1).bit_length() if lo < 0 else 0, hi.bit_length())
+    return np.array([-(1 << bits) if lo < 0 else 0, (1 << bits) - 1], dtype=values.dtype)
+
+
+def _key(attrs: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``attrs`` as a dictionary key (the values of a case's attributes are
+    numbers, texts and enum members)."""
+    return tuple(sorted((name, repr(value)) for name, value in attrs.items()))
 
 
 def _any(mask: np.ndarray | None) -> bool:
