@@ -47,9 +47,10 @@ from dmlconform.oracles import result_readings as rr
 from dmlconform.spec import model as m
 
 #: Most mixes of readings offered on one batch (the primary one included).
-#: Integer Shrink has 19 useful ones (`_useful`: 2 branch orders x (4
-#: arithmetics x 2 overflows + 2 float ones with x86's conversion), less the
-#: primary), but only 8 evaluations: a conversion or a result reading costs none.
+#: Integer Shrink has 24 useful ones (`_useful`: 2 branch orders x (4
+#: arithmetics x 2 overflows + 2 float ones x 2 other conversions), the
+#: primary among them), but only 8 evaluations: a conversion or a result
+#: reading costs none.
 MAX_COMBINATIONS = 24
 #: The prefix of every reading alternative's name.
 PREFIX = "reading:"
@@ -254,7 +255,7 @@ class ReadingOracle:
         combos: list[list[Alternative]] = [[] for _ in outputs]
         mixes = self._mixes(relevant) or self._mixes(tuple(mattered))
         self._add(mixes, chunk, attrs, dtype, outputs, primary, signed_zero, combos, memo)
-        for k in range(len(outputs)):  # x86's conversion differs only in a mix, with a float arithmetic
+        for k in range(len(outputs)):  # a conversion differs only in a mix, with a float arithmetic
             for a in relevant:
                 if a.kind is m.AmbiguityKind.FLOAT_TO_INTEGER:
                     found = mix_marker(a, singles[k] + combos[k], primary[k].expected, signed_zero=signed_zero[k])
@@ -341,7 +342,7 @@ class ReadingOracle:
         if settings.division_by_zero is not m.DivisionByZero.QUOTIENT_ZERO and values.dtype.kind in "iu":
             zero = rr.zero_divisors(self.shape, chunk)
             if zero is not None:
-                values = rr.division_by_zero(values, zero, settings.division_by_zero)
+                values = rr.division_by_zero(self.shape, chunk, values, zero, settings.division_by_zero)
         if settings.infinite_divisor is m.InfiniteDivisor.FMOD and values.dtype.kind == "f":
             infinite = rr.infinite_divisors(self.shape, chunk)
             if infinite is not None:
@@ -405,8 +406,8 @@ def _with(settings: Settings, value: enum.Enum | None) -> Settings:
 
 
 def _useful(picks: tuple[tuple[m.Ambiguity, m.Reading], ...]) -> bool:
-    """Whether a mix can give values no smaller one gives: the x86
-    conversion counts only for values computed in float, and then the
+    """Whether a mix can give values no smaller one gives: a conversion
+    reading counts only for values computed in float, and then the
     overflow reading does not (the conversion decides alone)."""
     arithmetic = next((r.setting for a, r in picks if a.kind is m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE),
                       m.IntegerArithmetic.EXACT)

@@ -42,7 +42,7 @@ import numpy as np
 from dmlconform.formula.oracle import integer_from_float, target_dtype
 from dmlconform.formula.tree import FormulaTree
 from dmlconform.spec import model as m
-from dmlconform.spec.ambiguity import Modulus, integer_divisors, modulus, pow_arguments
+from dmlconform.spec.ambiguity import Modulus, integer_dividend, integer_divisors, modulus, pow_arguments
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +54,12 @@ class ResultShape:
     divisors: tuple[str, ...]
     modulus: Modulus | None
     pow_args: tuple[str, str] | None
+    #: The dividend (an input's name) where the formula divides once by an input.
+    dividend: str | None = None
 
     @classmethod
     def of(cls, tree: FormulaTree, inputs: frozenset[str]) -> ResultShape:
-        return cls(integer_divisors(tree, inputs), modulus(tree), pow_arguments(tree))
+        return cls(integer_divisors(tree, inputs), modulus(tree), pow_arguments(tree), integer_dividend(tree, inputs))
 
 
 def zero_divisors(shape: ResultShape, chunk: Mapping[str, np.ndarray]) -> np.ndarray | None:
@@ -116,13 +118,25 @@ def fmod_values(shape: ResultShape, chunk: Mapping[str, np.ndarray], values: np.
     return out
 
 
-def division_by_zero(values: np.ndarray, where: np.ndarray, how: m.DivisionByZero) -> np.ndarray:
+def division_by_zero(shape: ResultShape, chunk: Mapping[str, np.ndarray], values: np.ndarray, where: np.ndarray,
+                     how: m.DivisionByZero) -> np.ndarray:
     """``values`` (an integer type) with ``how``'s result where a divisor is
-    0 (``QUOTIENT_ZERO`` is the formula's own: unchanged)."""
+    0 (``QUOTIENT_ZERO`` is the formula's own: unchanged).  Every bit set
+    is -1 in the type; in a 64-bit type, 2^32 - 1 where the dividend is in
+    [0, 2^32): CUDA divides such operands in 32 bits (measured, torch 2.11
+    on an H200: 7 // 0 is 4294967295 in int64, -5 // 0 and 2^32 // 0 are -1)."""
     if how is m.DivisionByZero.QUOTIENT_ZERO:
         return values
     out = values.copy()
-    out[where] = np.array(0 if how is m.DivisionByZero.ZERO else -1).astype(values.dtype)  # -1: every bit set
+    if how is m.DivisionByZero.ZERO:
+        out[where] = 0
+        return out
+    ones = np.full(values.shape, -1).astype(values.dtype)  # integer astype: every bit set
+    dividend = chunk.get(shape.dividend) if shape.dividend is not None else None
+    if values.dtype.itemsize == 8 and dividend is not None:
+        small = (dividend >= 0) & (dividend <= 0xFFFFFFFF)
+        ones = np.where(small, np.array(0xFFFFFFFF, dtype=values.dtype), ones)
+    out[where] = ones[where]
     return out
 
 
@@ -136,15 +150,23 @@ def to_integer(values: np.ndarray, dtype: Any, overflow: m.Overflow, how: m.Floa
     if how is m.FloatToInteger.AS_OVERFLOW and overflow is m.Overflow.WRAP:
         return integer_from_float(v, out, m.Overflow.WRAP)
     if how is m.FloatToInteger.AS_OVERFLOW:
-        info = np.iinfo(out)
-        found = integer_from_float(v, out, m.Overflow.SATURATE)
-        return np.where(v == np.inf, info.max, np.where(v == -np.inf, info.min, found)).astype(out)
+        return _saturated(v, out)
     wide = np.dtype(np.int64) if out.itemsize == 8 or out == np.uint32 else np.dtype(np.int32)
+    if how is m.FloatToInteger.WIDE_SATURATE:
+        return _saturated(v, wide).astype(out)  # integer astype keeps the low bits
     info = np.iinfo(wide)
     with np.errstate(invalid="ignore"):
         outside = ~np.isfinite(v) | (np.trunc(v) < float(info.min)) | (np.trunc(v) >= -float(info.min))
     through = integer_from_float(np.where(outside, 0.0, v), wide, m.Overflow.WRAP)
     return np.where(outside, info.min, through).astype(wide).astype(out)  # integer astype keeps the low bits
+
+
+def _saturated(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Float64 ``values`` toward zero, saturated to ``dtype`` (an infinity
+    to its bound, NaN to 0)."""
+    info = np.iinfo(dtype)
+    found = integer_from_float(values, dtype, m.Overflow.SATURATE)
+    return np.where(values == np.inf, info.max, np.where(values == -np.inf, info.min, found)).astype(dtype)
 
 
 def _pow_values(shape: ResultShape, chunk: Mapping[str, np.ndarray],

@@ -259,6 +259,16 @@ def integer_divisors(tree: FormulaTree, inputs: frozenset[str]) -> tuple[str, ..
     return tuple(dict.fromkeys(found))
 
 
+def integer_dividend(tree: FormulaTree, inputs: frozenset[str]) -> str | None:
+    """The input a one-statement formula divides by an input, where it
+    divides once and that dividend is an input (``a`` of ``a / b``)."""
+    value = _result(tree)
+    found = [n.left.id for n in (_values(value) if value is not None else ())
+             if isinstance(n, Binary) and n.op == "/" and isinstance(n.right, Name) and n.right.id in inputs
+             and isinstance(n.left, Name) and n.left.id in inputs]
+    return found[0] if len(found) == 1 else None
+
+
 def pow_arguments(tree: FormulaTree) -> tuple[str, str] | None:
     """(base, exponent), the names of a formula whose result is ``pow(x, y)``
     (or ``x ^ y``); None otherwise."""
@@ -285,8 +295,8 @@ def _division_by_zero(spec: m.Spec, parsed: Parsed, source: str) -> Iterator[m.A
         m.Reading("quotient-zero", "a / 0 is 0, as AArch64's SDIV and UDIV give (a - b * floor(a / b) then gives a)",
                   m.DivisionByZero.QUOTIENT_ZERO),
         m.Reading("zero", "the result is 0, as numpy's integer // and % give", m.DivisionByZero.ZERO),
-        m.Reading("all-ones", "the result has every bit set (-1, or the unsigned maximum), as torch on CUDA gives",
-                  m.DivisionByZero.ALL_ONES),
+        m.Reading("all-ones", "the result has every bit set (-1, or the unsigned maximum), as torch on CUDA gives "
+                              "(2^32 - 1 for a 64-bit a in [0, 2^32): CUDA's 32-bit path)", m.DivisionByZero.ALL_ONES),
     ]
     if bare:  # a / b itself: a quotient of 0 is a result of 0
         del readings[1]
@@ -342,6 +352,9 @@ def _float_to_integer(spec: m.Spec, parsed: Parsed, source: str) -> Iterator[m.A
         m.Reading("indefinite", "x86's cvttss2si: out of int32's range (int64's for 64-bit types) or NaN gives its "
                                 "minimum, 8- and 16-bit types keep its low bits (0), as onnxruntime, torch and numpy give "
                                 "on x86", m.FloatToInteger.INDEFINITE),
+        m.Reading("wide-saturate", "saturated to int32 (int64 for 64-bit types), NaN to 0, 8- and 16-bit types keep its "
+                                   "low bits (3e38 gives -1 in INT8), as ARM's FCVTZS and CUDA's cvt.rzi (torch on CUDA) "
+                                   "give", m.FloatToInteger.WIDE_SATURATE),
     )
     yield m.Ambiguity("float-to-integer-conversion", m.AmbiguityKind.FLOAT_TO_INTEGER,
                       "What does a value computed in float give where it is out of the integer type's range?",

@@ -397,7 +397,8 @@ class DivisionByZero(enum.Enum):
 
     QUOTIENT_ZERO = "quotient-zero"  # a / 0 is 0 (AArch64 SDIV/UDIV): a - b * floor(a / b) gives a
     ZERO = "zero"                    # the result is 0 (numpy's integer // and %)
-    ALL_ONES = "all-ones"            # every bit set: -1, or the unsigned maximum (torch on CUDA)
+    ALL_ONES = "all-ones"            # every bit set, -1 or the unsigned maximum (CUDA; 2^32 - 1 for a
+    #                                  64-bit dividend in [0, 2^32), CUDA's 32-bit path)
 
 
 class InfiniteDivisor(enum.Enum):
@@ -419,6 +420,7 @@ class FloatToInteger(enum.Enum):
 
     AS_OVERFLOW = "as-overflow"  # as an exact result out of range: the integer-overflow reading (wrap, saturate)
     INDEFINITE = "indefinite"    # x86 cvtt*2si: INT_MIN of int32 (int64 for 64-bit types), low bits kept
+    WIDE_SATURATE = "wide-saturate"  # ARM FCVTZS, CUDA cvt.rzi: saturated to int32 (int64), low bits kept, NaN 0
 
 
 class SignedZero(enum.Enum):

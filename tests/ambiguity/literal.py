@@ -155,7 +155,8 @@ def add_neither(ins: Mapping[str, np.ndarray], attrs: Mapping[str, Any], dtype: 
 def _integer_division(a: np.ndarray, b: np.ndarray, dtype: np.dtype, zero: str, *, modulus: bool) -> np.ndarray:
     """Floor modulus (or truncated quotient) of exact integers, wrapped
     into ``dtype``; where b = 0: ``zero`` is "quotient" (a quotient of 0),
-    "ones" (every bit set), "zero" or "42"."""
+    "ones" (every bit set, as CUDA gives: 2^32 - 1 for a 64-bit a in
+    [0, 2^32)), "zero" or "42"."""
     ao, bo = a.astype(object), b.astype(object)
     safe = np.where(bo == 0, 1, bo)
     if modulus:
@@ -163,7 +164,8 @@ def _integer_division(a: np.ndarray, b: np.ndarray, dtype: np.dtype, zero: str, 
     else:
         q = abs(ao) // abs(safe)
         exact = np.where((ao < 0) == (safe < 0), q, -q)
-    by_zero = {"quotient": ao if modulus else 0, "ones": -1, "zero": 0, "42": 42}[zero]
+    ones = np.where((ao >= 0) & (ao < 2 ** 32), 2 ** 32 - 1, -1) if dtype.itemsize == 8 else -1  # CUDA's 32-bit path
+    by_zero = {"quotient": ao if modulus else 0, "ones": ones, "zero": 0, "42": 42}[zero]
     out = np.where(bo == 0, by_zero, exact)
     return _store(np.asarray(out, dtype=object), dtype, saturate=False)
 

@@ -30,7 +30,7 @@ _ATTRIBUTE = st.one_of(st.integers(-300, 300).map(float), st.sampled_from([0.5, 
                        st.floats(-1e6, 1e6, width=32))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_a_proof_of_exactness_holds_in_float32(data: st.DataObject) -> None:
     dtype = data.draw(st.sampled_from([np.int8, np.int16, np.int32]), label="dtype")

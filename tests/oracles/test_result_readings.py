@@ -63,8 +63,31 @@ def test_ieee_pow_and_fmod_change_only_their_masks() -> None:
 
 
 def test_a_division_by_zero_gives_every_bit_set_or_zero() -> None:
+    shape = rr.ResultShape(("b",), None, None, "a")
     values = np.array([7, 5, 0], dtype=np.uint8)
+    chunk = {"a": values, "b": np.array([0, 1, 0], dtype=np.uint8)}
     where = np.array([True, False, True])
-    assert rr.division_by_zero(values, where, m.DivisionByZero.ALL_ONES).tolist() == [255, 5, 255]
-    assert rr.division_by_zero(values, where, m.DivisionByZero.ZERO).tolist() == [0, 5, 0]
-    assert rr.division_by_zero(values, where, m.DivisionByZero.QUOTIENT_ZERO) is values
+    assert rr.division_by_zero(shape, chunk, values, where, m.DivisionByZero.ALL_ONES).tolist() == [255, 5, 255]
+    assert rr.division_by_zero(shape, chunk, values, where, m.DivisionByZero.ZERO).tolist() == [0, 5, 0]
+    assert rr.division_by_zero(shape, chunk, values, where, m.DivisionByZero.QUOTIENT_ZERO) is values
+
+
+def test_cuda_divides_a_small_64_bit_dividend_in_32_bits() -> None:
+    """Measured (torch 2.11 on an H200): int64 remainder, fmod and trunc
+    division by 0 give 4294967295 for a in [0, 2^32) and -1 otherwise."""
+    a = np.array([-2 ** 63, -5, -1, 0, 7, 2 ** 31, 2 ** 32, 2 ** 63 - 1], dtype=np.int64)
+    got = rr.division_by_zero(rr.ResultShape(("b",), None, None, "a"), {"a": a, "b": np.zeros_like(a)}, a.copy(),
+                              np.ones(a.size, dtype=bool), m.DivisionByZero.ALL_ONES)
+    assert got.tolist() == [-1, -1, -1, 4294967295, 4294967295, 4294967295, -1, -1]
+
+
+def test_wide_saturation_is_what_cuda_gives() -> None:
+    """Measured (torch 2.11 on an H200): ``to(int8)`` of 3e38, -3e38, NaN,
+    2^31, 300, -300, 70000, inf is -1, 0, 0, -1, 44, -44, 112, -1."""
+    values = np.array([3e38, -3e38, np.nan, 2.0 ** 31, 300.0, -300.0, 70000.0, np.inf])
+    wide = m.FloatToInteger.WIDE_SATURATE
+    assert rr.to_integer(values, np.dtype(np.int8), m.Overflow.WRAP, wide).tolist() == [-1, 0, 0, -1, 44, -44, 112, -1]
+    assert rr.to_integer(values, np.dtype(np.int32), m.Overflow.WRAP, wide).tolist() == [
+        2 ** 31 - 1, -2 ** 31, 0, 2 ** 31 - 1, 300, -300, 70000, 2 ** 31 - 1]
+    assert rr.to_integer(values, np.dtype(np.uint8), m.Overflow.WRAP, wide).tolist() == [255, 0, 0, 255, 44, 212,
+                                                                                          112, 255]
