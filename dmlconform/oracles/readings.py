@@ -108,6 +108,8 @@ class _Memo:
 
     evaluations: dict[Settings, list[_Evaluated]]
     exact_in: frozenset[m.IntegerArithmetic]
+    #: Each output's values by (evaluation, overflow, conversion), before the result readings.
+    converted: dict[tuple[Settings, m.Overflow, m.FloatToInteger], list[np.ndarray]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,11 +193,12 @@ class ReadingOracle:
         key = ("exact", dtype, _key(attrs), tuple((n, int(lo), int(hi)) for n, (lo, hi) in bounds.items()))
         if key not in self.settled:
             info = np.iinfo(target_dtype(dtype))
-            found = set()
-            for arithmetic, bits in ((m.IntegerArithmetic.FLOAT32, 24), (m.IntegerArithmetic.FLOAT64, 53)):
+            found: list[m.IntegerArithmetic] = []
+            for arithmetic, bits in ((m.IntegerArithmetic.FLOAT64, 53), (m.IntegerArithmetic.FLOAT32, 24)):
                 span = exact_range(self.tree, bounds, attrs, bits)
-                if span is not None and info.min <= span.lo and span.hi <= info.max:
-                    found.add(arithmetic)
+                if span is None or not info.min <= span.lo <= span.hi <= info.max:
+                    break  # not exact in double: not in float either
+                found.append(arithmetic)
             self.settled[key] = frozenset(found)
         return self.settled[key]
 
@@ -331,10 +334,13 @@ class ReadingOracle:
         seen = memo.evaluations
         if base not in seen:
             seen[base] = self._evaluate(base, chunk, attrs, dtype, outputs)
-        same = settings.overflow is base.overflow
-        found = [rr.to_integer(e.floats, dtype, settings.overflow, settings.conversion) if e.floats is not None
-                 else e.values if same or e.other_overflow is None else e.other_overflow for e in seen[base]]
-        return [self._patched(settings, values, chunk, attrs) for values in found]
+        key = (base, settings.overflow, settings.conversion)
+        if key not in memo.converted:
+            same = settings.overflow is base.overflow
+            memo.converted[key] = [
+                rr.to_integer(e.floats, dtype, settings.overflow, settings.conversion) if e.floats is not None
+                else e.values if same or e.other_overflow is None else e.other_overflow for e in seen[base]]
+        return [self._patched(settings, values, chunk, attrs) for values in memo.converted[key]]
 
     def _patched(self, settings: Settings, values: np.ndarray, chunk: Mapping[str, np.ndarray],
                  attrs: Mapping[str, Any]) -> np.ndarray:
@@ -362,14 +368,10 @@ class ReadingOracle:
         arithmetic = settings.arithmetic
         if arithmetic is m.IntegerArithmetic.ATTRIBUTE_TO_INTEGER:
             attrs = {n: self._to_integer(n, v) for n, v in attrs.items()}
-        elif arithmetic is m.IntegerArithmetic.FLOAT64:
-            wide = {n: a.astype(np.float64) for n, a in chunk.items()}
-            results = evaluate_many(formula or self.formula, wide, attrs, outputs=outputs, dtype=m.DataType.FLOAT64,
-                                    nan_policy=settings.nan_policy)
-            return [self._in_float(r.expected, dtype, settings.overflow) for r in results]
-        elif arithmetic is m.IntegerArithmetic.FLOAT32:
-            inputs = {n: a.astype(np.float32) for n, a in chunk.items()}
-            return [self._in_float(literal(formula or self.formula, inputs, attrs, dtype=np.float32, output=o),
+        elif arithmetic in (m.IntegerArithmetic.FLOAT64, m.IntegerArithmetic.FLOAT32):
+            work = np.float64 if arithmetic is m.IntegerArithmetic.FLOAT64 else np.float32
+            inputs = {n: a.astype(work) for n, a in chunk.items()}
+            return [self._in_float(literal(formula or self.formula, inputs, attrs, dtype=work, output=o),
                                    dtype, settings.overflow) for o in outputs]
         results = evaluate_many(formula or self.formula, chunk, attrs, outputs=outputs, dtype=dtype,
                                 nan_policy=settings.nan_policy, overflow=settings.overflow)
