@@ -44,6 +44,9 @@ MUTANTS = {
     "gemm-c-strides-ignored": ("GEMM",),
     "gemm-transa-ignored": ("GEMM",),
     "gemm-float16-accumulation": ("GEMM",),
+    "mmi-zero-point-ignored": ("MATRIX_MULTIPLY_INTEGER", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT"),
+    "mmi-narrow-difference": ("MATRIX_MULTIPLY_INTEGER", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT"),
+    "mmi-bias-ignored": ("MATRIX_MULTIPLY_INTEGER_TO_FLOAT",),
 }
 
 

@@ -1,16 +1,18 @@
 """Planted faults of the contraction family for the ``faulty`` backend
-(issue #24 item 7): each recomputes a GEMM output the way a plausible bug
+(issue #24 item 7): each recomputes a GEMM (or quantized matrix multiply) output the way a plausible bug
 would, after the reference computed it.  `backends.faulty.BREAKS` names
 them; tests/test_mutants.py checks that each is caught."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 import numpy as np
 
-from dmlconform.backends.cpu_contraction import gemm
+from dmlconform.backends.cpu_contraction import gemm, quantized
 from dmlconform.cases.contraction import Operands, operands, scales, semantics_of, transposed
+from dmlconform.cases.contraction_integer import QuantizedOperands, quantized_operands
 from dmlconform.cases.model import Case, packed_strides
 from dmlconform.spec import model as m
 from dmlconform.spec.semantics import Contraction
@@ -82,3 +84,36 @@ def float16_accumulation(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     out = next(t for t in case.outputs if t.name == sem.output)
     buf = buffers[out.name]
     np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = total
+
+
+def _requantized(spec: m.Spec, case: Case, buffers: Buffers,
+                 change: Callable[[QuantizedOperands], QuantizedOperands]) -> None:
+    """A quantized contraction's output recomputed by the reference from ``change(operands)``."""
+    sem = _contraction(spec)
+    if sem is None or not sem.quantized:
+        return
+    q = change(quantized_operands(sem, case, dict(buffers)))
+    out = next(t for t in case.outputs if t.name == sem.output)
+    buf = buffers[out.name]
+    view = np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))
+    view[...] = quantized(q, out.dtype)
+
+
+def zero_point_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """MATRIX_MULTIPLY_INTEGER(_TO_FLOAT) without subtracting the zero points."""
+    _requantized(spec, case, buffers, lambda q: replace(q, a_zero=None, b_zero=None))
+
+
+def narrow_difference(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """A - AZeroPoint computed in A's own 8-bit type (wrapping: 0 - 255 gives 1 in UINT8)."""
+    def narrow(q: QuantizedOperands) -> QuantizedOperands:
+        if q.a_zero is None or q.a.dtype.itemsize != 1:
+            return q
+        with np.errstate(over="ignore"):
+            return replace(q, a=(q.a - q.a_zero).astype(q.a.dtype), a_zero=None)
+    _requantized(spec, case, buffers, narrow)
+
+
+def bias_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """MATRIX_MULTIPLY_INTEGER_TO_FLOAT without its BiasTensor."""
+    _requantized(spec, case, buffers, lambda q: replace(q, bias=None))

@@ -100,7 +100,12 @@ def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level`` (a table and a
     dimension count there), and if not, why."""
     try:
-        shapes(spec, level, large=False)
+        if semantics_of(spec).quantized:
+            from dmlconform.cases import contraction_integer  # noqa: PLC0415 - it builds on this module
+
+            contraction_integer.shapes(spec, semantics_of(spec), level)
+        else:
+            shapes(spec, level, large=False)
     except InputError as exc:
         return False, str(exc)
     return True, "ok"
@@ -239,6 +244,11 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     if not isinstance(seed, int) or seed < 0:
         raise InputError(f"seed={seed!r} must be an integer >= 0")
     sem = semantics_of(spec)
+    if sem.quantized:
+        from dmlconform.cases import contraction_integer  # noqa: PLC0415 - it builds on this module
+
+        yield from contraction_integer.generate(spec, sem, level, seed=seed, negative=negative, keep=keep)
+        return
     for shape in shapes(spec, level, large=large):
         if not negative and not shape.supported:
             continue
