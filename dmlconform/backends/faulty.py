@@ -100,6 +100,7 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "gemm-c-strides-ignored": contraction.c_strides_ignored,
     "gemm-transa-ignored": contraction.transa_ignored,
     "gemm-float16-accumulation": contraction.float16_accumulation,
+    "gemm-truncated-sum": contraction.truncated_sum,
     "mmi-zero-point-ignored": contraction.zero_point_ignored,
     "mmi-narrow-difference": contraction.narrow_difference,
     "mmi-bias-ignored": contraction.bias_ignored,

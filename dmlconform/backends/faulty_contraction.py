@@ -117,3 +117,34 @@ def narrow_difference(spec: m.Spec, case: Case, buffers: Buffers) -> None:
 def bias_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """MATRIX_MULTIPLY_INTEGER_TO_FLOAT without its BiasTensor."""
     _requantized(spec, case, buffers, lambda q: replace(q, bias=None))
+
+
+def _toward_zero(x: np.ndarray) -> np.ndarray:
+    """float64 values rounded to float32 toward zero (truncated)."""
+    y = x.astype(np.float32)
+    over = np.abs(y.astype(np.float64)) > np.abs(x)
+    y[over] = np.nextafter(y[over], np.float32(0))
+    return y
+
+
+def truncated_sum(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """FLOAT32 GEMM whose every partial sum is truncated instead of rounded
+    to nearest: each element stays within its bound, the errors all shrink
+    magnitudes (the whole-tensor bias check warns of it)."""
+    sem = _contraction(spec)
+    if sem is None or sem.quantized or case.dtype is not m.DataType.FLOAT32:
+        return
+    ops = operands(sem, case, dict(buffers))
+    alpha, beta = scales(sem, case)
+    shape = np.broadcast_shapes(ops.a.shape[:-1] + (1,), ops.b.shape[:-2] + (1, ops.b.shape[-1]))
+    total = np.zeros(shape, np.float32)
+    with np.errstate(all="ignore"):
+        for k in range(ops.a.shape[-1]):
+            products = ops.a[..., :, k:k + 1].astype(np.float64) * ops.b[..., k:k + 1, :].astype(np.float64)
+            total = _toward_zero(total.astype(np.float64) + products)
+        total = _toward_zero(total.astype(np.float64) * alpha)
+        if ops.c is not None:
+            total = _toward_zero(total.astype(np.float64) + ops.c.astype(np.float64) * beta)
+    out = next(t for t in case.outputs if t.name == sem.output)
+    buf = buffers[out.name]
+    np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = total

@@ -13,7 +13,9 @@ come from those, the support tables and the level alone.  Per data type:
 * ``k7/random/alpha=..,beta=..``: Alpha and Beta at 0, 1, -1 and fractions;
 * ``noC`` (no CTensor), ``broadcastC-row`` and ``broadcastC-batch`` (CTensor
   through strides of 0), ``padded`` (every tensor with gaps holding NaN),
-  ``m1n1`` (a dot product), the other dimension counts of the table;
+  ``m1n1`` (a dot product), ``k257/random/wide`` (32 x 32 outputs per
+  batch: the whole-tensor bias check has elements to work on), the other
+  dimension counts of the table;
 * adversarial: ``k257/cancel`` (pairs of terms that cancel, one small term
   left), ``k33/range`` (a wide dynamic range), ``k33/nan`` and ``k33/inf``
   (one NaN or inf among the terms), ``k1000/equal`` (all terms alike);
@@ -51,6 +53,8 @@ SCALES = ((0.0, 1.0), (1.0, 0.0), (-1.0, -1.0), (0.5, -0.25), (1.5, 2.0))
 _LEAD = {2: (), 3: (2,), 4: (2, 3)}
 _M, _N = 3, 5
 _LARGE = 512
+#: M and N of the ``wide`` case: enough elements (2 x 3 x 32 x 32) for the whole-tensor bias check (`bias`).
+_WIDE = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +213,8 @@ def _per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool) -
     yield from (replace(base, variant="noC", c="none"), replace(base, k=33, data="exact", variant="noC", c="none"),
                 replace(base, variant="broadcastC-row", c="row"), replace(base, variant="broadcastC-batch", c="batch"),
                 replace(base, data="exact", variant="broadcastC-row", c="row"),
-                replace(base, variant="padded", padded=True), replace(base, k=33, m=1, n=1, variant="m1n1"))
+                replace(base, variant="padded", padded=True), replace(base, k=33, m=1, n=1, variant="m1n1"),
+                replace(base, k=257, m=_WIDE, n=_WIDE, variant="wide"))
     yield from (replace(base, rank=r) for r in ranks if r != rep)
     yield from (replace(base, k=257, data="cancel"), replace(base, k=33, data="range"),
                 replace(base, k=33, data="nan"), replace(base, k=33, data="inf"), replace(base, k=1000, data="equal"))

@@ -257,7 +257,7 @@ class ContractionBatch:
         zero = self.exact[lo:hi] | ~np.isfinite(expected)
         strict[zero] = 0.0
         relaxed[zero] = 0.0
-        return (Expectation(expected, strict, relaxed, (), 0, RELAXED_FACTOR, False),)
+        return (Expectation(expected, strict, relaxed, (), 0, RELAXED_FACTOR, False, bias_scale=strict),)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its product count K and the sum of the terms' magnitudes S."""
