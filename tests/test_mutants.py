@@ -45,6 +45,7 @@ MUTANTS = {
     "gemm-transa-ignored": ("GEMM",),
     "gemm-float16-accumulation": ("GEMM",),
     "gemm-truncated-sum": ("GEMM",),
+    "gemm-activation-before-addend": ("GEMM",),
     "mmi-zero-point-ignored": ("MATRIX_MULTIPLY_INTEGER", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT"),
     "mmi-narrow-difference": ("MATRIX_MULTIPLY_INTEGER", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT"),
     "mmi-bias-ignored": ("MATRIX_MULTIPLY_INTEGER_TO_FLOAT",),
@@ -97,7 +98,8 @@ def test_where_each_mutant_is_caught() -> None:
 def test_fault_names() -> None:
     assert parse_faults(" wrong_in_8d,nan-to-zero,nan-to-zero ") == ("nan-to-zero", "wrong-in-8d")
     assert parse_faults("") == ()
-    with pytest.raises(ValueError, match="unknown fault.s. sign-negzero; known: gemm-c-strides-ignored, gemm-dropped-term, "
+    with pytest.raises(ValueError, match="unknown fault.s. sign-negzero; known: gemm-activation-before-addend, "
+                                               "gemm-c-strides-ignored, gemm-dropped-term, "
                                                "gemm-float16-accumulation, gemm-transa-ignored, gemm-truncated-sum, "
                                                "in-place-corrupting"):
         parse_faults("sign-negzero")

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from dmlconform.cases.contraction import operands, scales, semantics_of
+from dmlconform.backends.cpu_ops import OPS, Call
+from dmlconform.cases.contraction import Activation, activation, operands, scales, semantics_of
 from dmlconform.cases.contraction_integer import QuantizedOperands, quantized_operands
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.spec.model import DataType, Spec
@@ -31,18 +32,25 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
         return {sem.output: quantized(quantized_operands(sem, case, dict(buffers)), case.outputs[0].dtype)}
     ops = operands(sem, case, dict(buffers))
     alpha, beta = scales(sem, case)
-    return {sem.output: gemm(ops.a, ops.b, ops.c, alpha, beta, case.dtype)}
+    return {sem.output: gemm(ops.a, ops.b, ops.c, alpha, beta, case.dtype, activation(sem, case))}
 
 
 def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, alpha: float, beta: float,
-         dtype: DataType) -> np.ndarray:
-    """``alpha * a @ b + beta * c`` computed in ``dtype``'s working type, rounded once to ``dtype``."""
+         dtype: DataType, fused: Activation | None = None) -> np.ndarray:
+    """``activation(alpha * a @ b + beta * c)`` computed in ``dtype``'s working
+    type, rounded once to ``dtype``: the activation (the CPU reference's own
+    element-wise function, `cpu_ops`) reads the unrounded sum, the primary
+    reading of ``fused-activation-rounding``."""
     work = _WORK.get(dtype, numpy_dtype(dtype))
     with np.errstate(all="ignore"):
         y = np.matmul(a.astype(work, copy=False), b.astype(work, copy=False))
         y *= work.type(alpha)
         if c is not None:
             y += c.astype(work, copy=False) * work.type(beta)
+        if fused is not None:
+            work_type = DataType.FLOAT64 if work == np.float64 else DataType.FLOAT32
+            y = np.asarray(OPS[fused.operator](Call({"InputTensor": y}, dict(fused.attributes), work_type,
+                                                    {"OutputTensor": work})))
     return y.astype(numpy_dtype(dtype), copy=False)
 
 

@@ -11,7 +11,7 @@ from dataclasses import replace
 import numpy as np
 
 from dmlconform.backends.cpu_contraction import gemm, quantized
-from dmlconform.cases.contraction import Operands, operands, scales, semantics_of, transposed
+from dmlconform.cases.contraction import Operands, activation, operands, scales, semantics_of, transposed
 from dmlconform.cases.contraction_integer import QuantizedOperands, quantized_operands
 from dmlconform.cases.model import Case, packed_strides
 from dmlconform.spec import model as m
@@ -70,7 +70,7 @@ def transa_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
 def float16_accumulation(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """FLOAT16 products summed in FLOAT16, one term at a time, while the backend declares float32."""
     sem = _contraction(spec)
-    if sem is None or case.dtype is not m.DataType.FLOAT16:
+    if sem is None or case.dtype is not m.DataType.FLOAT16 or activation(sem, case) is not None:
         return
     ops = operands(sem, case, dict(buffers))
     alpha, beta = scales(sem, case)
@@ -148,3 +148,19 @@ def truncated_sum(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     out = next(t for t in case.outputs if t.name == sem.output)
     buf = buffers[out.name]
     np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = total
+
+
+def activation_before_addend(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """FusedActivation applied to Alpha * A x B before Beta * C is added (instead of after)."""
+    sem = _contraction(spec)
+    fused = activation(sem, case) if sem is not None else None
+    if sem is None or fused is None:
+        return
+    ops = operands(sem, case, dict(buffers))
+    alpha, beta = scales(sem, case)
+    y = gemm(ops.a, ops.b, None, alpha, beta, case.dtype, fused).astype(np.float32)
+    if ops.c is not None:
+        y += ops.c.astype(np.float32) * np.float32(beta)
+    out = next(t for t in case.outputs if t.name == sem.output)
+    buf = buffers[out.name]
+    np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = y

@@ -35,15 +35,17 @@ results are compared as values (any NaN matches).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from dmlconform.cases.contraction import Operands, claims, operands, scales
+from dmlconform.cases.contraction import Activation, Operands, activation, claims, operands, scales
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.compare import RELAXED_FACTOR, finfo
+from dmlconform.oracles import contraction_fused as fused
 from dmlconform.oracles import contraction_integer as integer
 from dmlconform.oracles.base import Expectation
+from dmlconform.oracles.elementwise import FormulaOracle
 from dmlconform.plan import CONTRACTION_PRODUCTS
 from dmlconform.spec import model as m
 from dmlconform.spec.semantics import Contraction
@@ -67,6 +69,7 @@ class ContractionOracle:
 
     spec: m.Spec
     semantics: Contraction
+    activations: fused.Activations = field(default_factory=fused.Activations)
 
     @classmethod
     def of(cls, spec: m.Spec) -> ContractionOracle:
@@ -81,6 +84,7 @@ class ContractionOracle:
         within one spacing of the output type."""
         if not cases[0].outputs[0].dtype.is_float:
             return integer.bind(self.spec, self.semantics, cases)
+        act = activation(self.semantics, cases[0])  # a batch shares its attributes
         parts = [_terms(self.semantics, case, float16_accumulation) for case in cases]
         sizes = [p.expected.size for p in parts]
         expected = np.concatenate([p.expected for p in parts])
@@ -89,7 +93,8 @@ class ContractionOracle:
                                 np.concatenate([p.exact for p in parts]), np.array([p.k for p in parts], np.int64),
                                 np.array([p.roundings for p in parts], np.int64),
                                 np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))), parts[0].unit,
-                                cases[0].outputs[0].dtype)
+                                cases[0].outputs[0].dtype,
+                                None if act is None else (self.activations.get(act.operator), act))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -232,6 +237,8 @@ class ContractionBatch:
     offsets: np.ndarray
     unit: float
     out: m.DataType
+    #: The fused activation's element-wise oracle and settings (None: none), composed on the result.
+    activation: tuple[FormulaOracle, Activation] | None = None
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
         """Expected values in the output type and both bounds over [lo, hi),
@@ -257,7 +264,8 @@ class ContractionBatch:
         zero = self.exact[lo:hi] | ~np.isfinite(expected)
         strict[zero] = 0.0
         relaxed[zero] = 0.0
-        return (Expectation(expected, strict, relaxed, (), 0, RELAXED_FACTOR, False, bias_scale=strict),)
+        plain = Expectation(expected, strict, relaxed, (), 0, RELAXED_FACTOR, False, bias_scale=strict)
+        return (plain if self.activation is None else fused.compose(*self.activation, plain),)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its product count K and the sum of the terms' magnitudes S."""
