@@ -46,6 +46,7 @@ MUTANTS = {
     "gemm-float16-accumulation": ("GEMM",),
     "gemm-truncated-sum": ("GEMM",),
     "gemm-activation-before-addend": ("GEMM",),
+    "gemm-tf32": ("GEMM",),
     "mmi-zero-point-ignored": ("MATRIX_MULTIPLY_INTEGER", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT"),
     "mmi-narrow-difference": ("MATRIX_MULTIPLY_INTEGER", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT"),
     "mmi-bias-ignored": ("MATRIX_MULTIPLY_INTEGER_TO_FLOAT",),
@@ -100,7 +101,7 @@ def test_fault_names() -> None:
     assert parse_faults("") == ()
     with pytest.raises(ValueError, match="unknown fault.s. sign-negzero; known: gemm-activation-before-addend, "
                                                "gemm-c-strides-ignored, gemm-dropped-term, "
-                                               "gemm-float16-accumulation, gemm-transa-ignored, gemm-truncated-sum, "
+                                               "gemm-float16-accumulation, gemm-tf32, gemm-transa-ignored, gemm-truncated-sum, "
                                                "in-place-corrupting"):
         parse_faults("sign-negzero")
     info = FaultyBackend("nan-to-zero,wrong-in-8d").info()

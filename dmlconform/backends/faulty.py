@@ -102,6 +102,7 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "gemm-float16-accumulation": contraction.float16_accumulation,
     "gemm-truncated-sum": contraction.truncated_sum,
     "gemm-activation-before-addend": contraction.activation_before_addend,
+    "gemm-tf32": contraction.tf32_products,
     "mmi-zero-point-ignored": contraction.zero_point_ignored,
     "mmi-narrow-difference": contraction.narrow_difference,
     "mmi-bias-ignored": contraction.bias_ignored,

@@ -32,7 +32,7 @@ def _write(spec: m.Spec, case: Case, buffers: Buffers, ops: Operands) -> None:
     alpha, beta = scales(sem, case)
     buf = buffers[out.name]
     view = np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))
-    view[...] = gemm(ops.a, ops.b, ops.c, alpha, beta, case.dtype)
+    view[...] = gemm(ops.a, ops.b, ops.c, alpha, beta, case.dtype, activation(sem, case))
 
 
 def dropped_term(spec: m.Spec, case: Case, buffers: Buffers) -> None:
@@ -164,3 +164,24 @@ def activation_before_addend(spec: m.Spec, case: Case, buffers: Buffers) -> None
     out = next(t for t in case.outputs if t.name == sem.output)
     buf = buffers[out.name]
     np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = y
+
+
+def to_tf32(x: np.ndarray) -> np.ndarray:
+    """float32 values rounded to TF32 (10 explicit significand bits, to
+    nearest, ties to even), as tensor cores read FLOAT32 operands with TF32
+    on; NaN and infinities as they are."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.uint32)
+    rounded = ((bits + np.uint32(0x0FFF) + ((bits >> np.uint32(13)) & np.uint32(1))) & np.uint32(0xFFFFE000))
+    return np.where(np.isfinite(x), rounded.view(np.float32), x)
+
+
+def tf32_products(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """FLOAT32 GEMM with TF32 products (``allow_tf32`` on a GPU): A and B
+    rounded to TF32 before the product, float32 accumulation, while the
+    backend claims float32."""
+    sem = _contraction(spec)
+    if sem is None or sem.quantized or case.dtype is not m.DataType.FLOAT32:
+        return
+    ops = operands(sem, case, dict(buffers))
+    _write(spec, case, buffers, Operands(to_tf32(ops.a), to_tf32(ops.b), ops.c))
