@@ -161,6 +161,10 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     (`shape_problems`, and a fused activation `activation` cannot read)."""
     sem = semantics_of(spec)
     yield from shape_problems(sem, case)
+    if sem.quantized:
+        from dmlconform.cases import contraction_integer  # noqa: PLC0415 - it builds on this module
+
+        yield from contraction_integer.side_problems(sem, case)
     try:
         activation(sem, case)
     except ValueError as exc:

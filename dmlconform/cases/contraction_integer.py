@@ -98,6 +98,33 @@ def quantized_operands(semantics: Contraction, case: Case,
                              view(semantics.a.scale, "a"), view(semantics.b.scale, "b"), ops.c)
 
 
+def side_problems(semantics: Contraction, case: Case) -> Iterator[str]:
+    """What makes a quantized case's zero points, scales or bias no shapes
+    the semantics describe: A's per tensor ({1} or all 1s) or per row
+    ({M} or {.., 1, M, 1}), B's per tensor or per column ({N} or
+    {.., 1, 1, N}), at most the matrices' dimension count; Bias of the
+    output's sizes.  Texts are ``problem: fix``."""
+    tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
+    a, out = tensors.get(semantics.a.tensor), tensors.get(semantics.output)
+    if a is None or out is None or len(out.sizes) < 2:
+        return  # reported as such
+    m, n = out.sizes[-2], out.sizes[-1]
+    for side, per, what in (("a", m, "row"), ("b", n, "column")):
+        operand = semantics.a if side == "a" else semantics.b
+        for name in (operand.zero_point, operand.scale):
+            t = tensors.get(name) if name is not None else None
+            if t is None:
+                continue
+            own = (per, 1) if side == "a" else (1, per)
+            allowed = {(1,) * len(t.sizes), (per,), (1,) * (len(t.sizes) - 2) + own}
+            if t.sizes not in allowed or len(t.sizes) > len(out.sizes):
+                yield (f"{t.name}'s sizes {list(t.sizes)} are neither per tensor nor per {what}: give "
+                       f"{list((1,) * (len(out.sizes) - 2) + own)}, [{per}] or all 1s")
+    bias = tensors.get(semantics.c) if semantics.c is not None else None
+    if bias is not None and bias.sizes != out.sizes:
+        yield f"{bias.name}'s sizes {list(bias.sizes)} are not {out.name}'s {list(out.sizes)}: give it the output's sizes"
+
+
 # -- which cases ------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class IntShape:

@@ -233,3 +233,25 @@ def test_lint_locates_a_wrong_zero_point(tmp_path: Path, old: str, new: str, exp
     assert result.exit_code == 1
     lines = [line for line in result.output.splitlines() if "reviewed" in line]
     assert lines == [f"{specs / 'reviewed' / f'{MMI}.yaml'}{expected}"], result.output
+
+
+def test_a_zero_point_of_the_wrong_shape_is_a_case_problem() -> None:
+    from dmlconform.cases.contraction import case_problems
+
+    case = _case(MMI, f"{MMI}/INT8/4d/k33/random/zp=row,column")
+    zp = case.input("AZeroPointTensor")
+    bad = dataclasses.replace(zp, sizes=(1, 1, 2, 1), strides=(2, 2, 1, 1), buffer=zp.buffer[:2].copy())
+    broken = dataclasses.replace(case, inputs=tuple(bad if t.name == zp.name else t for t in case.inputs))
+    assert list(case_problems(_spec(MMI), broken)) == [
+        "AZeroPointTensor's sizes [1, 1, 2, 1] are neither per tensor nor per row: give [1, 1, 3, 1], [3] or all 1s"]
+    assert not list(case_problems(_spec(MMI), case))
+
+
+def test_the_reference_takes_32_bit_differences_exactly() -> None:
+    """INT32 A at its maximum, its zero point at the minimum: A - AZeroPoint = 2^32 - 1, which int32 wraps."""
+    case = _case(TO_FLOAT, f"{TO_FLOAT}/INT32/4d/k33/random/out=FLOAT32")
+    values = {"ATensor": 2 ** 31 - 1, "AZeroPointTensor": -(2 ** 31), "BTensor": 1, "BZeroPointTensor": 0}
+    inputs = tuple(dataclasses.replace(t, buffer=np.full(t.buffer.shape, values[t.name], t.buffer.dtype))
+                   if t.name in values else t for t in case.inputs)
+    result = run_cases([(_spec(TO_FLOAT), dataclasses.replace(case, inputs=inputs))], CpuBackend())[0]
+    assert result.outcome is Outcome.PASS, result.message
