@@ -60,10 +60,10 @@ def quantized(q: QuantizedOperands, out: DataType) -> np.ndarray:
     _TO_FLOAT variant as ONNX Runtime's MatMulIntegerToFloat reads it: each
     operand dequantized to float32 ((A - AZeroPoint) * AScale), a float32
     matmul, Bias added, rounded once to the output type."""
-    wide = np.int32 if not out.is_float else np.int64  # 32-bit operands' differences need 33 bits
+    wide = np.dtype(np.int32 if not out.is_float else np.int64)  # 32-bit operands' differences need 33 bits
 
     def shifted(x: np.ndarray, zero: np.ndarray | None) -> np.ndarray:
-        return x.astype(wide) - (zero.astype(wide) if zero is not None else wide(0))
+        return np.subtract(x.astype(wide), zero.astype(wide) if zero is not None else 0, dtype=wide)
 
     a, b = shifted(q.a, q.a_zero), shifted(q.b, q.b_zero)
     if not out.is_float:
