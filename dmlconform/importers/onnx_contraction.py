@@ -105,15 +105,21 @@ def _gemm_attributes(sem: Contraction, trans_a: bool, trans_b: bool, alpha: floa
     return [(k, v) for k, v in given.items() if k is not None]
 
 
+def _batched(test: Any, sem: Contraction) -> tuple[list[TensorData], tuple[int, ...], DataType]:
+    """A MatMul-like test's A and B with the output's batch sizes (strides
+    of 0 where one repeats), the output's sizes and A's type."""
+    a, b = (np.asarray(x) for x in test.inputs[:2])
+    out = _matrices(a, b)
+    lead = out[:-2]
+    return [_tensor(sem.a.tensor, a, lead + a.shape[-2:]), _tensor(sem.b.tensor, b, lead + b.shape[-2:])], out, _dtype(a)
+
+
 def matmul(test: Any, spec: Spec) -> Case:
     """ONNX MatMul -> GEMM with Alpha 1 and no CTensor."""
     sem = spec.semantics
     assert isinstance(sem, Contraction)
-    a, b = (np.asarray(x) for x in test.inputs[:2])
-    out = _matrices(a, b)
-    lead = out[:-2]
-    inputs = [_tensor(sem.a.tensor, a, lead + a.shape[-2:]), _tensor(sem.b.tensor, b, lead + b.shape[-2:])]
-    return _case(spec, test, _dtype(a), inputs, out, np.asarray(test.outputs[0]).dtype,
+    inputs, out, dtype = _batched(test, sem)
+    return _case(spec, test, dtype, inputs, out, np.asarray(test.outputs[0]).dtype,
                  _gemm_attributes(sem, False, False, 1.0, 1.0))
 
 
@@ -121,10 +127,7 @@ def matmul_integer(test: Any, spec: Spec) -> Case:
     """ONNX MatMulInteger -> MATRIX_MULTIPLY_INTEGER."""
     sem = spec.semantics
     assert isinstance(sem, Contraction)
-    a, b = (np.asarray(x) for x in test.inputs[:2])
-    out = _matrices(a, b)
-    lead = out[:-2]
-    inputs = [_tensor(sem.a.tensor, a, lead + a.shape[-2:]), _tensor(sem.b.tensor, b, lead + b.shape[-2:])]
+    inputs, out, dtype = _batched(test, sem)
     rank = len(out)
     for index, name, per in ((2, sem.a.zero_point, (out[-2], 1)), (3, sem.b.zero_point, (1, out[-1]))):
         zp = test.inputs[index] if len(test.inputs) > index else None
@@ -135,7 +138,7 @@ def matmul_integer(test: Any, spec: Spec) -> Case:
         if zp.size not in (1, int(np.prod(per))):
             raise Unmappable(f"{name} of shape {list(zp.shape)}: neither per tensor nor per {'row' if index == 2 else 'column'}")
         inputs.append(_tensor(name, zp.reshape(sizes), sizes))
-    return _case(spec, test, _dtype(a), inputs, out, np.asarray(test.outputs[0]).dtype, [])
+    return _case(spec, test, dtype, inputs, out, np.asarray(test.outputs[0]).dtype, [])
 
 
 #: ONNX operator -> (the spec, its converter), for `importers.onnx_node.MAPPINGS`.
