@@ -114,6 +114,12 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "scan-direction-reversed": sequence.scan_direction_reversed,
     "scan-exclusive-ignored": sequence.scan_exclusive_ignored,
     "scan-dropped-term": sequence.scan_dropped_term,
+    "gemm-truncated-sum": contraction.truncated_sum,
+    "gemm-activation-before-addend": contraction.activation_before_addend,
+    "gemm-tf32": contraction.tf32_products,
+    "mmi-zero-point-ignored": contraction.zero_point_ignored,
+    "mmi-narrow-difference": contraction.narrow_difference,
+    "mmi-bias-ignored": contraction.bias_ignored,
 }
 
 REJECTS_FLOAT16 = "rejects-float16"

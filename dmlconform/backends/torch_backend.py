@@ -12,7 +12,10 @@ Where torch's function differs from the doc (hardsigmoid's fixed slope,
 softshrink/hardshrink against shrink, selu's fixed constants), the mapping
 takes only the cases it expresses exactly and rejects the rest with
 `NotSupportedError`: never an approximation.  Options (``--backend-arg``):
-``device`` (``cpu`` default, ``cuda``, ``cuda:1``...), ``feature_level``.
+``device`` (``cpu`` default, ``cuda``, ``cuda:1``...), ``feature_level``,
+``tf32`` (``off`` default, ``on``: ``torch.backends.cuda.matmul.allow_tf32``
+for the contractions, `backends.torch_contraction`; the backend info says
+which).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from dmlconform.backends.onnxruntime_backend import (
     require,
     support_of,
 )
+from dmlconform.backends.torch_contraction import TORCH_CONTRACTION
 from dmlconform.cases.model import Case
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec
@@ -182,6 +186,7 @@ TORCH_OPS: Mapping[str, TorchOp] = {
     **{op: TorchOp(**kwargs) for op, kwargs in torch_bitwise.TORCH_OPS.items()},
     **{op: TorchOp(fn, note=torch_softmax.NOTE) for op, fn in torch_softmax.FUNCTIONS.items()},
     **{op: TorchOp(fn, outputs=n, note=note) for op, (fn, n, note) in torch_sequence.OPS.items()},
+    **{op: TorchOp(fn, inputs=names) for op, (fn, names) in TORCH_CONTRACTION.items()},
 }
 
 
@@ -216,11 +221,15 @@ def _torch() -> Any:
 class TorchBackend:
     """torch on ``device`` (``cpu`` or ``cuda[:N]``)."""
 
-    def __init__(self, device: str = "cpu", feature_level: str | None = None, **options: str) -> None:
+    def __init__(self, device: str = "cpu", feature_level: str | None = None, tf32: str = "off",
+                 **options: str) -> None:
         if options:
-            raise InputError(f"torch backend: {unknown_options(options, ('device', 'feature_level'))}")
+            raise InputError(f"torch backend: {unknown_options(options, ('device', 'feature_level', 'tf32'))}")
+        if tf32 not in ("on", "off"):
+            raise InputError(f"torch backend: tf32={tf32!r}; write tf32=on or tf32=off")
         self.device = device
         self.level = level_option("torch", feature_level) or max(FeatureLevel)
+        self.tf32 = tf32 == "on"  # torch.backends.cuda.matmul.allow_tf32, set before each run
         self._torch, self._reason = _import(device)
 
     def info(self) -> BackendInfo:
@@ -229,7 +238,8 @@ class TorchBackend:
         where = platform.machine()
         if t is not None and self._reason is None and self.device.startswith("cuda"):
             where = t.cuda.get_device_name(t.device(self.device))
-        return BackendInfo(name="torch", device=f"torch {version} {self.device} on {where}", version=version,
+        tf32 = f", tf32 matmul {'on' if self.tf32 else 'off'}"
+        return BackendInfo(name="torch", device=f"torch {version} {self.device} on {where}{tf32}", version=version,
                            feature_level=self.level, flush_subnormals=False,
                            available=self._reason is None, reason=self._reason)
 
@@ -247,6 +257,7 @@ class TorchBackend:
         if op.divisor is not None:
             check_divisor(case, buffers, op.divisor, spec.operator)
         t = self._torch
+        t.backends.cuda.matmul.allow_tf32 = self.tf32  # the process-wide switch, as this backend's option says
         try:
             self._run(t, op, a, case, buffers)
         except (TypeError, RuntimeError, NotImplementedError) as exc:
@@ -273,7 +284,8 @@ class TorchBackend:
         if aliased is not None and op.inplace is not None and case.input(aliased).strides == out.strides:
             op.inplace(view(case.input(aliased)), a)
         else:
-            result = op.fn(t, [view(case.input(n)) for n in op.inputs], a)
+            given = {i.name for i in case.inputs}  # an optional tensor the case leaves out: None
+            result = op.fn(t, [view(case.input(n)) if n in given else None for n in op.inputs], a)
             for o, r in zip(case.outputs, result if op.outputs > 1 else (result,)):
                 view(o).copy_(r.to(view(o).dtype))
         if self.device != "cpu":  # copy the output buffers back from device memory
