@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dmlconform import bias
 from dmlconform.backends.base import flat_view, joined
 from dmlconform.cases.model import Case
 from dmlconform.compare import AlternativeTrace, Policy, SparseComparison, Verdict, compare_sparse, is_float, summary
@@ -122,7 +123,9 @@ def _compare(batch: Sequence[Ran], oracle: FamilyOracle, judging: Judging) -> _C
     actuals = [joined([flat_view(ran.case.outputs[j], ran.buffers[out.name], ran.case.outputs[j].sizes)
                        for ran in batch]) for j, out in enumerate(first.case.outputs)]
     parts: list[list[SparseComparison]] = [[] for _ in actuals]
+    leaning: list[bias.Moments | None] = [None for _ in actuals]
     total = max((a.size for a in actuals), default=0)
+    ends = [_offsets([ran.case.outputs[j].sizes for ran in batch]) for j in range(len(actuals))]
     for lo in range(0, total, COMPARE_ELEMENTS):
         hi = min(lo + COMPARE_ELEMENTS, total)
         for j, (exp, actual) in enumerate(zip(bound.expect(lo, hi), actuals)):
@@ -130,8 +133,12 @@ def _compare(batch: Sequence[Ran], oracle: FamilyOracle, judging: Judging) -> _C
             policy, strict, relaxed = _policy(first.spec, first.case.outputs[j].dtype, exp, judging)
             parts[j].append(compare_sparse(exp.expected, actual[start:stop], policy=policy, bound_strict=strict,
                                            bound_relaxed=relaxed, alternatives=exp.alternatives).shifted(start))
+            if exp.bias_scale is not None and stop > start:
+                owner = np.searchsorted(ends[j], np.arange(start, stop), side="right") - 1
+                chunk = bias.moments(exp.expected, actual[start:stop], exp.bias_scale, owner, len(batch))
+                leaning[j] = chunk if leaning[j] is None else leaning[j] + chunk  # type: ignore[operator]
     sparse = [SparseComparison.join(p) if p else _empty() for p in parts]
-    return _Compared(batch, sparse, bound)
+    return _Compared(batch, sparse, bound, leaning)
 
 
 def _empty() -> SparseComparison:
@@ -160,6 +167,7 @@ class _Compared:
     batch: Sequence[Ran]
     sparse: list[SparseComparison]
     bound: BatchExpectation
+    leaning: list[bias.Moments | None]  # per output: the bias check's sums per case (None: no check)
 
     def results(self, share: float) -> list[CaseResult]:
         """The result of each case, its time plus ``share`` of the comparison."""
@@ -167,8 +175,17 @@ class _Compared:
         facts = [self._facts(j, sp, off) for j, (sp, off) in enumerate(zip(self.sparse, offsets))]
         matched = _alternatives(self.sparse, offsets, len(self.batch))
         readings = _readings(self.sparse, offsets, len(self.batch))
-        return [_case_result(ran, [f[k] for f in facts], matched[k], ran.seconds + share, readings[k])
-                for k, ran in enumerate(self.batch)]
+        return [_case_result(ran, [f[k] for f in facts], matched[k], ran.seconds + share, readings[k],
+                             self._biased(k)) for k, ran in enumerate(self.batch)]
+
+    def _biased(self, k: int) -> str:
+        """Why case ``k``'s errors lean one way (`bias`), "" where none do."""
+        for j, sums in enumerate(self.leaning):
+            why = None if sums is None else bias.verdict(float(sums.count[k]), float(sums.signed[k]),
+                                                         float(sums.toward[k]), float(sums.square[k]))
+            if why is not None:
+                return f"{self.batch[k].case.outputs[j].name}: {why}"
+        return ""
 
     def _facts(self, j: int, sp: SparseComparison, offsets: np.ndarray) -> list[_OutputFacts]:
         """Per case, output j's counts, largest ULP distance and its `WORST`
@@ -324,10 +341,11 @@ def _reading_elements(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.nd
 
 
 def _case_result(ran: Ran, outputs: list[_OutputFacts], alternatives: tuple[tuple[str, int], ...],
-                 seconds: float, readings: tuple[tuple[str, int, int], ...] = ()) -> CaseResult:
+                 seconds: float, readings: tuple[tuple[str, int, int], ...] = (), biased: str = "") -> CaseResult:
     """One case's result from its outputs' facts: FAIL if an output has a
     FAIL element (the message names the last such output), else
-    QUALITY_WARNING if one has a warning (the first such), else PASS."""
+    QUALITY_WARNING if one has a warning (the first such) or its errors
+    are ``biased`` (the whole-tensor check, `bias`), else PASS."""
     total, outcome, message = [0, 0, 0], Outcome.PASS, ""
     for out, facts in zip(ran.case.outputs, outputs):
         total = [a + b for a, b in zip(total, facts.counts)]
@@ -336,6 +354,8 @@ def _case_result(ran: Ran, outputs: list[_OutputFacts], alternatives: tuple[tupl
             outcome, message = Outcome.FAIL, f"{out.name}: {summary(facts.counts, size)}"
         elif facts.counts[1] and outcome is Outcome.PASS:
             outcome, message = Outcome.QUALITY_WARNING, f"{out.name}: {summary(facts.counts, size)}"
+    if outcome is Outcome.PASS and biased:
+        outcome, message = Outcome.QUALITY_WARNING, biased
     if outcome is Outcome.PASS and not ran.case.expect_supported:
         names = ran.case.out_of_domain
         message = ALLOWED_DOMAIN.format(names=", ".join(names)) if names else ALLOWED

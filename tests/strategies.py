@@ -124,8 +124,10 @@ _NUMBERS = st.none() | st.floats(allow_nan=False, allow_infinity=False)
 
 @st.composite
 def domains(draw: st.DrawFn) -> m.Domain:
-    """A field's domain (issue #22 item 4): any bounds, symbols and text (lint judges them)."""
-    return m.Domain(
+    """A field's domain (issue #22 item 4): any bounds, symbols and text (lint judges them).
+    Never one that says nothing (every key at its default, written ``{}``):
+    extract makes a domain only where the doc states a bound."""
+    domain = m.Domain(
         min=draw(_BOUNDS, label="domain min"), max=draw(_BOUNDS, label="domain max"),
         min_inclusive=draw(_BOOLS, label="domain min_inclusive"),
         max_inclusive=draw(_BOOLS, label="domain max_inclusive"),
@@ -133,6 +135,7 @@ def domains(draw: st.DrawFn) -> m.Domain:
         max_symbol=draw(st.none() | nonempty_texts, label="domain max_symbol"),
         text=draw(texts, label="domain text"), source=draw(optional_texts, label="domain source"),
     )
+    return domain if domain != m.Domain() else m.Domain(text="stated in prose")
 
 
 @st.composite

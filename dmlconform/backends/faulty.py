@@ -19,6 +19,7 @@ import numpy as np
 from dmlconform.backends import faulty_bitwise as bitwise
 from dmlconform.backends import faulty_contraction as contraction
 from dmlconform.backends import faulty_reduction as reduction
+from dmlconform.backends import faulty_sequence as sequence
 from dmlconform.backends import faulty_softmax as softmax
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
@@ -114,6 +115,16 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "softmax-dropped-term": softmax.dropped_term,
     "softmax-wrong-axis": softmax.wrong_axis,
     "hardmax-last-tie": softmax.hardmax_last_tie,
+    "topk-ties-by-last-index": sequence.topk_ties_by_last_index,
+    "scan-direction-reversed": sequence.scan_direction_reversed,
+    "scan-exclusive-ignored": sequence.scan_exclusive_ignored,
+    "scan-dropped-term": sequence.scan_dropped_term,
+    "gemm-truncated-sum": contraction.truncated_sum,
+    "gemm-activation-before-addend": contraction.activation_before_addend,
+    "gemm-tf32": contraction.tf32_products,
+    "mmi-zero-point-ignored": contraction.zero_point_ignored,
+    "mmi-narrow-difference": contraction.narrow_difference,
+    "mmi-bias-ignored": contraction.bias_ignored,
 }
 
 REJECTS_FLOAT16 = "rejects-float16"

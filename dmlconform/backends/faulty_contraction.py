@@ -1,16 +1,18 @@
 """Planted faults of the contraction family for the ``faulty`` backend
-(issue #24 item 7): each recomputes a GEMM output the way a plausible bug
+(issue #24 item 7): each recomputes a GEMM (or quantized matrix multiply) output the way a plausible bug
 would, after the reference computed it.  `backends.faulty.BREAKS` names
 them; tests/test_mutants.py checks that each is caught."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 import numpy as np
 
-from dmlconform.backends.cpu_contraction import gemm
-from dmlconform.cases.contraction import Operands, operands, scales, semantics_of, transposed
+from dmlconform.backends.cpu_contraction import gemm, quantized
+from dmlconform.cases.contraction import Operands, activation, operands, scales, semantics_of, transposed
+from dmlconform.cases.contraction_integer import QuantizedOperands, quantized_operands
 from dmlconform.cases.model import Case, packed_strides
 from dmlconform.spec import model as m
 from dmlconform.spec.semantics import Contraction
@@ -30,7 +32,7 @@ def _write(spec: m.Spec, case: Case, buffers: Buffers, ops: Operands) -> None:
     alpha, beta = scales(sem, case)
     buf = buffers[out.name]
     view = np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))
-    view[...] = gemm(ops.a, ops.b, ops.c, alpha, beta, case.dtype)
+    view[...] = gemm(ops.a, ops.b, ops.c, alpha, beta, case.dtype, activation(sem, case))
 
 
 def dropped_term(spec: m.Spec, case: Case, buffers: Buffers) -> None:
@@ -68,7 +70,7 @@ def transa_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
 def float16_accumulation(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """FLOAT16 products summed in FLOAT16, one term at a time, while the backend declares float32."""
     sem = _contraction(spec)
-    if sem is None or case.dtype is not m.DataType.FLOAT16:
+    if sem is None or case.dtype is not m.DataType.FLOAT16 or activation(sem, case) is not None:
         return
     ops = operands(sem, case, dict(buffers))
     alpha, beta = scales(sem, case)
@@ -82,3 +84,104 @@ def float16_accumulation(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     out = next(t for t in case.outputs if t.name == sem.output)
     buf = buffers[out.name]
     np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = total
+
+
+def _requantized(spec: m.Spec, case: Case, buffers: Buffers,
+                 change: Callable[[QuantizedOperands], QuantizedOperands]) -> None:
+    """A quantized contraction's output recomputed by the reference from ``change(operands)``."""
+    sem = _contraction(spec)
+    if sem is None or not sem.quantized:
+        return
+    q = change(quantized_operands(sem, case, dict(buffers)))
+    out = next(t for t in case.outputs if t.name == sem.output)
+    buf = buffers[out.name]
+    view = np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))
+    view[...] = quantized(q, out.dtype)
+
+
+def zero_point_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """MATRIX_MULTIPLY_INTEGER(_TO_FLOAT) without subtracting the zero points."""
+    _requantized(spec, case, buffers, lambda q: replace(q, a_zero=None, b_zero=None))
+
+
+def narrow_difference(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """A - AZeroPoint computed in A's own 8-bit type (wrapping: 0 - 255 gives 1 in UINT8)."""
+    def narrow(q: QuantizedOperands) -> QuantizedOperands:
+        if q.a_zero is None or q.a.dtype.itemsize != 1:
+            return q
+        with np.errstate(over="ignore"):
+            return replace(q, a=(q.a - q.a_zero).astype(q.a.dtype), a_zero=None)
+    _requantized(spec, case, buffers, narrow)
+
+
+def bias_ignored(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """MATRIX_MULTIPLY_INTEGER_TO_FLOAT without its BiasTensor."""
+    _requantized(spec, case, buffers, lambda q: replace(q, bias=None))
+
+
+def _toward_zero(x: np.ndarray) -> np.ndarray:
+    """float64 values rounded to float32 toward zero (truncated)."""
+    y = x.astype(np.float32)
+    over = np.abs(y.astype(np.float64)) > np.abs(x)
+    y[over] = np.nextafter(y[over], np.float32(0))
+    return y
+
+
+def truncated_sum(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """FLOAT32 GEMM whose every partial sum is truncated instead of rounded
+    to nearest: each element stays within its bound, the errors all shrink
+    magnitudes (the whole-tensor bias check warns of it)."""
+    sem = _contraction(spec)
+    if sem is None or sem.quantized or case.dtype is not m.DataType.FLOAT32:
+        return
+    ops = operands(sem, case, dict(buffers))
+    alpha, beta = scales(sem, case)
+    shape = np.broadcast_shapes(ops.a.shape[:-1] + (1,), ops.b.shape[:-2] + (1, ops.b.shape[-1]))
+    total = np.zeros(shape, np.float32)
+    with np.errstate(all="ignore"):
+        for k in range(ops.a.shape[-1]):
+            products = ops.a[..., :, k:k + 1].astype(np.float64) * ops.b[..., k:k + 1, :].astype(np.float64)
+            total = _toward_zero(total.astype(np.float64) + products)
+        total = _toward_zero(total.astype(np.float64) * alpha)
+        if ops.c is not None:
+            total = _toward_zero(total.astype(np.float64) + ops.c.astype(np.float64) * beta)
+    out = next(t for t in case.outputs if t.name == sem.output)
+    buf = buffers[out.name]
+    np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = total
+
+
+def activation_before_addend(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """FusedActivation applied to Alpha * A x B before Beta * C is added (instead of after)."""
+    sem = _contraction(spec)
+    fused = activation(sem, case) if sem is not None else None
+    if sem is None or fused is None:
+        return
+    ops = operands(sem, case, dict(buffers))
+    alpha, beta = scales(sem, case)
+    y = gemm(ops.a, ops.b, None, alpha, beta, case.dtype, fused).astype(np.float32)
+    if ops.c is not None:
+        y += ops.c.astype(np.float32) * np.float32(beta)
+    out = next(t for t in case.outputs if t.name == sem.output)
+    buf = buffers[out.name]
+    np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = y
+
+
+def to_tf32(x: np.ndarray) -> np.ndarray:
+    """float32 values rounded to TF32 (10 explicit significand bits, to
+    nearest, ties to even), as tensor cores read FLOAT32 operands with TF32
+    on; NaN and infinities as they are."""
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    bits = x.view(np.uint32)
+    rounded = ((bits + np.uint32(0x0FFF) + ((bits >> np.uint32(13)) & np.uint32(1))) & np.uint32(0xFFFFE000))
+    return np.where(np.isfinite(x), rounded.view(np.float32), x)
+
+
+def tf32_products(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """FLOAT32 GEMM with TF32 products (``allow_tf32`` on a GPU): A and B
+    rounded to TF32 before the product, float32 accumulation, while the
+    backend claims float32."""
+    sem = _contraction(spec)
+    if sem is None or sem.quantized or case.dtype is not m.DataType.FLOAT32:
+        return
+    ops = operands(sem, case, dict(buffers))
+    _write(spec, case, buffers, Operands(to_tf32(ops.a), to_tf32(ops.b), ops.c))

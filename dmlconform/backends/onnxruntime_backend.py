@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import onnx_bitwise, onnx_reduction, onnx_softmax
+from dmlconform.backends import onnx_bitwise, onnx_contraction, onnx_reduction, onnx_sequence, onnx_softmax
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -443,10 +443,14 @@ class OnnxRuntimeBackend:
     def implements(self, spec: Spec) -> str | None:
         """Why onnxruntime does not implement ``spec``'s operator at all
         (`backends.base.ImplementingBackend`), from the mapping table."""
-        return implements(MAPPINGS, spec, "ONNX has no one-node equivalent of")
+        shaped = spec.operator in onnx_sequence.SHAPED  # a node over static shapes (`onnx_sequence`)
+        return None if shaped else implements({**MAPPINGS, **onnx_contraction.MODELS}, spec,
+                                              "ONNX has no one-node equivalent of")
 
     def supports(self, spec: Spec, case: Case) -> Support:
-        return support_of(self.plan, spec, case)
+        if spec.operator in onnx_contraction.MODELS:  # shapes reach the model: its own path
+            return support_of(lambda s, c: onnx_contraction.MODELS[s.operator](s, c, None), spec, case)
+        return support_of(onnx_sequence.plan if spec.operator in onnx_sequence.SHAPED else self.plan, spec, case)
 
     def plan(self, spec: Spec, case: Case) -> Plan:
         """`plan`, made at each ask: remembering plans (per spec, attribute
@@ -472,7 +476,13 @@ class OnnxRuntimeBackend:
         errors: list[Exception | None] = [None] * len(items)
         groups: dict[tuple[Any, ...], list[tuple[int, Plan]]] = {}
         for i, (spec, case, buffers) in enumerate(items):
+            if spec.operator in onnx_contraction.MODELS:  # a contraction: a model of its case's shapes
+                errors[i] = self._contraction(spec, case, buffers)
+                continue
             try:
+                if spec.operator in onnx_sequence.SHAPED:  # one node over the case's shapes, case by case
+                    onnx_sequence.run(self, spec, case, buffers)
+                    continue
                 p = self.plan(spec, case)
                 _check_divisor(p.mapping, case, buffers)
                 if p.mapping.runner is not None:  # a family that keeps shapes runs its cases itself
@@ -492,6 +502,14 @@ class OnnxRuntimeBackend:
         for chunk in chunks:
             self._run_chunk(items, chunk, errors)
         return errors
+
+    def _contraction(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Exception | None:
+        """One contraction case (`backends.onnx_contraction`), None or the error it raised."""
+        try:
+            onnx_contraction.run(self._ort, self._options(), self.provider, spec, case, buffers)
+        except Exception as exc:  # noqa: BLE001 - returned per item
+            return exc
+        return None
 
     def _run_chunk(self, items: Sequence[Item], chunk: list[list[tuple[int, Plan]]],
                    errors: list[Exception | None]) -> None:
@@ -556,6 +574,14 @@ class OnnxRuntimeBackend:
         lacks is cached as its error, so it is asked for once."""
         return self._cached(p.key, lambda: self._build(build_model(p, case), p, case))
 
+    def cached_session(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
+        """`_cached`, for the shaped nodes of `onnx_sequence`."""
+        return self._cached(key, build)
+
+    def session_of(self, model: Any, op_type: str, case: Case) -> Any:
+        """`_build` of a model that is no `Plan`'s (`onnx_sequence`)."""
+        return self._build(model, Plan((), OnnxMapping(op_type), {}, ()), case)
+
     def _cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         """The session (or the error its build gave, raised) cached under
         ``key``: a plan's key, or a tuple of them for a family's session.
@@ -574,9 +600,8 @@ class OnnxRuntimeBackend:
             raise found
         return found
 
-    def _build(self, model: Any, p: Plan, case: Case) -> Any:
-        """A session of ``model``, or the NotSupportedError its creation gave
-        (named after ``p`` and ``case``)."""
+    def _options(self) -> Any:
+        """The session options of every model: quiet, the backend's threads, no graph rewriting."""
         options = self._ort.SessionOptions()
         options.log_severity_level = 3
         options.intra_op_num_threads = self.threads
@@ -584,6 +609,12 @@ class OnnxRuntimeBackend:
         options.graph_optimization_level = self._ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         if self.provider != "CPUExecutionProvider":  # never let a node fall back to the CPU silently
             options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        return options
+
+    def _build(self, model: Any, p: Plan, case: Case) -> Any:
+        """A session of ``model``, or the NotSupportedError its creation gave
+        (named after ``p`` and ``case``)."""
+        options = self._options()
         try:
             return self._ort.InferenceSession(model.SerializeToString(), options, providers=[self.provider])
         except Exception as exc:  # noqa: BLE001 - a missing kernel or type is a clean rejection

@@ -12,7 +12,10 @@ Where torch's function differs from the doc (hardsigmoid's fixed slope,
 softshrink/hardshrink against shrink, selu's fixed constants), the mapping
 takes only the cases it expresses exactly and rejects the rest with
 `NotSupportedError`: never an approximation.  Options (``--backend-arg``):
-``device`` (``cpu`` default, ``cuda``, ``cuda:1``...), ``feature_level``.
+``device`` (``cpu`` default, ``cuda``, ``cuda:1``...), ``feature_level``,
+``tf32`` (``off`` default, ``on``: ``torch.backends.cuda.matmul.allow_tf32``
+for the contractions, `backends.torch_contraction`; the backend info says
+which).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import torch_bitwise, torch_reduction, torch_softmax
+from dmlconform.backends import torch_bitwise, torch_reduction, torch_sequence, torch_softmax
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.onnxruntime_backend import (
     Attrs,
@@ -35,6 +38,7 @@ from dmlconform.backends.onnxruntime_backend import (
     require,
     support_of,
 )
+from dmlconform.backends.torch_contraction import TORCH_CONTRACTION
 from dmlconform.cases.model import Case
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec
@@ -56,6 +60,7 @@ class TorchOp:
     check: Callable[[Attrs], None] | None = None
     note: str = ""
     divisor: str | None = None    # integer input whose zeros C++ leaves undefined (NOT_SUPPORTED)
+    outputs: int = 1              # outputs ``fn`` gives (more than one: a tuple, in the spec's order)
 
 
 def _method(name: str, *args: Callable[[Attrs], Any]) -> TorchOp:
@@ -181,6 +186,8 @@ TORCH_OPS: Mapping[str, TorchOp] = {
                                       note="max(x, Min) as clamp(x, min=Min); integer tensors are NOT_SUPPORTED"),
     **{op: TorchOp(**kwargs) for op, kwargs in torch_bitwise.TORCH_OPS.items()},
     **{op: TorchOp(fn, note=torch_softmax.NOTE) for op, fn in torch_softmax.FUNCTIONS.items()},
+    **{op: TorchOp(fn, outputs=n, note=note) for op, (fn, n, note) in torch_sequence.OPS.items()},
+    **{op: TorchOp(fn, inputs=names) for op, (fn, names) in TORCH_CONTRACTION.items()},
 }
 
 
@@ -215,11 +222,15 @@ def _torch() -> Any:
 class TorchBackend:
     """torch on ``device`` (``cpu`` or ``cuda[:N]``)."""
 
-    def __init__(self, device: str = "cpu", feature_level: str | None = None, **options: str) -> None:
+    def __init__(self, device: str = "cpu", feature_level: str | None = None, tf32: str = "off",
+                 **options: str) -> None:
         if options:
-            raise InputError(f"torch backend: {unknown_options(options, ('device', 'feature_level'))}")
+            raise InputError(f"torch backend: {unknown_options(options, ('device', 'feature_level', 'tf32'))}")
+        if tf32 not in ("on", "off"):
+            raise InputError(f"torch backend: tf32={tf32!r}; write tf32=on or tf32=off")
         self.device = device
         self.level = level_option("torch", feature_level) or max(FeatureLevel)
+        self.tf32 = tf32 == "on"  # torch.backends.cuda.matmul.allow_tf32, set before each run
         self._torch, self._reason = _import(device)
 
     def info(self) -> BackendInfo:
@@ -228,14 +239,16 @@ class TorchBackend:
         where = platform.machine()
         if t is not None and self._reason is None and self.device.startswith("cuda"):
             where = t.cuda.get_device_name(t.device(self.device))
-        return BackendInfo(name="torch", device=f"torch {version} {self.device} on {where}", version=version,
+        tf32 = f", tf32 matmul {'on' if self.tf32 else 'off'}"
+        return BackendInfo(name="torch", device=f"torch {version} {self.device} on {where}{tf32}", version=version,
                            feature_level=self.level, flush_subnormals=False,
                            available=self._reason is None, reason=self._reason)
 
     def implements(self, spec: Spec) -> str | None:
         """Why torch does not implement ``spec``'s operator at all
         (`backends.base.ImplementingBackend`), from the function table."""
-        return implements(TORCH_OPS, spec, "torch has no function for")
+        op = TORCH_OPS.get(spec.operator)
+        return None if op is not None and op.outputs > 1 else implements(TORCH_OPS, spec, "torch has no function for")
 
     def supports(self, spec: Spec, case: Case) -> Support:
         return support_of(_resolve, spec, case)
@@ -245,6 +258,7 @@ class TorchBackend:
         if op.divisor is not None:
             check_divisor(case, buffers, op.divisor, spec.operator)
         t = self._torch
+        t.backends.cuda.matmul.allow_tf32 = self.tf32  # the process-wide switch, as this backend's option says
         try:
             self._run(t, op, a, case, buffers)
         except (TypeError, RuntimeError, NotImplementedError) as exc:
@@ -271,18 +285,21 @@ class TorchBackend:
         if aliased is not None and op.inplace is not None and case.input(aliased).strides == out.strides:
             op.inplace(view(case.input(aliased)), a)
         else:
-            result = op.fn(t, [view(case.input(n)) for n in op.inputs], a)
-            view(out).copy_(result.to(view(out).dtype))
-        if self.device != "cpu":  # copy the output buffer back from device memory
-            buffers[out.name][...] = storage[id(buffers[out.name])].cpu().numpy()
+            given = {i.name for i in case.inputs}  # an optional tensor the case leaves out: None
+            result = op.fn(t, [view(case.input(n)) if n in given else None for n in op.inputs], a)
+            for o, r in zip(case.outputs, result if op.outputs > 1 else (result,)):
+                view(o).copy_(r.to(view(o).dtype))
+        if self.device != "cpu":  # copy the output buffers back from device memory
+            for o in case.outputs:
+                buffers[o.name][...] = storage[id(buffers[o.name])].cpu().numpy()
 
 
 def _resolve(spec: Spec, case: Case) -> tuple[TorchOp, Attrs]:
     op = TORCH_OPS.get(spec.operator)
     if op is None:
         raise NotSupportedError(f"torch has no function for {spec.operator} (not mapped)")
-    if len(case.outputs) != 1:
-        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has one")
+    if len(case.outputs) != op.outputs:
+        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has {op.outputs}")
     a = Attrs(spec, case)
     if op.check is not None:
         op.check(a)

@@ -11,9 +11,13 @@ come from those, the support tables and the level alone.  Per data type:
 * ``k<K>/random``: values uniform in [-1, 1), the same Ks;
 * ``k33/random/transA`` (``transB``, both) and ``k7/exact/transA,transB``;
 * ``k7/random/alpha=..,beta=..``: Alpha and Beta at 0, 1, -1 and fractions;
+* ``k33/random/fused=<tag>`` and ``k33/exact/fused=relu``: FusedActivation
+  (`FUSED`), given as the attribute's text ``ACTIVATION_LINEAR(Alpha=..)``;
 * ``noC`` (no CTensor), ``broadcastC-row`` and ``broadcastC-batch`` (CTensor
   through strides of 0), ``padded`` (every tensor with gaps holding NaN),
-  ``m1n1`` (a dot product), the other dimension counts of the table;
+  ``m1n1`` (a dot product), ``k257/random/wide`` (32 x 32 outputs per
+  batch: the whole-tensor bias check has elements to work on), the other
+  dimension counts of the table;
 * adversarial: ``k257/cancel`` (pairs of terms that cancel, one small term
   left), ``k33/range`` (a wide dynamic range), ``k33/nan`` and ``k33/inf``
   (one NaN or inf among the terms), ``k1000/equal`` (all terms alike);
@@ -31,6 +35,7 @@ reference share: which tensor is which matrix, and the transposes.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
@@ -47,10 +52,23 @@ from dmlconform.spec.semantics import NO_TRANSFORM, TRANSPOSE, Contraction
 KS = (1, 2, 7, 33, 257, 1000)
 #: (Alpha, Beta) pairs beside the default (1, 1).
 SCALES = ((0.0, 1.0), (1.0, 0.0), (-1.0, -1.0), (0.5, -0.25), (1.5, 2.0))
+#: The fused activations of the cases (id tag, the FusedActivation attribute's text): monotone ones, each
+#: with its attributes (`activation` reads the text; the oracle bounds through the interval's ends).
+FUSED = (("relu", "ACTIVATION_RELU"), ("linear", "ACTIVATION_LINEAR(Alpha=-0.5,Beta=0.25)"),
+         ("sigmoid", "ACTIVATION_SIGMOID"), ("tanh", "ACTIVATION_TANH"),
+         ("leaky", "ACTIVATION_LEAKY_RELU(Alpha=0.125)"))
+#: The activations `activation` accepts: monotone, so that an input known within [T - B, T + B] gives an
+#: output between the activation's values at the two ends (docs/contraction.md "FusedActivation").
+MONOTONE = ("ACTIVATION_IDENTITY", "ACTIVATION_LEAKY_RELU", "ACTIVATION_LINEAR", "ACTIVATION_RELU",
+            "ACTIVATION_SIGMOID", "ACTIVATION_TANH")
+_ACTIVATION_RE = re.compile(r"^(ACTIVATION_[A-Z_]+)(?:\((.*)\))?$")
+_SETTING_RE = re.compile(r"^([A-Za-z]+)=([-+0-9.eE]+)$")
 #: Batch sizes by dimension count (the leading dimensions), and the usual M and N (small and odd).
 _LEAD = {2: (), 3: (2,), 4: (2, 3)}
 _M, _N = 3, 5
 _LARGE = 512
+#: M and N of the ``wide`` case: enough elements (2 x 3 x 32 x 32) for the whole-tensor bias check (`bias`).
+_WIDE = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,10 +91,37 @@ class Shape:
     c: str = "packed"
     padded: bool = False
     supported: bool = True
+    fused: str = ""
 
     def case_id(self, operator: str) -> str:
         parts = [operator, self.dtype.name, f"{self.rank}d", f"k{self.k}", self.data]
         return "/".join(parts + ([self.variant] if self.variant else []))
+
+
+@dataclass(frozen=True, slots=True)
+class Activation:
+    """A fused activation: its operator (an ACTIVATION_* spec) and its FLOAT attributes."""
+
+    operator: str
+    attributes: tuple[tuple[str, float], ...] = ()
+
+
+def activation(semantics: Contraction, case: Case) -> Activation | None:
+    """The fused activation ``case`` gives (None: none): the attribute's text
+    ``ACTIVATION_NAME`` or ``ACTIVATION_NAME(Attr=value,...)``, a monotone
+    one (`MONOTONE`); anything else is a ValueError saying what to write."""
+    text = case.attribute_map().get(semantics.activation) if semantics.activation else None
+    if text is None or text == "":
+        return None
+    found = _ACTIVATION_RE.match(str(text))
+    settings = [_SETTING_RE.match(p.strip()) for p in (found.group(2) or "").split(",") if p.strip()] if found else []
+    if found is None or not all(settings):
+        raise ValueError(f"{semantics.activation}={text!r} is no activation: write ACTIVATION_NAME or "
+                         "ACTIVATION_NAME(Attr=value,...), e.g. ACTIVATION_LINEAR(Alpha=0.5,Beta=1)")
+    if found.group(1) not in MONOTONE:
+        raise ValueError(f"{semantics.activation}={found.group(1)} is not one the contraction oracle composes "
+                         f"(monotone ones: {', '.join(MONOTONE)}); use one of those")
+    return Activation(found.group(1), tuple((m.group(1), float(m.group(2))) for m in settings if m is not None))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -100,15 +145,30 @@ def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level`` (a table and a
     dimension count there), and if not, why."""
     try:
-        shapes(spec, level, large=False)
+        if semantics_of(spec).quantized:
+            from dmlconform.cases import contraction_integer  # noqa: PLC0415 - it builds on this module
+
+            contraction_integer.shapes(spec, semantics_of(spec), level)
+        else:
+            shapes(spec, level, large=False)
     except InputError as exc:
         return False, str(exc)
     return True, "ok"
 
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
-    """What makes ``case`` no contraction ``spec``'s semantics describe (`shape_problems`)."""
-    return shape_problems(semantics_of(spec), case)
+    """What makes ``case`` no contraction ``spec``'s semantics describe
+    (`shape_problems`, and a fused activation `activation` cannot read)."""
+    sem = semantics_of(spec)
+    yield from shape_problems(sem, case)
+    if sem.quantized:
+        from dmlconform.cases import contraction_integer  # noqa: PLC0415 - it builds on this module
+
+        yield from contraction_integer.side_problems(sem, case)
+    try:
+        activation(sem, case)
+    except ValueError as exc:
+        yield str(exc)
 
 
 def transposed(case: Case, attribute: str | None) -> bool:
@@ -204,7 +264,10 @@ def _per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool) -
     yield from (replace(base, variant="noC", c="none"), replace(base, k=33, data="exact", variant="noC", c="none"),
                 replace(base, variant="broadcastC-row", c="row"), replace(base, variant="broadcastC-batch", c="batch"),
                 replace(base, data="exact", variant="broadcastC-row", c="row"),
-                replace(base, variant="padded", padded=True), replace(base, k=33, m=1, n=1, variant="m1n1"))
+                replace(base, variant="padded", padded=True), replace(base, k=33, m=1, n=1, variant="m1n1"),
+                replace(base, k=257, m=_WIDE, n=_WIDE, variant="wide"))
+    yield from (replace(base, k=33, variant=f"fused={tag}", fused=text) for tag, text in FUSED)
+    yield replace(base, k=33, data="exact", variant="fused=relu", fused=FUSED[0][1])
     yield from (replace(base, rank=r) for r in ranks if r != rep)
     yield from (replace(base, k=257, data="cancel"), replace(base, k=33, data="range"),
                 replace(base, k=33, data="nan"), replace(base, k=33, data="inf"), replace(base, k=1000, data="equal"))
@@ -239,6 +302,11 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     if not isinstance(seed, int) or seed < 0:
         raise InputError(f"seed={seed!r} must be an integer >= 0")
     sem = semantics_of(spec)
+    if sem.quantized:
+        from dmlconform.cases import contraction_integer  # noqa: PLC0415 - it builds on this module
+
+        yield from contraction_integer.generate(spec, sem, level, seed=seed, negative=negative, keep=keep)
+        return
     for shape in shapes(spec, level, large=large):
         if not negative and not shape.supported:
             continue
@@ -273,11 +341,14 @@ def _case(spec: Spec, sem: Contraction, level: FeatureLevel, seed: int, case_id:
 
 
 def _attributes(spec: Spec, sem: Contraction, shape: Shape) -> tuple[tuple[str, float | int | bool | str], ...]:
-    """The attributes in struct order: the transforms, Alpha and Beta (float32 values)."""
+    """The attributes in struct order: the transforms, Alpha and Beta (float32
+    values), the fused activation's text where the case has one."""
     given: dict[str | None, float | str] = {
         sem.a.transform: TRANSPOSE if shape.trans_a else NO_TRANSFORM,
         sem.b.transform: TRANSPOSE if shape.trans_b else NO_TRANSFORM,
         sem.alpha: float(np.float32(shape.alpha)), sem.beta: float(np.float32(shape.beta))}
+    if shape.fused:
+        given[sem.activation] = shape.fused
     return tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
 
 

@@ -417,6 +417,16 @@ def _pair_variants(bound: _Binding, base: Attrs, floats: list[Field], dtype: Dat
 #: and a fraction float32 loses next to an integer of 100 (float32 and
 #: float64 part).
 _ROUNDING_EDGES = (1.5, -1.5, 2.0 ** -20)
+#: Kinds whose cases are the inputs' edge values against each other (an
+#: integer b = 0, a float b = +-inf), per whether the type is float.
+_PAIRED = {False: (AmbiguityKind.DIVISION_BY_ZERO,), True: (AmbiguityKind.INFINITE_DIVISOR,)}
+#: Exponents at which IEEE 754's pow has special values for the edge inputs
+#: (-inf, -0, -1, negative finite): 0.5, a negative odd integer, -0.5 (an
+#: infinite attribute is no FLOAT value the oracle takes).
+_POW_EXPONENTS = (0.5, -3.0, -0.5)
+#: FLOAT attribute values whose float result leaves every integer type
+#: (FLT_MAX: wrap 0, saturate the bound, x86 INT_MIN) or only int32 (3e9).
+_FLOAT_OUT_OF_RANGE = (_f32(3.4028234663852886e38), _f32(3e9))
 
 
 def _ambiguity_cases(ctx: _Ctx, base: Attrs, dtype: DataType) -> Iterator[tuple[str, Attrs, bool]]:
@@ -430,6 +440,8 @@ def _ambiguity_cases(ctx: _Ctx, base: Attrs, dtype: DataType) -> Iterator[tuple[
             yield what, base, False
         elif a.kind is AmbiguityKind.BRANCH_OVERLAP:
             yield from ((what, attrs, False) for attrs in _overlap_attrs(ctx, base, floats, dtype))
+        elif a.kind is AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE and not dtype.is_float and not floats:
+            yield what, base, len(ctx.bound.names) >= 2  # an integer pow: C computes it in double
         elif a.kind is AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE and not dtype.is_float:
             for value in _ROUNDING_EDGES:
                 yield what, _set(base, {f.name: _f32(value) for f in floats}), False
@@ -438,6 +450,19 @@ def _ambiguity_cases(ctx: _Ctx, base: Attrs, dtype: DataType) -> Iterator[tuple[
             big = -float(np.iinfo(ev.np_dtype(dtype)).max)
             yield what, _set(base, {f.name: _f32(big) for f in floats if f.name in in_values}), \
                 len(ctx.bound.names) >= 2
+        elif a.kind in _PAIRED.get(dtype.is_float, ()):
+            yield what, base, len(ctx.bound.names) >= 2
+        elif a.kind is AmbiguityKind.IEEE_POW and dtype.is_float and not floats:
+            yield what, base, len(ctx.bound.names) >= 2  # pow of two tensors: their edges against each other
+        elif a.kind is AmbiguityKind.IEEE_POW and dtype.is_float:
+            for value in _POW_EXPONENTS:
+                yield what, _set(base, {f.name: value for f in floats}), False
+        elif a.kind is AmbiguityKind.FLOAT_TO_INTEGER and not dtype.is_float:
+            read = [f.name for f in floats if f.name in value_names(ctx.bound.tree)]
+            if not read:
+                yield what, base, len(ctx.bound.names) >= 2
+            for value in _FLOAT_OUT_OF_RANGE if read else ():
+                yield what, _set(base, {name: value for name in read}), False
 
 
 def _overlap_attrs(ctx: _Ctx, base: Attrs, floats: list[Field], dtype: DataType) -> list[Attrs]:

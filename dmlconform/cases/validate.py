@@ -278,6 +278,8 @@ def _attribute_problems(spec: Spec, case: Case, *, family_arrays: bool = False) 
             yield f"attribute {_name(name)} is given twice: keep one"
         elif field is None:
             yield _unknown_attribute(spec, name)
+        elif field.kind is FieldKind.STRUCT_PTR and spec.semantics is not None and isinstance(value, str):
+            pass  # a family with reviewed semantics reads the pointer's text (GEMM's FusedActivation)
         elif not (family_arrays and field.kind is FieldKind.ARRAY):
             problem = _value_problem(field, value, union)
             if problem:

@@ -39,7 +39,9 @@ class Expectation:
     to accept (`Alternative`, flat indices counted from ``lo``), the ULP
     budget the family proposes (a spec's ``tolerance`` and a run's
     ``--tolerances`` take precedence, in the runner) and whether the sign
-    of zero counts."""
+    of zero counts.  ``bias_scale``, where a family gives it, is one
+    rounding's error at each element: the judge then checks the whole
+    output for a systematic bias of its errors (`bias`)."""
 
     expected: np.ndarray
     bound_strict: np.ndarray | None
@@ -48,6 +50,7 @@ class Expectation:
     ulp: int
     relaxed_factor: float
     signed_zero: bool
+    bias_scale: np.ndarray | None = None
 
 
 class BatchExpectation(Protocol):

@@ -35,14 +35,17 @@ results are compared as values (any NaN matches).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from dmlconform.cases.contraction import Operands, claims, operands, scales
+from dmlconform.cases.contraction import Activation, Operands, activation, claims, operands, scales
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.compare import RELAXED_FACTOR, finfo
+from dmlconform.oracles import contraction_fused as fused
+from dmlconform.oracles import contraction_integer as integer
 from dmlconform.oracles.base import Expectation
+from dmlconform.oracles.elementwise import FormulaOracle
 from dmlconform.plan import CONTRACTION_PRODUCTS
 from dmlconform.spec import model as m
 from dmlconform.spec.semantics import Contraction
@@ -54,6 +57,9 @@ __all__ = ["LAMBDA", "ContractionBatch", "ContractionOracle", "claims"]
 LAMBDA = 5.0
 #: Roundings beyond the K products' sum: the scaling by Alpha and the addend Beta * C.
 ROUNDINGS_BEYOND_K = 2
+#: The same for MATRIX_MULTIPLY_INTEGER_TO_FLOAT: each operand's dequantization ((A - AZeroPoint) * AScale,
+#: one rounding each, or the integer sum's conversion and the scales' product), the scaling and the bias.
+ROUNDINGS_QUANTIZED = 3
 _U64 = 2.0 ** -53
 
 
@@ -63,6 +69,7 @@ class ContractionOracle:
 
     spec: m.Spec
     semantics: Contraction
+    activations: fused.Activations = field(default_factory=fused.Activations)
 
     @classmethod
     def of(cls, spec: m.Spec) -> ContractionOracle:
@@ -71,29 +78,36 @@ class ContractionOracle:
         return cls(spec, spec.semantics)
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
-             float16_accumulation: bool = False) -> ContractionBatch:
+             float16_accumulation: bool = False) -> ContractionBatch | integer.IntegerBatch:
         """Each case's T, S and exactness end to end, and its K.
         ``flush_subnormals`` changes nothing here: a flushed subnormal is
         within one spacing of the output type."""
+        if not cases[0].outputs[0].dtype.is_float:
+            return integer.bind(self.spec, self.semantics, cases)
+        act = activation(self.semantics, cases[0])  # a batch shares its attributes
         parts = [_terms(self.semantics, case, float16_accumulation) for case in cases]
         sizes = [p.expected.size for p in parts]
         expected = np.concatenate([p.expected for p in parts])
         expected.setflags(write=False)
         return ContractionBatch(expected, np.concatenate([p.magnitude for p in parts]),
                                 np.concatenate([p.exact for p in parts]), np.array([p.k for p in parts], np.int64),
+                                np.array([p.roundings for p in parts], np.int64),
                                 np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))), parts[0].unit,
-                                cases[0].outputs[0].dtype)
+                                cases[0].outputs[0].dtype,
+                                None if act is None else (self.activations.get(act.operator), act))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
 class _Terms:
     """One case, flat in C order of the output: T rounded to the output
-    type, S (an upper bound, float32) and exactness; its K and ``unit`` (u)."""
+    type, S (an upper bound, float32) and exactness; its K, ``roundings``
+    (n, the roundings along any evaluation) and ``unit`` (u)."""
 
     expected: np.ndarray
     magnitude: np.ndarray
     exact: np.ndarray
     k: int
+    roundings: int
     unit: float
 
 
@@ -111,22 +125,30 @@ def accumulator(semantics: Contraction, dtype: m.DataType, float16_accumulation:
 
 
 def _terms(semantics: Contraction, case: Case, float16_accumulation: bool) -> _Terms:
-    ops = operands(semantics, case)
-    alpha, beta = scales(semantics, case)
+    if semantics.quantized:
+        ops, scale = integer.dequantized(semantics, case)
+        alpha, beta, extra = 1.0, 1.0, ROUNDINGS_QUANTIZED
+    else:
+        ops, scale = operands(semantics, case), None
+        (alpha, beta), extra = scales(semantics, case), ROUNDINGS_BEYOND_K
     value, magnitude = _products(ops)
+    if scale is not None:  # AScale * BScale, per row and column: exact in float64, float32 for S
+        value *= scale
+        magnitude *= np.abs(scale).astype(magnitude.dtype)
     value *= alpha
     magnitude *= abs(alpha)
-    integers = _integral(ops) and float(alpha).is_integer() and float(beta).is_integer()
+    integers = _integral(ops) and float(alpha).is_integer() and float(beta).is_integer() and scale is None
     if ops.c is not None:
         c = np.broadcast_to(ops.c, value.shape)
         value += beta * c.astype(np.float64)
         magnitude += abs(beta) * np.abs(c).astype(magnitude.dtype, copy=False)
-    magnitude = _upper(magnitude, int(ops.a.shape[-1]))
-    acc = accumulator(semantics, case.dtype, float16_accumulation)
+    magnitude = _upper(magnitude, int(ops.a.shape[-1]) + extra - ROUNDINGS_BEYOND_K)
+    acc = accumulator(semantics, case.outputs[0].dtype, float16_accumulation)
     digits = min(_digits(acc), _digits(case.outputs[0].dtype))
     exact = np.logical_and(integers, magnitude <= 2.0 ** digits).reshape(-1)
     expected = value.reshape(-1).astype(numpy_dtype(case.outputs[0].dtype))
-    return _Terms(expected, magnitude.reshape(-1), exact, int(ops.a.shape[-1]), unit_roundoff(acc))
+    k = int(ops.a.shape[-1])
+    return _Terms(expected, magnitude.reshape(-1), exact, k, k + extra, unit_roundoff(acc))
 
 
 def _products(ops: Operands) -> tuple[np.ndarray, np.ndarray]:
@@ -211,9 +233,12 @@ class ContractionBatch:
     magnitude: np.ndarray
     exact: np.ndarray
     ks: np.ndarray
+    roundings: np.ndarray
     offsets: np.ndarray
     unit: float
     out: m.DataType
+    #: The fused activation's element-wise oracle and settings (None: none), composed on the result.
+    activation: tuple[FormulaOracle, Activation] | None = None
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
         """Expected values in the output type and both bounds over [lo, hi),
@@ -222,7 +247,7 @@ class ContractionBatch:
         expected = self.expected[lo:hi]
         nt = expected.dtype
         strict, relaxed = np.empty(expected.shape), np.empty(expected.shape)
-        n = (self.ks + ROUNDINGS_BEYOND_K).astype(np.float64)
+        n = self.roundings.astype(np.float64)
         own = gamma(n, _U64)  # the oracle's own float64 sums
         coefficients = zip((gamma_probable(n, self.unit) + own).tolist(), (gamma(n, self.unit) + own).tolist())
         for i, (probable, worst) in enumerate(coefficients):  # a loop over the batch's cases, not its elements
@@ -239,7 +264,8 @@ class ContractionBatch:
         zero = self.exact[lo:hi] | ~np.isfinite(expected)
         strict[zero] = 0.0
         relaxed[zero] = 0.0
-        return (Expectation(expected, strict, relaxed, (), 0, RELAXED_FACTOR, False),)
+        plain = Expectation(expected, strict, relaxed, (), 0, RELAXED_FACTOR, False, bias_scale=strict)
+        return (plain if self.activation is None else fused.compose(*self.activation, plain),)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its product count K and the sum of the terms' magnitudes S."""

@@ -56,7 +56,8 @@ class FormulaOracle:
             tree = parse(spec.formula.parsed)
             return cls(spec, tree, {}, {}, prepare(tree))
         formula = prepare(bound.tree)
-        readings = ReadingOracle.of(spec, bound.tree, formula) if evaluable(spec) else None
+        readings = (ReadingOracle.of(spec, bound.tree, formula, frozenset(name for name, _ in bound.inputs))
+                    if evaluable(spec) else None)
         return cls(spec, bound.tree, {tensor: name for name, tensor in bound.inputs},
                    {tensor: name for name, tensor in bound.outputs}, formula, readings)
 

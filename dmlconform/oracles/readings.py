@@ -34,18 +34,24 @@ from __future__ import annotations
 import enum
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from dmlconform.compare import Alternative, Tier
-from dmlconform.formula.oracle import OracleResult, Prepared, evaluate_many, integer_from_float, literal, prepare
+from dmlconform.formula.exactness import exact_range, may_overlap
+from dmlconform.formula.oracle import OracleResult, Prepared, evaluate_many, literal, prepare, target_dtype
 from dmlconform.formula.tree import Assign, FormulaTree, Piecewise
+from dmlconform.oracles import result_readings as rr
 from dmlconform.spec import model as m
 
-#: Most combinations of readings evaluated on one batch (the primary one included).
-MAX_COMBINATIONS = 16
+#: Most mixes of readings offered on one batch (the primary one included).
+#: Integer Shrink has 24 useful ones (`_useful`: 2 branch orders x (4
+#: arithmetics x 2 overflows + 2 float ones x 2 other conversions), the
+#: primary among them), but only 8 evaluations: a conversion or a result
+#: reading costs none.
+MAX_COMBINATIONS = 24
 #: The prefix of every reading alternative's name.
 PREFIX = "reading:"
 
@@ -58,16 +64,52 @@ class Settings:
     overflow: m.Overflow
     branch_order: m.BranchOrder = m.BranchOrder.FIRST
     arithmetic: m.IntegerArithmetic = m.IntegerArithmetic.EXACT
+    #: How a float-arithmetic reading's values convert.
+    conversion: m.FloatToInteger = m.FloatToInteger.AS_OVERFLOW
+    division_by_zero: m.DivisionByZero = m.DivisionByZero.QUOTIENT_ZERO
+    infinite_divisor: m.InfiniteDivisor = m.InfiniteDivisor.FORMULA
+    ieee_pow: m.IeeePow = m.IeeePow.FORMULA
+
+    @property
+    def in_float(self) -> bool:
+        """Whether the values are computed in float and converted (`conversion` counts, ``overflow`` not)."""
+        return self.arithmetic in (m.IntegerArithmetic.FLOAT32, m.IntegerArithmetic.FLOAT64)
+
+    @property
+    def evaluation(self) -> Settings:
+        """The settings of the formula evaluation these values come from:
+        the result readings and the conversion cost none (`result_readings`)."""
+        return Settings(self.nan_policy, self.overflow, self.branch_order, self.arithmetic)
 
 
 #: The kinds whose readings the oracle evaluates (`Settings`).
 EVALUATED = frozenset({m.AmbiguityKind.NAN, m.AmbiguityKind.INTEGER_OVERFLOW, m.AmbiguityKind.BRANCH_OVERLAP,
-                       m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE})
+                       m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE, m.AmbiguityKind.DIVISION_BY_ZERO,
+                       m.AmbiguityKind.INFINITE_DIVISOR, m.AmbiguityKind.IEEE_POW, m.AmbiguityKind.FLOAT_TO_INTEGER})
 
 
-#: Evaluations made by one `ReadingOracle.alternatives` call, by their settings
-#: (at the primary overflow): per output, the values and those with the other overflow.
-_Seen = dict[Settings, list[tuple[np.ndarray, np.ndarray | None]]]
+@dataclass(frozen=True, slots=True)
+class _Evaluated:
+    """One output of one evaluation: its values, those with the other
+    overflow (None for a float type), and for a float-arithmetic reading
+    the float values before their conversion (`Settings.conversion`)."""
+
+    values: np.ndarray
+    other_overflow: np.ndarray | None
+    floats: np.ndarray | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Memo:
+    """One `ReadingOracle.alternatives` call's evaluations, per output, by
+    their `Settings.evaluation` at the primary overflow; and the float
+    arithmetics that compute its batch exactly, in range (`formula.exactness`:
+    their readings are the exact one's values, at no evaluation)."""
+
+    evaluations: dict[Settings, list[_Evaluated]]
+    exact_in: frozenset[m.IntegerArithmetic]
+    #: Each output's values by (evaluation, overflow, conversion), before the result readings.
+    converted: dict[tuple[Settings, m.Overflow, m.FloatToInteger], list[np.ndarray]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,25 +160,75 @@ class ReadingOracle:
 
     spec: m.Spec
     ambiguities: tuple[m.Ambiguity, ...]
+    tree: FormulaTree
+    inputs: frozenset[str]
     formula: Prepared
     flipped: Prepared | None
+    shape: rr.ResultShape
+    #: What `exact_in` and `may_overlap` found, by the batch's attributes and
+    #: input ranges: a run's batches repeat them (the edge values of a type).
+    settled: dict[tuple[Any, ...], Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, spec: m.Spec, tree: FormulaTree, formula: Prepared) -> ReadingOracle:
-        """``spec``'s readings over its parsed ``tree``, prepared as ``formula``."""
+    def of(cls, spec: m.Spec, tree: FormulaTree, formula: Prepared, inputs: frozenset[str]) -> ReadingOracle:
+        """``spec``'s readings over its parsed ``tree`` (``inputs``: the
+        formula's names of input tensors), prepared as ``formula``."""
         found = evaluable(spec)
         flips = any(r.setting is m.BranchOrder.LAST for a in found for r in a.readings)
-        return cls(spec, found, formula, prepare(last_match(tree)) if flips else None)
+        return cls(spec, found, tree, inputs, formula, prepare(last_match(tree)) if flips else None,
+                   rr.ResultShape.of(tree, inputs))
 
-    def relevant(self, chunk: Mapping[str, np.ndarray], dtype: m.DataType) -> tuple[m.Ambiguity, ...]:
-        """The ambiguities that can differ on ``chunk`` into ``dtype`` (module docstring)."""
+    def exact_in(self, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
+                 dtype: m.DataType) -> frozenset[m.IntegerArithmetic]:
+        """The float arithmetics in which the formula computes ``chunk``
+        exactly with a result in ``dtype``'s range: there they give the
+        exact reading's values (`formula.exactness`).  Integer Shrink,
+        Clip, ClipGrad and Threshold with their typical attributes: saves
+        their float32 and float64 evaluations."""
+        if dtype.is_float or not any(a.kind is m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE for a in self.ambiguities):
+            return frozenset()
+        if not all(a.dtype.kind in "iu" and a.size for a in chunk.values()):
+            return frozenset()
+        bounds = {n: _power_of_two_bounds(a) for n, a in sorted(chunk.items())}
+        key = ("exact", dtype, _key(attrs), tuple((n, int(lo), int(hi)) for n, (lo, hi) in bounds.items()))
+        if key not in self.settled:
+            info = np.iinfo(target_dtype(dtype))
+            found: list[m.IntegerArithmetic] = []
+            for arithmetic, bits in ((m.IntegerArithmetic.FLOAT64, 53), (m.IntegerArithmetic.FLOAT32, 24)):
+                span = exact_range(self.tree, bounds, attrs, bits)
+                if span is None or not info.min <= span.lo <= span.hi <= info.max:
+                    break  # not exact in double: not in float either
+                found.append(arithmetic)
+            self.settled[key] = frozenset(found)
+        return self.settled[key]
+
+    def may_overlap(self, attrs: Mapping[str, Any]) -> bool:
+        """`formula.exactness.may_overlap` for ``attrs``, once per attribute set."""
+        key = ("overlap", _key(attrs))
+        if key not in self.settled:
+            self.settled[key] = may_overlap(self.tree, self.inputs, attrs)
+        return bool(self.settled[key])
+
+    def relevant(self, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any], dtype: m.DataType, *,
+                 exact_in: frozenset[m.IntegerArithmetic] = frozenset()) -> tuple[m.Ambiguity, ...]:
+        """The ambiguities that can differ on ``chunk`` into ``dtype`` (module
+        docstring); not how integers meet FLOAT attributes, nor how a float
+        converts, where both float arithmetics are ``exact_in`` and every
+        attribute is whole (its cast changes nothing); not the branch order
+        where no two branches can hold together (`may_overlap`: Shrink's
+        Threshold >= 0, half of its evaluations)."""
         integer_in = bool(chunk) and all(a.dtype.kind in "iub" for a in chunk.values())
+        settled = len(exact_in) == 2 and all(self._to_integer(n, v) == v for n, v in attrs.items())
         has_nan = any(a.dtype.kind == "f" and bool(np.isnan(a).any()) for a in chunk.values())
         keep = {
             m.AmbiguityKind.NAN: dtype.is_float and has_nan,
-            m.AmbiguityKind.BRANCH_OVERLAP: True,
-            m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE: not dtype.is_float and integer_in,
+            m.AmbiguityKind.BRANCH_OVERLAP: self.may_overlap(attrs),
+            m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE: not dtype.is_float and integer_in and not settled,
             m.AmbiguityKind.INTEGER_OVERFLOW: not dtype.is_float,
+            m.AmbiguityKind.FLOAT_TO_INTEGER: not dtype.is_float and integer_in and not settled,
+            m.AmbiguityKind.DIVISION_BY_ZERO: not dtype.is_float and _any(rr.zero_divisors(self.shape, chunk)),
+            m.AmbiguityKind.INFINITE_DIVISOR: dtype.is_float and _any(rr.infinite_divisors(self.shape, chunk)),
+            m.AmbiguityKind.IEEE_POW: dtype.is_float and _any(rr.pow_specials(self.shape, chunk, attrs)),
         }
         return tuple(a for a in self.ambiguities if keep[a.kind])
 
@@ -147,32 +239,56 @@ class ReadingOracle:
         another value than ``primary`` somewhere: first one marker per
         ambiguity (`marker`), then the single readings, then combinations
         of the ambiguities that made a difference."""
-        seen: _Seen = {primary_settings(self.spec): [(r.expected, r.other_overflow) for r in primary]}
+        exact_in = self.exact_in(chunk, attrs, dtype)
+        memo = _Memo({primary_settings(self.spec).evaluation: [_Evaluated(r.expected, r.other_overflow)
+                                                              for r in primary]}, exact_in)
         singles: list[list[Alternative]] = [[] for _ in outputs]
         mattered: list[m.Ambiguity] = []
         markers: list[list[Alternative]] = [[] for _ in outputs]
-        relevant = self.relevant(chunk, dtype)
+        relevant = self.relevant(chunk, attrs, dtype, exact_in=exact_in)
         for a in relevant:
             mine: list[list[Alternative]] = [[] for _ in outputs]
-            choices = [Choice(((a, r),), self._settings(((a, r),))) for r in a.others if r.setting is not None]
-            if self._add(choices, chunk, attrs, dtype, outputs, primary, signed_zero, mine, seen, keep_empty=True):
+            choices = self._singles(a)
+            if self._add(choices, chunk, attrs, dtype, outputs, primary, signed_zero, mine, memo, keep_empty=True):
                 mattered.append(a)
             for k, alts in enumerate(mine):
                 if any(alt.index.size for alt in alts):  # each reading stays, even where it agrees with the primary
                     markers[k].append(marker(a, alts, primary[k].expected))
                     singles[k].extend(alts)
         combos: list[list[Alternative]] = [[] for _ in outputs]
-        mixes = self._combinations(list(relevant)) or self._combinations(mattered)
-        self._add(mixes, chunk, attrs, dtype, outputs, primary, signed_zero, combos, seen)
+        mixes = self._mixes(relevant) or self._mixes(tuple(mattered))
+        self._add(mixes, chunk, attrs, dtype, outputs, primary, signed_zero, combos, memo)
+        for k in range(len(outputs)):  # a conversion differs only in a mix, with a float arithmetic
+            for a in relevant:
+                if a.kind is m.AmbiguityKind.FLOAT_TO_INTEGER:
+                    found = mix_marker(a, singles[k] + combos[k], primary[k].expected, signed_zero=signed_zero[k])
+                    markers[k].extend([found] if found.index.size else [])
         return [tuple(markers[k] + singles[k] + combos[k]) for k in range(len(outputs))]
+
+    def _singles(self, ambiguity: m.Ambiguity) -> list[Choice]:
+        """The choices of each evaluable reading of ``ambiguity`` alone (made once per run)."""
+        key = ("singles", ambiguity.id)
+        if key not in self.settled:
+            self.settled[key] = [Choice(((ambiguity, r),), self._settings(((ambiguity, r),)))
+                                 for r in ambiguity.others if r.setting is not None]
+        return self.settled[key]
+
+    def _mixes(self, ambiguities: tuple[m.Ambiguity, ...]) -> list[Choice]:
+        """`_combinations` of ``ambiguities``, made once per run and set of them."""
+        key = ("mixes", tuple(a.id for a in ambiguities))
+        if key not in self.settled:
+            self.settled[key] = self._combinations(list(ambiguities))
+        return self.settled[key]
 
     def _combinations(self, mattered: list[m.Ambiguity]) -> list[Choice]:
         """Every mix of readings of two or more of ``mattered``, fewest first."""
         options = [[None, *[r for r in a.others if r.setting is not None]] for a in mattered]
-        if len(mattered) < 2 or np.prod([len(o) for o in options]) > MAX_COMBINATIONS:
+        if len(mattered) < 2:
             return []
-        picks = [tuple((a, r) for a, r in zip(mattered, combo) if r is not None)
-                 for combo in itertools.product(*options)]
+        picks = [p for combo in itertools.product(*options)
+                 if _useful(p := tuple((a, r) for a, r in zip(mattered, combo) if r is not None))]
+        if len(picks) > MAX_COMBINATIONS:
+            return []
         return [Choice(p, self._settings(p)) for p in sorted((p for p in picks if len(p) >= 2), key=len)]
 
     def _settings(self, picks: tuple[tuple[m.Ambiguity, m.Reading], ...]) -> Settings:
@@ -183,7 +299,7 @@ class ReadingOracle:
 
     def _add(self, choices: list[Choice], chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
              dtype: m.DataType, outputs: Sequence[str | None], primary: Sequence[OracleResult],
-             signed_zero: Sequence[bool], found: list[list[Alternative]], seen: _Seen, *,
+             signed_zero: Sequence[bool], found: list[list[Alternative]], memo: _Memo, *,
              keep_empty: bool = False) -> bool:
         """Evaluate ``choices``, add an alternative per output where one
         differs from the primary values (``keep_empty``: also where it does
@@ -191,7 +307,7 @@ class ReadingOracle:
         whether any differed."""
         differed = False
         for choice in choices:
-            results = self._values(choice.settings, chunk, attrs, dtype, outputs, seen)
+            results = self._values(choice.settings, chunk, attrs, dtype, outputs, memo)
             for k, (mine, theirs) in enumerate(zip(results, primary)):
                 where = np.flatnonzero(_differs(mine, theirs.expected, signed_zero=signed_zero[k]))
                 differed = differed or bool(where.size)
@@ -200,47 +316,72 @@ class ReadingOracle:
         return differed
 
     def _values(self, settings: Settings, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
-                dtype: m.DataType, outputs: Sequence[str | None], seen: _Seen) -> list[np.ndarray]:
+                dtype: m.DataType, outputs: Sequence[str | None], memo: _Memo) -> list[np.ndarray]:
         """Each output's values under ``settings``.  One evaluation gives
-        both overflow readings (`OracleResult.other_overflow`): ``seen``
-        holds each evaluation of the call by its settings at the primary
-        overflow, so wrap and saturate cost one (a third of a whole run's
-        reading evaluations, measured)."""
-        base = replace(settings, overflow=self.spec.formula.integer_overflow)
+        both overflow readings (`OracleResult.other_overflow`) and, in float
+        arithmetic, every conversion; the result readings change its values
+        at their masks (`result_readings`).  ``memo`` holds each evaluation
+        of the call by its `Settings.evaluation` at the primary overflow, so
+        wrap and saturate cost one (a third of a whole run's reading
+        evaluations, measured), a result reading none, and a float
+        arithmetic that computes the batch exactly none (``memo.exact_in``)."""
+        base = replace(settings.evaluation, overflow=self.spec.formula.integer_overflow)
         if base.arithmetic is m.IntegerArithmetic.ATTRIBUTE_TO_INTEGER and all(
                 self._to_integer(n, v) == v for n, v in attrs.items()):
             base = replace(base, arithmetic=m.IntegerArithmetic.EXACT)  # whole attributes: the cast changes nothing
+        if base.arithmetic in memo.exact_in:
+            base = replace(base, arithmetic=m.IntegerArithmetic.EXACT)  # in range: no conversion to tell apart
+        seen = memo.evaluations
         if base not in seen:
             seen[base] = self._evaluate(base, chunk, attrs, dtype, outputs)
-        same = settings.overflow is base.overflow
-        return [mine if same or other is None else other for mine, other in seen[base]]
+        key = (base, settings.overflow, settings.conversion)
+        if key not in memo.converted:
+            same = settings.overflow is base.overflow
+            memo.converted[key] = [
+                rr.to_integer(e.floats, dtype, settings.overflow, settings.conversion) if e.floats is not None
+                else e.values if same or e.other_overflow is None else e.other_overflow for e in seen[base]]
+        return [self._patched(settings, values, chunk, attrs) for values in memo.converted[key]]
+
+    def _patched(self, settings: Settings, values: np.ndarray, chunk: Mapping[str, np.ndarray],
+                 attrs: Mapping[str, Any]) -> np.ndarray:
+        """``values`` with the result readings of ``settings`` at their masks."""
+        if settings.division_by_zero is not m.DivisionByZero.QUOTIENT_ZERO and values.dtype.kind in "iu":
+            zero = rr.zero_divisors(self.shape, chunk)
+            if zero is not None:
+                values = rr.division_by_zero(self.shape, chunk, values, zero, settings.division_by_zero)
+        if settings.infinite_divisor is m.InfiniteDivisor.FMOD and values.dtype.kind == "f":
+            infinite = rr.infinite_divisors(self.shape, chunk)
+            if infinite is not None:
+                values = rr.fmod_values(self.shape, chunk, values, infinite)
+        if settings.ieee_pow is m.IeeePow.IEEE_754 and values.dtype.kind == "f":
+            special = rr.pow_specials(self.shape, chunk, attrs)
+            if special is not None:
+                values = rr.ieee_pow(self.shape, chunk, attrs, values, special)
+        return values
 
     def _evaluate(self, settings: Settings, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
-                  dtype: m.DataType, outputs: Sequence[str | None]) -> list[tuple[np.ndarray, np.ndarray | None]]:
-        """Each output's values under ``settings``, in its type, and with
-        the other overflow (None for a float type)."""
+                  dtype: m.DataType, outputs: Sequence[str | None]) -> list[_Evaluated]:
+        """Each output's values under ``settings``, in its type, with the
+        other overflow (None for a float type); in float arithmetic, the
+        float values too."""
         formula = self.flipped if settings.branch_order is m.BranchOrder.LAST else None
         arithmetic = settings.arithmetic
         if arithmetic is m.IntegerArithmetic.ATTRIBUTE_TO_INTEGER:
             attrs = {n: self._to_integer(n, v) for n, v in attrs.items()}
-        elif arithmetic is m.IntegerArithmetic.FLOAT64:
-            chunk = {n: a.astype(np.float64) for n, a in chunk.items()}
-        elif arithmetic is m.IntegerArithmetic.FLOAT32:
-            return self._float32(formula, chunk, attrs, dtype, outputs, settings.overflow)
+        elif arithmetic in (m.IntegerArithmetic.FLOAT64, m.IntegerArithmetic.FLOAT32):
+            work = np.float64 if arithmetic is m.IntegerArithmetic.FLOAT64 else np.float32
+            inputs = {n: a.astype(work) for n, a in chunk.items()}
+            return [self._in_float(literal(formula or self.formula, inputs, attrs, dtype=work, output=o),
+                                   dtype, settings.overflow) for o in outputs]
         results = evaluate_many(formula or self.formula, chunk, attrs, outputs=outputs, dtype=dtype,
                                 nan_policy=settings.nan_policy, overflow=settings.overflow)
-        return [(r.expected, r.other_overflow) for r in results]
+        return [_Evaluated(r.expected, r.other_overflow) for r in results]
 
-    def _float32(self, formula: Prepared | None, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
-                 dtype: m.DataType, outputs: Sequence[str | None],
-                 overflow: m.Overflow) -> list[tuple[np.ndarray, np.ndarray | None]]:
-        """The formula computed step by step in float32, converted toward
-        zero (with ``overflow``, and with the other one)."""
-        inputs = {n: a.astype(np.float32) for n, a in chunk.items()}
-        used = formula or self.formula
-        other = m.Overflow.SATURATE if overflow is m.Overflow.WRAP else m.Overflow.WRAP
-        found = [literal(used, inputs, attrs, dtype=np.float32, output=o) for o in outputs]
-        return [(integer_from_float(v, dtype, overflow), integer_from_float(v, dtype, other)) for v in found]
+    @staticmethod
+    def _in_float(floats: np.ndarray, dtype: m.DataType, overflow: m.Overflow) -> _Evaluated:
+        """Float values computed for an integer ``dtype``: converted toward
+        zero as ``overflow`` says, and kept for the other conversions."""
+        return _Evaluated(rr.to_integer(floats, dtype, overflow, m.FloatToInteger.AS_OVERFLOW), None, floats)
 
     def _to_integer(self, name: str, value: Any) -> Any:
         """A FLOAT attribute as a C cast to an integer makes it (toward zero)."""
@@ -251,17 +392,56 @@ class ReadingOracle:
         return int(as_float) if np.isfinite(as_float) else value
 
 
+#: The `Settings` field that a value of each setting's enum sets.
+_FIELDS: Mapping[type[enum.Enum], str] = {
+    m.NanPolicy: "nan_policy", m.Overflow: "overflow", m.BranchOrder: "branch_order",
+    m.IntegerArithmetic: "arithmetic", m.FloatToInteger: "conversion", m.DivisionByZero: "division_by_zero",
+    m.InfiniteDivisor: "infinite_divisor", m.IeeePow: "ieee_pow",
+}
+
+
 def _with(settings: Settings, value: enum.Enum | None) -> Settings:
     """``settings`` with the one setting ``value`` is a value of (its enum says which)."""
-    if isinstance(value, m.NanPolicy):
-        return replace(settings, nan_policy=value)
-    if isinstance(value, m.Overflow):
-        return replace(settings, overflow=value)
-    if isinstance(value, m.BranchOrder):
-        return replace(settings, branch_order=value)
-    if isinstance(value, m.IntegerArithmetic):
-        return replace(settings, arithmetic=value)
-    return settings
+    field = _FIELDS.get(type(value)) if value is not None else None
+    changes: dict[str, Any] = {field: value} if field is not None else {}
+    return replace(settings, **changes)
+
+
+def _useful(picks: tuple[tuple[m.Ambiguity, m.Reading], ...]) -> bool:
+    """Whether a mix can give values no smaller one gives: a conversion
+    reading counts only for values computed in float, and then the
+    overflow reading does not (the conversion decides alone)."""
+    arithmetic = next((r.setting for a, r in picks if a.kind is m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE),
+                      m.IntegerArithmetic.EXACT)
+    in_float = arithmetic in (m.IntegerArithmetic.FLOAT32, m.IntegerArithmetic.FLOAT64)
+    kinds = {a.kind for a, _ in picks}
+    conversion = m.AmbiguityKind.FLOAT_TO_INTEGER in kinds
+    return not (conversion and (not in_float or m.AmbiguityKind.INTEGER_OVERFLOW in kinds))
+
+
+def _picks(name: str, ambiguity: m.Ambiguity) -> bool:
+    """Whether the reading alternative ``name`` picks a reading of ``ambiguity``."""
+    return any(p.partition(":")[0] == ambiguity.id for p in name.removeprefix(PREFIX).split("+"))
+
+
+def _power_of_two_bounds(values: np.ndarray) -> np.ndarray:
+    """The interval [-2^k, 2^k - 1] (or [0, 2^k - 1]) around integer
+    ``values``, as an array of their type: what `exact_in` proves for it
+    holds for them, and random batches of one type share it (so the proof
+    is made once)."""
+    lo, hi = int(values.min()), int(values.max())
+    bits = max((-lo - 1).bit_length() if lo < 0 else 0, hi.bit_length())
+    return np.array([-(1 << bits) if lo < 0 else 0, (1 << bits) - 1], dtype=values.dtype)
+
+
+def _key(attrs: Mapping[str, Any]) -> tuple[Any, ...]:
+    """``attrs`` as a dictionary key (the values of a case's attributes are
+    numbers, texts and enum members)."""
+    return tuple(sorted((name, repr(value)) for name, value in attrs.items()))
+
+
+def _any(mask: np.ndarray | None) -> bool:
+    return mask is not None and bool(mask.any())
 
 
 def marker_name(ambiguity: m.Ambiguity) -> str:
@@ -276,6 +456,29 @@ def marker(ambiguity: m.Ambiguity, alternatives: list[Alternative], expected: np
     every other alternative, the elements it finds already passing are
     those that took the primary reading (`judge`, `report.readings`)."""
     index = np.unique(np.concatenate([alt.index for alt in alternatives]))
+    return Alternative(marker_name(ambiguity), index, expected[index], Tier.STRICT,
+                       f"{ambiguity.id}: the primary reading ({ambiguity.primary})")
+
+
+def mix_marker(ambiguity: m.Ambiguity, alternatives: list[Alternative], expected: np.ndarray, *,
+               signed_zero: bool) -> Alternative:
+    """`marker` for an ambiguity whose readings act only in a mix (x86's
+    conversion of a value computed in float): the primary values where a
+    mix that picks it gives another value than the same mix without it
+    (the primary values where no such mix is offered).  A mix of another
+    ambiguity's readings (NaN's, branch order's) marks nothing here."""
+    offered = {alt.name: alt for alt in alternatives}
+    found = [np.zeros(0, dtype=np.intp)]
+    for alt in alternatives:
+        if not alt.index.size or not _picks(alt.name, ambiguity):
+            continue
+        rest = [p for p in alt.name.removeprefix(PREFIX).split("+") if p.partition(":")[0] != ambiguity.id]
+        without = expected.copy()
+        partner = offered.get(PREFIX + "+".join(rest))
+        if partner is not None:
+            without[partner.index] = partner.values
+        found.append(alt.index[_differs(alt.values, without[alt.index], signed_zero=signed_zero)])
+    index = np.unique(np.concatenate(found))
     return Alternative(marker_name(ambiguity), index, expected[index], Tier.STRICT,
                        f"{ambiguity.id}: the primary reading ({ambiguity.primary})")
 

@@ -475,6 +475,10 @@ def _primary_setting(spec: m.Spec, kind: m.AmbiguityKind) -> enum.Enum | None:
         m.AmbiguityKind.INTEGER_OVERFLOW: spec.formula.integer_overflow,
         m.AmbiguityKind.BRANCH_OVERLAP: m.BranchOrder.FIRST,
         m.AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE: m.IntegerArithmetic.EXACT,
+        m.AmbiguityKind.FLOAT_TO_INTEGER: m.FloatToInteger.AS_OVERFLOW,
+        m.AmbiguityKind.DIVISION_BY_ZERO: m.DivisionByZero.QUOTIENT_ZERO,
+        m.AmbiguityKind.INFINITE_DIVISOR: m.InfiniteDivisor.FORMULA,
+        m.AmbiguityKind.IEEE_POW: m.IeeePow.FORMULA,
     }
     return settings.get(kind)
 

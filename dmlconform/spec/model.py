@@ -369,6 +369,10 @@ class AmbiguityKind(enum.Enum):
     BRANCH_OVERLAP = "branch-overlap"                    # two branches hold with different values
     INTEGER_FLOAT_ATTRIBUTE = "integer-float-attribute"  # integer tensors, FLOAT attributes
     INTEGER_OVERFLOW = "integer-overflow"                # integer results out of the type's range
+    DIVISION_BY_ZERO = "integer-division-by-zero"        # an integer divided by 0
+    INFINITE_DIVISOR = "infinite-divisor"                # a float modulus by +-inf
+    IEEE_POW = "ieee-pow"                                # pow's IEEE 754 special values
+    FLOAT_TO_INTEGER = "float-to-integer-conversion"     # a float out of an integer type's range converted
     SIGNED_ZERO = "signed-zero"                          # the sign of a zero result
     OTHER = "other"                                      # written by hand; not evaluated
 
@@ -389,6 +393,37 @@ class IntegerArithmetic(enum.Enum):
     ATTRIBUTE_TO_INTEGER = "attribute-to-integer"  # each FLOAT attribute cast to an integer first
 
 
+class DivisionByZero(enum.Enum):
+    """What an integer division by zero gives (C, ONNX and the docs leave it undefined)."""
+
+    QUOTIENT_ZERO = "quotient-zero"  # a / 0 is 0 (AArch64 SDIV/UDIV): a - b * floor(a / b) gives a
+    ZERO = "zero"                    # the result is 0 (numpy's integer // and %)
+    ALL_ONES = "all-ones"            # every bit set, -1 or the unsigned maximum (CUDA; 2^32 - 1 for a
+    #                                  64-bit dividend in [0, 2^32), CUDA's 32-bit path)
+
+
+class InfiniteDivisor(enum.Enum):
+    """What ``a - b * floor(a / b)`` (or trunc) gives for a finite a and an infinite b."""
+
+    FORMULA = "formula"  # the formula step by step in IEEE arithmetic: inf * 0 is NaN
+    FMOD = "fmod"        # C's fmod(a, +-inf) = a; floor mode adds b where the signs differ (numpy, torch)
+
+
+class IeeePow(enum.Enum):
+    """What pow gives at IEEE 754's special values (pow(-inf, 0.5), pow(-1, inf), pow(NaN, 0), ...)."""
+
+    FORMULA = "formula"    # the real x^y: NaN for a negative base to a non-integer power, NaN propagates
+    IEEE_754 = "ieee-754"  # IEEE 754-2019 9.2.1 pow, as C's pow (and numpy, torch, onnxruntime) give
+
+
+class FloatToInteger(enum.Enum):
+    """How a float value out of an integer type's range (or NaN) converts (C leaves it undefined)."""
+
+    AS_OVERFLOW = "as-overflow"  # as an exact result out of range: the integer-overflow reading (wrap, saturate)
+    INDEFINITE = "indefinite"    # x86 cvtt*2si: INT_MIN of int32 (int64 for 64-bit types), low bits kept
+    WIDE_SATURATE = "wide-saturate"  # ARM FCVTZS, CUDA cvt.rzi: saturated to int32 (int64), low bits kept, NaN 0
+
+
 class SignedZero(enum.Enum):
     """Whether the sign of a zero result counts."""
 
@@ -403,6 +438,10 @@ SETTING_OF: dict[AmbiguityKind, tuple[str, type[enum.Enum]]] = {
     AmbiguityKind.INTEGER_FLOAT_ATTRIBUTE: ("integer_arithmetic", IntegerArithmetic),
     AmbiguityKind.INTEGER_OVERFLOW: ("integer_overflow", Overflow),
     AmbiguityKind.SIGNED_ZERO: ("signed_zero", SignedZero),
+    AmbiguityKind.DIVISION_BY_ZERO: ("division_by_zero", DivisionByZero),
+    AmbiguityKind.INFINITE_DIVISOR: ("infinite_divisor", InfiniteDivisor),
+    AmbiguityKind.IEEE_POW: ("ieee_pow", IeeePow),
+    AmbiguityKind.FLOAT_TO_INTEGER: ("float_to_integer", FloatToInteger),
 }
 
 

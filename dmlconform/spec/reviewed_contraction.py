@@ -12,7 +12,7 @@ from dmlconform.spec import reviewed_checks as rc
 from dmlconform.spec.semantics import Contraction, Operand
 
 _OPERAND = {"type": "object", "additionalProperties": False, "required": ["tensor"],
-            "properties": {"tensor": rc.IDENT, "transform": rc.IDENT}}
+            "properties": {"tensor": rc.IDENT, "transform": rc.IDENT, "zero_point": rc.IDENT, "scale": rc.IDENT}}
 SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["family", "source", "a", "b", "output"],
     "properties": {
@@ -39,14 +39,17 @@ def build(data: dict[str, Any]) -> Contraction:
 
 
 def _operand(d: dict[str, Any]) -> Operand:
-    return Operand(d["tensor"], d.get("transform"))
+    return Operand(d["tensor"], d.get("transform"), d.get("zero_point"), d.get("scale"))
 
 
 def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     """Names, kinds and roles of the fields the semantics name, every field
-    named, and the dimension counts and types against the support tables."""
-    roles = (("a", "tensor"), m.TensorRole.INPUT), (("b", "tensor"), m.TensorRole.INPUT), \
-        (("c", "tensor"), m.TensorRole.INPUT), (("output",), m.TensorRole.OUTPUT)
+    named, and the dimension counts (of the matrices: zero points and scales
+    have their own, which the tables check) and types against the support
+    tables."""
+    roles = [(("a", "tensor"), m.TensorRole.INPUT), (("b", "tensor"), m.TensorRole.INPUT),
+             (("c", "tensor"), m.TensorRole.INPUT), (("output",), m.TensorRole.OUTPUT)]
+    roles += [((side, part), m.TensorRole.INPUT) for side in ("a", "b") for part in ("zero_point", "scale")]
     named: list[str] = []
     found: list[rc.Located] = []
     for path, role in roles:
@@ -64,7 +67,9 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     yield from found
     if not found:  # a misnamed field is its own problem: the one it meant is not "left out" twice
         yield from rc.left_out(spec, named)
-    yield from rc.dims_problems(data, spec, [n for n in named if (f := spec.field(n)) is not None and f.is_tensor])
+    side = {rc.get(data, (s, part)) for s in ("a", "b") for part in ("zero_point", "scale")}  # own dimension counts
+    matrices = [n for n in named if n not in side and (f := spec.field(n)) is not None and f.is_tensor]
+    yield from rc.dims_problems(data, spec, matrices)
     yield from rc.accumulator_problems(data, spec)
 
 

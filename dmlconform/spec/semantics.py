@@ -47,10 +47,16 @@ class Semantics:
 @dataclass(frozen=True, slots=True)
 class Operand:
     """One matrix operand: its tensor, and the enum attribute that transposes
-    it (``transform``: None where nothing does)."""
+    it (``transform``: None where nothing does).  A quantized operand
+    (MATRIX_MULTIPLY_INTEGER) names its optional zero-point tensor,
+    subtracted before the product, and its scale tensor (the _TO_FLOAT
+    variant: multiplied after); A's are per tensor or per row, B's per
+    tensor or per column (`cases.contraction_integer.side_view`)."""
 
     tensor: str
     transform: str | None = None
+    zero_point: str | None = None
+    scale: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +64,8 @@ class Contraction(Semantics):
     """``output = activation(alpha * op(a) x op(b) + beta * c)`` over the
     last two dimensions, every leading dimension a batch (GEMM).
 
-    ``c`` is the optional addend's tensor (None: none), read through its
-    strides (a stride of 0 broadcasts it: ``c_broadcast``); ``alpha`` and
+    ``c`` is the optional addend's tensor (None: none; MATRIX_MULTIPLY_
+    INTEGER_TO_FLOAT's bias), read through its strides (a stride of 0 broadcasts it: ``c_broadcast``); ``alpha`` and
     ``beta`` name FLOAT attributes (None: 1); ``activation`` the fused
     activation's attribute (None: none).  ``dimension_counts`` per feature
     level (oldest first) and ``accumulators`` (tensor type -> the type sums
@@ -77,6 +83,12 @@ class Contraction(Semantics):
     activation: str | None = None
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     accumulators: tuple[tuple[DataType, DataType], ...] = ()
+
+    @property
+    def quantized(self) -> bool:
+        """Integer operands with zero points (MATRIX_MULTIPLY_INTEGER and its
+        _TO_FLOAT variant): `cases.contraction_integer` makes their cases."""
+        return self.a.zero_point is not None or self.b.zero_point is not None
 
     def accumulator(self, dtype: DataType) -> DataType:
         """The type sums of ``dtype`` tensors are bounded in (its own where the

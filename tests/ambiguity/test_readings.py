@@ -17,7 +17,7 @@ from dmlconform.results import CaseResult, Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
 from dmlconform.spec.load import load_spec
-from tests.ambiguity.literal import LITERAL, NEITHER, OTHER, LiteralBackend, Op
+from tests.ambiguity.literal import LITERAL, NEITHER, OTHER, ZERO, LiteralBackend, Op
 from tests.conftest import REPO
 
 LEVEL = m.FeatureLevel.FL_6_4
@@ -46,13 +46,28 @@ def _failed(results: tuple[CaseResult, ...]) -> list[str]:
 EXPECTED = {
     "ACTIVATION_SHRINK": (
         {"nan": "took formula", "branch-overlap": "took primary", "integer-float-attribute": "took float32",
-         "integer-overflow": "took primary"},
+         "integer-overflow": "took primary", "float-to-integer-conversion": "took indefinite"},
         {"nan": "took primary", "branch-overlap": "took last-match",
-         "integer-float-attribute": "took attribute-to-integer", "integer-overflow": "took saturate"},
+         "integer-float-attribute": "took attribute-to-integer", "integer-overflow": "took saturate",
+         "float-to-integer-conversion": "took primary"},
     ),
     "ACTIVATION_THRESHOLDED_RELU": ({"nan": "took formula"}, {"nan": "took primary"}),
     "ELEMENT_WISE_SIGN": ({"nan": "took primary"}, {"nan": "took propagate"}),
     "ELEMENT_WISE_ADD": ({"integer-overflow": "took primary"}, {"integer-overflow": "took saturate"}),
+    "ELEMENT_WISE_MODULUS_FLOOR": (
+        {"integer-division-by-zero": "took primary", "infinite-divisor": "took fmod"},
+        {"integer-division-by-zero": "took all-ones", "infinite-divisor": "took primary"},
+    ),
+    "ELEMENT_WISE_DIVIDE": (
+        {"integer-division-by-zero": "took primary", "integer-overflow": "took primary"},
+        {"integer-division-by-zero": "took all-ones", "integer-overflow": "took primary"},
+    ),
+    "ELEMENT_WISE_POW": (
+        {"integer-pow": "took float64", "integer-overflow": "took primary", "ieee-pow": "took ieee-754",
+         "float-to-integer-conversion": "took indefinite"},
+        {"integer-pow": "took primary", "integer-overflow": "took saturate", "ieee-pow": "took primary",
+         "float-to-integer-conversion": "took primary"},
+    ),
 }
 
 
@@ -62,6 +77,13 @@ def test_every_reading_passes_and_is_named(op: str, which: str) -> None:
     results = _run(op, LITERAL if which == "literal" else OTHER)
     assert _failed(results) == []
     assert _statuses(results) == EXPECTED[op][which == "other"]
+
+
+def test_numpys_zero_for_an_integer_modulus_by_zero_passes_and_is_named() -> None:
+    """numpy's ``%`` gives 0 for b = 0; torch on CUDA -1 (OTHER); AArch64 a (LITERAL)."""
+    results = _run("ELEMENT_WISE_MODULUS_FLOOR", ZERO)
+    assert _failed(results) == []
+    assert _statuses(results)["integer-division-by-zero"] == "took zero"
 
 
 @pytest.mark.parametrize("op", sorted(EXPECTED))

@@ -30,6 +30,9 @@ from dmlconform.commands.backend_commands import (
 )
 from dmlconform.errors import BackendLoadError, ExitCode
 
+#: The faulty backend's fault names as its messages list them.
+KNOWN_FAULTS = ", ".join(FAULTS)
+
 PKG = Path(__file__).parent / "fake_backend_pkg"
 
 
@@ -101,16 +104,15 @@ def test_an_unknown_option_is_a_usage_error_naming_the_known_ones(site: Path) ->
     ("onnxruntime", "thread=2", "error: dmlconform[onnxruntime]: onnxruntime backend: unknown option thread "
                                 "(--backend-arg); it knows provider, feature_level, threads; did you mean threads?"),
     ("torch", "devcie=cpu", "error: dmlconform[torch]: torch backend: unknown option devcie (--backend-arg); "
-                            "it knows device, feature_level; did you mean device?"),
+                            "it knows device, feature_level, tf32; did you mean device?"),
     ("directml", "path=x", "error: dmlconform[directml]: directml backend: unknown option path (--backend-arg); "
                            "it knows dml_path, feature_level, stack; did you mean dml_path?"),
     ("cpu", "feature_level=9_9", "error: dmlconform[cpu]: cpu backend: feature_level: unknown feature level '9_9' "
                                  "(known: 1_0, 2_0, 2_1, 3_0, 3_1, 4_0, 4_1, 5_0, 5_1, 5_2, 6_0, 6_1, 6_2, 6_3, 6_4)"),
     ("faulty", "faults=bogus", "error: dmlconform[faulty]: faulty backend: faults='bogus': unknown fault(s) bogus; "
-                               f"known: {', '.join(FAULTS)}"),
+                               f"known: {KNOWN_FAULTS}"),
     ("faulty", "faults=", "error: dmlconform[faulty]: faulty backend: name the faults to plant: --backend-arg "
-                          f"faults=NAME[,NAME...] (known: {', '.join(FAULTS)}); the cpu backend is this "
-                          "one without faults"),
+                          f"faults=NAME[,NAME...] (known: {KNOWN_FAULTS}); the cpu backend is this one without faults"),
     ("onnxruntime", "threads=two", "error: dmlconform[onnxruntime]: onnxruntime backend: threads='two' is not a "
                                    "whole number"),
 ])
@@ -128,8 +130,7 @@ def test_faulty_without_faults_is_a_usage_error_listing_them() -> None:
     result = CliRunner().invoke(main, ["run", "--backend", "faulty", "--op", "ACTIVATION_SHRINK", "--no-progress"])
     assert result.exit_code == ExitCode.USAGE
     assert result.output == ("error: dmlconform[faulty]: faulty backend: name the faults to plant: --backend-arg "
-                             f"faults=NAME[,NAME...] (known: {', '.join(FAULTS)}); "
-                             "the cpu backend is this one without faults\n")
+                             f"faults=NAME[,NAME...] (known: {KNOWN_FAULTS}); the cpu backend is this one without faults\n")
 
 
 def test_unknown_name_lists_installed_and_suggests(site: Path) -> None:

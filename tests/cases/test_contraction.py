@@ -20,7 +20,7 @@ SPECS = str(REPO / "specs")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("gemm") / "cases"
     result = CliRunner().invoke(main, ["gen", "--specs", SPECS, "--op", "GEMM", "-o", str(out)])
-    assert result.exit_code == 0 and result.output == f"wrote 72 cases of 1 operator at 6_4 (seed 0) to {out}\n"
+    assert result.exit_code == 0 and result.output == f"wrote 86 cases of 1 operator at 6_4 (seed 0) to {out}\n"
     return out
 
 
@@ -28,7 +28,7 @@ def test_gen_then_run_replays_every_gemm_case(folder: Path, tmp_path: Path) -> N
     result = CliRunner().invoke(main, ["run", "--specs", SPECS, "--op", "GEMM", "--cases", str(folder), "--no-progress",
                                        "--no-isolate", "-o", str(tmp_path / "r")])
     assert result.exit_code == 0, result.output
-    assert "72 cases: 70 PASS, 2 NOT_SUPPORTED" in result.output
+    assert "86 cases: 84 PASS, 2 NOT_SUPPORTED" in result.output
 
 
 def _edited(folder: Path, tmp_path: Path, edit: object) -> Path:

@@ -47,7 +47,7 @@ def test_gemm_is_claimed_by_the_contraction_family() -> None:
 
 def test_the_suite_has_what_the_issue_asks_for() -> None:
     ids = [c.id for c in _cases()]
-    assert len(ids) == len(set(ids)) == 72
+    assert len(ids) == len(set(ids)) == 86
     for wanted in ("GEMM/FLOAT32/4d/k1/exact", "GEMM/FLOAT16/4d/k1000/exact", "GEMM/FLOAT32/4d/k257/random",
                    "GEMM/FLOAT32/4d/k33/random/transA", "GEMM/FLOAT16/4d/k33/random/transA,transB",
                    "GEMM/FLOAT32/4d/k7/random/alpha=0.5,beta=-0.25", "GEMM/FLOAT32/4d/k7/random/broadcastC-row",

@@ -27,7 +27,8 @@ def _kinds(spec: m.Spec) -> list[tuple[str, str]]:
 def test_extract_finds_every_kind_on_shrink() -> None:
     spec = _spec("ACTIVATION_SHRINK")
     assert _kinds(spec) == [("nan", "propagate"), ("branch-overlap", "first-match"),
-                            ("integer-float-attribute", "exact"), ("integer-overflow", "wrap")]
+                            ("integer-float-attribute", "exact"), ("integer-overflow", "wrap"),
+                            ("float-to-integer-conversion", "as-overflow")]
     nan = spec.ambiguities[0]
     assert nan.source == "operators/windows-docs-scraper/ns-directml-dml_activation_shrink_operator_desc.md:6"
     assert [r.setting for r in nan.readings] == [m.NanPolicy.PROPAGATE, m.NanPolicy.FORMULA]
@@ -41,8 +42,14 @@ def test_extract_finds_every_kind_on_shrink() -> None:
     ("ACTIVATION_SOFTSIGN", []),
     ("ACTIVATION_ELU", []),  # NaN reaches `Alpha * (exp(x) - 1)`, which carries it
     ("ACTIVATION_PARAMETERIZED_RELU", [("nan", "propagate"), ("integer-overflow", "wrap")]),  # x >= 0 never reads slope
-    ("ELEMENT_WISE_POW", [("nan", "propagate"), ("integer-overflow", "wrap")]),  # pow(NaN, 0) = 1 in IEEE 754
-    ("ELEMENT_WISE_CONSTANT_POW", [("nan", "propagate")]),  # float tensors only
+    ("ELEMENT_WISE_POW", [("integer-pow", "exact"), ("integer-overflow", "wrap"), ("ieee-pow", "formula"),
+                          ("float-to-integer-conversion", "as-overflow")]),  # pow(NaN, 0) = 1 in IEEE 754
+    ("ELEMENT_WISE_CONSTANT_POW", [("ieee-pow", "formula")]),  # float tensors only
+    ("ELEMENT_WISE_DIVIDE", [("integer-overflow", "wrap"), ("integer-division-by-zero", "quotient-zero")]),
+    ("ELEMENT_WISE_MODULUS_FLOOR", [("integer-overflow", "wrap"), ("integer-division-by-zero", "quotient-zero"),
+                                    ("infinite-divisor", "formula")]),
+    ("ELEMENT_WISE_MEAN", [("integer-overflow", "wrap")]),  # (a + b) / 2: a constant divisor is never 0
+    ("ELEMENT_WISE_RECIP", []),  # 1 / x on float tensors only: IEEE gives inf
 ])
 def test_extract_finds_only_what_the_formula_shows(op: str, expected: list[tuple[str, str]]) -> None:
     assert _kinds(_spec(op)) == expected
@@ -51,12 +58,33 @@ def test_extract_finds_only_what_the_formula_shows(op: str, expected: list[tuple
 def test_a_nan_an_untaken_branch_never_reads_and_ieee_pow_are_ambiguities() -> None:
     """The results page called these doc ambiguities while they FAILed
     onnxruntime and torch: PRelu's NaN slope at x >= 0 gives x, and IEEE
-    754 pow gives 1 for pow(NaN, 0)."""
+    754 pow gives 1 for pow(NaN, 0) and +inf for pow(-inf, 0.5)."""
     (prelu,) = [a for a in _spec("ACTIVATION_PARAMETERIZED_RELU").ambiguities if a.id == "nan"]
     assert "(x)" in prelu.readings[1].says
-    (pow_nan,) = [a for a in _spec("ELEMENT_WISE_POW").ambiguities if a.id == "nan"]
-    assert pow_nan.question == "What does a NaN input give where IEEE 754 pow(input, exponent) gives a number?"
-    assert pow_nan.readings[1].says.endswith("gives 1 for pow(NaN, 0) and pow(1, NaN), like C and ONNX")
+    (pow_ieee,) = [a for a in _spec("ELEMENT_WISE_POW").ambiguities if a.id == "ieee-pow"]
+    assert pow_ieee.question == "What does pow(input, exponent) give at IEEE 754's special values?"
+    assert [r.setting for r in pow_ieee.readings] == [m.IeeePow.FORMULA, m.IeeePow.IEEE_754]
+    assert "pow(-inf, 0.5) = +inf" in pow_ieee.readings[1].says
+
+
+def test_integer_division_by_zero_has_the_readings_implementations_take() -> None:
+    """Issue #22: torch on CUDA gives -1 for an integer modulus by zero,
+    numpy 0, AArch64's quotient of 0 leaves a; the doc says nothing."""
+    (mod,) = [a for a in _spec("ELEMENT_WISE_MODULUS_TRUNCATE").ambiguities if a.id == "integer-division-by-zero"]
+    assert mod.question == "What does an integer division by b = 0 give (C and ONNX leave it undefined)?"
+    assert [r.setting for r in mod.readings] == [m.DivisionByZero.QUOTIENT_ZERO, m.DivisionByZero.ZERO,
+                                                 m.DivisionByZero.ALL_ONES]
+    (div,) = [a for a in _spec("ELEMENT_WISE_DIVIDE").ambiguities if a.id == "integer-division-by-zero"]
+    assert [r.id for r in div.readings] == ["quotient-zero", "all-ones"]  # a / 0 = 0 is a result of 0: no `zero`
+
+
+def test_a_modulus_by_infinity_and_a_conversion_out_of_range_are_ambiguities() -> None:
+    (floor,) = [a for a in _spec("ELEMENT_WISE_MODULUS_FLOOR").ambiguities if a.id == "infinite-divisor"]
+    assert floor.question == "What does a finite a give for b = +-inf?"
+    assert "adding b where a and b differ in sign" in floor.readings[1].says
+    (conversion,) = [a for a in _spec("ELEMENT_WISE_CLIP").ambiguities if a.kind is m.AmbiguityKind.FLOAT_TO_INTEGER]
+    assert [r.setting for r in conversion.readings] == [m.FloatToInteger.AS_OVERFLOW, m.FloatToInteger.INDEFINITE,
+                                                        m.FloatToInteger.WIDE_SATURATE]
 
 
 def test_a_spec_with_ambiguities_round_trips() -> None:
@@ -98,8 +126,9 @@ def test_the_reviewed_overlay_is_merged_and_never_stored(tmp_path: Path) -> None
 def test_a_reviewed_entry_replaces_the_derived_one_of_its_id(tmp_path: Path) -> None:
     overlay = OVERLAY.replace("id: bias-rounding\n  kind: other", "id: integer-overflow\n  kind: other")
     spec = load_spec(_folder(tmp_path, overlay) / "ACTIVATION_SHRINK.yaml")
-    assert [a.id for a in spec.ambiguities] == ["nan", "branch-overlap", "integer-float-attribute", "integer-overflow"]
-    assert spec.ambiguities[-1].reviewed
+    assert [a.id for a in spec.ambiguities] == ["nan", "branch-overlap", "integer-float-attribute", "integer-overflow",
+                                                "float-to-integer-conversion"]
+    assert spec.ambiguities[3].reviewed and not spec.ambiguities[-1].reviewed
 
 
 @pytest.mark.parametrize("change, where, message", [
