@@ -44,6 +44,10 @@ MUTANTS = {
     "gemm-c-strides-ignored": ("GEMM",),
     "gemm-transa-ignored": ("GEMM",),
     "gemm-float16-accumulation": ("GEMM",),
+    "reduce-dropped-term": ("REDUCE",),
+    "reduce-wrong-axis": ("REDUCE", "ARGMAX"),
+    "reduce-arg-tie-flipped": ("ARGMAX", "ARGMIN"),
+    "reduce-float16-accumulation": ("REDUCE",),
     "round-half-away": ("ELEMENT_WISE_ROUND",),
     "bit-count-low-byte": ("ELEMENT_WISE_BIT_COUNT",),
     "bitwise-float-values": ("ELEMENT_WISE_BIT_AND", "ELEMENT_WISE_BIT_NOT"),
@@ -105,6 +109,10 @@ def test_where_each_mutant_is_caught() -> None:
     assert all("transA" in r.case_id for r in by_name["gemm-transa-ignored"])
     assert all(r.dtype == "FLOAT16" for r in by_name["gemm-float16-accumulation"])
     assert any("/exact" in r.case_id for r in by_name["gemm-dropped-term"])
+    assert any("/sum/exact" in r.case_id for r in by_name["reduce-dropped-term"])
+    assert all("/square" in r.case_id or "/example" in r.case_id for r in by_name["reduce-wrong-axis"])
+    assert any("/ties" in r.case_id for r in by_name["reduce-arg-tie-flipped"])
+    assert all(r.dtype == "FLOAT16" for r in by_name["reduce-float16-accumulation"])
     assert all("/exclusive/" in r.case_id for r in by_name["scan-exclusive-ignored"])
     assert any("/exact" in r.case_id for r in by_name["scan-dropped-term"])
     assert any(r.case_id.endswith(("/ties", "/equal", "/example3")) for r in by_name["topk-ties-by-last-index"])

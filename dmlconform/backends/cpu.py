@@ -21,7 +21,7 @@ from types import MappingProxyType
 import numpy as np
 
 import dmlconform
-from dmlconform.backends import cpu_contraction, cpu_sequence, cpu_softmax
+from dmlconform.backends import cpu_contraction, cpu_reduction, cpu_sequence, cpu_softmax
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -46,6 +46,7 @@ from dmlconform.spec.model import (
     TensorSupport,
 )
 from dmlconform.spec.semantics import Contraction, Semantics
+from dmlconform.spec.semantics_reduction import Reduction
 from dmlconform.spec.semantics_sequence import SequenceOp
 from dmlconform.spec.semantics_softmax import Softmax
 
@@ -61,7 +62,8 @@ SHAPED_OPS = frozenset({"VALUE_SCALE_2D"})
 #: ``compute(spec, case, buffers)`` -> the outputs, like `compute`.
 REFERENCES: Mapping[type[Semantics], Callable[[Spec, Case, Mapping[str, np.ndarray]], dict[str, np.ndarray]]] = \
     MappingProxyType({Contraction: cpu_contraction.compute, Softmax: cpu_softmax.compute,
-                      SequenceOp: cpu_sequence.compute})
+                      SequenceOp: cpu_sequence.compute,
+                      Reduction: cpu_reduction.compute})
 
 
 class CpuBackend:

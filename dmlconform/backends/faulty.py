@@ -18,6 +18,7 @@ import numpy as np
 
 from dmlconform.backends import faulty_bitwise as bitwise
 from dmlconform.backends import faulty_contraction as contraction
+from dmlconform.backends import faulty_reduction as reduction
 from dmlconform.backends import faulty_sequence as sequence
 from dmlconform.backends import faulty_softmax as softmax
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
@@ -103,6 +104,10 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "gemm-c-strides-ignored": contraction.c_strides_ignored,
     "gemm-transa-ignored": contraction.transa_ignored,
     "gemm-float16-accumulation": contraction.float16_accumulation,
+    "reduce-dropped-term": reduction.dropped_term,
+    "reduce-wrong-axis": reduction.wrong_axis,
+    "reduce-arg-tie-flipped": reduction.tie_flipped,
+    "reduce-float16-accumulation": reduction.float16_accumulation,
     "round-half-away": bitwise.round_half_away,
     "bit-count-low-byte": bitwise.bit_count_low_byte,
     "bitwise-float-values": bitwise.bitwise_float_values,

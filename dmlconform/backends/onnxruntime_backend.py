@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import onnx_bitwise, onnx_contraction, onnx_sequence, onnx_softmax
+from dmlconform.backends import onnx_bitwise, onnx_contraction, onnx_reduction, onnx_sequence, onnx_softmax
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -336,6 +336,8 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
     **{op: OnnxMapping(**kwargs) for op, kwargs in onnx_bitwise.MAPPINGS.items()},
     **{op: OnnxMapping(t, attrs=onnx_softmax.attrs, opset=onnx_softmax.OPSET, integer=False, note=onnx_softmax.NOTE,
                        runner=onnx_softmax.run, check=onnx_softmax.fed_axis) for op, t in onnx_softmax.OPERATORS.items()},
+    **{op: OnnxMapping(t, attrs=onnx_reduction.attrs, runner=onnx_reduction.run, check=onnx_reduction.plan,
+                       note=onnx_reduction.NOTE) for op, t in onnx_reduction.MAPPED.items()},
 }
 
 

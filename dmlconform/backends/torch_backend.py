@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import torch_bitwise, torch_sequence, torch_softmax
+from dmlconform.backends import torch_bitwise, torch_reduction, torch_sequence, torch_softmax
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.onnxruntime_backend import (
     Attrs,
@@ -123,6 +123,7 @@ _CLAMP = TorchOp(lambda t, xs, a: t.clamp(xs[0], *clip_bounds(a)[1]), check=lamb
                  note="clamp(x, Min, Max); Min > Max is NOT_SUPPORTED (torch gives Max, the doc Min)")
 
 TORCH_OPS: Mapping[str, TorchOp] = {
+    **{op: TorchOp(fn, check=check) for op, (fn, check) in torch_reduction.OPS.items()},
     **{op: _method(name) for op, name in {
         "ELEMENT_WISE_ABS": "abs", "ELEMENT_WISE_ACOS": "acos", "ELEMENT_WISE_ACOSH": "acosh",
         "ELEMENT_WISE_ASIN": "asin", "ELEMENT_WISE_ASINH": "asinh", "ELEMENT_WISE_ATAN": "atan",

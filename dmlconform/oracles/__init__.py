@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 
 from dmlconform.cases import contraction as contraction_cases
 from dmlconform.cases import generate as formula_cases
+from dmlconform.cases import reduction as reduction_cases
 from dmlconform.cases import sequence as sequence_cases
 from dmlconform.cases import softmax as softmax_cases
 from dmlconform.cases.model import Case
-from dmlconform.oracles import contraction, elementwise, sequence
+from dmlconform.oracles import contraction, elementwise, reduction, sequence
 from dmlconform.oracles import softmax as softmax_oracle
 from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
@@ -50,6 +51,8 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family("contraction", contraction.claims, contraction_cases.generate, contraction.ContractionOracle.of,
            contraction_cases.generable, contraction_cases.case_problems),
+    Family("reduction", reduction.claims, reduction_cases.generate, reduction.ReductionOracle.of,
+           reduction_cases.generable, reduction_cases.case_problems),
     Family("softmax", softmax_cases.claims, softmax_cases.generate, softmax_oracle.SoftmaxOracle.of, softmax_cases.generable,
            softmax_cases.case_problems),
     Family("sequence", sequence.claims, sequence_cases.generate, sequence.SequenceOracle.of, sequence_cases.generable,

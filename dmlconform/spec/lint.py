@@ -27,7 +27,7 @@ from dmlconform.errors import FormulaError, InputError, SpecError
 from dmlconform.formula import parse
 from dmlconform.formula.boundaries import overlaps
 from dmlconform.formula.tree import FormulaTree, names, otherwise_branches
-from dmlconform.spec import load
+from dmlconform.spec import lint_examples, load
 from dmlconform.spec import model as m
 from dmlconform.spec.load import Document, JsonPath
 
@@ -73,6 +73,7 @@ UNKNOWN_LEVEL = Rule("DML003", "unknown-feature-level", "a feature level that do
 UNKNOWN_DTYPE = Rule("DML004", "unknown-data-type", "a tensor data type that does not exist (misspelt or not upper case)", ERROR)
 FILE_NAME = Rule("DML005", "file-name", "the file is not named `<operator>.yaml`", ERROR)
 DUPLICATE_OPERATOR = Rule("DML006", "duplicate-operator", "two spec files describe the same operator", ERROR)
+DOC_EXAMPLE = Rule("DML131", "doc-example", "a worked example of the doc (transcribed in a reviewed overlay) disagrees with its own input", WARNING)
 
 
 def _problem_kind(problem: load.Problem) -> str:
@@ -754,7 +755,7 @@ _CHECKS: tuple[tuple[Rule, Check], ...] = (
 
 #: Every rule, in code order: the table `lint --list` prints.
 RULES: tuple[Rule, ...] = (YAML_SYNTAX, SCHEMA, UNKNOWN_LEVEL, UNKNOWN_DTYPE, FILE_NAME, DUPLICATE_OPERATOR) + tuple(
-    rule for rule, _ in _CHECKS)
+    rule for rule, _ in _CHECKS) + (DOC_EXAMPLE,)
 
 
 def _finding(rule: Rule, doc: Document, json_path: JsonPath, message: str) -> Finding:
@@ -891,12 +892,12 @@ def _overlay_findings(doc: Document, path: Path) -> list[Finding]:
         return [_finding(SCHEMA, doc, (), f"overlay {path.name} has no spec {spec_path}: name the overlay after "
                                           "its spec file, in the reviewed folder beside it")]
     try:
-        load.load_spec(spec_path)
+        spec = load.load_spec(spec_path)
     except SpecError as exc:
         if exc.path != str(path):
             return []  # the spec's own problems are its findings
         return [Finding(SCHEMA.code, exc.path, exc.line, exc.column, exc.message, SCHEMA.severity)]
-    return []
+    return [_finding(DOC_EXAMPLE, doc, where, message) for where, message in lint_examples.findings(spec)]
 
 
 def rule_for(code: str, rules: Iterable[Rule] = RULES) -> Rule | None:

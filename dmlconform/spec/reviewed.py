@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from dmlconform.errors import LocatedError, SpecError
-from dmlconform.spec import load, reviewed_contraction, reviewed_formula, reviewed_sequence, reviewed_softmax
+from dmlconform.spec import (
+    load,
+    reviewed_contraction,
+    reviewed_formula,
+    reviewed_reduction,
+    reviewed_sequence,
+    reviewed_softmax,
+)
 from dmlconform.spec import model as m
 from dmlconform.spec.reviewed_checks import JsonPath, Located
 from dmlconform.spec.semantics import Semantics
@@ -41,6 +48,7 @@ class Kind:
 #: ``semantics.family`` -> its kind.  A new family adds its module's line here.
 KINDS: dict[str, Kind] = {
     "contraction": Kind(reviewed_contraction.SCHEMA, reviewed_contraction.build, reviewed_contraction.against_spec),
+    "reduction": Kind(reviewed_reduction.SCHEMA, reviewed_reduction.build, reviewed_reduction.against_spec),
     "formula": Kind(reviewed_formula.SCHEMA, reviewed_formula.build, reviewed_formula.against_spec),
     "softmax": Kind(reviewed_softmax.SCHEMA, reviewed_softmax.build, reviewed_softmax.against_spec),
     "sequence": Kind(reviewed_sequence.SCHEMA, reviewed_sequence.build, reviewed_sequence.against_spec),

@@ -1,0 +1,79 @@
+"""torch mappings of the reduction family (REDUCE, ARGMAX, ARGMIN), merged
+into the torch backend's table (issue #24 item 5; docs/reduction.md).
+
+Each function is torch's own (``sum``, ``mean``, ``linalg.vector_norm``,
+``logsumexp``, ``prod``, ``amax``/``amin``, ``argmax``/``argmin``) over the
+case's axes with ``keepdim=True``, in the tensor's own type (integer sums
+keep it: torch would widen them to int64).  torch's ``prod``, ``argmax``
+and ``argmin`` take one dimension: ``prod`` runs over the axes one at a
+time, arg* over the reduced axes moved to the end and merged (row-major in
+increasing axis order, as the doc counts), the last of ties by flipping.
+An empty axis set is NOT_SUPPORTED: torch reads ``dim=()`` as every axis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from dmlconform.backends.base import NotSupportedError
+from dmlconform.backends.onnxruntime_backend import Attrs
+from dmlconform.spec.semantics_reduction import DECREASING, FUNCTION_PREFIX
+
+Fn = Callable[[Any, list[Any], Attrs], Any]
+
+
+def _axes(a: Attrs) -> tuple[int, ...]:
+    text = str(a.raw("Axes") or "").strip()
+    return tuple(sorted(int(x) for x in text.split(","))) if text else ()
+
+
+def _check(a: Attrs) -> None:
+    if not _axes(a):
+        raise NotSupportedError("torch reads an empty dim as every axis; AxisCount 0 has no torch equivalent")
+
+
+def _arg(function: str) -> Fn:
+    """ARGMAX/ARGMIN over the reduced axes merged into the last one."""
+    def call(t: Any, xs: list[Any], a: Attrs) -> Any:
+        x, axes = xs[0], _axes(a)
+        kept = [i for i in range(x.dim()) if i not in axes]
+        lined = x.permute(*kept, *axes).reshape(*(x.shape[i] for i in kept), -1)
+        last = a.raw("AxisDirection") == DECREASING
+        pick = t.argmax if function == "ARGMAX" else t.argmin
+        index = (lined.shape[-1] - 1 - pick(lined.flip(-1), dim=-1)) if last else pick(lined, dim=-1)
+        return index.reshape(*(1 if i in axes else s for i, s in enumerate(x.shape)))
+    return call
+
+
+def _prod(t: Any, x: Any, axes: tuple[int, ...]) -> Any:
+    for axis in axes:
+        x = t.prod(x, dim=axis, keepdim=True, dtype=x.dtype)
+    return x
+
+
+#: DML_REDUCE_FUNCTION -> torch over (torch, x, axes).
+_FUNCTIONS: dict[str, Callable[[Any, Any, tuple[int, ...]], Any]] = {
+    "SUM": lambda t, x, d: t.sum(x, dim=d, keepdim=True, dtype=x.dtype),
+    "AVERAGE": lambda t, x, d: t.mean(x, dim=d, keepdim=True),
+    "L1": lambda t, x, d: t.sum(t.abs(x), dim=d, keepdim=True, dtype=x.dtype),
+    "L2": lambda t, x, d: t.linalg.vector_norm(x, ord=2, dim=d, keepdim=True),
+    "SUM_SQUARE": lambda t, x, d: t.sum(x * x, dim=d, keepdim=True, dtype=x.dtype),
+    "LOG_SUM": lambda t, x, d: t.log(t.sum(x, dim=d, keepdim=True)),
+    "LOG_SUM_EXP": lambda t, x, d: t.logsumexp(x, dim=d, keepdim=True),
+    "MULTIPLY": _prod,
+    "MAX": lambda t, x, d: t.amax(x, dim=d, keepdim=True),
+    "MIN": lambda t, x, d: t.amin(x, dim=d, keepdim=True),
+}
+
+
+def _reduce(t: Any, xs: list[Any], a: Attrs) -> Any:
+    function = str(a.raw("Function")).removeprefix(FUNCTION_PREFIX)
+    if function in ("ARGMAX", "ARGMIN"):
+        return _arg(function)(t, xs, a)
+    return _FUNCTIONS[function](t, xs[0], _axes(a))
+
+
+#: Operator -> (fn, check), as the torch backend's table holds them.
+OPS: dict[str, tuple[Fn, Callable[[Attrs], None]]] = {
+    "REDUCE": (_reduce, _check), "ARGMAX": (_arg("ARGMAX"), _check), "ARGMIN": (_arg("ARGMIN"), _check)}
