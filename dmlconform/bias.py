@@ -63,13 +63,17 @@ def moments(expected: np.ndarray, actual: np.ndarray, scale: np.ndarray, owner: 
     """The sums of one chunk of elements end to end, ``owner`` the case of
     each.  Elements without a finite expected value, a finite actual one or
     a positive scale are left out (the per-element check judges them)."""
-    e, a = expected.astype(np.float64), actual.astype(np.float64)
+    # two float64 arrays, built in place: a large output's temporaries are the run's memory peak
+    e, z = expected.astype(np.float64), actual.astype(np.float64)
     with np.errstate(all="ignore"):
-        z = (a - e) / scale
-    use = np.isfinite(z) & np.isfinite(e) & (scale > 0)
-    z = np.where(use, z, 0.0)
-    who = owner[use] if owner.size else owner
-    toward = z * np.sign(np.where(use, e, 0.0))
+        z -= e
+        z /= scale
+    unused = ~(np.isfinite(z) & np.isfinite(e) & (scale > 0))
+    z[unused] = 0.0
+    e[unused] = 0.0
+    who = owner[~unused] if owner.size else owner
+    toward = np.sign(e, out=e)
+    toward *= z
 
     def total(values: np.ndarray) -> np.ndarray:
         return np.bincount(owner, weights=values, minlength=cases).astype(np.float64)

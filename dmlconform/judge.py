@@ -134,7 +134,7 @@ def _compare(batch: Sequence[Ran], oracle: FamilyOracle, judging: Judging) -> _C
             parts[j].append(compare_sparse(exp.expected, actual[start:stop], policy=policy, bound_strict=strict,
                                            bound_relaxed=relaxed, alternatives=exp.alternatives).shifted(start))
             if exp.bias_scale is not None and stop > start:
-                owner = np.searchsorted(ends[j], np.arange(start, stop), side="right") - 1
+                owner = np.repeat(np.arange(len(batch)), np.diff(np.clip(ends[j], start, stop)))  # each one's case
                 chunk = bias.moments(exp.expected, actual[start:stop], exp.bias_scale, owner, len(batch))
                 leaning[j] = chunk if leaning[j] is None else leaning[j] + chunk  # type: ignore[operator]
     sparse = [SparseComparison.join(p) if p else _empty() for p in parts]
