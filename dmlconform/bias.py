@@ -86,7 +86,8 @@ def moments(expected: np.ndarray, actual: np.ndarray, scale: np.ndarray, owner: 
         return sums
 
     count = sizes - np.bincount(owner[unused], minlength=cases)
-    return Moments(count.astype(np.float64), total(z), total(toward), total(z * z))
+    signed, leaning = total(z), total(toward)
+    return Moments(count.astype(np.float64), signed, leaning, total(np.square(z, out=toward)))  # toward's buffer
 
 
 def verdict(count: float, signed: float, toward: float, square: float) -> str | None:
