@@ -61,20 +61,33 @@ class Moments:
 def moments(expected: np.ndarray, actual: np.ndarray, scale: np.ndarray, owner: np.ndarray,
             cases: int) -> Moments:
     """The sums of one chunk of elements end to end, ``owner`` the case of
-    each.  Elements without a finite expected value, a finite actual one or
-    a positive scale are left out (the per-element check judges them)."""
-    e, a = expected.astype(np.float64), actual.astype(np.float64)
+    each (non-decreasing).  Elements without a finite expected value, a
+    finite actual one or a positive scale are left out (the per-element
+    check judges them)."""
+    # two float64 arrays, built in place: a large output's temporaries are the run's memory peak
+    e, z = expected.astype(np.float64), actual.astype(np.float64)
     with np.errstate(all="ignore"):
-        z = (a - e) / scale
-    use = np.isfinite(z) & np.isfinite(e) & (scale > 0)
-    z = np.where(use, z, 0.0)
-    who = owner[use] if owner.size else owner
-    toward = z * np.sign(np.where(use, e, 0.0))
+        z -= e
+        z /= scale
+    unused = ~(np.isfinite(z) & np.isfinite(e) & (scale > 0))
+    z[unused] = 0.0
+    e[unused] = 0.0
+    toward = np.sign(e, out=e)
+    toward *= z
+    sizes = np.bincount(owner, minlength=cases)
+    present = np.flatnonzero(sizes)
+    starts = (np.cumsum(sizes) - sizes)[present]  # each case's first element: ``owner`` is sorted
 
     def total(values: np.ndarray) -> np.ndarray:
-        return np.bincount(owner, weights=values, minlength=cases).astype(np.float64)
+        """Per case, by runs (a tenth of a weighted bincount's time on a large case)."""
+        sums = np.zeros(cases)
+        if present.size:
+            sums[present] = np.add.reduceat(values, starts)
+        return sums
 
-    return Moments(np.bincount(who, minlength=cases).astype(np.float64), total(z), total(toward), total(z * z))
+    count = sizes - np.bincount(owner[unused], minlength=cases)
+    signed, leaning = total(z), total(toward)
+    return Moments(count.astype(np.float64), signed, leaning, total(np.square(z, out=toward)))  # toward's buffer
 
 
 def verdict(count: float, signed: float, toward: float, square: float) -> str | None:

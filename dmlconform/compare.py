@@ -148,10 +148,11 @@ def ordered_bits(x: np.ndarray, *, signed_zero: bool = False) -> np.ndarray:
     view = _BITS.get(x.dtype.itemsize)
     if view is None or not is_float(x.dtype):
         raise InputError(f"dtype={x.dtype} is not a float type; ordered_bits needs 1, 2, 4 or 8-byte floats")
-    bits = x.view(view).astype(np.int64)
-    magnitude = bits & np.int64((1 << (8 * x.dtype.itemsize - 1)) - 1)
-    negative = bits < 0
-    keys = np.where(negative, -magnitude, magnitude)
+    # built in place: a large tensor's keys cost one int64 array, not four (`bench/bench_gemm.py`)
+    keys = x.view(view).astype(np.int64)
+    negative = keys < 0
+    keys &= np.int64((1 << (8 * x.dtype.itemsize - 1)) - 1)  # the magnitude
+    keys *= 1 - 2 * negative.astype(np.int8)  # negated where negative
     if signed_zero:
         keys -= negative
     return keys
@@ -167,8 +168,10 @@ def ulp_distance(a: np.ndarray, b: np.ndarray, *, signed_zero: bool = False) -> 
     if a.dtype.kind in "iub":
         return _integer_distance(a, b)
     ka, kb = ordered_bits(a, signed_zero=signed_zero), ordered_bits(b, signed_zero=signed_zero)
-    diff = ka.astype(np.uint64) - kb.astype(np.uint64)
-    dist = np.where(ka >= kb, diff, np.negative(diff))
+    # the larger key less the smaller, in place; int64 wraps where uint64 would not, so read it as uint64
+    high = np.maximum(ka, kb)
+    high -= np.minimum(ka, kb, out=ka)
+    dist = high.view(np.uint64)
     nan_a, nan_b = np.isnan(a), np.isnan(b)
     dist[nan_a != nan_b] = _NAN_DISTANCE
     dist[nan_a & nan_b] = 0
@@ -415,8 +418,10 @@ def _check(expected: np.ndarray, actual: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def _abs_error(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
+    error = actual.astype(np.float64)  # the one float64 array: a large output's temporaries stay small
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.abs(actual.astype(np.float64) - expected.astype(np.float64))
+        error -= expected
+    return np.abs(error, out=error)
 
 
 def _flushed_output(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:

@@ -100,6 +100,37 @@ def test_distance_is_a_metric_on_the_ordering(dtype: type, data: st.DataObject) 
     assert np.array_equal(np.sign(ka - kb)[finite & ~same], order[finite & ~same])
 
 
+
+def _plain_distance(x: float, y: float, dtype: type, signed_zero: bool) -> int:
+    """The ULP distance by Python integers, one pair at a time (sign and magnitude of the bits)."""
+    bits = 8 * np.dtype(dtype).itemsize
+    unsigned = {8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[bits]
+
+    def key(v: float) -> int:
+        raw = int(np.asarray([v], dtype=dtype).view(unsigned)[0])
+        magnitude, negative = raw & ((1 << (bits - 1)) - 1), raw >> (bits - 1)
+        return (-magnitude if negative else magnitude) - (negative if signed_zero else 0)
+
+    return abs(key(x) - key(y))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(data=st.data(), signed_zero=st.booleans())
+@settings(max_examples=30, deadline=None)
+def test_distance_matches_a_plain_integer_reference(dtype: type, data: st.DataObject, signed_zero: bool) -> None:
+    """The in-place keys and the larger-less-smaller difference (`bench/bench_gemm.py`) against plain integers."""
+    a, b = data.draw(_bits_of(dtype), label="a"), data.draw(_bits_of(dtype), label="b")
+    n = min(a.size, b.size)
+    a, b = a[:n], b[:n]
+    got = ulp_distance(a, b, signed_zero=signed_zero).tolist()
+    with np.errstate(invalid="ignore"):
+        nan_a, nan_b = np.isnan(a.astype(np.float64)), np.isnan(b.astype(np.float64))
+    for i in range(n):
+        if nan_a[i] or nan_b[i]:
+            assert got[i] == (0 if nan_a[i] and nan_b[i] else 2 ** 64 - 1)
+        else:
+            assert got[i] == _plain_distance(a[i], b[i], dtype, signed_zero)
+
 # -- compare ---------------------------------------------------------------------
 def test_tiers() -> None:
     expected = np.float32([1.0, 1.0, 1.0, 1.0])

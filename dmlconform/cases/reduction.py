@@ -18,7 +18,10 @@ function and input type, with ids like ``REDUCE/FLOAT32/4d/axes=1,3/sum/random``
   gaps); the doc's worked examples (``example<k>``);
 * every integer type the table allows, every output type of ARGMAX/ARGMIN;
 * negative cases: a type outside the tables, a dimension count outside
-  them, and REDUCE over no axis at all (``axes=none``, ambiguous).
+  them, and REDUCE over no axis at all (``axes=none``, ambiguous);
+* with ``large``: one case per operator, its first float type's random data
+  reduced over one axis of `LARGE_LENGTH` (SUM for REDUCE), id
+  ``REDUCE/FLOAT32/2d/axes=1/sum/random/large``.
 
 A case's values depend on the seed and its id alone, and ``keep`` is
 applied before any value is drawn.  The shape rules (`axes_of`,
@@ -55,6 +58,8 @@ LENGTHS = (1, 2, 7, 33, 257, 1000)
 SIZES = {1: (7,), 2: (3, 5), 3: (2, 3, 4), 4: (2, 3, 4, 5), 8: (2, 1, 2, 1, 2, 1, 2, 3)}
 #: Axis sets sampled where every subset would be too many.
 SAMPLE = {4: ((3,), (0, 2), (0, 1, 2, 3)), 8: ((7,), (0, 2, 4, 6))}
+#: The length of the one reduced axis of the ``large`` case (2^22 elements: `plan.LARGE_ELEMENTS`).
+LARGE_LENGTH = 1 << 22
 #: The functions whose integer results can leave the type's range.
 OVERFLOWING = ("SUM", "MULTIPLY", "SUM_SQUARE", "L1")
 _VALUED = ("SUM", "AVERAGE", "L1", "L2", "SUM_SQUARE", "MAX", "MIN", "ARGMAX", "ARGMIN")
@@ -208,6 +213,18 @@ def _per_function(sem: Reduction, function: str, ranks: tuple[int, ...], types: 
     yield from _negatives(sem, function, first, out_of(first), ranks, types, rep)
 
 
+def large_shape(sem: Reduction, shapes: list[Shape]) -> Shape:
+    """The ``large`` case: SUM (or the operator's one function) of the first
+    float type's random data over the last axis, of `LARGE_LENGTH`, the
+    others of 1, at the dimension count of that function's first supported
+    shape."""
+    function = "SUM" if "SUM" in sem.functions else sem.functions[0]
+    base = next(s for s in shapes if s.function == function and s.supported)
+    rank = len(base.sizes)
+    return replace(base, sizes=(1,) * (rank - 1) + (LARGE_LENGTH,), axes=(rank - 1,), data="random",
+                   variant="large", padded=False, example=None)
+
+
 def _line(rank: int, n: int) -> tuple[int, ...]:
     """Sizes of ``rank`` dimensions holding 3 rows of ``n``: (1, ..., 3, n)."""
     return (1,) * max(rank - 2, 0) + ((3, n) if rank >= 2 else (n,))
@@ -299,12 +316,13 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
              keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
     """The cases of ``spec`` at ``level`` (the module docstring), only those
     ``keep(id, data type)`` accepts, without the negative ones where not
-    ``negative``; identical for a ``seed``.  ``large`` adds nothing yet."""
+    ``negative``; identical for a ``seed``.  ``large`` adds `large_shape`."""
     if not isinstance(seed, int) or seed < 0:
         raise InputError(f"seed={seed!r} must be an integer >= 0")
     sem = semantics_of(spec)
     seen: set[str] = set()
-    for shape in shapes(spec, level):
+    every = shapes(spec, level)
+    for shape in every + ([large_shape(sem, every)] if large else []):
         case_id = shape.case_id(spec.operator)
         if (not negative and not shape.supported) or case_id in seen:
             continue

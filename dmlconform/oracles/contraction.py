@@ -87,14 +87,20 @@ class ContractionOracle:
         act = activation(self.semantics, cases[0])  # a batch shares its attributes
         parts = [_terms(self.semantics, case, float16_accumulation) for case in cases]
         sizes = [p.expected.size for p in parts]
-        expected = np.concatenate([p.expected for p in parts])
+        expected = _joined([p.expected for p in parts])
         expected.setflags(write=False)
-        return ContractionBatch(expected, np.concatenate([p.magnitude for p in parts]),
-                                np.concatenate([p.exact for p in parts]), np.array([p.k for p in parts], np.int64),
+        return ContractionBatch(expected, _joined([p.magnitude for p in parts]),
+                                _joined([p.exact for p in parts]), np.array([p.k for p in parts], np.int64),
                                 np.array([p.roundings for p in parts], np.int64),
                                 np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))), parts[0].unit,
                                 cases[0].outputs[0].dtype,
                                 None if act is None else (self.activations.get(act.operator), act))
+
+
+def _joined(arrays: list[np.ndarray]) -> np.ndarray:
+    """The cases' arrays end to end: a lone case's own array, not a copy
+    (a large case's arrays are a good part of the run's memory)."""
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -140,7 +146,7 @@ def _terms(semantics: Contraction, case: Case, float16_accumulation: bool) -> _T
     integers = _integral(ops) and float(alpha).is_integer() and float(beta).is_integer() and scale is None
     if ops.c is not None:
         c = np.broadcast_to(ops.c, value.shape)
-        value += beta * c.astype(np.float64)
+        value += np.multiply(c, beta, dtype=np.float64)  # exact: a float32 or FLOAT16 value times Beta
         magnitude += abs(beta) * np.abs(c).astype(magnitude.dtype, copy=False)
     magnitude = _upper(magnitude, int(ops.a.shape[-1]) + extra - ROUNDINGS_BEYOND_K)
     acc = accumulator(semantics, case.outputs[0].dtype, float16_accumulation)
@@ -256,7 +262,8 @@ class ContractionBatch:
                 s = self.magnitude[start:stop]
                 np.multiply(s, probable, out=strict[start - lo:stop - lo])
                 np.multiply(s, worst, out=relaxed[start - lo:stop - lo])
-        step = np.abs(expected).astype(np.float64)  # spacing(|round(T)|) >= spacing(|T|): the same binade or above
+        step = expected.astype(np.float64)
+        np.abs(step, out=step)  # spacing(|round(T)|) >= spacing(|T|): the same binade or above
         step += relaxed
         step = _spacing(step, nt)
         strict += step
@@ -275,8 +282,9 @@ class ContractionBatch:
 
 
 def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:
-    """One spacing of the output type at ``x`` >= 0 (float64), or above: the
-    result's rounding and the expected value's together."""
+    """One spacing of the output type at ``x`` >= 0 (float64), or above, in
+    the output type: the result's rounding and the expected value's together."""
     with np.errstate(over="ignore", invalid="ignore"):
         # rounding to nearest never lands in a lower binade: the spacing there is at least x's
-        return np.spacing(np.asarray(x).astype(nt)).astype(np.float64)
+        rounded = np.asarray(x).astype(nt)
+        return np.spacing(rounded, out=rounded)

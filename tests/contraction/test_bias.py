@@ -102,3 +102,22 @@ def test_moments_split_by_case_and_skip_what_cannot_be_judged() -> None:
     assert sums.count.tolist() == [2.0, 0.0]
     assert sums.signed.tolist() == [0.0, 0.0] and sums.toward.tolist() == [-1.0, 0.0]
     assert sums.square.tolist() == [0.5, 0.0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), cases=st.integers(1, 5), n=st.integers(0, 60))
+def test_moments_are_the_plain_per_case_sums(seed: int, cases: int, n: int) -> None:
+    """The in-place arrays and the sums by runs (`bench/bench_gemm.py`) against a plain loop per element."""
+    rng = np.random.default_rng(seed)
+    owner = np.sort(rng.integers(0, cases, n))
+    expected = rng.choice([-2.0, -1.0, 0.0, 1.0, np.nan, np.inf], n) * rng.uniform(0.5, 1.5, n)
+    actual = expected + rng.choice([-1.0, 0.0, 1.0, np.nan], n) * 1e-3
+    scale = rng.choice([-1.0, 0.0, 1e-3, 2e-3], n)
+    sums = bias.moments(expected.astype(np.float32), actual.astype(np.float32), scale, owner, cases)
+    want = np.zeros((4, cases))
+    for e, a, sc, k in zip(expected.astype(np.float32).tolist(), actual.astype(np.float32).tolist(), scale.tolist(),
+                           owner.tolist()):
+        z = (a - e) / sc if sc > 0 else float("nan")
+        if np.isfinite(z) and np.isfinite(e):
+            want[:, k] += (1.0, z, z * float(np.sign(e)), z * z)
+    assert np.allclose([sums.count, sums.signed, sums.toward, sums.square], want, rtol=1e-9, atol=1e-9)
