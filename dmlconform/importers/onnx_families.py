@@ -82,7 +82,7 @@ def _axis(value: Any, rank: int) -> int:
     """An ONNX axis (negative counts from the end) as a dimension number, or Unmappable."""
     axis = int(np.asarray(value).reshape(-1)[0]) if np.asarray(value).size == 1 else None
     if axis is None or not -rank <= axis < rank:
-        raise Unmappable(f"axis {value!r} is not one dimension of a {rank}-D input")
+        raise Unmappable(f"axis {np.asarray(value).tolist()!r} is not one dimension of a {rank}-D input")
     return axis % rank
 
 
@@ -178,9 +178,11 @@ def top_k(test: Any, spec: Spec) -> Case:
     x = _tensor(sem.input, np.asarray(test.inputs[0]))
     k_input = _input(test, 1)
     if k_input is None or np.asarray(k_input).size != 1:
-        raise Unmappable(f"K {k_input!r} is not one number")
+        raise Unmappable(f"K {None if k_input is None else np.asarray(k_input).tolist()!r} is not one number")
     axis = _axis(attrs.get("axis", -1), len(x.sizes))
     k = int(np.asarray(k_input).reshape(-1)[0])
+    if not 1 <= k <= x.sizes[axis]:
+        raise Unmappable(f"K {k} is not between 1 and the axis size {x.sizes[axis]}")
     out = x.sizes[:axis] + (k,) + x.sizes[axis + 1:]
     given = {sem.axis: axis, sem.k: k, sem.direction: DECREASING if attrs.get("largest", 1) else INCREASING}
     indices = np.asarray(test.outputs[1])

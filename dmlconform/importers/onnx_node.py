@@ -449,10 +449,10 @@ def _family_judged(spec: Spec, case: Case, result: Any,
     worst = result.worst[0]
     tensor = next(t for t in case.outputs if t.name == worst.output)
     named = f" {worst.output}" if len(case.outputs) > 1 else ""
-    where = f"index {list(worst.index)}" + (f", {_inputs_text(worst.inputs)}" if worst.inputs else "")
+    where = f"index {list(worst.index)}{named and ' of' + named}" + (f" ({_inputs_text(worst.inputs)})" if worst.inputs else "")
     if not tensor.dtype.is_float:  # indices, integer sums: no rounding to blame, the definitions differ
-        return (f"ONNX defines it differently from the doc: at {where} of{named or ' the output'} ONNX expects "
-                f"{worst.actual!r}, the oracle {worst.expected!r}"), ()
+        return (f"ONNX defines it differently from the doc: at {where} ONNX expects {worst.actual!r}, the oracle "
+                f"{worst.expected!r}"), ()
     kind = "beyond the worst-case bound" if result.outcome is Outcome.FAIL else "beyond the probabilistic bound"
     return None, (f"ONNX's expected output{named} differs from the oracle {kind} at "
                   f"{result.counts[1] + result.counts[2]} of {result.elements} elements; worst at {where}: ONNX "

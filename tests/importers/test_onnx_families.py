@@ -85,6 +85,12 @@ def test_topk_indices_are_uint64_and_sorted_0_is_refused() -> None:
         ("OutputValueTensor", m.DataType.FLOAT32, (1, 2)), ("OutputIndexTensor", m.DataType.UINT64, (1, 2))]
     with pytest.raises(Unmappable, match="sorted=0: ONNX leaves the order of the K outputs open"):
         _case(_test("TopK", (x, k), (values, indices), sorted=0))
+    with pytest.raises(Unmappable, match="^K 9 is not between 1 and the axis size 4$"):
+        _case(_test("TopK", (x, np.array([9], np.int64)), (values, indices)))
+    with pytest.raises(Unmappable, match=r"^K \[1, 2\] is not one number$"):
+        _case(_test("TopK", (x, np.array([1, 2], np.int64)), (values, indices)))
+    with pytest.raises(Unmappable, match=r"^axis \[\[0, 1\]\] is not one dimension of a 2-D input$"):
+        _case(_test("CumSum", (x, np.array([[0, 1]], np.int32)), (x,)))
 
 
 def test_judge_checks_both_outputs_and_integer_disagreement_is_a_definition() -> None:
