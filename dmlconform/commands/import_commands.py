@@ -52,7 +52,7 @@ def import_onnx(specs_dir: str, data_dir: str | None, output: str) -> None:
     result = import_tests({op: spec for op, (_, spec) in specs.items()}, data_dir=folder)
     if not result.imported:
         raise InputError(f"no ONNX node test maps to a spec in {specs_dir}")
-    extras = {i.case.id: CaseExtra(i.origin, i.notes, ((i.case.outputs[0].name, i.reference),))
+    extras = {i.case.id: CaseExtra(i.origin, i.notes, i.references)
               for i in result.imported}
     used = sorted({i.case.operator for i in result.imported})
     count = write_cases((i.case for i in result.imported), output,

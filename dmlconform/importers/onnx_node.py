@@ -35,6 +35,7 @@ from dmlconform.cases.model import Case, Layout, TensorData, packed_strides
 from dmlconform.compare import ulp_distance
 from dmlconform.formula.oracle import evaluate
 from dmlconform.importers import onnx_contraction as contraction
+from dmlconform.importers import onnx_families as families
 from dmlconform.oracles import Oracles
 from dmlconform.oracles.elementwise import FormulaOracle
 from dmlconform.results import Outcome
@@ -104,6 +105,15 @@ def _clip_bound(index: int, attribute: str, default: float) -> Callable[[Mapping
     return get
 
 
+def _clip_order(attrs: Mapping[str, Any], test: OnnxTest) -> None:
+    """Refuse Clip with min > max: ONNX then sets every output to max, the
+    doc's f(x) = max(Min, min(x, Max)) gives Min."""
+    low, high = _clip_bound(1, "min", -FLT_MAX)(attrs, test), _clip_bound(2, "max", FLT_MAX)(attrs, test)
+    if low > high:
+        raise Unmappable(f"ONNX defines it differently from the doc: with min {low!r} > max {high!r} ONNX sets every "
+                         f"output to max, the doc's max(Min, min(x, Max)) gives Min")
+
+
 def _reject_attr(name: str, allowed: Any, why: str) -> Callable[[Mapping[str, Any], OnnxTest], None]:
     def check(attrs: Mapping[str, Any], test: OnnxTest) -> None:
         if attrs.get(name, allowed) != allowed:
@@ -125,6 +135,9 @@ _UNARY = {"Abs": "ELEMENT_WISE_ABS", "Relu": "ACTIVATION_RELU", "Sigmoid": "ACTI
 _BINARY = {"Add": "ELEMENT_WISE_ADD", "Sub": "ELEMENT_WISE_SUBTRACT", "Mul": "ELEMENT_WISE_MULTIPLY",
            "Div": "ELEMENT_WISE_DIVIDE", "Max": "ELEMENT_WISE_MAX", "Min": "ELEMENT_WISE_MIN",
            "Mean": "ELEMENT_WISE_MEAN", "Pow": "ELEMENT_WISE_POW"}
+_BITWISE = {"BitwiseAnd": "ELEMENT_WISE_BIT_AND", "BitwiseOr": "ELEMENT_WISE_BIT_OR",
+            "BitwiseXor": "ELEMENT_WISE_BIT_XOR"}
+_HALVES_TO_EVEN = "DML_ROUNDING_MODE_HALVES_TO_NEAREST_EVEN"
 
 #: ONNX operator -> the spec it maps to.  The attribute names and defaults
 #: differ; each line says how.
@@ -160,12 +173,18 @@ MAPPINGS: dict[str, Mapping_] = {
     "Gelu": Mapping_("ACTIVATION_GELU", (("_approximate", _reject_attr(
         "approximate", "none", "ONNX Gelu approximate='tanh' is not DirectML's GELU (the erf form)")),)),
     "Clip": Mapping_("ELEMENT_WISE_CLIP", (("Min", _clip_bound(1, "min", -FLT_MAX)),
-                                           ("Max", _clip_bound(2, "max", FLT_MAX))),
+                                           ("Max", _clip_bound(2, "max", FLT_MAX)), ("_order", _clip_order)),
                      floats_only=True,
                      note="ONNX Clip's min/max are inputs from opset 11 (attributes before); a missing bound is "
                           "-FLT_MAX / FLT_MAX here (the case format holds finite attributes only); integer Clip "
                           "needs CLIP1's typed bounds and is not imported"),
-    **{op: Mapping_(spec, note=note, convert=fn) for op, (spec, fn, note) in contraction.CONVERTERS.items()},
+    **{op: Mapping_(spec, inputs=(0, 1)) for op, spec in _BITWISE.items()},
+    "BitwiseNot": Mapping_("ELEMENT_WISE_BIT_NOT"),
+    "IsNaN": Mapping_("ELEMENT_WISE_IS_NAN", note="ONNX IsNaN's bool output is DirectML's UINT8 0/1"),
+    "Round": Mapping_("ELEMENT_WISE_ROUND", (("RoundingMode", lambda attrs, test: _HALVES_TO_EVEN),),
+                      note="ONNX Round rounds halves to even: RoundingMode = DML_ROUNDING_MODE_HALVES_TO_NEAREST_EVEN"),
+    **{op: Mapping_(spec, note=note, convert=fn)
+       for op, (spec, fn, note) in {**contraction.CONVERTERS, **families.CONVERTERS}.items()},
 }
 
 
@@ -177,7 +196,8 @@ class Imported:
     test: OnnxTest
     origin: str
     notes: tuple[str, ...]
-    reference: np.ndarray          # ONNX's expected output, as stored by ONNX
+    #: ONNX's expected outputs, as stored by ONNX, by the case's output names.
+    references: tuple[tuple[str, np.ndarray], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -243,6 +263,8 @@ def _array(value: Any) -> np.ndarray:
         return numpy_helper.to_array(value)
     if isinstance(value, np.ndarray):
         return value
+    if isinstance(value, np.generic):  # a numpy scalar (CumSum's axis): the .pb files hold it as a 0-d tensor
+        return np.asarray(value)
     raise Unmappable(f"a non-tensor value ({type(value).__name__})")
 
 
@@ -289,13 +311,13 @@ def to_case(test: OnnxTest, spec: Spec, mapping: Mapping_) -> Case:
     """The case for ``test``; `Unmappable` says why there is none."""
     if test.name.endswith("_expanded") or "_expanded_ver" in test.name:
         raise Unmappable("the function-expanded form of another test (same data)")
-    if len(test.outputs) != 1:
-        raise Unmappable(f"{len(test.outputs)} outputs")
-    if mapping.convert is not None:
+    if mapping.convert is not None:  # a family's conversion checks its own outputs
         try:
             return mapping.convert(test, spec)
-        except contraction.Unmappable as exc:
+        except contraction.Unmappable as exc:  # the converters' one refusal type
             raise Unmappable(str(exc)) from exc
+    if len(test.outputs) != 1:
+        raise Unmappable(f"{len(test.outputs)} outputs")
     attrs = dict(test.attributes)
     tensors = [f.name for f in spec.fields if f.is_tensor]
     in_names = [f.name for f in spec.fields if f.is_tensor and f.role is TensorRole.INPUT]
@@ -354,10 +376,11 @@ def _input(name: str, dtype: DataType, value: np.ndarray, shape: tuple[int, ...]
 
 # -- ONNX's expected output against the oracle ---------------------------------------------
 class _Golden:
-    """A backend that answers ONNX's expected output: running it through the
-    runner compares ONNX's golden with our oracle under the spec's tolerance."""
+    """A backend that answers ONNX's expected outputs (one per output of the
+    case, in order): running it through the runner compares ONNX's golden
+    with our oracle under the spec's tolerance."""
 
-    def __init__(self, expected: np.ndarray) -> None:
+    def __init__(self, expected: tuple[np.ndarray, ...]) -> None:
         self.expected = expected
 
     def info(self) -> Any:
@@ -368,19 +391,21 @@ class _Golden:
         return SUPPORTED
 
     def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
-        out = buffers[case.outputs[0].name]
-        out[...] = self.expected.reshape(-1).astype(out.dtype)
+        for tensor, expected in zip(case.outputs, self.expected):
+            out = buffers[tensor.name]
+            out[...] = expected.reshape(-1).astype(out.dtype)
 
 
-def judge(spec: Spec, case: Case, expected: np.ndarray) -> tuple[str | None, tuple[str, ...]]:
-    """``(skip reason or None, notes)``: ONNX's ``expected`` against the
-    oracle.  Floats that disagree keep the case with a note saying which value
-    is nearer the exact result (the formula in float64); integers, or a NaN
+def judge(spec: Spec, case: Case, expected: np.ndarray, *more: np.ndarray) -> tuple[str | None, tuple[str, ...]]:
+    """``(skip reason or None, notes)``: ONNX's ``expected`` (and ``more``
+    outputs, for a family's operator with several) against the oracle.
+    Floats that disagree keep the case with a note saying which value is
+    nearer the exact result (the formula in float64); integers, or a NaN
     against a number, mean ONNX defines the operator differently."""
 
-    result = run_case(spec, case, _Golden(expected))
+    result = run_case(spec, case, _Golden((expected, *more)))
     if spec.semantics is not None:  # a family's oracle: its own verdict is the record
-        return _family_judged(spec, case, result, expected)
+        return _family_judged(spec, case, result, (expected, *more))
     if result.outcome is Outcome.PASS:
         return None, (_agreement(spec, case, expected),)
     if result.outcome not in (Outcome.QUALITY_WARNING, Outcome.FAIL):
@@ -405,29 +430,45 @@ def judge(spec: Spec, case: Case, expected: np.ndarray) -> tuple[str | None, tup
                   f"{verdict}",)
 
 
-def _family_judged(spec: Spec, case: Case, result: Any, expected: np.ndarray) -> tuple[str | None, tuple[str, ...]]:
-    """`judge` for a spec with reviewed semantics (a contraction): ONNX's
-    output within the family's bounds is kept with a note saying how close;
-    beyond them, kept with the difference explained (the worst element, K
-    and S beside it), or skipped where the oracle could not check it."""
+def _family_judged(spec: Spec, case: Case, result: Any,
+                   expected: tuple[np.ndarray, ...]) -> tuple[str | None, tuple[str, ...]]:
+    """`judge` for a spec with reviewed semantics (a family's oracle):
+    ONNX's outputs within the family's bounds are kept with a note saying
+    how close; beyond them, kept with the difference explained (the worst
+    element, K and S beside it); skipped where an integer output (indices,
+    integer sums) differs, which no rounding explains, or where the oracle
+    could not check it."""
     if result.outcome is Outcome.PASS:
-        ours = Oracles().get(spec).bind([case], flush_subnormals=False).expect(0, expected.size)[0].expected
-        theirs = expected.reshape(-1).astype(ours.dtype)
-        same = int(np.count_nonzero((ours == theirs) | (_isnan(ours) & _isnan(theirs))))
-        far = int(ulp_distance(ours, theirs).max(initial=0)) if ours.dtype.kind == "f" else 0
-        apart = (f", at most {far} ULP apart; the oracle is right: it rounds the float64 sum once, ONNX's reference "
-                 f"sums in {expected.dtype}") if same < ours.size and far else ""
-        return None, (f"ONNX's expected output is within the oracle's bounds (identical in {same} of {ours.size} "
-                      f"elements{apart})",)
+        size = expected[0].size
+        expectations = Oracles().get(spec).bind([case], flush_subnormals=False).expect(0, size)
+        several = len(expected) > 1
+        return None, tuple(_closeness(e.expected, theirs, f" {tensor.name}" if several else "")
+                           for tensor, e, theirs in zip(case.outputs, expectations, expected))
     if result.outcome not in (Outcome.QUALITY_WARNING, Outcome.FAIL) or not result.worst:
         return f"the oracle cannot check it: {result.message}", ()
     worst = result.worst[0]
-    where = f"index {list(worst.index)}, {_inputs_text(worst.inputs)}"
+    tensor = next(t for t in case.outputs if t.name == worst.output)
+    named = f" {worst.output}" if len(case.outputs) > 1 else ""
+    where = f"index {list(worst.index)}{named and ' of' + named}" + (f" ({_inputs_text(worst.inputs)})" if worst.inputs else "")
+    if not tensor.dtype.is_float:  # indices, integer sums: no rounding to blame, the definitions differ
+        return (f"ONNX defines it differently from the doc: at {where} ONNX expects {worst.actual!r}, the oracle "
+                f"{worst.expected!r}"), ()
     kind = "beyond the worst-case bound" if result.outcome is Outcome.FAIL else "beyond the probabilistic bound"
-    return None, (f"ONNX's expected output differs from the oracle {kind} at {result.counts[1] + result.counts[2]} "
-                  f"of {result.elements} elements; worst at {where}: ONNX {worst.actual!r}, the oracle "
-                  f"{worst.expected!r} ({worst.ulp} ULP, bound {worst.bound!r}); ONNX's reference computes in "
-                  f"{expected.dtype} with numpy",)
+    return None, (f"ONNX's expected output{named} differs from the oracle {kind} at "
+                  f"{result.counts[1] + result.counts[2]} of {result.elements} elements; worst at {where}: ONNX "
+                  f"{worst.actual!r}, the oracle {worst.expected!r} ({worst.ulp} ULP, bound {worst.bound!r}); "
+                  f"ONNX's reference computes in {expected[0].dtype} with numpy",)
+
+
+def _closeness(ours: np.ndarray, expected: np.ndarray, name: str) -> str:
+    """How close ONNX's output ``name`` (within the bounds) is to the oracle's, for the record."""
+    theirs = expected.reshape(-1).astype(ours.dtype)
+    same = int(np.count_nonzero((ours == theirs) | (_isnan(ours) & _isnan(theirs))))
+    far = int(ulp_distance(ours, theirs).max(initial=0)) if ours.dtype.kind == "f" else 0
+    why = ("both compute in float64" if expected.dtype == np.float64 else
+           f"the oracle is right: it rounds the float64 sum once, ONNX's reference sums in {expected.dtype}")
+    apart = f", at most {far} ULP apart; {why}" if same < ours.size and far else ""
+    return f"ONNX's expected output{name} is within the oracle's bounds (identical in {same} of {ours.size} elements{apart})"
 
 
 def _inputs_text(inputs: tuple[tuple[str, float], ...]) -> str:
@@ -479,6 +520,14 @@ def _oracle(spec: Spec, case: Case, dtype: DataType) -> np.ndarray:
     return np.asarray(result.expected).reshape(out.sizes)
 
 
+def _outside_table(reason: str | None, skip: str | None, notes: tuple[str, ...]) -> str:
+    """The skip reason of a test outside the table (a FLOAT64 one, mostly),
+    with ONNX's expected output still checked against the oracle: the
+    vector is not run, but its golden is not left unexamined."""
+    found = skip if skip is not None else "; ".join(notes)
+    return f"outside the {LEVEL.short} table: {reason}; {found}"
+
+
 def import_tests(specs: Mapping[str, Spec], *, data_dir: Path | None) -> ImportResult:
     """Every ONNX node test of a mapped operator, as a case or a skip."""
 
@@ -493,9 +542,9 @@ def import_tests(specs: Mapping[str, Spec], *, data_dir: Path | None) -> ImportR
                 raise Unmappable(f"the oracle cannot evaluate {spec.operator} ({why})")
             case = to_case(test, spec, mapping)
             support = level_check.supports(spec, case)
+            skip, notes = judge(spec, case, *test.outputs[:len(case.outputs)])
             if not support.supported:
-                raise Unmappable(f"outside the {LEVEL.short} table: {support.reason}")
-            skip, notes = judge(spec, case, test.outputs[0])
+                raise Unmappable(_outside_table(support.reason, skip, notes))
             if skip is not None:
                 raise Unmappable(skip)
         except Unmappable as exc:
@@ -504,5 +553,5 @@ def import_tests(specs: Mapping[str, Spec], *, data_dir: Path | None) -> ImportR
         origin = (f"onnx {onnx_version()} node test {test.name} ({test.op_type}, opset {test.opset}"
                   + (f", {', '.join(f'{k}={v!r}' for k, v in test.attributes)}" if test.attributes else "") + ")")
         result.imported.append(Imported(case, test, origin, tuple(n for n in (mapping.note,) if n) + notes,
-                                        np.asarray(test.outputs[0])))
+                                        tuple((t.name, np.asarray(o)) for t, o in zip(case.outputs, test.outputs))))
     return result

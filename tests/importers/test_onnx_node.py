@@ -77,6 +77,13 @@ def test_import_is_byte_identical_to_the_committed_cases_and_lists_skips(tmp_pat
     assert "skipped test_gelu_tanh_1: Gelu -> ACTIVATION_GELU: ONNX Gelu approximate='tanh'" in result.output
     assert "skipped test_max_example: Max -> ELEMENT_WISE_MAX: 3 inputs where ELEMENT_WISE_MAX takes 2" in result.output
     assert "0 beyond it" in result.output
+    # outside the table, ONNX's golden is still checked against the oracle (issue #24 item 6)
+    assert ("skipped test_cumsum_1d: CumSum -> CUMULATIVE_SUMMATION: outside the 6_4 table: InputTensor data type "
+            "FLOAT64 is not supported at feature level 6_4 (supported: FLOAT32, FLOAT16, INT64, INT32, UINT64, "
+            "UINT32); ONNX's expected output is within the oracle's bounds (identical in 5 of 5 elements)\n"
+            ) in result.output
+    assert ("skipped test_clip_min_greater_than_max: Clip -> ELEMENT_WISE_CLIP: ONNX defines it differently from "
+            "the doc: with min 2.0 > max 1.0 ONNX sets every output to max") in result.output
     if json.loads((CASES / "manifest.json").read_text())["cases"][0]["origin"].split()[1] != onnx.__version__:
         pytest.skip(f"cases/onnx was made with another onnx version than {onnx.__version__}")
     assert sorted(p.name for p in out.iterdir()) == sorted(p.name for p in CASES.iterdir())
