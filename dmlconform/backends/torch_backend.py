@@ -247,8 +247,7 @@ class TorchBackend:
     def implements(self, spec: Spec) -> str | None:
         """Why torch does not implement ``spec``'s operator at all
         (`backends.base.ImplementingBackend`), from the function table."""
-        op = TORCH_OPS.get(spec.operator)
-        return None if op is not None and op.outputs > 1 else implements(TORCH_OPS, spec, "torch has no function for")
+        return implements(TORCH_OPS, spec, "torch has no function for")
 
     def supports(self, spec: Spec, case: Case) -> Support:
         return support_of(_resolve, spec, case)
