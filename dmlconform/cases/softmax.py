@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dmlconform.cases.contraction import _padded_strides
+from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
 from dmlconform.errors import InputError
@@ -95,11 +95,7 @@ def claims(spec: Spec) -> tuple[bool, str]:
 
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
-    try:
-        shapes(spec, level)
-    except InputError as exc:
-        return False, str(exc)
-    return True, "ok"
+    return family.generable(lambda: shapes(spec, level))
 
 
 def parse_axes(value: object) -> tuple[int, ...]:
@@ -152,10 +148,7 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
     """Every case of ``spec`` at ``level`` before its values, in a fixed order."""
     sem = semantics_of(spec)
     ranks = sem.dims_at(level)
-    table = spec.table_at(level)
-    row = table.row(sem.output) if table is not None else None
-    if not ranks or row is None:
-        raise InputError(f"{spec.operator}: no cases at {level.short}: no support table or dimension count there")
+    (row,) = family.rows_at(spec, level, ranks, sem.output)
     types = [t for t in row.dtypes if t.is_float]
     per_type = _old_shapes if sem.axes is None else _axes_shapes
     out = [s for t in types for s in per_type(sem, t, ranks)]
@@ -301,7 +294,7 @@ def _input(name: str, shape: Shape, x: np.ndarray) -> TensorData:
         strides = tuple(0 if d == at else s for d, s in enumerate(packed_strides(held)))
         buf = np.ascontiguousarray(np.take(x, [0], axis=at)).reshape(-1)
     else:
-        strides = _padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
+        strides = family.padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
         buf = np.full(buffer_elements(shape.sizes, strides), np.nan, dtype=x.dtype)
         item = x.dtype.itemsize
         np.lib.stride_tricks.as_strided(buf, shape.sizes, tuple(s * item for s in strides), writeable=True)[...] = x
@@ -310,7 +303,7 @@ def _input(name: str, shape: Shape, x: np.ndarray) -> TensorData:
 
 
 def _output(name: str, shape: Shape) -> TensorData:
-    strides = _padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
+    strides = family.padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
     buf = np.zeros(buffer_elements(shape.sizes, strides), dtype=numpy_dtype(shape.dtype))
     buf.setflags(write=False)
     return TensorData(name, shape.dtype, shape.sizes, strides, buf)
