@@ -281,9 +281,8 @@ def _negatives(first: DataType, rep: int, ranks: tuple[int, ...], allowed: tuple
 
 
 def semantics_of(spec: Spec) -> Contraction:
-    if not isinstance(spec.semantics, Contraction):
-        raise InputError(f"{spec.operator}: no reviewed contraction semantics (specs/reviewed/{spec.operator}.yaml)")
-    return spec.semantics
+    """``spec``'s contraction semantics (`cases.family.semantics_as`)."""
+    return family.semantics_as(spec, Contraction, "contraction")
 
 
 # -- values and tensors -----------------------------------------------------------------------

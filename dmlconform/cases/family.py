@@ -5,16 +5,29 @@ Each family makes its cases from its semantics, the support tables and the
 level (`cases.contraction`, `cases.softmax`, `cases.reduction`,
 `cases.sequence`).  Three things they all did alike live here once: the
 support rows a family's shapes start from (and the one reason there are
-none), the ``generable`` answer built on that reason, and the padded
-layout's strides.  Nothing here does I/O.
+none), the ``generable`` answer built on that reason, the padded
+layout's strides, and the check that a spec has the family's semantics
+(`semantics_as`, which the oracles' ``of`` use too).  Nothing here does I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec, TensorSupport
+from dmlconform.spec.semantics import Semantics
+
+S = TypeVar("S", bound=Semantics)
+
+
+def semantics_as(spec: Spec, kind: type[S], family: str) -> S:
+    """``spec``'s reviewed semantics where they are a ``kind`` (the
+    ``family``'s record); InputError naming the overlay to write otherwise."""
+    if not isinstance(spec.semantics, kind):
+        raise InputError(f"{spec.operator}: no reviewed {family} semantics (specs/reviewed/{spec.operator}.yaml)")
+    return spec.semantics
 
 
 def rows_at(spec: Spec, level: FeatureLevel, ranks: tuple[int, ...], *tensors: str) -> list[TensorSupport]:

@@ -90,9 +90,8 @@ def claims(spec: Spec) -> tuple[bool, str]:
 
 
 def semantics_of(spec: Spec) -> Reduction:
-    if not isinstance(spec.semantics, Reduction):
-        raise InputError(f"{spec.operator}: no reviewed reduction semantics (specs/reviewed/{spec.operator}.yaml)")
-    return spec.semantics
+    """``spec``'s reduction semantics (`cases.family.semantics_as`)."""
+    return family.semantics_as(spec, Reduction, "reduction")
 
 
 def function_of(sem: Reduction, case: Case) -> str:

@@ -122,9 +122,8 @@ def claims(spec: Spec) -> tuple[bool, str]:
 
 
 def semantics_of(spec: Spec) -> SequenceOp:
-    if not isinstance(spec.semantics, SequenceOp):
-        raise InputError(f"{spec.operator}: no reviewed sequence semantics (specs/reviewed/{spec.operator}.yaml)")
-    return spec.semantics
+    """``spec``'s sequence semantics (`cases.family.semantics_as`)."""
+    return family.semantics_as(spec, SequenceOp, "sequence")
 
 
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:

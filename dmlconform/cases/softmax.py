@@ -82,9 +82,8 @@ class Shape:
 
 
 def semantics_of(spec: Spec) -> Softmax:
-    if not isinstance(spec.semantics, Softmax):
-        raise InputError(f"{spec.operator}: no reviewed softmax semantics (specs/reviewed/{spec.operator}.yaml)")
-    return spec.semantics
+    """``spec``'s softmax semantics (`cases.family.semantics_as`)."""
+    return family.semantics_as(spec, Softmax, "softmax")
 
 
 def claims(spec: Spec) -> tuple[bool, str]:

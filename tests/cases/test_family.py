@@ -38,3 +38,14 @@ def test_every_family_answers_generable_through_the_shared_rule(module: object, 
     if op not in ("GEMM", "REDUCE"):   # these have cases since 1_0; the others no table there (the reason)
         ok, reason = module.generable(spec, m.FeatureLevel.FL_1_0)  # type: ignore[attr-defined]
         assert not ok and reason.startswith(f"{op}: no cases at 1_0: no support table")
+
+
+def test_an_oracle_of_a_spec_without_its_semantics_is_an_input_error() -> None:
+    from dmlconform.oracles.reduction import ReductionOracle
+    from dmlconform.oracles.sequence import SequenceOracle
+    from dmlconform.oracles.softmax import SoftmaxOracle
+
+    spec = load_spec(REPO / "specs" / "GEMM.yaml")
+    for oracle, name in ((SoftmaxOracle, "softmax"), (SequenceOracle, "sequence"), (ReductionOracle, "reduction")):
+        with pytest.raises(InputError, match=rf"^GEMM: no reviewed {name} semantics \(specs/reviewed/GEMM.yaml\)$"):
+            oracle.of(spec)
