@@ -31,7 +31,7 @@ import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -387,11 +387,7 @@ class Plan:
 
 def plan(spec: Spec, case: Case) -> Plan:
     """The mapping of ``case``, or NotSupportedError saying why there is none."""
-    mapping = MAPPINGS.get(spec.operator)
-    if mapping is None:
-        raise NotSupportedError(f"ONNX has no one-node equivalent of {spec.operator} (not mapped)")
-    if len(case.outputs) != mapping.outputs:
-        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has {_count(mapping)}")
+    mapping = mapping_for(MAPPINGS, spec, case, "ONNX has no one-node equivalent of")
     a = Attrs(spec, case)
     if a.dtype.kind in "iu" and not mapping.integer:
         raise NotSupportedError(f"ONNX {mapping.op_type} on {case.dtype.name} differs from the doc's integer rule")
@@ -413,8 +409,24 @@ class Mapped(Protocol):
     def outputs(self) -> int: ...
 
 
+M = TypeVar("M", bound=Mapped)
+
+
 def _count(mapping: Mapped) -> str:
     return "one" if mapping.outputs == 1 else str(mapping.outputs)
+
+
+def mapping_for(table: Mapping[str, M], spec: Spec, case: Case, missing: str) -> M:
+    """``spec``'s entry of ``table`` for ``case`` (the case's twin of
+    `implements`, which every backend with a mapping table shares), or
+    NotSupportedError: not in the table (``missing`` + the operator), or
+    the case has other outputs than the entry gives."""
+    mapping = table.get(spec.operator)
+    if mapping is None:
+        raise NotSupportedError(f"{missing} {spec.operator} (not mapped)")
+    if len(case.outputs) != mapping.outputs:
+        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has {_count(mapping)}")
+    return mapping
 
 
 def implements(table: Mapping[str, Mapped], spec: Spec, missing: str) -> str | None:
