@@ -151,7 +151,7 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     naming why."""
     model = MODELS[spec.operator](spec, case, buffers)
     onnx_model = _onnx_model(spec, model)
-    session = sessions.get((spec.operator, onnx_model.SerializeToString()), lambda: onnx_model)
+    session = sessions.get((spec.operator, onnx_model.SerializeToString()), lambda: onnx_model, model.nodes[0][0])
     try:
         results = [session.run(None, feed)[0] for feed in model.runs]
     except Exception as exc:  # a missing kernel, type or shape is a clean rejection

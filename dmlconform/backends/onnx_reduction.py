@@ -106,7 +106,7 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     """``case`` through its model (its session from ``sessions``, the
     backend's cache), the result written through the output's strides."""
     p = plan(spec, case)
-    session = sessions.get(p.key, lambda: model(p, case))
+    session = sessions.get(p.key, lambda: model(p, case), p.op_type)
     source, out = case.inputs[0], case.outputs[0]
     x = np.ascontiguousarray(source.view(buffers[source.name]))
     (y,) = session.run(None, {"x": x})

@@ -79,7 +79,7 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     outputs written into ``buffers`` once the run is over (in place: the
     input was copied before)."""
     p = plan(spec, case)
-    session = sessions.get(p.key, lambda: model(p, case))
+    session = sessions.get(p.key, lambda: model(p, case), p.op_type)
     x = case.inputs[0]
     results = session.run(None, {"x": np.ascontiguousarray(x.view(buffers[x.name]))})
     for out, y in zip(case.outputs, results):

@@ -26,13 +26,14 @@ from dmlconform.cases.model import TensorData
 
 @dataclass(frozen=True, slots=True)
 class Sessions:
-    """The backend's session cache as a runner sees it: ``get(key, make)``
-    is the session cached under ``key`` (built from the ONNX model
-    ``make()`` returns on a miss; a build error is cached and raised as
-    NotSupportedError naming the mapping's operator), and ``runtime``
-    names onnxruntime and the provider for the runner's own messages."""
+    """The backend's session cache as a runner sees it: ``get(key, make,
+    op_type)`` is the session cached under ``key`` (built from the ONNX
+    model ``make()`` returns on a miss; a build error is cached and raised
+    as NotSupportedError naming ``op_type``, the node the runner builds,
+    which ``key`` must determine), and ``runtime`` names onnxruntime and
+    the provider for the runner's own messages."""
 
-    get: Callable[[tuple[Any, ...], Callable[[], Any]], Any]
+    get: Callable[[tuple[Any, ...], Callable[[], Any], str], Any]
     runtime: str
 
 

@@ -75,7 +75,7 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     fed = x.reshape(-1, n) if flat else x
     op_type = OP_TYPES[sem.function]
     key = ("softmax-family", op_type, fed.ndim, axis, case.dtype.name)
-    session = sessions.get(key, lambda: _model(op_type, fed.ndim, axis, fed.dtype))
+    session = sessions.get(key, lambda: _model(op_type, fed.ndim, axis, fed.dtype), op_type)
     (y,) = session.run(None, {"x": fed})
     write_output(case.outputs[0], buffers, y)
 

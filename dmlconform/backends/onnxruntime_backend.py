@@ -519,7 +519,7 @@ class OnnxRuntimeBackend:
                 p = self.plan(spec, case)
                 _check_divisor(p.mapping, case, buffers)
                 if p.mapping.runner is not None:  # a family that keeps shapes runs its cases itself
-                    p.mapping.runner(spec, case, buffers, self._sessions(p, case))
+                    p.mapping.runner(spec, case, buffers, self._sessions(case))
                     continue
             except Exception as exc:  # noqa: BLE001 - returned per item
                 errors[i] = exc
@@ -535,10 +535,10 @@ class OnnxRuntimeBackend:
             self._run_chunk(items, chunk, errors)
         return errors
 
-    def _sessions(self, p: Plan, case: Case) -> Sessions:
-        """The session cache as ``p``'s runner sees it (`backends.onnx_shaped`):
-        a build error names ``p``'s operator and ``case``'s type."""
-        return Sessions(lambda key, make: self._cached(key, lambda: self._build(make(), p, case)),
+    def _sessions(self, case: Case) -> Sessions:
+        """The session cache as a runner sees it (`backends.onnx_shaped`):
+        a build error names the runner's node and ``case``'s type."""
+        return Sessions(lambda key, make, op_type: self._cached(key, lambda: self._build(make(), op_type, case)),
                         f"onnxruntime {self._ort.__version__} ({self.provider})")
 
     def _run_chunk(self, items: Sequence[Item], chunk: list[list[tuple[int, Plan]]],
@@ -584,7 +584,7 @@ class OnnxRuntimeBackend:
         try:
             session = self._cached(tuple(p.key for p in plans),
                                    lambda: self._build(build_family_model(plans, [part[0][1] for part in parts]),
-                                                       plans[0], parts[0][0][1]))
+                                                       plans[0].mapping.op_type, parts[0][0][1]))
             feeds: dict[str, np.ndarray] = {}
             for k, (p, part) in enumerate(zip(plans, parts)):
                 feeds.update(_feeds(part, p, f"x{k}_", f"s{k}_"))
@@ -602,7 +602,7 @@ class OnnxRuntimeBackend:
     def session(self, p: Plan, case: Case) -> Any:
         """The cached one-node session of ``p.key``; a kernel onnxruntime
         lacks is cached as its error, so it is asked for once."""
-        return self._cached(p.key, lambda: self._build(build_model(p, case), p, case))
+        return self._cached(p.key, lambda: self._build(build_model(p, case), p.mapping.op_type, case))
 
     def _cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         """The session (or the error its build gave, raised) cached under
@@ -633,16 +633,18 @@ class OnnxRuntimeBackend:
             options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
         return options
 
-    def _build(self, model: Any, p: Plan, case: Case) -> Any:
+    def _build(self, model: Any, op_type: str, case: Case) -> Any:
         """A session of ``model``, or the NotSupportedError its creation gave
-        (named after ``p`` and ``case``)."""
+        (naming ``op_type``, the node the model was built for, and ``case``'s
+        type: both part of every session key, so a cached error reads the
+        same whichever case built it)."""
         options = self._options()
         try:
             return self._ort.InferenceSession(model.SerializeToString(), options, providers=[self.provider])
         except Exception as exc:  # noqa: BLE001 - a missing kernel or type is a clean rejection
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return NotSupportedError(f"onnxruntime {self._ort.__version__} ({self.provider}) cannot run "
-                                     f"{p.mapping.op_type} on {case.dtype.name}: {first}")
+                                     f"{op_type} on {case.dtype.name}: {first}")
 
 
 def _feeds(items: list[Item], p: Plan, x: str, s: str) -> dict[str, np.ndarray]:

@@ -404,3 +404,16 @@ def test_the_shaped_families_share_the_session_cache(op: str) -> None:
     backend.run(spec, case, second)                            # the same model: the cached session
     assert (backend.misses, backend.hits) == (1, 1)
     assert all(np.array_equal(first[o.name], second[o.name], equal_nan=True) for o in case.outputs)
+
+
+def test_a_cached_build_error_names_the_node_built_whichever_operator_asked_first() -> None:
+    # REDUCE's argmax cases and ARGMAX's share a session key (the node, types, shape, axes); the
+    # error cached for a type onnxruntime has no ArgMax kernel for names ArgMax either way, not
+    # the spec's table entry (REDUCE's ReduceSum) of whichever case built it first.
+    from dmlconform.oracles import cases_of
+
+    spec = _spec("REDUCE")
+    case = next(cases_of(spec, m.FeatureLevel.FL_6_4, seed=0, keep=lambda i, _: i.startswith("REDUCE/UINT32/")
+                         and "/argmax/" in i))
+    with pytest.raises(NotSupportedError, match=r"cannot run ArgMax on UINT32: "):
+        OnnxRuntimeBackend().run(spec, case, bind(case))
