@@ -45,7 +45,6 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
 from dmlconform.compare import finfo
-from dmlconform.errors import InputError
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 from dmlconform.spec.semantics import NO_TRANSFORM, TRANSPOSE, Contraction
 
@@ -291,8 +290,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     """The cases of ``spec`` at ``level`` (the module docstring), only those
     ``keep(id, data type)`` accepts, without the negative ones where not
     ``negative``; identical for a ``seed``."""
-    if not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    family.check_seed(seed)
     sem = semantics_of(spec)
     if sem.quantized:
         from dmlconform.cases import contraction_integer  # noqa: PLC0415 - it builds on this module

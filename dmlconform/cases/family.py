@@ -7,7 +7,7 @@ level (`cases.contraction`, `cases.softmax`, `cases.reduction`,
 support rows a family's shapes start from (and the one reason there are
 none), the ``generable`` answer built on that reason, the padded
 layout's strides, and the check that a spec has the family's semantics
-(`semantics_as`, which the oracles' ``of`` use too).  Nothing here does I/O.
+(`semantics_as`, which the oracles' ``of`` use too) and the seed's.  Nothing here does I/O.
 """
 
 from __future__ import annotations
@@ -51,6 +51,13 @@ def generable(shapes: Callable[[], object]) -> tuple[bool, str]:
     except InputError as exc:
         return False, str(exc)
     return True, "ok"
+
+
+def check_seed(seed: object) -> None:
+    """A family's ``generate`` takes a whole number >= 0 as its seed (the
+    streams of `cases.draws.stream_key`); InputError showing the value otherwise."""
+    if not isinstance(seed, int) or seed < 0:
+        raise InputError(f"seed={seed!r} must be an integer >= 0")
 
 
 def padded_strides(sizes: tuple[int, ...], *, gap: int = 3) -> tuple[int, ...]:

@@ -295,8 +295,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     """The cases of ``spec`` at ``level`` (the module docstring), only those
     ``keep(id, data type)`` accepts, without the negative ones where not
     ``negative``; identical for a ``seed``.  ``large`` adds nothing yet."""
-    if not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    family.check_seed(seed)
     sem = semantics_of(spec)
     seen: set[str] = set()
     for shape in shapes(spec, level):

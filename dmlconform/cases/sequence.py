@@ -34,7 +34,6 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
 from dmlconform.compare import finfo
-from dmlconform.errors import InputError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 from dmlconform.spec.semantics_sequence import DECREASING, INCREASING, Operation, SequenceOp
 
@@ -278,8 +277,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     ``keep(id, data type)`` accepts, without the negative ones where not
     ``negative``; identical for a ``seed``.  ``large`` adds nothing: the
     largest case (1000 per axis) is in the default suite."""
-    if not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    family.check_seed(seed)
     sem = semantics_of(spec)
     for shape in shapes(spec, level):
         if not negative and not shape.supported:

@@ -40,7 +40,6 @@ import numpy as np
 from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
-from dmlconform.errors import InputError
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 from dmlconform.spec.semantics_softmax import Example, Function, Softmax, grouped, ungrouped
 
@@ -213,8 +212,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     """The cases of ``spec`` at ``level`` (the module docstring) that
     ``keep(id, data type)`` accepts, without the negative ones where not
     ``negative``; identical for a ``seed``.  ``large`` adds nothing."""
-    if not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    family.check_seed(seed)
     sem = semantics_of(spec)
     for shape in shapes(spec, level):
         if not negative and not shape.supported:

@@ -49,3 +49,16 @@ def test_an_oracle_of_a_spec_without_its_semantics_is_an_input_error() -> None:
     for oracle, name in ((SoftmaxOracle, "softmax"), (SequenceOracle, "sequence"), (ReductionOracle, "reduction")):
         with pytest.raises(InputError, match=rf"^GEMM: no reviewed {name} semantics \(specs/reviewed/GEMM.yaml\)$"):
             oracle.of(spec)
+
+
+
+_ONE_OP = {"contraction": "GEMM", "softmax": "ACTIVATION_SOFTMAX", "reduction": "REDUCE", "sequence": "TOP_K"}
+
+
+@pytest.mark.parametrize(("seed", "shown"), [(-1, "-1"), (1.5, "1.5"), ("0", "'0'")])
+@pytest.mark.parametrize("module", [contraction, softmax, reduction, sequence])
+def test_every_family_refuses_a_bad_seed_showing_it(module: object, seed: object, shown: str) -> None:
+    spec = load_spec(REPO / "specs" / f"{_ONE_OP[module.__name__.rsplit('.', 1)[1]]}.yaml")
+    with pytest.raises(InputError) as raised:
+        next(module.generate(spec, m.FeatureLevel.FL_6_4, seed=seed))  # type: ignore[attr-defined]
+    assert str(raised.value) == f"seed={shown} must be an integer >= 0"
