@@ -2,11 +2,12 @@
 MATRIX_MULTIPLY_INTEGER_TO_FLOAT as small ONNX models (issue #24 item 5).
 
 The element-wise mappings of `backends.onnxruntime_backend` flatten every
-tensor to 1-D; a contraction cannot be, so its cases take this path (the
-backend asks `MODELS` first): each case's operands are read through their
-sizes and strides into dense arrays of their logical shape, a model is
-built for the case's shapes and run, and the result is written back
-through the output's strides.  Only what ONNX expresses exactly is mapped;
+tensor to 1-D; a contraction cannot be, so its mappings name `run` as their
+``runner`` (`backends.onnx_shaped`): each case's operands are read through
+their sizes and strides into dense arrays of their logical shape, a model
+is built for the case (its session cached by the backend under the model's
+bytes) and run, and the result is written back through the output's
+strides.  Only what ONNX expresses exactly is mapped;
 everything else is NOT_SUPPORTED with the reason:
 
 * GEMM -> ``Gemm`` (opset 13: transA, transB, alpha, beta, C broadcast
@@ -31,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
+from dmlconform.backends.onnx_shaped import Sessions, write_output
 from dmlconform.cases.contraction import activation, operands, scales, semantics_of, transposed
 from dmlconform.cases.contraction_integer import quantized_operands
 from dmlconform.cases.model import Case, numpy_dtype
@@ -126,18 +128,43 @@ def _per(name: str, x: np.ndarray, side: str) -> np.ndarray:
     return np.ascontiguousarray(x.reshape(-1))
 
 
-#: Spec operator -> the model of a case (the backend's contraction path).
+#: Spec operator -> the model of a case.
 MODELS: dict[str, Callable[[Spec, Case, Mapping[str, np.ndarray] | None], Model]] = {
     "GEMM": gemm, "MATRIX_MULTIPLY_INTEGER": integer, "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": integer,
 }
+#: The spec operators mapped here, with the standard ONNX operator the backend's table names (the nodes
+#: themselves may be com.microsoft's FusedGemm or MatMulIntegerToFloat, which `run`'s own errors name).
+MAPPED = {"GEMM": "Gemm", "MATRIX_MULTIPLY_INTEGER": "MatMulInteger",
+          "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": "MatMulInteger"}
+NOTE = ("Gemm per batch matrix (FusedGemm with an activation); MatMulInteger; MatMulIntegerToFloat with A's "
+        "zero point and scale per tensor only")
 
 
-def run(ort: Any, options: Any, provider: str, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
-    """``case`` through its model on ``provider``; a model onnxruntime cannot
-    build or run is a NotSupportedError naming why."""
+def check(spec: Spec, case: Case) -> None:
+    """NotSupportedError where no model expresses ``case`` (the mapping's ``check``)."""
+    MODELS[spec.operator](spec, case, None)
+
+
+def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
+    """``case`` through its model (its session from ``sessions``, the
+    backend's cache); a model onnxruntime cannot run is a NotSupportedError
+    naming why."""
+    model = MODELS[spec.operator](spec, case, buffers)
+    onnx_model = _onnx_model(spec, model)
+    session = sessions.get((spec.operator, onnx_model.SerializeToString()), lambda: onnx_model, model.nodes[0][0])
+    try:
+        results = [session.run(None, feed)[0] for feed in model.runs]
+    except Exception as exc:  # a missing kernel, type or shape is a clean rejection
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise NotSupportedError(f"{sessions.runtime}: {model.nodes[0][0]} on {case.dtype.name}: {text}") from exc
+    target = case.outputs[0]
+    write_output(target, buffers, np.stack(results) if len(results) > 1 else results[0])
+
+
+def _onnx_model(spec: Spec, model: Model) -> Any:
+    """The ONNX model of ``model``: its inputs those of its first run, untyped in shape; output ``Y``."""
     from onnx import helper  # noqa: PLC0415 - optional (the [onnxruntime] extra): only this backend's runs
 
-    model = MODELS[spec.operator](spec, case, buffers)
     first = model.runs[0]
     inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), None) for n, v in first.items()]
     out = helper.make_tensor_value_info("Y", helper.np_dtype_to_tensor_dtype(model.out_dtype), None)
@@ -146,15 +173,4 @@ def run(ort: Any, options: Any, provider: str, spec: Spec, case: Case, buffers: 
     graph = helper.make_graph(nodes, spec.operator, inputs, [out])
     onnx_model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in model.opsets])
     onnx_model.ir_version = 9
-    try:
-        session = ort.InferenceSession(onnx_model.SerializeToString(), options, providers=[provider])
-        results = [session.run(None, feed)[0] for feed in model.runs]
-    except Exception as exc:  # a missing kernel, type or shape is a clean rejection
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise NotSupportedError(f"onnxruntime {ort.__version__} ({provider}): {model.nodes[0][0]} on "
-                                f"{case.dtype.name}: {text}") from exc
-    target = case.outputs[0]
-    y = np.stack(results).reshape(target.sizes) if len(results) > 1 else results[0].reshape(target.sizes)
-    buf = buffers[target.name]
-    view = np.lib.stride_tricks.as_strided(buf, target.sizes, tuple(s * buf.itemsize for s in target.strides))
-    view[...] = y.astype(buf.dtype)
+    return onnx_model

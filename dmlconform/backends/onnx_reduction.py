@@ -3,7 +3,8 @@ one shaped node per case (issue #24 item 5; docs/reduction.md).
 
 The element-wise mappings of `backends.onnxruntime_backend` flatten every
 tensor to 1-D; a reduction needs the input's shape and its axes, so each
-case here gets a model of its own shapes (the mapping's ``runner``: `run`),
+case here gets a model of its own shapes (the mapping's ``runner``: `run`,
+`backends.onnx_shaped`),
 cached per (operator, types, shape, axes, attributes) in the backend's
 session cache.  Where ONNX means what the doc means the case
 runs: ``Reduce*`` (opset 18: axes as an input, ``keepdims=1``,
@@ -16,13 +17,14 @@ have length 1).  Everything else raises `NotSupportedError` with why.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
+from dmlconform.backends.onnx_shaped import Sessions, write_output
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.cases.reduction import axes_of, function_of, last_wins
 from dmlconform.spec.model import Spec
@@ -100,24 +102,14 @@ def model(p: ReducePlan, case: Case) -> Any:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=9)
 
 
-def attrs(a: Any) -> tuple[dict[str, Any], tuple[float | int, ...]]:
-    """The mapping's attributes: every one is read (by `plan`), none is passed to a flat node."""
-    for name in list(a.values):
-        a.raw(name)
-    return {}, ()
-
-
-def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray],
-        sessions: Callable[[tuple[Any, ...], Callable[[], Any]], Any]) -> None:
+def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
     """``case`` through its model (its session from ``sessions``, the
     backend's cache), the result written through the output's strides."""
     p = plan(spec, case)
-    session = sessions(p.key, lambda: model(p, case))
+    session = sessions.get(p.key, lambda: model(p, case), p.op_type)
     source, out = case.inputs[0], case.outputs[0]
     x = np.ascontiguousarray(source.view(buffers[source.name]))
     (y,) = session.run(None, {"x": x})
     if y.size != math.prod(out.sizes):
         raise NotSupportedError(f"onnxruntime gave {y.size} elements for an output of {math.prod(out.sizes)}")
-    buf = buffers[out.name]
-    view = np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))
-    view[...] = y.reshape(out.sizes).astype(buf.dtype)
+    write_output(out, buffers, y)

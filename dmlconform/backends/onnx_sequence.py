@@ -11,8 +11,9 @@ TOP_K two outputs.  So each case is one node over its own static shapes:
   DECREASING, the axis an int64 input).
 * CUMULATIVE_PRODUCT: ONNX has no CumProd: not mapped.
 
-`OnnxRuntimeBackend` hands these operators here (`SHAPED`): ``implements``,
-``supports`` and ``run_batch`` ask this module first.
+`OnnxRuntimeBackend` maps these operators (`MAPPED`) like any other, with
+`plan` as the mapping's ``check`` and `run` as its ``runner``
+(`backends.onnx_shaped`).
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
-from dmlconform.backends.cpu import writable_view
+from dmlconform.backends.onnx_shaped import Sessions, write_output
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.spec.model import Spec
 from dmlconform.spec.semantics_sequence import INCREASING
 
 OPSET = 18
+#: The spec operators mapped here: (the ONNX operator, the outputs its node gives).
+MAPPED = {"TOP_K": ("TopK", 2), "TOP_K1": ("TopK", 2), "CUMULATIVE_SUMMATION": ("CumSum", 1)}
+NOTE = "a node over the case's static shapes; TopK's int64 indices cast to the doc's index type"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +59,13 @@ def _cumsum(case: Case, attrs: Mapping[str, Any]) -> tuple[str, dict[str, int], 
 
 
 #: operator -> (case, attributes) -> (ONNX op, ONNX attributes, int64 constant inputs)
-SHAPED: Mapping[str, Callable[[Case, Mapping[str, Any]], tuple[str, dict[str, int], dict[str, tuple[int, ...]]]]] = {
+_NODES: Mapping[str, Callable[[Case, Mapping[str, Any]], tuple[str, dict[str, int], dict[str, tuple[int, ...]]]]] = {
     "TOP_K": _top_k, "TOP_K1": _top_k, "CUMULATIVE_SUMMATION": _cumsum}
 
 
 def plan(spec: Spec, case: Case) -> ShapedPlan:
     """The node of ``case``; NotSupportedError where ONNX cannot express it."""
-    make = SHAPED.get(spec.operator)
+    make = _NODES.get(spec.operator)
     if make is None:
         raise NotSupportedError(f"ONNX has no one-node equivalent of {spec.operator} (not mapped)")
     op, attrs, constants = make(case, case.attribute_map())
@@ -70,16 +74,16 @@ def plan(spec: Spec, case: Case) -> ShapedPlan:
                       (spec.operator, op, types, tuple(sorted(attrs.items())), tuple(sorted(constants.items()))))
 
 
-def run(backend: Any, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
+def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
     """``case`` through its node's session (cached by the backend), its
     outputs written into ``buffers`` once the run is over (in place: the
     input was copied before)."""
     p = plan(spec, case)
-    session = backend.cached_session(p.key, lambda: backend.session_of(model(p, case), p.op_type, case))
+    session = sessions.get(p.key, lambda: model(p, case), p.op_type)
     x = case.inputs[0]
     results = session.run(None, {"x": np.ascontiguousarray(x.view(buffers[x.name]))})
     for out, y in zip(case.outputs, results):
-        writable_view(out, buffers[out.name])[...] = y.astype(numpy_dtype(out.dtype), copy=False)
+        write_output(out, buffers, y)
 
 
 def model(p: ShapedPlan, case: Case) -> Any:

@@ -8,20 +8,22 @@ trailing ones, contiguous (the older operators' last dimension, or Axes
 (groups, n) array and the node reduces axis 1; where one axis is reduced
 elsewhere, the input keeps its shape and the node reduces that axis;
 anything else is NOT_SUPPORTED (ONNX has no one-node equivalent).  The
-backend's ``run_batch`` hands each case of these mappings to `run`, which
-builds (and caches, through the backend) a model of the fed rank.
+backend's ``run_batch`` hands each case of these mappings to `run` (the
+mapping's ``runner``, `backends.onnx_shaped`), which builds (and caches,
+through the backend) a model of the fed rank.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
-from dmlconform.cases.model import Case, numpy_dtype
+from dmlconform.backends.onnx_shaped import Sessions, write_output
+from dmlconform.cases.model import Case
 from dmlconform.cases.softmax import axes_of, semantics_of
 from dmlconform.spec.model import Spec
 from dmlconform.spec.semantics_softmax import Function
@@ -52,8 +54,6 @@ OPERATORS = {op: OP_TYPES[f] for f, ops in ((Function.SOFTMAX, ("ACTIVATION_SOFT
                                            (Function.LOG_SOFTMAX, ("ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1")),
                                            (Function.HARDMAX, ("ACTIVATION_HARDMAX", "ACTIVATION_HARDMAX1")))
              for op in ops}
-#: (session key, a function making the model) -> a session of the backend's cache (or its build error, raised).
-Sessions = Callable[[tuple[Any, ...], Callable[[], Any]], Any]
 
 
 def attrs(a: Any) -> tuple[dict[str, Any], tuple[float | int, ...]]:
@@ -75,12 +75,9 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     fed = x.reshape(-1, n) if flat else x
     op_type = OP_TYPES[sem.function]
     key = ("softmax-family", op_type, fed.ndim, axis, case.dtype.name)
-    session = sessions(key, lambda: _model(op_type, fed.ndim, axis, fed.dtype))
+    session = sessions.get(key, lambda: _model(op_type, fed.ndim, axis, fed.dtype), op_type)
     (y,) = session.run(None, {"x": fed})
-    out = case.outputs[0]
-    buf = buffers[out.name]
-    np.lib.stride_tricks.as_strided(buf, sizes, tuple(s * buf.itemsize for s in out.strides))[...] = \
-        y.reshape(sizes).astype(numpy_dtype(out.dtype), copy=False)
+    write_output(case.outputs[0], buffers, y)
 
 
 def _model(op_type: str, rank: int, axis: int, dtype: np.dtype) -> Any:

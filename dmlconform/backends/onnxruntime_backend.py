@@ -31,7 +31,7 @@ import platform
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from dmlconform.backends.base import (
 )
 from dmlconform.backends.cpu import scatter_flat
 from dmlconform.backends.cpu_ops import float32_of
+from dmlconform.backends.onnx_shaped import Sessions
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec, TensorRole
@@ -125,7 +126,13 @@ class OnnxMapping:
     as extra 0-d inputs in the tensor's type), raising NotSupportedError
     where ONNX cannot express the case; ``bool_inputs``: ONNX takes bool
     where the doc takes numbers (``x != 0``, exact); ``note``: how ONNX
-    differs from the doc (shown in docs/backends.md)."""
+    differs from the doc (shown in docs/backends.md).
+
+    A family whose node needs the case's shapes (softmax, reduction,
+    sequence, contraction: `backends.onnx_shaped`) names a ``runner``,
+    which runs each case itself with the backend's `Sessions`, and a
+    ``check`` raising NotSupportedError for a case no node expresses;
+    ``outputs`` is how many outputs its node gives (TopK: 2)."""
 
     op_type: str
     inputs: tuple[str, ...] = ("InputTensor",)
@@ -135,8 +142,9 @@ class OnnxMapping:
     integer: bool = True          # False: integer tensors are NOT_SUPPORTED (ONNX semantics differ)
     divisor: str | None = None    # integer input whose zeros ONNX leaves undefined (a crash)
     note: str = ""
-    runner: Callable[..., None] | None = None  # runs its cases itself, shapes kept (onnx_softmax.run)
-    check: Callable[[Spec, Case], object] | None = None  # NotSupportedError for a case no node expresses
+    runner: Callable[[Spec, Case, Mapping[str, np.ndarray], Sessions], None] | None = None
+    check: Callable[[Spec, Case], object] | None = None
+    outputs: int = 1
 
 
 def _named(**pairs: str) -> Callable[[Attrs], tuple[dict[str, Any], tuple[float | int, ...]]]:
@@ -260,6 +268,13 @@ def _constant(attrs: dict[str, Any]) -> Callable[[Attrs], tuple[dict[str, Any], 
     return lambda a: (dict(attrs), ())
 
 
+def _every_attribute(a: Attrs) -> tuple[dict[str, Any], tuple]:
+    """A runner's attributes: every one is read (by its ``check``), none is passed to a flat node."""
+    for name in list(a.values):
+        a.raw(name)
+    return {}, ()
+
+
 _AB = ("ATensor", "BTensor")
 _CLIP_NOTE = ("Min/Max become the min/max inputs in the tensor type (integer tensors: truncated toward zero); "
               "Min > Max is NOT_SUPPORTED (ONNX gives Max, the doc Min)")
@@ -336,8 +351,12 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
     **{op: OnnxMapping(**kwargs) for op, kwargs in onnx_bitwise.MAPPINGS.items()},
     **{op: OnnxMapping(t, attrs=onnx_softmax.attrs, opset=onnx_softmax.OPSET, integer=False, note=onnx_softmax.NOTE,
                        runner=onnx_softmax.run, check=onnx_softmax.fed_axis) for op, t in onnx_softmax.OPERATORS.items()},
-    **{op: OnnxMapping(t, attrs=onnx_reduction.attrs, runner=onnx_reduction.run, check=onnx_reduction.plan,
+    **{op: OnnxMapping(t, attrs=_every_attribute, runner=onnx_reduction.run, check=onnx_reduction.plan,
                        note=onnx_reduction.NOTE) for op, t in onnx_reduction.MAPPED.items()},
+    **{op: OnnxMapping(t, attrs=_every_attribute, runner=onnx_sequence.run, check=onnx_sequence.plan, outputs=n,
+                       note=onnx_sequence.NOTE) for op, (t, n) in onnx_sequence.MAPPED.items()},
+    **{op: OnnxMapping(t, attrs=_every_attribute, runner=onnx_contraction.run, check=onnx_contraction.check,
+                       note=onnx_contraction.NOTE) for op, t in onnx_contraction.MAPPED.items()},
 }
 
 
@@ -368,11 +387,7 @@ class Plan:
 
 def plan(spec: Spec, case: Case) -> Plan:
     """The mapping of ``case``, or NotSupportedError saying why there is none."""
-    mapping = MAPPINGS.get(spec.operator)
-    if mapping is None:
-        raise NotSupportedError(f"ONNX has no one-node equivalent of {spec.operator} (not mapped)")
-    if len(case.outputs) != 1:
-        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has one")
+    mapping = mapping_for(MAPPINGS, spec, case, "ONNX has no one-node equivalent of")
     a = Attrs(spec, case)
     if a.dtype.kind in "iu" and not mapping.integer:
         raise NotSupportedError(f"ONNX {mapping.op_type} on {case.dtype.name} differs from the doc's integer rule")
@@ -387,16 +402,44 @@ def plan(spec: Spec, case: Case) -> Plan:
     return Plan(key, mapping, attrs, scalars)
 
 
-def implements(table: Mapping[str, object], spec: Spec, missing: str) -> str | None:
-    """Why a backend whose mappings are ``table`` (operator -> mapping of one
-    output) does not implement ``spec``'s operator: not in the table
-    (``missing`` + the operator), or more outputs than a mapping has; None
-    when it does."""
-    if spec.operator not in table:
+class Mapped(Protocol):
+    """An entry of a backend's mapping table: how many outputs it gives."""
+
+    @property
+    def outputs(self) -> int: ...
+
+
+M = TypeVar("M", bound=Mapped)
+
+
+def _count(mapping: Mapped) -> str:
+    return "one" if mapping.outputs == 1 else str(mapping.outputs)
+
+
+def mapping_for(table: Mapping[str, M], spec: Spec, case: Case, missing: str) -> M:
+    """``spec``'s entry of ``table`` for ``case`` (the case's twin of
+    `implements`, which every backend with a mapping table shares), or
+    NotSupportedError: not in the table (``missing`` + the operator), or
+    the case has other outputs than the entry gives."""
+    mapping = table.get(spec.operator)
+    if mapping is None:
+        raise NotSupportedError(f"{missing} {spec.operator} (not mapped)")
+    if len(case.outputs) != mapping.outputs:
+        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has {_count(mapping)}")
+    return mapping
+
+
+def implements(table: Mapping[str, Mapped], spec: Spec, missing: str) -> str | None:
+    """Why a backend whose mappings are ``table`` (operator -> mapping, each
+    with its count of ``outputs``) does not implement ``spec``'s operator:
+    not in the table (``missing`` + the operator), or other outputs than
+    its mapping gives; None when it does."""
+    mapping = table.get(spec.operator)
+    if mapping is None:
         return f"{missing} {spec.operator} (not mapped)"
     outputs = [f.name for f in spec.tensors if f.role is TensorRole.OUTPUT]
-    if len(outputs) != 1:
-        return f"{spec.operator}: {len(outputs)} outputs ({', '.join(outputs)}); the mapping has one"
+    if len(outputs) != mapping.outputs:
+        return f"{spec.operator}: {len(outputs)} outputs ({', '.join(outputs)}); the mapping has {_count(mapping)}"
     return None
 
 
@@ -443,14 +486,10 @@ class OnnxRuntimeBackend:
     def implements(self, spec: Spec) -> str | None:
         """Why onnxruntime does not implement ``spec``'s operator at all
         (`backends.base.ImplementingBackend`), from the mapping table."""
-        shaped = spec.operator in onnx_sequence.SHAPED  # a node over static shapes (`onnx_sequence`)
-        return None if shaped else implements({**MAPPINGS, **onnx_contraction.MODELS}, spec,
-                                              "ONNX has no one-node equivalent of")
+        return implements(MAPPINGS, spec, "ONNX has no one-node equivalent of")
 
     def supports(self, spec: Spec, case: Case) -> Support:
-        if spec.operator in onnx_contraction.MODELS:  # shapes reach the model: its own path
-            return support_of(lambda s, c: onnx_contraction.MODELS[s.operator](s, c, None), spec, case)
-        return support_of(onnx_sequence.plan if spec.operator in onnx_sequence.SHAPED else self.plan, spec, case)
+        return support_of(self.plan, spec, case)
 
     def plan(self, spec: Spec, case: Case) -> Plan:
         """`plan`, made at each ask: remembering plans (per spec, attribute
@@ -476,18 +515,11 @@ class OnnxRuntimeBackend:
         errors: list[Exception | None] = [None] * len(items)
         groups: dict[tuple[Any, ...], list[tuple[int, Plan]]] = {}
         for i, (spec, case, buffers) in enumerate(items):
-            if spec.operator in onnx_contraction.MODELS:  # a contraction: a model of its case's shapes
-                errors[i] = self._contraction(spec, case, buffers)
-                continue
             try:
-                if spec.operator in onnx_sequence.SHAPED:  # one node over the case's shapes, case by case
-                    onnx_sequence.run(self, spec, case, buffers)
-                    continue
                 p = self.plan(spec, case)
                 _check_divisor(p.mapping, case, buffers)
                 if p.mapping.runner is not None:  # a family that keeps shapes runs its cases itself
-                    p.mapping.runner(spec, case, buffers, lambda key, make, p=p, case=case:
-                                     self._cached(key, lambda: self._build(make(), p, case)))
+                    p.mapping.runner(spec, case, buffers, self._sessions(case))
                     continue
             except Exception as exc:  # noqa: BLE001 - returned per item
                 errors[i] = exc
@@ -503,13 +535,11 @@ class OnnxRuntimeBackend:
             self._run_chunk(items, chunk, errors)
         return errors
 
-    def _contraction(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Exception | None:
-        """One contraction case (`backends.onnx_contraction`), None or the error it raised."""
-        try:
-            onnx_contraction.run(self._ort, self._options(), self.provider, spec, case, buffers)
-        except Exception as exc:  # noqa: BLE001 - returned per item
-            return exc
-        return None
+    def _sessions(self, case: Case) -> Sessions:
+        """The session cache as a runner sees it (`backends.onnx_shaped`):
+        a build error names the runner's node and ``case``'s type."""
+        return Sessions(lambda key, make, op_type: self._cached(key, lambda: self._build(make(), op_type, case)),
+                        f"onnxruntime {self._ort.__version__} ({self.provider})")
 
     def _run_chunk(self, items: Sequence[Item], chunk: list[list[tuple[int, Plan]]],
                    errors: list[Exception | None]) -> None:
@@ -554,7 +584,7 @@ class OnnxRuntimeBackend:
         try:
             session = self._cached(tuple(p.key for p in plans),
                                    lambda: self._build(build_family_model(plans, [part[0][1] for part in parts]),
-                                                       plans[0], parts[0][0][1]))
+                                                       plans[0].mapping.op_type, parts[0][0][1]))
             feeds: dict[str, np.ndarray] = {}
             for k, (p, part) in enumerate(zip(plans, parts)):
                 feeds.update(_feeds(part, p, f"x{k}_", f"s{k}_"))
@@ -572,15 +602,7 @@ class OnnxRuntimeBackend:
     def session(self, p: Plan, case: Case) -> Any:
         """The cached one-node session of ``p.key``; a kernel onnxruntime
         lacks is cached as its error, so it is asked for once."""
-        return self._cached(p.key, lambda: self._build(build_model(p, case), p, case))
-
-    def cached_session(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
-        """`_cached`, for the shaped nodes of `onnx_sequence`."""
-        return self._cached(key, build)
-
-    def session_of(self, model: Any, op_type: str, case: Case) -> Any:
-        """`_build` of a model that is no `Plan`'s (`onnx_sequence`)."""
-        return self._build(model, Plan((), OnnxMapping(op_type), {}, ()), case)
+        return self._cached(p.key, lambda: self._build(build_model(p, case), p.mapping.op_type, case))
 
     def _cached(self, key: tuple[Any, ...], build: Callable[[], Any]) -> Any:
         """The session (or the error its build gave, raised) cached under
@@ -611,16 +633,18 @@ class OnnxRuntimeBackend:
             options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
         return options
 
-    def _build(self, model: Any, p: Plan, case: Case) -> Any:
+    def _build(self, model: Any, op_type: str, case: Case) -> Any:
         """A session of ``model``, or the NotSupportedError its creation gave
-        (named after ``p`` and ``case``)."""
+        (naming ``op_type``, the node the model was built for, and ``case``'s
+        type: both part of every session key, so a cached error reads the
+        same whichever case built it)."""
         options = self._options()
         try:
             return self._ort.InferenceSession(model.SerializeToString(), options, providers=[self.provider])
         except Exception as exc:  # noqa: BLE001 - a missing kernel or type is a clean rejection
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return NotSupportedError(f"onnxruntime {self._ort.__version__} ({self.provider}) cannot run "
-                                     f"{p.mapping.op_type} on {case.dtype.name}: {first}")
+                                     f"{op_type} on {case.dtype.name}: {first}")
 
 
 def _feeds(items: list[Item], p: Plan, x: str, s: str) -> dict[str, np.ndarray]:

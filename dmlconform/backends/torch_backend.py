@@ -28,17 +28,17 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import torch_bitwise, torch_reduction, torch_sequence, torch_softmax
+from dmlconform.backends import torch_bitwise, torch_contraction, torch_reduction, torch_sequence, torch_softmax
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.onnxruntime_backend import (
     Attrs,
     check_divisor,
     clip_bounds,
     implements,
+    mapping_for,
     require,
     support_of,
 )
-from dmlconform.backends.torch_contraction import TORCH_CONTRACTION
 from dmlconform.cases.model import Case
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec
@@ -123,7 +123,6 @@ _CLAMP = TorchOp(lambda t, xs, a: t.clamp(xs[0], *clip_bounds(a)[1]), check=lamb
                  note="clamp(x, Min, Max); Min > Max is NOT_SUPPORTED (torch gives Max, the doc Min)")
 
 TORCH_OPS: Mapping[str, TorchOp] = {
-    **{op: TorchOp(fn, check=check) for op, (fn, check) in torch_reduction.OPS.items()},
     **{op: _method(name) for op, name in {
         "ELEMENT_WISE_ABS": "abs", "ELEMENT_WISE_ACOS": "acos", "ELEMENT_WISE_ACOSH": "acosh",
         "ELEMENT_WISE_ASIN": "asin", "ELEMENT_WISE_ASINH": "asinh", "ELEMENT_WISE_ATAN": "atan",
@@ -184,10 +183,8 @@ TORCH_OPS: Mapping[str, TorchOp] = {
     "ELEMENT_WISE_THRESHOLD": TorchOp(lambda t, xs, a: t.clamp(xs[0], min=a.f32("Min")),
                                       check=lambda a: _float_only(a, "clamp with a FLOAT bound"),
                                       note="max(x, Min) as clamp(x, min=Min); integer tensors are NOT_SUPPORTED"),
-    **{op: TorchOp(**kwargs) for op, kwargs in torch_bitwise.TORCH_OPS.items()},
-    **{op: TorchOp(fn, note=torch_softmax.NOTE) for op, fn in torch_softmax.FUNCTIONS.items()},
-    **{op: TorchOp(fn, outputs=n, note=note) for op, (fn, n, note) in torch_sequence.OPS.items()},
-    **{op: TorchOp(fn, inputs=names) for op, (fn, names) in TORCH_CONTRACTION.items()},
+    **{op: TorchOp(**kwargs) for family in (torch_bitwise, torch_softmax, torch_sequence, torch_reduction,
+                                            torch_contraction) for op, kwargs in family.TORCH_OPS.items()},
 }
 
 
@@ -247,8 +244,7 @@ class TorchBackend:
     def implements(self, spec: Spec) -> str | None:
         """Why torch does not implement ``spec``'s operator at all
         (`backends.base.ImplementingBackend`), from the function table."""
-        op = TORCH_OPS.get(spec.operator)
-        return None if op is not None and op.outputs > 1 else implements(TORCH_OPS, spec, "torch has no function for")
+        return implements(TORCH_OPS, spec, "torch has no function for")
 
     def supports(self, spec: Spec, case: Case) -> Support:
         return support_of(_resolve, spec, case)
@@ -295,11 +291,7 @@ class TorchBackend:
 
 
 def _resolve(spec: Spec, case: Case) -> tuple[TorchOp, Attrs]:
-    op = TORCH_OPS.get(spec.operator)
-    if op is None:
-        raise NotSupportedError(f"torch has no function for {spec.operator} (not mapped)")
-    if len(case.outputs) != op.outputs:
-        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has {op.outputs}")
+    op = mapping_for(TORCH_OPS, spec, case, "torch has no function for")
     a = Attrs(spec, case)
     if op.check is not None:
         op.check(a)

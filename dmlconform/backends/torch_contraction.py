@@ -1,7 +1,7 @@
 """The contraction family on torch: GEMM, MATRIX_MULTIPLY_INTEGER and
 MATRIX_MULTIPLY_INTEGER_TO_FLOAT as torch calls (issue #24 item 5).
 
-`backends.torch_backend` merges `TORCH_CONTRACTION` into its table.  The
+`backends.torch_backend` merges `TORCH_OPS` into its table.  The
 operands reach torch as DirectML binds them (``as_strided`` views of the
 buffers: transposes, padding and stride-0 broadcasts as they are); an
 optional tensor the case leaves out comes as None.
@@ -21,7 +21,7 @@ optional tensor the case leaves out comes as None.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from dmlconform.backends.base import NotSupportedError
@@ -97,10 +97,13 @@ def _to_float(t: Any, xs: list[Any], a: Attrs) -> Any:
     return y + bias.float() if bias is not None else y
 
 
-#: Spec operator -> (the torch function, its inputs in order), merged into the torch backend's table.
-TORCH_CONTRACTION: dict[str, tuple[Fn, tuple[str, ...]]] = {
-    "GEMM": (_gemm, ("ATensor", "BTensor", "CTensor")),
-    "MATRIX_MULTIPLY_INTEGER": (_integer, ("ATensor", "AZeroPointTensor", "BTensor", "BZeroPointTensor")),
-    "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": (_to_float, ("ATensor", "AScaleTensor", "AZeroPointTensor", "BTensor",
-                                                     "BScaleTensor", "BZeroPointTensor", "BiasTensor")),
+#: Spec operator -> the keyword arguments of its `TorchOp` (merged into `torch_backend.TORCH_OPS`): the
+#: function and its inputs in order (an optional one the case leaves out reaches it as None).
+TORCH_OPS: Mapping[str, dict[str, Any]] = {
+    "GEMM": {"fn": _gemm, "inputs": ("ATensor", "BTensor", "CTensor")},
+    "MATRIX_MULTIPLY_INTEGER": {"fn": _integer, "inputs": ("ATensor", "AZeroPointTensor", "BTensor",
+                                                          "BZeroPointTensor")},
+    "MATRIX_MULTIPLY_INTEGER_TO_FLOAT": {"fn": _to_float, "inputs": ("ATensor", "AScaleTensor", "AZeroPointTensor",
+                                                                    "BTensor", "BScaleTensor", "BZeroPointTensor",
+                                                                    "BiasTensor")},
 }

@@ -13,7 +13,7 @@ An empty axis set is NOT_SUPPORTED: torch reads ``dim=()`` as every axis.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from dmlconform.backends.base import NotSupportedError
@@ -74,6 +74,7 @@ def _reduce(t: Any, xs: list[Any], a: Attrs) -> Any:
     return _FUNCTIONS[function](t, xs[0], _axes(a))
 
 
-#: Operator -> (fn, check), as the torch backend's table holds them.
-OPS: dict[str, tuple[Fn, Callable[[Attrs], None]]] = {
-    "REDUCE": (_reduce, _check), "ARGMAX": (_arg("ARGMAX"), _check), "ARGMIN": (_arg("ARGMIN"), _check)}
+#: Spec operator -> the keyword arguments of its `TorchOp` (merged into `torch_backend.TORCH_OPS`).
+TORCH_OPS: Mapping[str, dict[str, Any]] = {
+    "REDUCE": {"fn": _reduce, "check": _check}, "ARGMAX": {"fn": _arg("ARGMAX"), "check": _check},
+    "ARGMIN": {"fn": _arg("ARGMIN"), "check": _check}}

@@ -48,12 +48,13 @@ def _scan(product: bool, flag: str) -> Fn:
     return call
 
 
-#: operator -> (function, outputs it gives, note)
-OPS: Mapping[str, tuple[Fn, int, str]] = {
-    "TOP_K": (_top_k, 2, "torch.sort(stable=True)[:K]: torch.topk does not keep ties in index order"),
-    "TOP_K1": (_top_k, 2, "torch.sort(stable=True)[:K]: torch.topk does not keep ties in index order"),
-    "CUMULATIVE_SUMMATION": (_scan(False, "HasExclusiveSum"), 1,
-                             "torch.cumsum, flipped for DECREASING, shifted for the exclusive sum"),
-    "CUMULATIVE_PRODUCT": (_scan(True, "HasExclusiveProduct"), 1,
-                           "torch.cumprod, flipped for DECREASING, shifted for the exclusive product"),
+_TOP_K = {"fn": _top_k, "outputs": 2, "note": "torch.sort(stable=True)[:K]: torch.topk does not keep ties in index order"}
+#: Spec operator -> the keyword arguments of its `TorchOp` (merged into `torch_backend.TORCH_OPS`).
+TORCH_OPS: Mapping[str, dict[str, Any]] = {
+    "TOP_K": _TOP_K,
+    "TOP_K1": _TOP_K,
+    "CUMULATIVE_SUMMATION": {"fn": _scan(False, "HasExclusiveSum"),
+                             "note": "torch.cumsum, flipped for DECREASING, shifted for the exclusive sum"},
+    "CUMULATIVE_PRODUCT": {"fn": _scan(True, "HasExclusiveProduct"),
+                           "note": "torch.cumprod, flipped for DECREASING, shifted for the exclusive product"},
 }

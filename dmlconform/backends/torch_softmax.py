@@ -10,7 +10,7 @@ maximum, NaN the largest) scattered into zeros, torch having no hardmax.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 NOTE = "several Axes reduced jointly through permute and reshape; hardmax as argmax scattered into zeros"
@@ -49,6 +49,8 @@ def hardmax(t: Any, xs: list[Any], a: Any) -> Any:
     return _grouped(t, xs[0], a, _hardmax)
 
 
-#: The spec operators mapped here, with their function.
-FUNCTIONS = {"ACTIVATION_SOFTMAX": softmax, "ACTIVATION_SOFTMAX1": softmax, "ACTIVATION_LOG_SOFTMAX": log_softmax,
-             "ACTIVATION_LOG_SOFTMAX1": log_softmax, "ACTIVATION_HARDMAX": hardmax, "ACTIVATION_HARDMAX1": hardmax}
+#: Spec operator -> the keyword arguments of its `TorchOp` (merged into `torch_backend.TORCH_OPS`).
+TORCH_OPS: Mapping[str, dict[str, Any]] = {
+    op: {"fn": fn, "note": NOTE} for op, fn in (
+        ("ACTIVATION_SOFTMAX", softmax), ("ACTIVATION_SOFTMAX1", softmax), ("ACTIVATION_LOG_SOFTMAX", log_softmax),
+        ("ACTIVATION_LOG_SOFTMAX1", log_softmax), ("ACTIVATION_HARDMAX", hardmax), ("ACTIVATION_HARDMAX1", hardmax))}

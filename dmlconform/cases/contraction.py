@@ -41,10 +41,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
 from dmlconform.compare import finfo
-from dmlconform.errors import InputError
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 from dmlconform.spec.semantics import NO_TRANSFORM, TRANSPOSE, Contraction
 
@@ -144,16 +144,11 @@ def claims(spec: Spec) -> tuple[bool, str]:
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level`` (a table and a
     dimension count there), and if not, why."""
-    try:
-        if semantics_of(spec).quantized:
-            from dmlconform.cases import contraction_integer  # noqa: PLC0415 - it builds on this module
+    if semantics_of(spec).quantized:
+        from dmlconform.cases import contraction_integer  # noqa: PLC0415 - it builds on this module
 
-            contraction_integer.shapes(spec, semantics_of(spec), level)
-        else:
-            shapes(spec, level, large=False)
-    except InputError as exc:
-        return False, str(exc)
-    return True, "ok"
+        return family.generable(lambda: contraction_integer.shapes(spec, semantics_of(spec), level))
+    return family.generable(lambda: shapes(spec, level, large=False))
 
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
@@ -241,10 +236,7 @@ def shapes(spec: Spec, level: FeatureLevel, *, large: bool) -> list[Shape]:
     """Every case of ``spec`` at ``level`` before its values, in a fixed order."""
     sem = semantics_of(spec)
     ranks = tuple(d for d in sem.dims_at(level) if d in _LEAD)
-    table = spec.table_at(level)
-    row = table.row(sem.output) if table is not None else None
-    if not ranks or row is None:
-        raise InputError(f"{spec.operator}: no cases at {level.short}: no support table or dimension count there")
+    (row,) = family.rows_at(spec, level, ranks, sem.output)
     rep = 4 if 4 in ranks else ranks[-1]
     types = [t for t in row.dtypes if t.is_float]
     out = [s for i, t in enumerate(types) for s in _per_dtype(t, rep, ranks, large and i == 0)]
@@ -288,9 +280,8 @@ def _negatives(first: DataType, rep: int, ranks: tuple[int, ...], allowed: tuple
 
 
 def semantics_of(spec: Spec) -> Contraction:
-    if not isinstance(spec.semantics, Contraction):
-        raise InputError(f"{spec.operator}: no reviewed contraction semantics (specs/reviewed/{spec.operator}.yaml)")
-    return spec.semantics
+    """``spec``'s contraction semantics (`cases.family.semantics_as`)."""
+    return family.semantics_as(spec, Contraction, "contraction")
 
 
 # -- values and tensors -----------------------------------------------------------------------
@@ -299,8 +290,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     """The cases of ``spec`` at ``level`` (the module docstring), only those
     ``keep(id, data type)`` accepts, without the negative ones where not
     ``negative``; identical for a ``seed``."""
-    if not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    family.check_seed(seed)
     sem = semantics_of(spec)
     if sem.quantized:
         from dmlconform.cases import contraction_integer  # noqa: PLC0415 - it builds on this module
@@ -428,18 +418,9 @@ _ADVERSARIAL: dict[str, Callable[[Shape, np.ndarray, np.ndarray, np.random.Gener
     "cancel": _cancel, "range": _range, "nan": _nan, "inf": _inf, "equal": _equal}
 
 
-def _padded_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
-    """Strides with a gap of three elements after every row."""
-    strides, step = [], 1
-    for i, size in enumerate(reversed(sizes)):
-        strides.append(step)
-        step = step * size + (3 if i == 0 else 0)
-    return tuple(reversed(strides))
-
-
 def _tensor(name: str, dtype: DataType, sizes: tuple[int, ...], logical: np.ndarray, padded: bool) -> TensorData:
     """A read-only tensor holding ``logical``: packed, or with NaN in the gaps of padded rows."""
-    strides = _padded_strides(sizes) if padded else packed_strides(sizes)
+    strides = family.padded_strides(sizes) if padded else packed_strides(sizes)
     return _strided(name, dtype, sizes, strides, logical)
 
 
@@ -468,7 +449,7 @@ def _c_tensor(name: str, shape: Shape, sizes: tuple[int, ...], c: np.ndarray) ->
 
 
 def _output(name: str, dtype: DataType, sizes: tuple[int, ...], padded: bool) -> TensorData:
-    strides = _padded_strides(sizes) if padded else packed_strides(sizes)
+    strides = family.padded_strides(sizes) if padded else packed_strides(sizes)
     buf = np.zeros(buffer_elements(sizes, strides), dtype=numpy_dtype(dtype))
     buf.setflags(write=False)
     return TensorData(name, dtype, sizes, strides, buf)

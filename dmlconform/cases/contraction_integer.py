@@ -42,10 +42,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dmlconform.cases import family
 from dmlconform.cases.contraction import KS, Shape, _output, _sizes, operands
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, numpy_dtype, packed_strides
-from dmlconform.errors import InputError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 from dmlconform.spec.semantics import Contraction
 
@@ -156,10 +156,8 @@ class IntShape:
 def shapes(spec: Spec, sem: Contraction, level: FeatureLevel) -> list[IntShape]:
     """Every case of a quantized contraction at ``level``, in a fixed order."""
     ranks = tuple(d for d in sem.dims_at(level) if d in (2, 3, 4))
+    a_row, out_row = family.rows_at(spec, level, ranks, sem.a.tensor, sem.output)
     table = spec.table_at(level)
-    a_row, out_row = (table.row(n) if table is not None else None for n in (sem.a.tensor, sem.output))
-    if not ranks or a_row is None or out_row is None:
-        raise InputError(f"{spec.operator}: no cases at {level.short}: no support table or dimension count there")
     rep = 4 if 4 in ranks else ranks[-1]
     scaled = sem.a.scale is not None
     zp_rows = [table.row(z) for z in (sem.a.zero_point, sem.b.zero_point) if table is not None and z is not None]

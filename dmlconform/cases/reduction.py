@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dmlconform.cases.contraction import _padded_strides  # the one padded layout of the families
+from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
 from dmlconform.errors import InputError
@@ -95,9 +95,8 @@ def claims(spec: Spec) -> tuple[bool, str]:
 
 
 def semantics_of(spec: Spec) -> Reduction:
-    if not isinstance(spec.semantics, Reduction):
-        raise InputError(f"{spec.operator}: no reviewed reduction semantics (specs/reviewed/{spec.operator}.yaml)")
-    return spec.semantics
+    """``spec``'s reduction semantics (`cases.family.semantics_as`)."""
+    return family.semantics_as(spec, Reduction, "reduction")
 
 
 def function_of(sem: Reduction, case: Case) -> str:
@@ -126,11 +125,7 @@ def reduced_sizes(sizes: tuple[int, ...], axes: tuple[int, ...]) -> tuple[int, .
 
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
-    try:
-        shapes(spec, level)
-    except InputError as exc:
-        return False, str(exc)
-    return True, "ok"
+    return family.generable(lambda: shapes(spec, level))
 
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
@@ -317,8 +312,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     """The cases of ``spec`` at ``level`` (the module docstring), only those
     ``keep(id, data type)`` accepts, without the negative ones where not
     ``negative``; identical for a ``seed``.  ``large`` adds `large_shape`."""
-    if not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    family.check_seed(seed)
     sem = semantics_of(spec)
     seen: set[str] = set()
     every = shapes(spec, level)
@@ -333,7 +327,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
 
 def _case(spec: Spec, sem: Reduction, level: FeatureLevel, seed: int, case_id: str, shape: Shape) -> Case:
     x = values(shape, np.random.default_rng(stream_key(seed, case_id, sem.input)))
-    strides = _padded_strides(shape.sizes) if shape.padded else packed_strides(shape.sizes)
+    strides = family.padded_strides(shape.sizes) if shape.padded else packed_strides(shape.sizes)
     out_sizes = reduced_sizes(shape.sizes, shape.axes)
     given: dict[str | None, int | str] = {
         sem.function: FUNCTION_PREFIX + shape.function, sem.axis_count: len(shape.axes),

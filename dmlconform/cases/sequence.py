@@ -30,10 +30,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
 from dmlconform.compare import finfo
-from dmlconform.errors import InputError
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 from dmlconform.spec.semantics_sequence import DECREASING, INCREASING, Operation, SequenceOp
 
@@ -121,18 +121,13 @@ def claims(spec: Spec) -> tuple[bool, str]:
 
 
 def semantics_of(spec: Spec) -> SequenceOp:
-    if not isinstance(spec.semantics, SequenceOp):
-        raise InputError(f"{spec.operator}: no reviewed sequence semantics (specs/reviewed/{spec.operator}.yaml)")
-    return spec.semantics
+    """``spec``'s sequence semantics (`cases.family.semantics_as`)."""
+    return family.semantics_as(spec, SequenceOp, "sequence")
 
 
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
-    try:
-        shapes(spec, level)
-    except InputError as exc:
-        return False, str(exc)
-    return True, "ok"
+    return family.generable(lambda: shapes(spec, level))
 
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
@@ -188,10 +183,8 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
     """Every case of ``spec`` at ``level`` before its values, in a fixed order."""
     sem = semantics_of(spec)
     ranks = sem.dims_at(level)
+    (row,) = family.rows_at(spec, level, ranks, sem.output)
     table = spec.table_at(level)
-    row = table.row(sem.output) if table is not None else None
-    if not ranks or row is None:
-        raise InputError(f"{spec.operator}: no cases at {level.short}: no support table or dimension count there")
     index_row = table.row(sem.indices) if table is not None and sem.indices else None
     rep = 4 if 4 in ranks else ranks[-1]
     out = [s for t in row.dtypes for s in _per_dtype(sem, t, rep)]
@@ -284,8 +277,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     ``keep(id, data type)`` accepts, without the negative ones where not
     ``negative``; identical for a ``seed``.  ``large`` adds nothing: the
     largest case (1000 per axis) is in the default suite."""
-    if not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    family.check_seed(seed)
     sem = semantics_of(spec)
     for shape in shapes(spec, level):
         if not negative and not shape.supported:
@@ -446,22 +438,13 @@ _DRAWS: dict[str, _Draw] = {
     "equal": _equal, "cancel": _cancel, "range": _range, "extremes": _extremes, "overflow": _overflow}
 
 
-def _padded_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
-    """Strides with a gap of two elements after every innermost row."""
-    strides, step = [], 1
-    for i, size in enumerate(reversed(sizes)):
-        strides.append(step)
-        step = step * size + (2 if i == 0 else 0)
-    return tuple(reversed(strides))
-
-
 def _tensor(name: str, dtype: DataType, sizes: tuple[int, ...], logical: np.ndarray | None,
             padded: bool) -> TensorData:
     """A read-only tensor: an input holding ``logical`` (the gaps of padded
     rows hold the type's greatest value, or NaN: read, they show), or an
     output's zeroed buffer."""
     nt = numpy_dtype(dtype)
-    strides = _padded_strides(sizes) if padded else packed_strides(sizes)
+    strides = family.padded_strides(sizes, gap=2) if padded else packed_strides(sizes)
     gap = np.nan if dtype.is_float else np.iinfo(nt).max
     buf = np.full(buffer_elements(sizes, strides), gap if logical is not None else 0, dtype=nt)
     if logical is not None:

@@ -37,10 +37,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dmlconform.cases.contraction import _padded_strides
+from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
-from dmlconform.errors import InputError
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 from dmlconform.spec.semantics_softmax import Example, Function, Softmax, grouped, ungrouped
 
@@ -82,9 +81,8 @@ class Shape:
 
 
 def semantics_of(spec: Spec) -> Softmax:
-    if not isinstance(spec.semantics, Softmax):
-        raise InputError(f"{spec.operator}: no reviewed softmax semantics (specs/reviewed/{spec.operator}.yaml)")
-    return spec.semantics
+    """``spec``'s softmax semantics (`cases.family.semantics_as`)."""
+    return family.semantics_as(spec, Softmax, "softmax")
 
 
 def claims(spec: Spec) -> tuple[bool, str]:
@@ -95,11 +93,7 @@ def claims(spec: Spec) -> tuple[bool, str]:
 
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
-    try:
-        shapes(spec, level)
-    except InputError as exc:
-        return False, str(exc)
-    return True, "ok"
+    return family.generable(lambda: shapes(spec, level))
 
 
 def parse_axes(value: object) -> tuple[int, ...]:
@@ -152,10 +146,7 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
     """Every case of ``spec`` at ``level`` before its values, in a fixed order."""
     sem = semantics_of(spec)
     ranks = sem.dims_at(level)
-    table = spec.table_at(level)
-    row = table.row(sem.output) if table is not None else None
-    if not ranks or row is None:
-        raise InputError(f"{spec.operator}: no cases at {level.short}: no support table or dimension count there")
+    (row,) = family.rows_at(spec, level, ranks, sem.output)
     types = [t for t in row.dtypes if t.is_float]
     per_type = _old_shapes if sem.axes is None else _axes_shapes
     out = [s for t in types for s in per_type(sem, t, ranks)]
@@ -221,8 +212,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     """The cases of ``spec`` at ``level`` (the module docstring) that
     ``keep(id, data type)`` accepts, without the negative ones where not
     ``negative``; identical for a ``seed``.  ``large`` adds nothing."""
-    if not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed={seed!r} must be an integer >= 0")
+    family.check_seed(seed)
     sem = semantics_of(spec)
     for shape in shapes(spec, level):
         if not negative and not shape.supported:
@@ -301,7 +291,7 @@ def _input(name: str, shape: Shape, x: np.ndarray) -> TensorData:
         strides = tuple(0 if d == at else s for d, s in enumerate(packed_strides(held)))
         buf = np.ascontiguousarray(np.take(x, [0], axis=at)).reshape(-1)
     else:
-        strides = _padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
+        strides = family.padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
         buf = np.full(buffer_elements(shape.sizes, strides), np.nan, dtype=x.dtype)
         item = x.dtype.itemsize
         np.lib.stride_tricks.as_strided(buf, shape.sizes, tuple(s * item for s in strides), writeable=True)[...] = x
@@ -310,7 +300,7 @@ def _input(name: str, shape: Shape, x: np.ndarray) -> TensorData:
 
 
 def _output(name: str, shape: Shape) -> TensorData:
-    strides = _padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
+    strides = family.padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
     buf = np.zeros(buffer_elements(shape.sizes, strides), dtype=numpy_dtype(shape.dtype))
     buf.setflags(write=False)
     return TensorData(name, shape.dtype, shape.sizes, strides, buf)

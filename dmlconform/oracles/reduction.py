@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dmlconform.cases.model import Case, numpy_dtype
-from dmlconform.cases.reduction import axes_of, claims, function_of, last_wins
+from dmlconform.cases.reduction import axes_of, claims, function_of, last_wins, semantics_of
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
 from dmlconform.oracles.base import Expectation
 from dmlconform.oracles.contraction import gamma, gamma_probable, unit_roundoff
@@ -74,9 +74,7 @@ class ReductionOracle:
 
     @classmethod
     def of(cls, spec: m.Spec) -> ReductionOracle:
-        if not isinstance(spec.semantics, Reduction):
-            raise ValueError(f"{spec.operator}: no reviewed reduction semantics (specs/reviewed/{spec.operator}.yaml)")
-        return cls(spec, spec.semantics)
+        return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
              float16_accumulation: bool = False) -> ReductionBatch:

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dmlconform.cases.model import Case, numpy_dtype
-from dmlconform.cases.sequence import Attributes, attributes_of, claims, placed, sequences
+from dmlconform.cases.sequence import Attributes, attributes_of, claims, placed, semantics_of, sequences
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
 from dmlconform.oracles.base import Expectation
 from dmlconform.oracles.contraction import gamma, gamma_probable, unit_roundoff
@@ -205,9 +205,7 @@ class SequenceOracle:
 
     @classmethod
     def of(cls, spec: m.Spec) -> SequenceOracle:
-        if not isinstance(spec.semantics, SequenceOp):
-            raise ValueError(f"{spec.operator}: no reviewed sequence semantics (specs/reviewed/{spec.operator}.yaml)")
-        return cls(spec, spec.semantics)
+        return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Seq[Case], *, flush_subnormals: bool,
              float16_accumulation: bool = False) -> SequenceBatch:

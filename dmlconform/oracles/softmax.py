@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dmlconform.cases.model import Case, numpy_dtype
-from dmlconform.cases.softmax import axes_of, claims
+from dmlconform.cases.softmax import axes_of, claims, semantics_of
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
 from dmlconform.oracles.base import Expectation
 from dmlconform.oracles.contraction import gamma, gamma_probable, unit_roundoff
@@ -205,9 +205,7 @@ class SoftmaxOracle:
 
     @classmethod
     def of(cls, spec: m.Spec) -> SoftmaxOracle:
-        if not isinstance(spec.semantics, Softmax):
-            raise ValueError(f"{spec.operator}: no reviewed softmax semantics (specs/reviewed/{spec.operator}.yaml)")
-        return cls(spec, spec.semantics)
+        return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
              float16_accumulation: bool = False) -> SoftmaxBatch:

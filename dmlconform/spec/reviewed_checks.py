@@ -6,6 +6,7 @@ a JSON path from the overlay's top, that `spec.reviewed` locates."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from dmlconform.spec import model as m
@@ -35,6 +36,12 @@ def dimension_counts(data: dict[str, Any]) -> tuple[tuple[m.FeatureLevel, tuple[
     """``dimension_counts`` of shape-checked ``data``, oldest level first."""
     return tuple(sorted((m.FeatureLevel.parse(level), tuple(sorted(counts)))
                         for level, counts in data.get("dimension_counts", {}).items()))
+
+
+def accumulators(data: dict[str, Any]) -> tuple[tuple[m.DataType, m.DataType], ...]:
+    """``accumulators`` of shape-checked ``data`` (tensor type -> accumulator type), in type order."""
+    return tuple(sorted(((m.DataType[k], m.DataType[v]) for k, v in data.get("accumulators", {}).items()),
+                        key=lambda kv: kv[0].value))
 
 
 def tensor_problem(spec: m.Spec, where: JsonPath, name: str, role: m.TensorRole) -> Iterator[Located]:
@@ -69,6 +76,44 @@ def attribute_problem(spec: m.Spec, where: JsonPath, name: str,
     wanted = check(field)
     if wanted is not None:
         yield where, f"{name} is {field.c_type} ({field.kind.value}) in the spec; name {wanted} here"
+
+
+#: (path under ``semantics``, the role the tensor named there must have)
+TensorPaths = Iterable[tuple[tuple[str, ...], m.TensorRole]]
+#: (path under ``semantics``, the check of the attribute named there)
+AttributePaths = Iterable[tuple[tuple[str, ...], Callable[[m.Field], str | None]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """The fields the semantics name (tensors first, in path order) and
+    what is wrong with them (`named_fields`)."""
+
+    names: tuple[str, ...]
+    problems: tuple[Located, ...]
+
+
+def named_fields(data: dict[str, Any], spec: m.Spec, tensors: TensorPaths, attributes: AttributePaths) -> Named:
+    """Each name given at a path of ``tensors`` is a tensor of ``spec`` in
+    its role, each at a path of ``attributes`` an attribute its check
+    accepts (a path with no name is skipped); where all are right, every
+    field of ``spec`` is named (a misnamed field is its own problem: the
+    one it meant is not "left out" twice).  The one loop of every kind."""
+    names: list[str] = []
+    found: list[Located] = []
+    for path, role in tensors:
+        name = get(data, path)
+        if name is not None:
+            names.append(name)
+            found.extend(tensor_problem(spec, AT + path, name, role))
+    for path, check in attributes:
+        name = get(data, path)
+        if name is not None:
+            names.append(name)
+            found.extend(attribute_problem(spec, AT + path, name, check))
+    if not found:
+        found.extend(left_out(spec, names))
+    return Named(tuple(names), tuple(found))
 
 
 def left_out(spec: m.Spec, named: Iterable[str]) -> Iterator[Located]:

@@ -34,8 +34,7 @@ def build(data: dict[str, Any]) -> Contraction:
         source=data["source"], a=_operand(data["a"]), b=_operand(data["b"]), output=data["output"],
         c=c.get("tensor"), c_broadcast=c.get("broadcast", "strides") == "strides", alpha=data.get("alpha"),
         beta=c.get("scale"), activation=data.get("fused_activation"), dimension_counts=rc.dimension_counts(data),
-        accumulators=tuple(sorted(((m.DataType[k], m.DataType[v]) for k, v in data.get("accumulators", {}).items()),
-                                  key=lambda kv: kv[0].value)))
+        accumulators=rc.accumulators(data))
 
 
 def _operand(d: dict[str, Any]) -> Operand:
@@ -50,25 +49,12 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     roles = [(("a", "tensor"), m.TensorRole.INPUT), (("b", "tensor"), m.TensorRole.INPUT),
              (("c", "tensor"), m.TensorRole.INPUT), (("output",), m.TensorRole.OUTPUT)]
     roles += [((side, part), m.TensorRole.INPUT) for side in ("a", "b") for part in ("zero_point", "scale")]
-    named: list[str] = []
-    found: list[rc.Located] = []
-    for path, role in roles:
-        name = rc.get(data, path)
-        if name is not None:
-            named.append(name)
-            found.extend(rc.tensor_problem(spec, rc.AT + path, name, role))
-    for path, check in ((("a", "transform"), _is_transform), (("b", "transform"), _is_transform),
-                        (("alpha",), rc.is_float), (("c", "scale"), rc.is_float),
-                        (("fused_activation",), rc.is_pointer)):
-        name = rc.get(data, path)
-        if name is not None:
-            named.append(name)
-            found.extend(rc.attribute_problem(spec, rc.AT + path, name, check))
-    yield from found
-    if not found:  # a misnamed field is its own problem: the one it meant is not "left out" twice
-        yield from rc.left_out(spec, named)
+    named = rc.named_fields(data, spec, roles, ((("a", "transform"), _is_transform), (("b", "transform"), _is_transform),
+                                                (("alpha",), rc.is_float), (("c", "scale"), rc.is_float),
+                                                (("fused_activation",), rc.is_pointer)))
+    yield from named.problems
     side = {rc.get(data, (s, part)) for s in ("a", "b") for part in ("zero_point", "scale")}  # own dimension counts
-    matrices = [n for n in named if n not in side and (f := spec.field(n)) is not None and f.is_tensor]
+    matrices = [n for n in named.names if n not in side and (f := spec.field(n)) is not None and f.is_tensor]
     yield from rc.dims_problems(data, spec, matrices)
     yield from rc.accumulator_problems(data, spec)
 

@@ -55,8 +55,7 @@ def build(data: dict[str, Any]) -> Reduction:
         source=data["source"], input=data["input"], output=data["output"], axes=data["axes"]["array"],
         axis_count=data["axes"]["count"], function=data["function"].get("attribute"),
         fixed=data["function"].get("fixed"), direction=data.get("direction"),
-        accumulators=tuple(sorted(((m.DataType[k], m.DataType[v]) for k, v in data.get("accumulators", {}).items()),
-                                  key=lambda kv: kv[0].value)),
+        accumulators=rc.accumulators(data),
         examples=tuple(_example(i, e) for i, e in enumerate(data.get("examples", []))))
 
 
@@ -69,26 +68,11 @@ def _example(index: int, e: dict[str, Any]) -> Example:
 def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     """Names, kinds and roles of the fields the semantics name, every field
     named, the accumulators' types, and each example's shape."""
-    named: list[str] = []
-    found: list[rc.Located] = []
-    roles: tuple[tuple[tuple[str, ...], m.TensorRole], ...] = ((("input",), m.TensorRole.INPUT),
-                                                                 (("output",), m.TensorRole.OUTPUT))
-    for path, role in roles:
-        name = rc.get(data, path)
-        if name is not None:
-            named.append(name)
-            found.extend(rc.tensor_problem(spec, rc.AT + path, name, role))
     count = rc.get(data, ("axes", "count"))
-    for path, check in ((("axes", "array"), _is_axes(count)), (("axes", "count"), _is_uint),
-                        (("function", "attribute"), _is_enum("DML_REDUCE_FUNCTION")),
-                        (("direction",), _is_enum("DML_AXIS_DIRECTION"))):
-        name = rc.get(data, path)
-        if name is not None:
-            named.append(name)
-            found.extend(rc.attribute_problem(spec, rc.AT + path, name, check))
-    yield from found
-    if not found:
-        yield from rc.left_out(spec, named)
+    yield from rc.named_fields(data, spec, ((("input",), m.TensorRole.INPUT), (("output",), m.TensorRole.OUTPUT)),
+                               ((("axes", "array"), _is_axes(count)), (("axes", "count"), _is_uint),
+                                (("function", "attribute"), _is_enum("DML_REDUCE_FUNCTION")),
+                                (("direction",), _is_enum("DML_AXIS_DIRECTION")))).problems
     yield from rc.accumulator_problems(data, spec)
     for i, example in enumerate(data.get("examples", [])):
         yield from _example_problems(("semantics", "examples", i), example, data["function"].get("fixed"))

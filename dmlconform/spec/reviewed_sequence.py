@@ -33,8 +33,7 @@ def build(data: dict[str, Any]) -> SequenceOp:
         source=data["source"], operation=Operation(data["operation"]), input=data["input"], output=data["output"],
         axis=data["axis"], indices=data.get("indices"), k=data.get("k"), direction=data.get("direction"),
         exclusive=data.get("exclusive"), dimension_counts=rc.dimension_counts(data),
-        accumulators=tuple(sorted(((m.DataType[k], m.DataType[v]) for k, v in data.get("accumulators", {}).items()),
-                                  key=lambda kv: kv[0].value)))
+        accumulators=rc.accumulators(data))
 
 
 def _is_uint(f: m.Field) -> str | None:
@@ -64,19 +63,8 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     support tables."""
     operation = Operation(data["operation"])
     yield from _keys_problems(data, operation)
-    named: list[str] = []
-    found: list[rc.Located] = []
-    for key, role in _TENSORS:
-        if key in data:
-            named.append(data[key])
-            found.extend(rc.tensor_problem(spec, rc.AT + (key,), data[key], role))
-    for key, check in _ATTRIBUTES:
-        if key in data:
-            named.append(data[key])
-            found.extend(rc.attribute_problem(spec, rc.AT + (key,), data[key], check))
-    yield from found
-    if not found:  # a misnamed field is its own problem: the one it meant is not "left out" twice
-        yield from rc.left_out(spec, named)
+    yield from rc.named_fields(data, spec, (((key,), role) for key, role in _TENSORS),
+                               (((key,), check) for key, check in _ATTRIBUTES)).problems
     yield from rc.dims_problems(data, spec, [data[k] for k, _ in _TENSORS if k in data])
     yield from rc.accumulator_problems(data, spec)
 

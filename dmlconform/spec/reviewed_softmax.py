@@ -52,8 +52,7 @@ def build(data: dict[str, Any]) -> Softmax:
         source=data["source"], function=Function(data["function"]), input=data["input"], output=data["output"],
         axes=axes.get("attribute"), axis_count=axes.get("count"), effective_rank=data.get("effective_rank"),
         dimension_counts=rc.dimension_counts(data),
-        accumulators=tuple(sorted(((m.DataType[k], m.DataType[v]) for k, v in data.get("accumulators", {}).items()),
-                                  key=lambda kv: kv[0].value)),
+        accumulators=rc.accumulators(data),
         examples=tuple(_example(e) for e in data.get("examples", ())))
 
 
@@ -66,19 +65,8 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     """Names, kinds and roles of the fields the semantics name, every field
     named, the dimension counts and types against the tables, and the doc's
     examples evaluated (`example_problems`)."""
-    named: list[str] = []
-    found: list[rc.Located] = []
-    for key, role in (("input", m.TensorRole.INPUT), ("output", m.TensorRole.OUTPUT)):
-        named.append(data[key])
-        found.extend(rc.tensor_problem(spec, rc.AT + (key,), data[key], role))
-    for path, check in ((("axes", "attribute"), _is_uint_array), (("axes", "count"), _is_uint)):
-        name = rc.get(data, path)
-        if name is not None:
-            named.append(name)
-            found.extend(rc.attribute_problem(spec, rc.AT + path, name, check))
-    yield from found
-    if not found:  # a misnamed field is its own problem: the one it meant is not "left out" twice
-        yield from rc.left_out(spec, named)
+    yield from rc.named_fields(data, spec, ((("input",), m.TensorRole.INPUT), (("output",), m.TensorRole.OUTPUT)),
+                               ((("axes", "attribute"), _is_uint_array), (("axes", "count"), _is_uint))).problems
     yield from rc.dims_problems(data, spec, [data["input"], data["output"]])
     yield from rc.accumulator_problems(data, spec)
     for i, example in enumerate(data.get("examples", ())):

@@ -44,6 +44,34 @@ class Semantics:
         return replace(spec, semantics=self)
 
 
+class Accumulated:
+    """A family record with ``accumulators`` (tensor type -> the type sums
+    or running tallies are bounded in, the primary reading of the
+    accumulator ambiguity): its `accumulator` in one place.  A mixin
+    without fields (the dataclass declares ``accumulators`` itself, in its
+    own field order)."""
+
+    __slots__ = ()
+    accumulators: tuple[tuple[DataType, DataType], ...]
+
+    def accumulator(self, dtype: DataType) -> DataType:
+        """The type sums of ``dtype`` tensors are bounded in (its own where the reviewer named none)."""
+        return accumulator_of(self.accumulators, dtype)
+
+
+class DimensionCounted:
+    """A family record with ``dimension_counts`` (per feature level, oldest
+    first, as the reviewer read the support tables): its `dims_at` in one
+    place.  A mixin without fields, like `Accumulated`."""
+
+    __slots__ = ()
+    dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...]
+
+    def dims_at(self, level: FeatureLevel) -> tuple[int, ...]:
+        """The dimension counts in force at ``level`` (none below the first)."""
+        return dims_at(self.dimension_counts, level)
+
+
 @dataclass(frozen=True, slots=True)
 class Operand:
     """One matrix operand: its tensor, and the enum attribute that transposes
@@ -60,7 +88,7 @@ class Operand:
 
 
 @dataclass(frozen=True, slots=True)
-class Contraction(Semantics):
+class Contraction(Semantics, Accumulated, DimensionCounted):
     """``output = activation(alpha * op(a) x op(b) + beta * c)`` over the
     last two dimensions, every leading dimension a batch (GEMM).
 
@@ -89,15 +117,6 @@ class Contraction(Semantics):
         """Integer operands with zero points (MATRIX_MULTIPLY_INTEGER and its
         _TO_FLOAT variant): `cases.contraction_integer` makes their cases."""
         return self.a.zero_point is not None or self.b.zero_point is not None
-
-    def accumulator(self, dtype: DataType) -> DataType:
-        """The type sums of ``dtype`` tensors are bounded in (its own where the
-        reviewer named none)."""
-        return accumulator_of(self.accumulators, dtype)
-
-    def dims_at(self, level: FeatureLevel) -> tuple[int, ...]:
-        """The dimension counts in force at ``level`` (none below the first)."""
-        return dims_at(self.dimension_counts, level)
 
 
 def accumulator_of(accumulators: tuple[tuple[DataType, DataType], ...], dtype: DataType) -> DataType:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dmlconform.spec.model import DataType
-from dmlconform.spec.semantics import Semantics
+from dmlconform.spec.semantics import Accumulated, Semantics
 
 #: Every DML_REDUCE_FUNCTION, by the suffix its constant and the support tables' conditions use.
 FUNCTIONS = ("ARGMAX", "ARGMIN", "AVERAGE", "L1", "L2", "LOG_SUM", "LOG_SUM_EXP", "MAX", "MIN", "MULTIPLY", "SUM",
@@ -51,7 +51,7 @@ class Example:
 
 
 @dataclass(frozen=True, slots=True)
-class Reduction(Semantics):
+class Reduction(Semantics, Accumulated):
     """``output[i] = f(input over the reduced axes at i)``, the output of
     the input's sizes with every axis of ``Axes`` at 1.
 
@@ -72,10 +72,6 @@ class Reduction(Semantics):
     direction: str | None = None
     accumulators: tuple[tuple[DataType, DataType], ...] = ()
     examples: tuple[Example, ...] = ()
-
-    def accumulator(self, dtype: DataType) -> DataType:
-        """The type sums of ``dtype`` tensors are bounded in (its own where the reviewer named none)."""
-        return dict(self.accumulators).get(dtype, dtype)
 
     @property
     def functions(self) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ import enum
 from dataclasses import dataclass
 
 from dmlconform.spec.model import DataType, FeatureLevel
-from dmlconform.spec.semantics import Semantics
+from dmlconform.spec.semantics import Accumulated, DimensionCounted, Semantics
 
 #: The ``DML_AXIS_DIRECTION`` constants.
 INCREASING = "DML_AXIS_DIRECTION_INCREASING"
@@ -35,7 +35,7 @@ class Operation(enum.Enum):
 
 
 @dataclass(frozen=True, slots=True)
-class SequenceOp(Semantics):
+class SequenceOp(Semantics, Accumulated, DimensionCounted):
     """One operator along ``axis`` (a UINT attribute).  ``input`` and
     ``output`` the tensors (for TOP_K the values); ``indices`` TOP_K's
     index output; ``k`` TOP_K's K; ``direction`` the DML_AXIS_DIRECTION
@@ -55,12 +55,3 @@ class SequenceOp(Semantics):
     exclusive: str | None = None
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     accumulators: tuple[tuple[DataType, DataType], ...] = ()
-
-    def accumulator(self, dtype: DataType) -> DataType:
-        """The type running tallies of ``dtype`` tensors are bounded in (its own where none is named)."""
-        return dict(self.accumulators).get(dtype, dtype)
-
-    def dims_at(self, level: FeatureLevel) -> tuple[int, ...]:
-        """The dimension counts in force at ``level``: the newest table's at
-        or below it (none below the first)."""
-        return next((dims for since, dims in reversed(self.dimension_counts) if since <= level), ())

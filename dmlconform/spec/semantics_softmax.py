@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dmlconform.spec.model import DataType, FeatureLevel
-from dmlconform.spec.semantics import Semantics, accumulator_of, dims_at
+from dmlconform.spec.semantics import Accumulated, DimensionCounted, Semantics
 
 
 class Function(enum.Enum):
@@ -48,7 +48,7 @@ class Example:
 
 
 @dataclass(frozen=True, slots=True)
-class Softmax(Semantics):
+class Softmax(Semantics, Accumulated, DimensionCounted):
     """``function`` over groups of ``input``'s elements, written to
     ``output``.  A group is every element that shares the coordinates of
     the dimensions not reduced: the ``axes`` attribute's dimensions (an
@@ -68,14 +68,6 @@ class Softmax(Semantics):
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     accumulators: tuple[tuple[DataType, DataType], ...] = ()
     examples: tuple[Example, ...] = ()
-
-    def accumulator(self, dtype: DataType) -> DataType:
-        """The type sums of ``dtype`` tensors are bounded in (its own where the reviewer named none)."""
-        return accumulator_of(self.accumulators, dtype)
-
-    def dims_at(self, level: FeatureLevel) -> tuple[int, ...]:
-        """The dimension counts in force at ``level`` (none below the first)."""
-        return dims_at(self.dimension_counts, level)
 
 
 def grouped(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:

@@ -375,3 +375,45 @@ def test_an_operator_with_several_outputs_is_not_implemented() -> None:
     assert onnxruntime_backend.implements(table, _spec("ADAM_OPTIMIZER"), "no") == (
         "ADAM_OPTIMIZER: 3 outputs (OutputParametersTensor, OutputFirstMomentTensor, OutputSecondMomentTensor); "
         "the mapping has one")
+
+
+#: One operator of each family whose node needs the case's shapes (`backends.onnx_shaped`).
+_SHAPED = ("ACTIVATION_SOFTMAX1", "REDUCE", "TOP_K1", "CUMULATIVE_SUMMATION", "GEMM", "MATRIX_MULTIPLY_INTEGER")
+
+
+def test_the_shaped_families_are_entries_of_the_one_mapping_table() -> None:
+    # One mechanism: each shaped family is an OnnxMapping with a runner and a check, so
+    # implements/supports/run_batch have no family's special path.
+    for op in _SHAPED:
+        mapping = MAPPINGS[op]
+        assert mapping.runner is not None and mapping.check is not None, op
+        assert OnnxRuntimeBackend().implements(_spec(op)) is None, op
+    assert MAPPINGS["TOP_K1"].outputs == 2
+
+
+@pytest.mark.parametrize("op", _SHAPED)
+def test_the_shaped_families_share_the_session_cache(op: str) -> None:
+    from dmlconform.oracles import cases_of
+
+    spec = _spec(op)
+    case = next(c for c in cases_of(spec, m.FeatureLevel.FL_6_4, seed=0) if c.expect_supported
+                and OnnxRuntimeBackend().supports(spec, c).supported)
+    backend = OnnxRuntimeBackend()
+    first, second = bind(case), bind(case)
+    backend.run(spec, case, first)
+    backend.run(spec, case, second)                            # the same model: the cached session
+    assert (backend.misses, backend.hits) == (1, 1)
+    assert all(np.array_equal(first[o.name], second[o.name], equal_nan=True) for o in case.outputs)
+
+
+def test_a_cached_build_error_names_the_node_built_whichever_operator_asked_first() -> None:
+    # REDUCE's argmax cases and ARGMAX's share a session key (the node, types, shape, axes); the
+    # error cached for a type onnxruntime has no ArgMax kernel for names ArgMax either way, not
+    # the spec's table entry (REDUCE's ReduceSum) of whichever case built it first.
+    from dmlconform.oracles import cases_of
+
+    spec = _spec("REDUCE")
+    case = next(cases_of(spec, m.FeatureLevel.FL_6_4, seed=0, keep=lambda i, _: i.startswith("REDUCE/UINT32/")
+                         and "/argmax/" in i))
+    with pytest.raises(NotSupportedError, match=r"cannot run ArgMax on UINT32: "):
+        OnnxRuntimeBackend().run(spec, case, bind(case))

@@ -96,3 +96,20 @@ def test_an_operator_without_a_function_is_not_supported_not_fail() -> None:
     assert [r.outcome for r in results] == [Outcome.NOT_SUPPORTED] * 5
     assert results[0].message == "not implemented: torch has no function for ACTIVATION_LINEAR (not mapped)"
     assert TorchBackend().implements(load_spec(REPO / "specs" / "ACTIVATION_SHRINK.yaml")) is None
+
+
+def test_every_family_gives_its_torch_ops_in_one_convention() -> None:
+    # Each family module's TORCH_OPS maps operator -> TorchOp keyword arguments (fn, and where
+    # they differ from the defaults inputs in order, outputs, check, note): one merge, no family's
+    # own tuple layout.
+    import dataclasses
+
+    from dmlconform.backends import torch_bitwise, torch_contraction, torch_reduction, torch_sequence, torch_softmax
+    from dmlconform.backends.torch_backend import TORCH_OPS, TorchOp
+
+    fields = {f.name for f in dataclasses.fields(TorchOp)}
+    for family in (torch_bitwise, torch_softmax, torch_sequence, torch_reduction, torch_contraction):
+        for op, kwargs in family.TORCH_OPS.items():
+            assert "fn" in kwargs and set(kwargs) <= fields, (family.__name__, op, sorted(kwargs))
+            assert TORCH_OPS[op] == TorchOp(**kwargs), op
+    assert TORCH_OPS["TOP_K1"].outputs == 2 and TORCH_OPS["GEMM"].inputs == ("ATensor", "BTensor", "CTensor")
