@@ -124,7 +124,7 @@ def operands(sem: ValueScale, case: Case) -> Operands:
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     """What makes ``case`` (from a folder) no call the semantics describe:
-    Scale or Bias missing or not numbers, ChannelCount not Bias's count or
+    an attribute missing, Bias not numbers, ChannelCount not Bias's count or
     not the size of the channel dimension.  Texts are ``problem: fix``."""
     sem = semantics_of(spec)
     attrs = case.attribute_map()
@@ -139,8 +139,6 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
         yield str(exc)
         return
     count, sizes = attrs[sem.channel_count], case.outputs[0].sizes
-    if isinstance(attrs[sem.scale], (bool, str)):
-        yield f"{sem.scale}={attrs[sem.scale]!r} is not a number: give a FLOAT value"
     if count != len(bias):
         yield f"{sem.channel_count}={count!r} but {sem.bias} lists {len(bias)} values: give {len(bias)}"
     elif len(sizes) <= sem.channel_dimension or sizes[sem.channel_dimension] != count:
