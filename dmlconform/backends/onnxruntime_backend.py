@@ -35,7 +35,14 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import onnx_bitwise, onnx_contraction, onnx_reduction, onnx_sequence, onnx_softmax
+from dmlconform.backends import (
+    onnx_bitwise,
+    onnx_contraction,
+    onnx_reduction,
+    onnx_sequence,
+    onnx_softmax,
+    onnx_value_scale,
+)
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -338,6 +345,8 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
                        runner=onnx_softmax.run, check=onnx_softmax.fed_axis) for op, t in onnx_softmax.OPERATORS.items()},
     **{op: OnnxMapping(t, attrs=onnx_reduction.attrs, runner=onnx_reduction.run, check=onnx_reduction.plan,
                        note=onnx_reduction.NOTE) for op, t in onnx_reduction.MAPPED.items()},
+    **{op: OnnxMapping(t, attrs=onnx_value_scale.attrs, integer=False, note=onnx_value_scale.NOTE,
+                       runner=onnx_value_scale.run) for op, t in onnx_value_scale.OPERATORS.items()},
 }
 
 

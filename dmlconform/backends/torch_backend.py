@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import torch_bitwise, torch_reduction, torch_sequence, torch_softmax
+from dmlconform.backends import torch_bitwise, torch_reduction, torch_sequence, torch_softmax, torch_value_scale
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.onnxruntime_backend import (
     Attrs,
@@ -186,6 +186,7 @@ TORCH_OPS: Mapping[str, TorchOp] = {
                                       note="max(x, Min) as clamp(x, min=Min); integer tensors are NOT_SUPPORTED"),
     **{op: TorchOp(**kwargs) for op, kwargs in torch_bitwise.TORCH_OPS.items()},
     **{op: TorchOp(fn, note=torch_softmax.NOTE) for op, fn in torch_softmax.FUNCTIONS.items()},
+    **{op: TorchOp(fn, note=torch_value_scale.NOTE) for op, fn in torch_value_scale.FUNCTIONS.items()},
     **{op: TorchOp(fn, outputs=n, note=note) for op, (fn, n, note) in torch_sequence.OPS.items()},
     **{op: TorchOp(fn, inputs=names) for op, (fn, names) in TORCH_CONTRACTION.items()},
 }
