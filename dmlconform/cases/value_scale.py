@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases.contraction import _padded_strides
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
@@ -116,10 +117,12 @@ def parse_bias(value: object) -> tuple[float, ...]:
 
 
 def operands(sem: ValueScale, case: Case) -> Operands:
-    """Scale, Bias and the channel dimension of a case `case_problems` accepts."""
+    """Scale (a number, or an exact text such as "1/6", rounded to float32
+    as the struct holds it), Bias and the channel dimension of a case
+    `case_problems` accepts."""
     attrs = case.attribute_map()
     bias = np.array(parse_bias(attrs[sem.bias]), dtype=np.float32)
-    return Operands(float(np.float32(attrs[sem.scale])), bias, sem.channel_dimension)
+    return Operands(float(float32_of(attrs[sem.scale])), bias, sem.channel_dimension)
 
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
@@ -128,17 +131,17 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     not the size of the channel dimension.  Texts are ``problem: fix``."""
     sem = semantics_of(spec)
     attrs = case.attribute_map()
-    missing = [n for n in (sem.scale, sem.channel_count, sem.bias) if n not in attrs]
-    if missing or not case.outputs:
-        yield f"attribute{'s' if len(missing) > 1 else ''} {', '.join(missing)} missing: give " \
-              f"{sem.scale}, {sem.channel_count} and {sem.bias} (comma-separated values)"
+    if sem.bias not in attrs or not case.outputs:
+        yield f"attribute {sem.bias} is missing: give one value per channel as text, e.g. [\"{sem.bias}\", \"0.5,-1,2\"]"
         return
     try:
         bias = parse_bias(attrs[sem.bias])
     except ValueError as exc:
         yield str(exc)
         return
-    count, sizes = attrs[sem.channel_count], case.outputs[0].sizes
+    count, sizes = attrs.get(sem.channel_count), case.outputs[0].sizes
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        return  # missing or no UINT: the attribute rules of `cases.validate` say so
     if count != len(bias):
         yield f"{sem.channel_count}={count!r} but {sem.bias} lists {len(bias)} values: give {len(bias)}"
     elif len(sizes) <= sem.channel_dimension or sizes[sem.channel_dimension] != count:

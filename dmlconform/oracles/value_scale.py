@@ -13,7 +13,9 @@ real case through it.  With ``u`` the tensor type's unit roundoff,
   element-wise oracle's running bound of ``a*x + b``,
   `formula.bounds`);
 * FLOAT16 tensors computed natively round Scale and Bias (FLOAT) to
-  FLOAT16 first: ``u (p + |Bias|)`` more;
+  FLOAT16 first: ``u (p + |Bias|)`` more, and where they fall below its
+  normal range half a smallest subnormal ``s`` each: ``s (|Input| + 1)``
+  (a Scale of 1.7e-8 becomes 0);
 * a product in the subnormal range loses up to one smallest subnormal of
   the tensor type; a backend that flushes subnormals up to
   ``(1 + |Scale|)`` times the smallest normal number;
@@ -59,8 +61,9 @@ def bound(x: np.ndarray, ops: Operands, y: np.ndarray, dtype: m.DataType, *, flu
     with np.errstate(all="ignore"):
         p = np.abs(np.float64(ops.scale) * x)
         b = u * (p + np.abs(y)) + float(info.smallest_subnormal)
-        if dtype.bits < 32:
-            b = b + u * (p + np.abs(per_channel(ops.bias.astype(np.float64), x.ndim, ops.axis)))
+        if dtype.bits < 32:  # Scale and Bias rounded to the type: relative error u, or half a subnormal
+            bias = np.abs(per_channel(ops.bias.astype(np.float64), x.ndim, ops.axis))
+            b = b + u * (p + bias) + float(info.smallest_subnormal) * (np.abs(x) + 1)
         if flush:
             b = b + (1 + abs(ops.scale)) * float(info.smallest_normal)
         finite = np.isfinite(x) & np.isfinite(y) & (np.abs(y) <= float(info.max))

@@ -186,6 +186,19 @@ def test_a_generated_folder_replays(folder: Path, tmp_path: Path) -> None:
     assert code == 0 and any("1 case: 1 PASS" in line for line in lines), lines
 
 
+def test_an_exact_text_scale_replays(folder: Path, tmp_path: Path) -> None:
+    """Scale as an exact text ("3/4", as the case format allows) is read as the float32 the struct holds."""
+    edited = tmp_path / "cases"
+    edited.mkdir()
+    for f in folder.iterdir():
+        (edited / f.name).write_bytes(f.read_bytes())
+    manifest = json.loads((edited / "manifest.json").read_text())
+    manifest["cases"][0]["attributes"][0] = ["Scale", "3/4"]
+    (edited / "manifest.json").write_text(json.dumps(manifest))
+    code, lines = _replay(edited, tmp_path)
+    assert code == 0 and any("1 case: 1 PASS" in line for line in lines), lines
+
+
 @pytest.mark.parametrize(("attributes", "message"), [
     ([["Scale", 0.75], ["ChannelCount", 3], ["Bias", "1,x,2"]],
      "Bias='1,x,2' is not a list of numbers; write them comma-separated, e.g. \"0.5,-1,2\""),
@@ -196,7 +209,13 @@ def test_a_generated_folder_replays(folder: Path, tmp_path: Path) -> None:
      "attribute Scale=\"big\" is not a number: give a finite FLOAT32 value as a number (0.5) or an exact text "
      "(\"1/6\")"),
     ([["Scale", 0.75], ["ChannelCount", 3]],
-     "attribute Bias missing: give Scale, ChannelCount and Bias (comma-separated values)"),
+     "attribute Bias is missing: give one value per channel as text, e.g. [\"Bias\", \"0.5,-1,2\"]"),
+    ([["ChannelCount", 3], ["Bias", "1,2,3"]], "attribute Scale is missing: VALUE_SCALE_2D needs it; give it"),
+    ([["Scale", 0.75], ["Bias", "1,2,3"]], "attribute ChannelCount is missing: VALUE_SCALE_2D needs it; give it"),
+    ([["Scale", 0.75], ["ChannelCount", 3], ["Bias", True]],
+     "Bias=True is not a list of numbers; write them comma-separated, e.g. \"0.5,-1,2\""),
+    ([["Scale", 1e39], ["ChannelCount", 3], ["Bias", "1,2,3"]], "attribute Scale=1e+39 is beyond FLOAT32's largest value 3.4028235e+38: give a finite FLOAT32 value as a "
+     "number (0.5) or an exact text (\"1/6\")"),
     ([["Scale", 0.75], ["ChannelCount", 3], ["Bias", "1," * 70000 + "1"]],
      "ChannelCount=3 but Bias lists 70001 values: give 70001"),
 ])
