@@ -65,6 +65,8 @@ MUTANTS = {
     "mmi-zero-point-ignored": ("MATRIX_MULTIPLY_INTEGER", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT"),
     "mmi-narrow-difference": ("MATRIX_MULTIPLY_INTEGER", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT"),
     "mmi-bias-ignored": ("MATRIX_MULTIPLY_INTEGER_TO_FLOAT",),
+    "value-scale-bias-wrong-axis": ("VALUE_SCALE_2D",),
+    "value-scale-scale-ignored": ("VALUE_SCALE_2D",),
 }
 
 

@@ -21,7 +21,7 @@ from types import MappingProxyType
 import numpy as np
 
 import dmlconform
-from dmlconform.backends import cpu_contraction, cpu_reduction, cpu_sequence, cpu_softmax
+from dmlconform.backends import cpu_contraction, cpu_reduction, cpu_sequence, cpu_softmax, cpu_value_scale
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -49,6 +49,7 @@ from dmlconform.spec.semantics import Contraction, Semantics
 from dmlconform.spec.semantics_reduction import Reduction
 from dmlconform.spec.semantics_sequence import SequenceOp
 from dmlconform.spec.semantics_softmax import Softmax
+from dmlconform.spec.semantics_value_scale import ValueScale
 
 #: The newest level: what the CPU reference claims unless told otherwise.
 NEWEST = max(FeatureLevel)
@@ -63,7 +64,7 @@ SHAPED_OPS = frozenset({"VALUE_SCALE_2D"})
 REFERENCES: Mapping[type[Semantics], Callable[[Spec, Case, Mapping[str, np.ndarray]], dict[str, np.ndarray]]] = \
     MappingProxyType({Contraction: cpu_contraction.compute, Softmax: cpu_softmax.compute,
                       SequenceOp: cpu_sequence.compute,
-                      Reduction: cpu_reduction.compute})
+                      Reduction: cpu_reduction.compute, ValueScale: cpu_value_scale.compute})
 
 
 class CpuBackend:

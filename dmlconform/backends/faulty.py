@@ -21,6 +21,7 @@ from dmlconform.backends import faulty_contraction as contraction
 from dmlconform.backends import faulty_reduction as reduction
 from dmlconform.backends import faulty_sequence as sequence
 from dmlconform.backends import faulty_softmax as softmax
+from dmlconform.backends import faulty_value_scale as value_scale
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Case
@@ -125,6 +126,8 @@ BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
     "mmi-zero-point-ignored": contraction.zero_point_ignored,
     "mmi-narrow-difference": contraction.narrow_difference,
     "mmi-bias-ignored": contraction.bias_ignored,
+    "value-scale-bias-wrong-axis": value_scale.bias_wrong_axis,
+    "value-scale-scale-ignored": value_scale.scale_ignored,
 }
 
 REJECTS_FLOAT16 = "rejects-float16"

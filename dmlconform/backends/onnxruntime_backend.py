@@ -35,7 +35,14 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from dmlconform.backends import onnx_bitwise, onnx_contraction, onnx_reduction, onnx_sequence, onnx_softmax
+from dmlconform.backends import (
+    onnx_bitwise,
+    onnx_contraction,
+    onnx_reduction,
+    onnx_sequence,
+    onnx_softmax,
+    onnx_value_scale,
+)
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
@@ -357,6 +364,8 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
                        note=onnx_sequence.NOTE) for op, (t, n) in onnx_sequence.MAPPED.items()},
     **{op: OnnxMapping(t, attrs=_every_attribute, runner=onnx_contraction.run, check=onnx_contraction.check,
                        note=onnx_contraction.NOTE) for op, t in onnx_contraction.MAPPED.items()},
+    **{op: OnnxMapping(t, attrs=_every_attribute, integer=False, runner=onnx_value_scale.run,
+                       note=onnx_value_scale.NOTE) for op, t in onnx_value_scale.OPERATORS.items()},
 }
 
 

@@ -28,7 +28,14 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends import torch_bitwise, torch_contraction, torch_reduction, torch_sequence, torch_softmax
+from dmlconform.backends import (
+    torch_bitwise,
+    torch_contraction,
+    torch_reduction,
+    torch_sequence,
+    torch_softmax,
+    torch_value_scale,
+)
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.onnxruntime_backend import (
     Attrs,
@@ -184,7 +191,8 @@ TORCH_OPS: Mapping[str, TorchOp] = {
                                       check=lambda a: _float_only(a, "clamp with a FLOAT bound"),
                                       note="max(x, Min) as clamp(x, min=Min); integer tensors are NOT_SUPPORTED"),
     **{op: TorchOp(**kwargs) for family in (torch_bitwise, torch_softmax, torch_sequence, torch_reduction,
-                                            torch_contraction) for op, kwargs in family.TORCH_OPS.items()},
+                                            torch_contraction, torch_value_scale)
+       for op, kwargs in family.TORCH_OPS.items()},
 }
 
 

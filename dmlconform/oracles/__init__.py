@@ -20,9 +20,11 @@ from dmlconform.cases import generate as formula_cases
 from dmlconform.cases import reduction as reduction_cases
 from dmlconform.cases import sequence as sequence_cases
 from dmlconform.cases import softmax as softmax_cases
+from dmlconform.cases import value_scale as value_scale_cases
 from dmlconform.cases.model import Case
 from dmlconform.oracles import contraction, elementwise, reduction, sequence
 from dmlconform.oracles import softmax as softmax_oracle
+from dmlconform.oracles import value_scale as value_scale_oracle
 from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
@@ -57,6 +59,8 @@ FAMILIES: tuple[Family, ...] = (
            softmax_cases.case_problems),
     Family("sequence", sequence.claims, sequence_cases.generate, sequence.SequenceOracle.of, sequence_cases.generable,
            sequence_cases.case_problems),
+    Family("value-scale", value_scale_cases.claims, value_scale_cases.generate, value_scale_oracle.ValueScaleOracle.of,
+           value_scale_cases.generable, value_scale_cases.case_problems),
     Family("element-wise formula", elementwise.claims, formula_cases.generate, elementwise.FormulaOracle.of,
            formula_cases.is_runnable),
 )

@@ -28,6 +28,7 @@ from dmlconform.spec import (
     reviewed_reduction,
     reviewed_sequence,
     reviewed_softmax,
+    reviewed_value_scale,
 )
 from dmlconform.spec import model as m
 from dmlconform.spec.reviewed_checks import JsonPath, Located
@@ -52,6 +53,7 @@ KINDS: dict[str, Kind] = {
     "formula": Kind(reviewed_formula.SCHEMA, reviewed_formula.build, reviewed_formula.against_spec),
     "softmax": Kind(reviewed_softmax.SCHEMA, reviewed_softmax.build, reviewed_softmax.against_spec),
     "sequence": Kind(reviewed_sequence.SCHEMA, reviewed_sequence.build, reviewed_sequence.against_spec),
+    "value-scale": Kind(reviewed_value_scale.SCHEMA, reviewed_value_scale.build, reviewed_value_scale.against_spec),
 }
 
 
