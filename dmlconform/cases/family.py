@@ -15,8 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TypeVar
 
+import numpy as np
+
+from dmlconform.cases.model import TensorData, buffer_elements, numpy_dtype, packed_strides
 from dmlconform.errors import InputError
-from dmlconform.spec.model import FeatureLevel, Spec, TensorSupport
+from dmlconform.spec.model import DataType, FeatureLevel, Spec, TensorSupport
 from dmlconform.spec.semantics import Semantics
 
 S = TypeVar("S", bound=Semantics)
@@ -69,3 +72,30 @@ def padded_strides(sizes: tuple[int, ...], *, gap: int = 3) -> tuple[int, ...]:
         strides.append(step)
         step = step * size + (gap if i == 0 else 0)
     return tuple(reversed(strides))
+
+
+def input_tensor(name: str, dtype: DataType, x: np.ndarray, *, padded: bool = False,
+                 broadcast_dim: int | None = None) -> TensorData:
+    """An input holding ``x`` (its sizes): packed, ``padded`` (NaN in the
+    gaps, which show wherever an implementation reads them) or broadcast
+    along ``broadcast_dim`` through a stride of 0 (``x`` is alike along it)."""
+    sizes = tuple(x.shape)
+    if broadcast_dim is not None:
+        held = tuple(1 if d == broadcast_dim else s for d, s in enumerate(sizes))
+        strides = tuple(0 if d == broadcast_dim else s for d, s in enumerate(packed_strides(held)))
+        buf = np.ascontiguousarray(np.take(x, [0], axis=broadcast_dim)).reshape(-1)
+    else:
+        strides = padded_strides(sizes) if padded else packed_strides(sizes)
+        buf = np.full(buffer_elements(sizes, strides), np.nan, dtype=x.dtype)
+        item = x.dtype.itemsize
+        np.lib.stride_tricks.as_strided(buf, sizes, tuple(s * item for s in strides), writeable=True)[...] = x
+    buf.setflags(write=False)
+    return TensorData(name, dtype, sizes, strides, buf)
+
+
+def output_tensor(name: str, dtype: DataType, sizes: tuple[int, ...], *, padded: bool = False) -> TensorData:
+    """An output of ``sizes``, packed or ``padded``, its buffer zeros."""
+    strides = padded_strides(sizes) if padded else packed_strides(sizes)
+    buf = np.zeros(buffer_elements(sizes, strides), dtype=numpy_dtype(dtype))
+    buf.setflags(write=False)
+    return TensorData(name, dtype, sizes, strides, buf)

@@ -39,7 +39,7 @@ import numpy as np
 
 from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
-from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
+from dmlconform.cases.model import Case, Layout, numpy_dtype
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 from dmlconform.spec.semantics_softmax import Example, Function, Softmax, grouped, ungrouped
 
@@ -231,7 +231,11 @@ def _case(spec: Spec, sem: Softmax, level: FeatureLevel, seed: int, case_id: str
     layout = {"padded": Layout.PADDED, "broadcast": Layout.BROADCAST}.get(shape.layout, Layout.PACKED)
     edges = tuple(sorted({shape.data} | ({"nan"} if shape.data == "nan" else set())))
     return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype,
-                inputs=(_input(sem.input, shape, x),), outputs=(_output(sem.output, shape),), attributes=attrs,
+                inputs=(family.input_tensor(sem.input, shape.dtype, x, padded=shape.layout == "padded",
+                                            broadcast_dim=broadcast_dim(shape)),),
+                outputs=(family.output_tensor(sem.output, shape.dtype, shape.sizes,
+                                              padded=shape.layout == "padded"),),
+                attributes=attrs,
                 layout=layout, expect_supported=shape.supported, edges=edges, seed=seed)
 
 
@@ -282,25 +286,3 @@ def broadcast_dim(shape: Shape) -> int | None:
         return None
     return next(d for d, size in enumerate(shape.sizes) if size > 1 and d not in shape.axes)
 
-
-def _input(name: str, shape: Shape, x: np.ndarray) -> TensorData:
-    """The input: packed, padded (NaN in the gaps) or broadcast through a stride of 0 (`broadcast_dim`)."""
-    at = broadcast_dim(shape)
-    if at is not None:
-        held = tuple(1 if d == at else s for d, s in enumerate(shape.sizes))
-        strides = tuple(0 if d == at else s for d, s in enumerate(packed_strides(held)))
-        buf = np.ascontiguousarray(np.take(x, [0], axis=at)).reshape(-1)
-    else:
-        strides = family.padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
-        buf = np.full(buffer_elements(shape.sizes, strides), np.nan, dtype=x.dtype)
-        item = x.dtype.itemsize
-        np.lib.stride_tricks.as_strided(buf, shape.sizes, tuple(s * item for s in strides), writeable=True)[...] = x
-    buf.setflags(write=False)
-    return TensorData(name, shape.dtype, shape.sizes, strides, buf)
-
-
-def _output(name: str, shape: Shape) -> TensorData:
-    strides = family.padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
-    buf = np.zeros(buffer_elements(shape.sizes, strides), dtype=numpy_dtype(shape.dtype))
-    buf.setflags(write=False)
-    return TensorData(name, shape.dtype, shape.sizes, strides, buf)

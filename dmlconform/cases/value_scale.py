@@ -38,7 +38,7 @@ import numpy as np
 from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
-from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, numpy_dtype, packed_strides
+from dmlconform.cases.model import Case, Layout, numpy_dtype
 from dmlconform.compare import finfo
 from dmlconform.errors import InputError
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
@@ -200,7 +200,11 @@ def _case(spec: Spec, sem: ValueScale, level: FeatureLevel, seed: int, case_id: 
     attrs = tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
     layout = {"padded": Layout.PADDED, "broadcast": Layout.BROADCAST}.get(shape.layout, Layout.PACKED)
     return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype,
-                inputs=(_input(sem.input, shape, x),), outputs=(_output(sem.output, shape),), attributes=attrs,
+                inputs=(family.input_tensor(sem.input, shape.dtype, x, padded=shape.layout == "padded",
+                                            broadcast_dim=2 if shape.layout == "broadcast" else None),),
+                outputs=(family.output_tensor(sem.output, shape.dtype, shape.sizes,
+                                              padded=shape.layout == "padded"),),
+                attributes=attrs,
                 layout=layout, expect_supported=shape.supported, edges=(shape.data,), seed=seed,
                 out_of_domain=(sem.channel_count,) if shape.out_of_domain else ())
 
@@ -238,24 +242,3 @@ def values(shape: Shape, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarr
         x = np.broadcast_to(np.asarray(x).astype(nt), shape.sizes)
         return x, np.asarray(bias, dtype=np.float64).astype(np.float32)
 
-
-def _input(name: str, shape: Shape, x: np.ndarray) -> TensorData:
-    """The input: packed, padded (NaN in the gaps) or broadcast along H through a stride of 0."""
-    if shape.layout == "broadcast":
-        held = tuple(1 if d == 2 else s for d, s in enumerate(shape.sizes))
-        strides = tuple(0 if d == 2 else s for d, s in enumerate(packed_strides(held)))
-        buf = np.ascontiguousarray(x[:, :, :1]).reshape(-1)
-    else:
-        strides = family.padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
-        buf = np.full(buffer_elements(shape.sizes, strides), np.nan, dtype=x.dtype)
-        item = x.dtype.itemsize
-        np.lib.stride_tricks.as_strided(buf, shape.sizes, tuple(s * item for s in strides), writeable=True)[...] = x
-    buf.setflags(write=False)
-    return TensorData(name, shape.dtype, shape.sizes, strides, buf)
-
-
-def _output(name: str, shape: Shape) -> TensorData:
-    strides = family.padded_strides(shape.sizes) if shape.layout == "padded" else packed_strides(shape.sizes)
-    buf = np.zeros(buffer_elements(shape.sizes, strides), dtype=numpy_dtype(shape.dtype))
-    buf.setflags(write=False)
-    return TensorData(name, shape.dtype, shape.sizes, strides, buf)
