@@ -47,7 +47,8 @@ def pairs(specs: Sequence[tuple[Path, m.Spec]], level: m.FeatureLevel, *, seed: 
     """The (spec, case) pairs to run: the selected ``cases`` of a case folder
     (`checked_cases` checked them) or the selected cases of ``specs``'
     families (only those are generated), and the specs no family tests,
-    each with why (named by file)."""
+    each with why (named by file): among them those with no case at
+    ``level`` (an operator introduced later, a table that lacks it)."""
     by_op = {s.operator: s for _, s in specs}
     if cases is not None:
         return [(by_op[c.operator], c) for c in cases if c.operator in by_op and selection.keeps(c.id, c.dtype)], []
@@ -55,7 +56,9 @@ def pairs(specs: Sequence[tuple[Path, m.Spec]], level: m.FeatureLevel, *, seed: 
     out: list[Pair] = []
     for path, spec in specs:
         family, reason = family_of(spec)
-        if family is None:
+        if family is not None:
+            generable, reason = family.generable(spec, level)
+        if family is None or not generable:
             skipped.append(f"{path}: {reason}")
             continue
         out.extend((spec, c) for c in family.generate(spec, level, seed=seed, large=large, keep=selection.keeps))

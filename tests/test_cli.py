@@ -373,3 +373,17 @@ def test_extract_check_over_a_spec_that_is_not_utf8(tmp_path) -> None:  # type: 
     result = run("extract", str(OPERATORS / SHRINK), "-o", str(out), "--check", "-q")
     assert (result.exit_code, _lines(result)) == (1, [f"{out / 'ACTIVATION_SHRINK.yaml'}: out of date",
                                                       "1 specs from 1 pages: 1 out of date"])
+
+
+def test_the_default_suite_at_an_old_level_skips_operators_introduced_later(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """At 1_0 the operators introduced later (ACTIVATION_CELU, 3_0) are skipped with their reason, not an error
+    that stops the whole run; one named with --op alone is still refused, saying why."""
+    specs = ["--specs", str(REPO / "specs")]
+    some = ["--op", "ELEMENT_WISE_ADD", "--op", "ACTIVATION_CELU", "--op", "REDUCE"]
+    run = CliRunner().invoke(main, ["run", "--backend", "cpu", "--feature-level", "1_0", *specs, *some,
+                                    "--show-skipped", "-o", str(tmp_path / "r")])
+    assert run.exit_code == 0, run.output
+    assert "ACTIVATION_CELU.yaml: no support table at 1_0 (introduced 3_0)" in run.output
+    alone = CliRunner().invoke(main, ["run", "--backend", "cpu", "--feature-level", "1_0", *specs,
+                                      "--op", "ACTIVATION_CELU", "-o", str(tmp_path / "s")])
+    assert alone.exit_code == 2 and "no support table at 1_0 (introduced 3_0)" in alone.output
