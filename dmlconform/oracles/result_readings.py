@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.formula.oracle import integer_from_float, target_dtype
+from dmlconform.formula.rounding import fraction_to_float
 from dmlconform.formula.tree import FormulaTree
 from dmlconform.spec import model as m
 from dmlconform.spec.ambiguity import Modulus, integer_dividend, integer_divisors, modulus, pow_arguments
@@ -191,6 +192,8 @@ def _pow_values(shape: ResultShape, chunk: Mapping[str, np.ndarray],
 
 
 def _float32(value: Any) -> float:
-    """A FLOAT attribute as the struct holds it (an exact text like "1/6" too)."""
-    exact = Fraction(value) if isinstance(value, str) else value
-    return float(np.float32(float(exact)))
+    """A FLOAT attribute as the struct holds it: an exact text like "1/6"
+    rounded once, as the oracle rounds it (`formula.rounding.fraction_to_float`)."""
+    if isinstance(value, str):
+        return fraction_to_float(Fraction(value), np.float32)
+    return float(np.float32(value))
