@@ -117,7 +117,7 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     yield from _shape_problems(spec, case)
     yield from _constraint_problems(spec, case)
     yield from _alias_problems(spec, case)
-    yield from _attribute_problems(spec, case, family_arrays=family is not None and family.case_problems is not None)
+    yield from _attribute_problems(spec, case, family_owned=family is not None and family.case_problems is not None)
 
 
 def _dtype_problems(case: Case) -> Iterator[str]:
@@ -263,12 +263,14 @@ def _alias_mismatch(where: str, out: TensorData, inp: TensorData) -> Iterator[st
 
 
 # -- attributes ------------------------------------------------------------------------
-def _attribute_problems(spec: Spec, case: Case, *, family_arrays: bool = False) -> Iterator[str]:
+def _attribute_problems(spec: Spec, case: Case, *, family_owned: bool = False) -> Iterator[str]:
     """Each attribute is an attribute field of the spec, given once, with a
     value of its kind; every field but a null pointer (``ScaleBias``,
-    ``FusedActivation``, which cases leave out) is given.  Array fields are
-    the family's to check where it has shape rules (``family_arrays``: the
-    softmax family's ``Axes`` as text, "2,0")."""
+    ``FusedActivation``, which cases leave out) is given.  Where a family
+    with shape rules tests the operator (``family_owned``), what the case
+    format holds only as text is the family's to check: array fields
+    (``Axes`` as "2,0") and a pointer given as text (GEMM's
+    ``FusedActivation``)."""
     fields = {f.name: f for f in spec.attributes}
     union = _union_type(spec, case)
     seen: set[str] = set()
@@ -278,16 +280,20 @@ def _attribute_problems(spec: Spec, case: Case, *, family_arrays: bool = False) 
             yield f"attribute {_name(name)} is given twice: keep one"
         elif field is None:
             yield _unknown_attribute(spec, name)
-        elif field.kind is FieldKind.STRUCT_PTR and spec.semantics is not None and isinstance(value, str):
-            pass  # a family with reviewed semantics reads the pointer's text (GEMM's FusedActivation)
-        elif not (family_arrays and field.kind is FieldKind.ARRAY):
+        elif not (family_owned and _read_by_family(field, value)):
             problem = _value_problem(field, value, union)
             if problem:
                 yield f"attribute {name}={_show(value)} {problem}"
         seen.add(name)
     for f in spec.attributes:
-        if f.name not in seen and f.kind is not FieldKind.STRUCT_PTR and not (family_arrays and f.kind is FieldKind.ARRAY):
+        if f.name not in seen and f.kind is not FieldKind.STRUCT_PTR and not (family_owned and f.kind is FieldKind.ARRAY):
             yield _missing(spec, f)
+
+
+def _read_by_family(field: Field, value: object) -> bool:
+    """What the case format holds only as text, which a family with shape
+    rules checks itself: an array, and a pointer given as text."""
+    return field.kind is FieldKind.ARRAY or (field.kind is FieldKind.STRUCT_PTR and isinstance(value, str))
 
 
 def _missing(spec: Spec, field: Field) -> str:
