@@ -6,14 +6,22 @@ reference's float32 matmul, then the judge (the oracle's float64 T and S,
 both bounds, the bias check, the comparison).  Case generation is timed
 apart (``+gen``).  Bare: the same operands' ``np.matmul`` in float32 plus
 ``np.allclose`` against the same product computed beforehand (A, B and C are
-stored as is; bare skips C, Alpha and Beta).  Rounds are interleaved (bare,
-ours, bare, ...) and the median of ``--rounds`` kept for each, so a busy
-machine hurts both alike.  Target: ours at most 6x bare.  BLAS threads are
-numpy's default unless ``OPENBLAS_NUM_THREADS`` says otherwise (it applies to
-both sides); the line says which, and the load average.
+stored as is; bare skips C, Alpha and Beta).  Target: ours at most 6x bare.
 
-``--stages`` adds each stage of ours timed alone (the same rounds, medians),
-in multiples of bare: what the run is made of.
+Each side runs in processes of its own, alternately (bare, ours, bare, ...,
+``--processes`` of each), each timing ``--rounds`` calls after two untimed
+ones; the median of all of a side's calls is kept, so a busy machine hurts
+both alike.  Own processes, because fresh memory is slow to touch (a page
+fault per 4 KiB page, 2.5 us each on a sandboxed kernel) and glibc decides
+whether freed memory goes back to the system from what the process did
+before: in one process, the bare side's time varied from 3.2 to 5.9 ms
+depending on which step ran before it.  The page faults per call of each
+side are printed.  BLAS threads are numpy's default unless
+``OPENBLAS_NUM_THREADS`` says otherwise (it applies to both sides); the line
+says which, and the load average.
+
+``--stages`` adds each stage of ours timed alone (in ours' processes,
+medians), in multiples of bare: what the run is made of.
 
 (b) ``--suite``: the whole default suite, ``dmlconform run --backend cpu
 --jobs 2`` in a fresh process, from start to exit.  Target: under 60 s.
@@ -23,7 +31,7 @@ its buffers to it) during one ``run_cases`` of each large case (GEMM, and
 the reduction family's REDUCE, ARGMAX, ARGMIN), against the bytes of the
 case's tensors (inputs and outputs).  Target: at most 6x.
 
-    python bench/bench_gemm.py [--rounds 7] [--stages] [--suite]
+    python bench/bench_gemm.py [--rounds 7] [--processes 3] [--stages] [--suite]
 
 Exit status 0 when every target measured holds, else 1.
 """
@@ -31,6 +39,7 @@ Exit status 0 when every target measured holds, else 1.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -89,24 +98,73 @@ def _stages(spec: m.Spec, case: Case) -> dict[str, Callable[[], object]]:
     exp = bound.expect(0, size)[0]
     scale = exp.bias_scale
     assert scale is not None  # the contraction oracle asks for the bias check
-    owner = np.zeros(size, np.int64)
     return {"backend (bind, float32 matmul, C)": lambda: backend.run(spec, case, bind(case)),
             "oracle T and S (float64 + float32 matmul)": lambda: oracle.bind([case], flush_subnormals=False),
             "oracle bounds (expect)": lambda: bound.expect(0, size),
-            "bias check (moments)": lambda: bias.moments(exp.expected, actual, scale, owner, 1),
+            "bias check (moments)": lambda: bias.moments(exp.expected, actual, scale, np.array([size])),
             "comparison (compare_sparse)": lambda: compare_sparse(
                 exp.expected, actual, bound_strict=exp.bound_strict, bound_relaxed=exp.bound_relaxed)}
 
 
-def _timed(steps: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """The median time of each step, rounds interleaved."""
+def _timed(steps: dict[str, Callable[[], object]], rounds: int) -> dict[str, list[float]]:
+    """Each step's times, rounds interleaved, after two untimed rounds."""
     times: dict[str, list[float]] = {name: [] for name in steps}
-    for _ in range(rounds):
+    for round_ in range(rounds + 2):
         for name, step in steps.items():
             started = time.perf_counter()
             step()
-            times[name].append(time.perf_counter() - started)
-    return {name: statistics.median(t) for name, t in times.items()}
+            if round_ >= 2:
+                times[name].append(time.perf_counter() - started)
+    return times
+
+
+def _faults() -> int:
+    """Minor page faults of this process so far (0 where the platform does not say)."""
+    try:
+        import resource
+    except ImportError:  # not a Unix
+        return 0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _side(side: str, rounds: int, stages: bool) -> dict[str, object]:
+    """One process's measurement of ``side`` ("bare" or "ours"): its
+    times, its page faults per call and, for ours with ``stages``, each
+    stage's times."""
+    spec = load_spec(SPECS / "GEMM.yaml")
+    case, generation = _case(spec)
+    if side == "bare":
+        ops = operands(spec.semantics, case)  # type: ignore[arg-type]
+        a, b = np.ascontiguousarray(ops.a), np.ascontiguousarray(ops.b)
+        reference = np.matmul(a, b)  # what allclose compares with: computed before, not timed
+        step: Callable[[], object] = lambda: np.allclose(np.matmul(a, b), reference)  # noqa: E731
+    else:
+        step = lambda: _ours(spec, case)  # noqa: E731
+    before = _faults()
+    times = _timed({side: step}, rounds)[side]
+    out: dict[str, object] = {"times": times, "faults": (_faults() - before) / (rounds + 2),
+                              "generation": generation}
+    if stages and side == "ours":
+        out["stages"] = _timed(_stages(spec, case), rounds)
+    return out
+
+
+def _measure(rounds: int, processes: int, stages: bool) -> dict[str, dict[str, object]]:
+    """Both sides, each in ``processes`` fresh processes, alternately: all
+    times of each side together, its mean faults per call (and ours' stages)."""
+    found: dict[str, dict[str, object]] = {}
+    for _ in range(processes):
+        for side in ("bare", "ours"):
+            command = [sys.executable, __file__, "--side", side, "--rounds", str(rounds)] + (["--stages"] * stages)
+            done = subprocess.run(command, capture_output=True, text=True, check=True)
+            one = json.loads(done.stdout)
+            mine = found.setdefault(side, {"times": [], "faults": [], "generation": [], "stages": {}})
+            mine["times"] += one["times"]  # type: ignore[operator]
+            mine["faults"].append(one["faults"])  # type: ignore[attr-defined]
+            mine["generation"].append(one["generation"])  # type: ignore[attr-defined]
+            for name, took in one.get("stages", {}).items():
+                mine["stages"].setdefault(name, []).extend(took)  # type: ignore[attr-defined]
+    return found
 
 
 def _peak(spec: m.Spec, case: Case) -> float:
@@ -131,28 +189,31 @@ def _suite() -> tuple[float, int]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=7, help="timed calls per process (default 7)")
+    parser.add_argument("--processes", type=int, default=3, help="processes per side (default 3)")
     parser.add_argument("--stages", action="store_true", help="also time each stage of ours alone")
     parser.add_argument("--suite", action="store_true", help="also time the whole default suite (2 workers)")
+    parser.add_argument("--side", choices=("bare", "ours"), help=argparse.SUPPRESS)  # one process of (a): JSON out
     args = parser.parse_args()
-    spec = load_spec(SPECS / "GEMM.yaml")
-    case, generation = _case(spec)
-    ops = operands(spec.semantics, case)  # type: ignore[arg-type]
-    a, b = np.ascontiguousarray(ops.a), np.ascontiguousarray(ops.b)
-    reference = np.matmul(a, b)  # what allclose compares with: computed before, not timed
-    steps: dict[str, Callable[[], object]] = {"bare": lambda: np.allclose(np.matmul(a, b), reference),
-                                              "ours": lambda: _ours(spec, case)}
-    if args.stages:
-        steps.update(_stages(spec, case))
-    timed = _timed(steps, args.rounds)
-    bare, ours = timed.pop("bare"), timed.pop("ours")
+    if args.side:
+        print(json.dumps(_side(args.side, args.rounds, args.stages)))
+        return 0
+    found = _measure(args.rounds, args.processes, args.stages)
+    bare, ours = (statistics.median(found[side]["times"]) for side in ("bare", "ours"))  # type: ignore[arg-type]
+    faults = {side: statistics.mean(found[side]["faults"]) for side in ("bare", "ours")}  # type: ignore[arg-type]
+    generation = statistics.median(found["ours"]["generation"])  # type: ignore[arg-type]
     threads = os.environ.get("OPENBLAS_NUM_THREADS", "numpy's default")
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"BLAS threads: {threads}; {os.cpu_count()} cores; load average {load}")
+    print(f"BLAS threads: {threads}; {os.cpu_count()} cores; load average {load}; "
+          f"{args.processes} processes x {args.rounds} calls per side")
     print(f"{CASE}: ours {ours * 1e3:.1f} ms (+gen {generation * 1e3:.1f} ms), bare matmul+allclose "
           f"{bare * 1e3:.1f} ms: {ours / bare:.2f}x (target <= {TARGET_TIME:g}x)")
-    for name, took in timed.items():
-        print(f"  {name:44s} {took * 1e3:7.1f} ms  {took / bare:5.2f}x bare  {took / ours:6.1%} of ours")
+    print(f"  page faults per call: ours {faults['ours']:.0f}, bare {faults['bare']:.0f}")
+    for name, took in found["ours"]["stages"].items():  # type: ignore[attr-defined]
+        median = statistics.median(took)
+        print(f"  {name:44s} {median * 1e3:7.1f} ms  {median / bare:5.2f}x bare  {median / ours:6.1%} of ours")
+    spec = load_spec(SPECS / "GEMM.yaml")
+    case = _case(spec)[0]
     ok = ours / bare <= TARGET_TIME
     for op, case_id in {"GEMM": CASE, **OTHERS}.items():
         other = load_spec(SPECS / f"{op}.yaml")

@@ -33,6 +33,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dmlconform.plan import SUM_BLOCK
+
 #: Fewest elements with a scale that make a mean meaningful.
 MIN_ELEMENTS = 256
 #: How many standard errors from 0 a mean must be to be a bias.
@@ -58,34 +60,45 @@ class Moments:
                        self.square + other.square)
 
 
-def moments(expected: np.ndarray, actual: np.ndarray, scale: np.ndarray, owner: np.ndarray,
-            cases: int) -> Moments:
-    """The sums of one chunk of elements end to end, ``owner`` the case of
-    each (non-decreasing).  Elements without a finite expected value, a
-    finite actual one or a positive scale are left out (the per-element
-    check judges them)."""
-    # two float64 arrays, built in place: a large output's temporaries are the run's memory peak
+def moments(expected: np.ndarray, actual: np.ndarray, scale: np.ndarray, sizes: np.ndarray) -> Moments:
+    """The sums of one chunk of elements end to end, ``sizes`` how many of
+    them each case of the batch has (in order, 0 for a case outside the
+    chunk).  Elements without a finite expected value, a finite actual one
+    or a positive scale are left out (the per-element check judges them).
+    Summed a block of `plan.SUM_BLOCK` elements at a time: the float64
+    temporaries stay in the cache, and memory the allocator has at hand."""
+    ends = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
+    total = Moments.zero(len(sizes))
+    for lo in range(0, expected.size, SUM_BLOCK):
+        hi = min(lo + SUM_BLOCK, expected.size)
+        total += _block(expected[lo:hi], actual[lo:hi], scale[lo:hi], np.diff(np.clip(ends, lo, hi)))
+    return total
+
+
+def _block(expected: np.ndarray, actual: np.ndarray, scale: np.ndarray, sizes: np.ndarray) -> Moments:
+    """`moments` of one block."""
     e, z = expected.astype(np.float64), actual.astype(np.float64)
     with np.errstate(all="ignore"):
         z -= e
         z /= scale
-    unused = ~(np.isfinite(z) & np.isfinite(e) & (scale > 0))
-    z[unused] = 0.0
-    e[unused] = 0.0
-    toward = np.sign(e, out=e)
+    unused = ~np.isfinite(z)  # an infinite or NaN expected value, or a scale of 0, gives no finite z
+    unused |= ~(scale > 0)
+    np.copyto(z, 0.0, where=unused)
+    zero = e == 0  # no way toward zero from 0
+    toward = np.copysign(1.0, e, out=e)  # e's sign, branch-free (np.sign takes 6 times as long on random signs)
     toward *= z
-    sizes = np.bincount(owner, minlength=cases)
+    np.copyto(toward, 0.0, where=zero)
     present = np.flatnonzero(sizes)
-    starts = (np.cumsum(sizes) - sizes)[present]  # each case's first element: ``owner`` is sorted
+    starts = (np.cumsum(sizes) - sizes)[present]  # each case's first element
 
     def total(values: np.ndarray) -> np.ndarray:
         """Per case, by runs (a tenth of a weighted bincount's time on a large case)."""
-        sums = np.zeros(cases)
+        sums = np.zeros(sizes.size)
         if present.size:
-            sums[present] = np.add.reduceat(values, starts)
+            sums[present] = np.add.reduceat(values, starts, dtype=np.float64)
         return sums
 
-    count = sizes - np.bincount(owner[unused], minlength=cases)
+    count = sizes - total(unused)
     signed, leaning = total(z), total(toward)
     return Moments(count.astype(np.float64), signed, leaning, total(np.square(z, out=toward)))  # toward's buffer
 

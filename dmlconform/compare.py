@@ -108,8 +108,9 @@ class AlternativeUse:
 @dataclass(frozen=True, slots=True, eq=False)
 class Comparison:
     """The outcome: per-element ``status`` (a `Verdict` code) and ``ulp``
-    (read-only arrays in the output's shape), the overall verdict, counts, the
-    worst elements and the alternatives used."""
+    (read-only arrays in the output's shape; the distance is 0 where an
+    element is within its strict bound: none is needed there), the overall
+    verdict, counts, the worst elements and the alternatives used."""
 
     status: np.ndarray
     ulp: np.ndarray
@@ -264,7 +265,8 @@ class AlternativeTrace:
 class SparseComparison:
     """`compare`'s verdicts where they can be other than a clean PASS: at the
     flat, sorted ``index`` of the elements whose value differs from the
-    expected one (every other element is at distance 0: PASS).  Per such
+    expected one and, given a strict bound on a float type, lies beyond it
+    (every other element is at distance 0 or within its bound: PASS).  Per such
     element: ``status`` (a `Verdict` code), ``ulp`` distance, absolute
     ``error``, the strict ``bound`` there (None without one), and the
     ``expected`` and ``actual`` values; ``traces`` say how each alternative
@@ -331,13 +333,14 @@ def compare_sparse(
     bound_relaxed: np.ndarray | None = None,
     alternatives: tuple[Alternative, ...] = (),
 ) -> SparseComparison:
-    """`compare`'s judgement at the elements that differ only (see
-    `SparseComparison`): distances, errors and bounds are computed there and
-    nowhere else, so a result equal to the expected one costs about one
-    pass of equality over the arrays."""
+    """`compare`'s judgement at the elements that differ (beyond the strict
+    bound, where one is given) only (see `SparseComparison`): distances and
+    the relaxed tier are computed there and nowhere else, so a result equal
+    to the expected one, or within its bound, costs a few vectorised passes
+    over the arrays."""
     expected, actual = _check(expected, actual)
     relaxed_ulp = math.ceil(policy.ulp * policy.relaxed_factor)
-    differ = _differing(expected, actual, signed_zero=policy.signed_zero)
+    differ = _differing(expected, actual, bound_strict, signed_zero=policy.signed_zero)
     if not differ.size and (expected.dtype.kind in "iub" or is_float(expected.dtype)):
         return _identical(expected, actual, differ, bound_strict, alternatives, policy)
     flat_e, flat_a = expected.reshape(-1)[differ], actual.reshape(-1)[differ]
@@ -378,16 +381,25 @@ def _identical(expected: np.ndarray, actual: np.ndarray, differ: np.ndarray, bou
                             actual.reshape(-1)[differ], traces)
 
 
-def _differing(expected: np.ndarray, actual: np.ndarray, *, signed_zero: bool) -> np.ndarray:
-    """Flat indices of the elements not at ULP distance 0.  Equal bit
+def _differing(expected: np.ndarray, actual: np.ndarray, bound: np.ndarray | None, *,
+               signed_zero: bool) -> np.ndarray:
+    """Flat indices of the elements that may be other than PASS: not at ULP
+    distance 0 and, where a strict ``bound`` is given on a float type, beyond
+    it (an element within it PASSes whatever its distance).  Equal bit
     patterns are the same value, so the value test (`_same`) runs only where
-    the bits differ: on an honest result, one pass over the arrays."""
+    the bits differ; the bound is tested on the whole arrays at once, as a
+    contraction's result differs from the correctly rounded value almost
+    everywhere (`bench/bench_gemm.py`).  On an honest result, a few passes
+    over the arrays."""
     flat_e, flat_a = expected.reshape(-1), actual.reshape(-1)
     view = _BITS.get(expected.dtype.itemsize) if expected.dtype.kind != "b" else None
     if view is None:
         return np.flatnonzero(~_same(flat_e, flat_a, signed_zero=signed_zero))
-    maybe = np.flatnonzero(flat_e.view(view) != flat_a.view(view))
-    return maybe[~_same(flat_e[maybe], flat_a[maybe], signed_zero=signed_zero)] if maybe.size else maybe
+    maybe = flat_e.view(view) != flat_a.view(view)
+    if bound is not None and is_float(expected.dtype):
+        maybe &= ~(_abs_error(expected, actual) <= bound).reshape(-1)
+    at = np.flatnonzero(maybe)
+    return at[~_same(flat_e[at], flat_a[at], signed_zero=signed_zero)] if at.size else at
 
 
 def _same(expected: np.ndarray, actual: np.ndarray, *, signed_zero: bool) -> np.ndarray:

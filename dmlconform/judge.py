@@ -131,20 +131,14 @@ def _compare(batch: Sequence[Ran], oracle: FamilyOracle, judging: Judging) -> _C
         for j, (exp, actual) in enumerate(zip(bound.expect(lo, hi), actuals)):
             start, stop = min(lo, actual.size), min(hi, actual.size)
             if exp.bias_scale is not None and stop > start:  # before the comparison: its temporaries are gone then
-                chunk = bias.moments(exp.expected, actual[start:stop], exp.bias_scale, _owners(ends[j], start, stop),
-                                     len(batch))
+                chunk = bias.moments(exp.expected, actual[start:stop], exp.bias_scale,
+                                     np.diff(np.clip(ends[j], start, stop)))
                 leaning[j] = chunk if leaning[j] is None else leaning[j] + chunk  # type: ignore[operator]
             policy, strict, relaxed = _policy(first.spec, first.case.outputs[j].dtype, exp, judging)
             parts[j].append(compare_sparse(exp.expected, actual[start:stop], policy=policy, bound_strict=strict,
                                            bound_relaxed=relaxed, alternatives=exp.alternatives).shifted(start))
     sparse = [SparseComparison.join(p) if p else _empty() for p in parts]
     return _Compared(batch, sparse, bound, leaning)
-
-
-def _owners(ends: np.ndarray, start: int, stop: int) -> np.ndarray:
-    """The case of each element in [start, stop) of a batch's output end to
-    end, ``ends`` where each case's elements start (the total last)."""
-    return np.repeat(np.arange(ends.size - 1), np.diff(np.clip(ends, start, stop)))
 
 
 def _empty() -> SparseComparison:

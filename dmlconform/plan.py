@@ -32,6 +32,10 @@ BATCH_ELEMENTS = 1 << 19
 #: this small.  A multiple of `ORACLE_BLOCK`, so that the oracle's blocks
 #: are the same however a batch is cut.
 COMPARE_ELEMENTS = 1 << 19
+#: The bias check (`bias.moments`): elements summed at a time, so that its
+#: float64 temporaries (half a megabyte each) stay in the cache and in
+#: memory the allocator keeps (fresh pages cost a fault each).
+SUM_BLOCK = 1 << 16
 #: The element-wise oracle (`formula.floatrun`): elements evaluated per
 #: block, float64 temporaries of a megabyte that stay in a 2 MiB L2 cache
 #: (measured best of 2**15 to 2**18 on the bench).

@@ -14,6 +14,7 @@ from dmlconform.compare import (
     Tier,
     Verdict,
     compare,
+    compare_sparse,
     finfo,
     ordered_bits,
     ulp_distance,
@@ -152,6 +153,47 @@ def test_bound_gives_absolute_slack_where_it_is_given() -> None:
     result = compare(expected, actual, policy=Policy(ulp=2), bound_strict=bound)
     assert result.status.tolist() == [Verdict.PASS, Verdict.FAIL]
     assert result.worst[0].bound == 0.0
+
+
+def _plain_verdict(e: float, a: float, dtype: type, policy: Policy, strict: float, relaxed: float) -> Verdict:
+    """The comparator's rule for one element, in Python floats and integers."""
+    if np.isnan(e) or np.isnan(a):
+        return Verdict.PASS if np.isnan(e) and np.isnan(a) else Verdict.FAIL
+    distance = _plain_distance(e, a, dtype, policy.signed_zero)
+    error = abs(float(a) - float(e)) if not (np.isinf(e) and e == a) else 0.0
+    if distance <= policy.ulp or error <= strict:
+        return Verdict.PASS
+    if distance <= int(np.ceil(policy.ulp * policy.relaxed_factor)) or error <= relaxed:
+        return Verdict.QUALITY_WARNING
+    return Verdict.FAIL
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, ml_dtypes.bfloat16])
+@given(data=st.data(), ulp=st.integers(0, 3), signed_zero=st.booleans())
+@settings(max_examples=40, deadline=None)
+def test_verdicts_with_bounds_match_a_plain_rule(dtype: type, data: st.DataObject, ulp: int,
+                                                 signed_zero: bool) -> None:
+    """Every element's verdict, where the bound decides most of them (a
+    result within its bound is left out of the sparse index at once),
+    against the rule written out one element at a time."""
+    a = data.draw(_bits_of(dtype), label="a")
+    with np.errstate(all="ignore"):
+        e = (a.astype(np.float64) * data.draw(st.sampled_from([1.0, 1.001, 0.999, -1.0]))).astype(dtype)
+    bits = data.draw(_bits_of(dtype), label="mixed in")[:a.size]
+    e[:bits.size:3] = bits[::3]  # some elements far apart, NaN, inf
+    strict = np.asarray(data.draw(st.lists(st.sampled_from([0.0, 1e-3, 0.5, np.inf]), min_size=a.size,
+                                           max_size=a.size)))
+    relaxed = strict * 4
+    policy = Policy(ulp=ulp, signed_zero=signed_zero)
+    result = compare(e, a, policy=policy, bound_strict=strict, bound_relaxed=relaxed)
+    with np.errstate(all="ignore"):
+        want = [_plain_verdict(x, y, dtype, policy, s, r)
+                for x, y, s, r in zip(e.tolist(), a.tolist(), strict.tolist(), relaxed.tolist())]
+    assert result.status.tolist() == [int(v) for v in want]
+    sparse = compare_sparse(e, a, policy=policy, bound_strict=strict, bound_relaxed=relaxed)
+    with np.errstate(all="ignore"):
+        within = np.abs(a.astype(np.float64) - e.astype(np.float64)) <= strict
+    assert not np.isin(sparse.index, np.flatnonzero(within)).any()
 
 
 def test_signed_zero_only_when_asked() -> None:

@@ -247,32 +247,36 @@ class ContractionBatch:
     activation: tuple[FormulaOracle, Activation] | None = None
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
-        """Expected values in the output type and both bounds over [lo, hi),
-        the bounds built in place (a large case's temporaries are its
-        memory peak: bench/bench_gemm.py)."""
+        """Expected values in the output type and both bounds over [lo, hi):
+        ``coefficient * S`` plus one spacing of the output type, 0 where the
+        result must be exact or is not finite.  Two float64 arrays, filled
+        in place (a large case's temporaries are its memory, and fresh
+        memory is slow to touch: bench/bench_gemm.py)."""
         expected = self.expected[lo:hi]
-        nt = expected.dtype
-        strict, relaxed = np.empty(expected.shape), np.empty(expected.shape)
         n = self.roundings.astype(np.float64)
         own = gamma(n, _U64)  # the oracle's own float64 sums
-        coefficients = zip((gamma_probable(n, self.unit) + own).tolist(), (gamma(n, self.unit) + own).tolist())
-        for i, (probable, worst) in enumerate(coefficients):  # a loop over the batch's cases, not its elements
-            start, stop = max(int(self.offsets[i]), lo), min(int(self.offsets[i + 1]), hi)
-            if start < stop:
-                s = self.magnitude[start:stop]
-                np.multiply(s, probable, out=strict[start - lo:stop - lo])
-                np.multiply(s, worst, out=relaxed[start - lo:stop - lo])
-        step = expected.astype(np.float64)
-        np.abs(step, out=step)  # spacing(|round(T)|) >= spacing(|T|): the same binade or above
-        step += relaxed
-        step = _spacing(step, nt)
-        strict += step
-        relaxed += step
-        zero = self.exact[lo:hi] | ~np.isfinite(expected)
-        strict[zero] = 0.0
-        relaxed[zero] = 0.0
+        relaxed = self._times_s(gamma(n, self.unit) + own, lo, hi, np.empty(expected.shape))
+        # spacing(|round(T)|) >= spacing(|T|): the same binade or above; the strict array holds the sum until then
+        spacing = _spacing(np.add(np.abs(expected), relaxed), expected.dtype)
+        strict = self._times_s(gamma_probable(n, self.unit) + own, lo, hi, np.empty(expected.shape))
+        strict += spacing
+        relaxed += spacing
+        zero = ~np.isfinite(expected)
+        zero |= self.exact[lo:hi]
+        if zero.any():
+            strict[zero] = 0.0
+            relaxed[zero] = 0.0
         plain = Expectation(expected, strict, relaxed, (), 0, RELAXED_FACTOR, False, bias_scale=strict)
         return (plain if self.activation is None else fused.compose(*self.activation, plain),)
+
+    def _times_s(self, coefficients: np.ndarray, lo: int, hi: int, out: np.ndarray) -> np.ndarray:
+        """``out`` holding each case's coefficient times S over [lo, hi)
+        (a loop over the batch's cases, not its elements)."""
+        for i, coefficient in enumerate(coefficients.tolist()):
+            start, stop = max(int(self.offsets[i]), lo), min(int(self.offsets[i + 1]), hi)
+            if start < stop:
+                np.multiply(self.magnitude[start:stop], coefficient, out=out[start - lo:stop - lo])
+        return out
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its product count K and the sum of the terms' magnitudes S."""

@@ -41,7 +41,7 @@ def _case(case_id: str) -> Case:
 def _verdict(case: Case, actual: np.ndarray) -> str | None:
     exp = ContractionOracle.of(_spec()).bind([case], flush_subnormals=False).expect(0, actual.size)[0]
     assert exp.bias_scale is not None
-    sums = bias.moments(exp.expected, actual, exp.bias_scale, np.zeros(actual.size, np.int64), 1)
+    sums = bias.moments(exp.expected, actual, exp.bias_scale, np.array([actual.size]))
     return bias.verdict(float(sums.count[0]), float(sums.signed[0]), float(sums.toward[0]), float(sums.square[0]))
 
 
@@ -89,7 +89,7 @@ def test_zero_mean_errors_are_never_called_a_bias(seed: int, n: int) -> None:
     expected = rng.uniform(-1, 1, n)
     scale = rng.uniform(0.5, 2.0, n)
     actual = expected + rng.choice([-1.0, 0.0, 1.0], n) * scale * 1e-7
-    sums = bias.moments(expected, actual, scale, np.zeros(n, np.int64), 1)
+    sums = bias.moments(expected, actual, scale, np.array([n]))
     assert bias.verdict(float(sums.count[0]), float(sums.signed[0]), float(sums.toward[0]),
                         float(sums.square[0])) is None
 
@@ -98,7 +98,7 @@ def test_moments_split_by_case_and_skip_what_cannot_be_judged() -> None:
     expected = np.array([1.0, -1.0, np.nan, 2.0, 3.0])
     actual = np.array([0.5, -0.5, 1.0, np.inf, 3.0])
     scale = np.array([1.0, 1.0, 1.0, 1.0, 0.0])
-    sums = bias.moments(expected, actual, scale, np.array([0, 0, 1, 1, 1]), 2)
+    sums = bias.moments(expected, actual, scale, np.array([2, 3]))
     assert sums.count.tolist() == [2.0, 0.0]
     assert sums.signed.tolist() == [0.0, 0.0] and sums.toward.tolist() == [-1.0, 0.0]
     assert sums.square.tolist() == [0.5, 0.0]
@@ -113,7 +113,8 @@ def test_moments_are_the_plain_per_case_sums(seed: int, cases: int, n: int) -> N
     expected = rng.choice([-2.0, -1.0, 0.0, 1.0, np.nan, np.inf], n) * rng.uniform(0.5, 1.5, n)
     actual = expected + rng.choice([-1.0, 0.0, 1.0, np.nan], n) * 1e-3
     scale = rng.choice([-1.0, 0.0, 1e-3, 2e-3], n)
-    sums = bias.moments(expected.astype(np.float32), actual.astype(np.float32), scale, owner, cases)
+    sums = bias.moments(expected.astype(np.float32), actual.astype(np.float32), scale,
+                         np.bincount(owner, minlength=cases))
     want = np.zeros((4, cases))
     for e, a, sc, k in zip(expected.astype(np.float32).tolist(), actual.astype(np.float32).tolist(), scale.tolist(),
                            owner.tolist()):
@@ -121,3 +122,21 @@ def test_moments_are_the_plain_per_case_sums(seed: int, cases: int, n: int) -> N
         if np.isfinite(z) and np.isfinite(e):
             want[:, k] += (1.0, z, z * float(np.sign(e)), z * z)
     assert np.allclose([sums.count, sums.signed, sums.toward, sums.square], want, rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2 ** 32 - 1), sizes=st.lists(st.integers(0, 40), min_size=1, max_size=5),
+       block=st.integers(1, 50))
+def test_moments_are_the_same_however_the_elements_are_blocked(seed: int, sizes: list[int], block: int) -> None:
+    """`plan.SUM_BLOCK` cuts the chunk anywhere, cases included: the sums do not change."""
+    rng = np.random.default_rng(seed)
+    n = sum(sizes)
+    expected = rng.choice([-2.0, 0.0, 1.0, np.inf], n) * rng.uniform(0.5, 1.5, n)
+    actual = expected + rng.choice([-1.0, 0.0, 1.0, np.nan], n) * 1e-3
+    scale = rng.choice([0.0, 1e-3, 2e-3], n)
+    whole = bias.moments(expected, actual, scale, np.array(sizes))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bias, "SUM_BLOCK", block)
+        cut = bias.moments(expected, actual, scale, np.array(sizes))
+    for field in ("count", "signed", "toward", "square"):
+        assert np.allclose(getattr(cut, field), getattr(whole, field), rtol=1e-12, atol=1e-12), field
