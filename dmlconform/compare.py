@@ -396,7 +396,7 @@ def _differing(expected: np.ndarray, actual: np.ndarray, bound: np.ndarray | Non
     if view is None:
         return np.flatnonzero(~_same(flat_e, flat_a, signed_zero=signed_zero))
     maybe = flat_e.view(view) != flat_a.view(view)
-    if bound is not None and is_float(expected.dtype):
+    if bound is not None and is_float(expected.dtype) and maybe.any():
         maybe &= ~(_abs_error(expected, actual) <= bound).reshape(-1)
     at = np.flatnonzero(maybe)
     return at[~_same(flat_e[at], flat_a[at], signed_zero=signed_zero)] if at.size else at
