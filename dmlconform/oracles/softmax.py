@@ -191,12 +191,9 @@ def _exact_rows(rows: np.ndarray, function: Function) -> np.ndarray:
 
 
 def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:
-    """One spacing of the output type at ``x`` >= 0, in float64; beyond the
-    type's largest finite value, the spacing there (a bound past the type's
-    range, such as log-softmax's term for a softmax that underflows FLOAT16
-    accumulation, stays a bound instead of becoming NaN)."""
+    """One spacing of the output type at ``x`` >= 0, in float64."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.spacing(np.minimum(np.asarray(x), float(finfo(nt).max)).astype(nt)).astype(np.float64)
+        return np.spacing(np.asarray(x).astype(nt)).astype(np.float64)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
