@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dmlconform import bias
-from dmlconform.backends.base import flat_view, joined
+from dmlconform.backends.base import declares_float16, flat_view, joined
 from dmlconform.cases.model import Case
 from dmlconform.compare import AlternativeTrace, Policy, SparseComparison, Verdict, compare_sparse, is_float, summary
 from dmlconform.oracles import BatchExpectation, Expectation, FamilyOracle
@@ -58,11 +58,19 @@ class Ran:
 class Judging:
     """How a run compares: whether the backend flushes subnormals (then
     flushed results pass), and the run's tolerance overrides by (operator,
-    data type name) (``--tolerances``)."""
+    data type name) (``--tolerances``), and the operators whose FLOAT16
+    sums the backend declares it accumulates in FLOAT16
+    (`BackendInfo.float16_accumulation`: True for all, a frozenset of
+    operator names for some), whose oracles then bound them with FLOAT16's
+    unit roundoff."""
 
     flush_subnormals: bool = False
     overrides: Mapping[tuple[str, str], ToleranceOverride] = field(default_factory=dict)
-    float16_accumulation: bool = False  # the backend declares it (`BackendInfo`): contractions' bounds
+    float16_accumulation: bool | frozenset[str] = False
+
+    def accumulates_float16(self, operator: str) -> bool:
+        """Whether the backend declared FLOAT16 accumulation for ``operator``."""
+        return declares_float16(self.float16_accumulation, operator)
 
 
 def verdict(case: Case, outcome: Outcome, message: str, *, seconds: float = 0.0, **more: object) -> CaseResult:
@@ -119,7 +127,7 @@ def _compare(batch: Sequence[Ran], oracle: FamilyOracle, judging: Judging) -> _C
     """Every output of the batch compared with the oracle, end to end."""
     first = batch[0]
     bound = oracle.bind([ran.case for ran in batch], flush_subnormals=judging.flush_subnormals,
-                        float16_accumulation=judging.float16_accumulation)
+                        float16_accumulation=judging.accumulates_float16(first.spec.operator))
     actuals = [joined([flat_view(ran.case.outputs[j], ran.buffers[out.name], ran.case.outputs[j].sizes)
                        for ran in batch]) for j, out in enumerate(first.case.outputs)]
     parts: list[list[SparseComparison]] = [[] for _ in actuals]

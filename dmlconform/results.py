@@ -165,6 +165,9 @@ class RunResult:
     #: Wall time of the run in seconds, from the command's start (loading
     #: specs, making cases) to its last result; 0.0 where unknown.
     seconds: float = 0.0
+    #: The operators the backend declared FLOAT16 accumulation for
+    #: (`BackendInfo.float16_accumulation`), sorted; True: every operator.
+    float16_accumulation: bool | tuple[str, ...] = ()
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for c in self.cases if c.outcome is outcome)

@@ -25,9 +25,14 @@ from dmlconform.spec.model import FeatureLevel, Spec
 class BackendInfo:
     """Who is under test.  ``available`` False means the backend cannot run on
     this machine; ``reason`` says why (a missing library, no device).
-    ``float16_accumulation``: the backend sums the products of FLOAT16
-    tensors in FLOAT16 (a reading the GEMM page leaves open); the contraction
-    oracle then bounds their error with FLOAT16's unit roundoff, not float32's."""
+    ``float16_accumulation``: the operators whose FLOAT16 sums (GEMM's
+    products, REDUCE, softmax's and log-softmax's sum, the cumulative tallies)
+    the backend accumulates in FLOAT16, a reading the docs leave open
+    (``float16-accumulator``): their oracles then bound the error with
+    FLOAT16's unit roundoff, not float32's.  A frozenset of operator names
+    (a backend whose kernels differ per operator and device, as torch's
+    do), or a bool for all of them or none.  A declaration widens the
+    bound, so a backend declares only what it does (`declares_float16`)."""
 
     name: str
     device: str
@@ -36,7 +41,27 @@ class BackendInfo:
     flush_subnormals: bool = False
     available: bool = True
     reason: str | None = None
-    float16_accumulation: bool = False
+    float16_accumulation: bool | frozenset[str] = False
+
+    def __post_init__(self) -> None:
+        declared = self.float16_accumulation
+        named = declared if isinstance(declared, frozenset) else ()
+        if not isinstance(declared, bool | frozenset) or not all(isinstance(op, str) for op in named):
+            raise TypeError(f"BackendInfo.float16_accumulation={declared!r}: give True, False or a frozenset "
+                            "of operator names")
+
+
+def declares_float16(declared: bool | frozenset[str], operator: str) -> bool:
+    """Whether ``declared`` (`BackendInfo.float16_accumulation`) says that
+    ``operator``'s FLOAT16 sums accumulate in FLOAT16: the one reading of
+    the declaration, which the judge asks per batch (`judge.Judging`)."""
+    return declared if isinstance(declared, bool) else operator in declared
+
+
+def reported_float16(declared: bool | frozenset[str]) -> bool | tuple[str, ...]:
+    """``declared`` as a report shows it (`results.RunResult`): True for
+    every operator, else the operators sorted (none: empty)."""
+    return True if declared is True else tuple(sorted(declared or ()))
 
 
 @dataclass(frozen=True, slots=True)

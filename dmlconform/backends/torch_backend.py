@@ -16,6 +16,10 @@ takes only the cases it expresses exactly and rejects the rest with
 ``tf32`` (``off`` default, ``on``: ``torch.backends.cuda.matmul.allow_tf32``
 for the contractions, `backends.torch_contraction`; the backend info says
 which).
+
+The info declares, per device, the operators whose torch kernels keep
+FLOAT16 sums in FLOAT16 (`FLOAT16_ACCUMULATION`): they are judged by the
+float16 reading of ``float16-accumulator``, the others by float32's.
 """
 
 from __future__ import annotations
@@ -218,6 +222,37 @@ def _is_inf(t: Any, x: Any, a: Attrs) -> Any:
 _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without overflow", "ZeroDivisionError")
 
 
+#: Device kind -> the operators whose torch kernels accumulate FLOAT16 in FLOAT16
+#: (`BackendInfo.float16_accumulation`), each measured (torch 2.13 CPU) or read
+#: in torch's source (CUDA); the others keep float32 (``at::opmath_type``).
+#: * cpu, log-softmax: the last-dimension kernel (the mapping reduces the
+#:   last dimension) keeps the sum of exp and its log in ``scalar_t`` arrays
+#:   (``tmp_sum_scalar``, ``serial_vec_log_softmax_lastdim_range`` in
+#:   aten/src/ATen/native/cpu/LogSoftmaxKernelImpl.h): log_softmax([0, -7.18])
+#:   in FLOAT16 is -9.76e-4 where the value is -7.62e-4 (with
+#:   ``dtype=float32``, right).  Softmax keeps float32 and passes.
+#: * cpu, not declared: ``prod`` multiplies in ``scalar_t`` (``prod_kernel_impl``,
+#:   aten/src/ATen/native/cpu/ReduceOpsKernel.cpp: 2000 factors 1 + 2^-10 give
+#:   6.89 for 7.04), but REDUCE's other functions sum in float32 (10,000 ones
+#:   sum to 10,000): declaring REDUCE would widen SUM's bounds (`torch_reduction`).
+#:   cumsum/cumprod keep ``at::acc_type`` (float32) and pass; so does GEMM.
+#: * cuda, cumsum/cumprod: ``scan_dim<scalar_t>`` with ``std::plus<scalar_t>``
+#:   and ``std::multiplies<scalar_t>`` (aten/src/ATen/native/cuda/CumsumKernel.cu,
+#:   CumprodKernel.cu): every running value rounded to at::Half.  CUDA's
+#:   ``prod`` and ``sum`` accumulate at::Half in float (``reduce_dispatch``,
+#:   ReduceSumProdKernel.cu), its softmax in ``acc_type`` (float32).
+FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
+    "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1"}),
+    "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"}),
+}
+
+
+def float16_accumulation(device: str) -> frozenset[str]:
+    """The operators torch accumulates FLOAT16 in FLOAT16 on ``device``
+    (``cpu``, ``cuda``, ``cuda:1``...; another kind declares none)."""
+    return FLOAT16_ACCUMULATION.get(device.partition(":")[0], frozenset())
+
+
 def _torch() -> Any:
     import torch  # noqa: PLC0415 - torch is optional (the [torch] extra), seconds to import: only this backend's runs
 
@@ -247,7 +282,8 @@ class TorchBackend:
         tf32 = f", tf32 matmul {'on' if self.tf32 else 'off'}"
         return BackendInfo(name="torch", device=f"torch {version} {self.device} on {where}{tf32}", version=version,
                            feature_level=self.level, flush_subnormals=False,
-                           available=self._reason is None, reason=self._reason)
+                           available=self._reason is None, reason=self._reason,
+                           float16_accumulation=float16_accumulation(self.device))
 
     def implements(self, spec: Spec) -> str | None:
         """Why torch does not implement ``spec``'s operator at all

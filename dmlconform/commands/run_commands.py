@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from dmlconform import suite
+from dmlconform.backends.base import reported_float16
 from dmlconform.commands.gating_commands import Gate, gating_options
 from dmlconform.commands.options import backend_options, load_specs, parse_dtypes, parse_level, specs_option
 from dmlconform.commands.options import console as make_console
@@ -112,7 +113,8 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         started=started.isoformat(timespec="seconds"),
         finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         cases=_with_repro(suite.with_notes(outcome.results, Path(cases_dir) if cases_dir else None), invocation),
-        interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3)))
+        interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3),
+        float16_accumulation=reported_float16(info.float16_accumulation)))
     _finish(report, folder, console, view=view, skipped=skipped, show_skipped=show_skipped,
             ran=len(outcome.results), total=len(pairs))
 

@@ -21,7 +21,7 @@ from dmlconform.results import Baseline, RunResult
 #: Facts that must agree between the shards of one run, with how a message names them.
 SAME = (("backend", "backend"), ("backend_version", "backend version"), ("feature_level", "feature level"),
         ("seed", "seed"), ("flush_subnormals", "flush_subnormals"), ("strict", "--strict"),
-        ("overrides", "tolerance overrides"))
+        ("overrides", "tolerance overrides"), ("float16_accumulation", "float16_accumulation"))
 
 _SUFFIX = re.compile(r"-shard\d+of\d+$")
 

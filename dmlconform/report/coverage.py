@@ -195,10 +195,15 @@ def unexpected_passes(run: RunResult) -> tuple[CaseResult, ...]:
 
 
 def gating_facts(run: RunResult) -> tuple[tuple[str, str], ...]:
-    """(name, value) of the CI gating settings of ``run`` that are in use:
-    shard, merged shards, strictness, tolerance file, baseline.  Every report
-    shows these, in this order."""
+    """(name, value) of the settings of ``run`` that change verdicts and are
+    in use: the backend's FLOAT16 accumulation declaration (wider bounds for
+    those operators), then the CI gating settings: shard, merged shards,
+    strictness, tolerance file, baseline.  Every report shows these, in this
+    order."""
     facts: list[tuple[str, str]] = []
+    declared = run.float16_accumulation
+    if declared is True or (isinstance(declared, tuple) and declared):
+        facts.append(("float16 accumulation", ", ".join(declared) if isinstance(declared, tuple) else "every operator"))
     if run.shard:
         facts.append(("shard", run.shard))
     if run.merged_from:

@@ -82,6 +82,14 @@ def _case_json(c: CaseResult) -> dict[str, Any]:
 
 
 def _run_json(run: RunResult) -> dict[str, Any]:
+    out = _run_facts(run)
+    declared = run.float16_accumulation  # only where declared: reports of other backends stay as they were
+    if declared is True or (isinstance(declared, tuple) and declared):
+        out["float16_accumulation"] = declared if declared is True else list(declared)
+    return out
+
+
+def _run_facts(run: RunResult) -> dict[str, Any]:
     return {
         "run_id": run.run_id, "backend": run.backend, "device": run.device,
         "backend_version": run.backend_version, "feature_level": run.feature_level,
@@ -290,6 +298,19 @@ def _opt(obj: dict[str, Any], key: str, where: str, check: Callable[[Any, str], 
     return _get(obj, key, where, check) if key in obj else default
 
 
+#: ``run.float16_accumulation`` of a report that has none: no operator declared.
+_NONE_DECLARED: bool | tuple[str, ...] = ()
+
+
+def _float16(value: Any, where: str) -> bool | tuple[str, ...]:
+    """``run.float16_accumulation``: true (every operator), false, or the operator names."""
+    if isinstance(value, bool):
+        return value or ()
+    if not isinstance(value, list):
+        raise _Bad(where, f"expected true, false or an array of operator names, got {_type_name(value)} {value!r}")
+    return tuple(sorted(_items(value, where, _str)))
+
+
 def _nullable(check: Callable[[Any, str], T]) -> Callable[[Any, str], T | None]:
     return lambda v, w: None if v is None else check(v, w)
 
@@ -368,6 +389,7 @@ def from_json(data: Any) -> RunResult:
         baseline=_opt(run, "baseline", "run", _nullable(_baseline), None),
         interrupted=_opt(run, "interrupted", "run", _bool, False),
         seconds=_opt(run, "seconds", "run", decode_float, 0.0),
+        float16_accumulation=_opt(run, "float16_accumulation", "run", _float16, _NONE_DECLARED),
     )
 
 
