@@ -23,9 +23,10 @@ the primary reading, unless the backend declares FLOAT16 accumulation):
 * log-softmax ``z_i``: ``r_i + sigma + 2u + L (|z_i| + ln S) + N / y_i``
   with ``L = 2 LOG_ULP u`` (numpy's float32 log 3.5 ULP, onnxruntime's
   3.2) and ``N`` the accumulator's smallest normal number (a softmax
-  ``y_i`` below it is subnormal, its relative error up to ``N / y_i``):
-  what the log of a rounded softmax and ``x - m - ln(S)`` both stay
-  within, plus one spacing of the output type;
+  ``y_i`` below it is subnormal, its relative error up to ``N / y_i``;
+  where that exceeds 1, the log's own error of such a value instead:
+  `_underflow`): what the log of a rounded softmax and ``x - m - ln(S)``
+  both stay within, plus one spacing of the output type;
 * hardmax: exact (0 ULP); softmax of a group of equal values where ``n`` is
   a power of 2: exactly ``1/n``.
 """
@@ -161,15 +162,31 @@ def bounds(sem: Softmax, x: np.ndarray, axes: tuple[int, ...], expected: np.ndar
             sigma = float(g(np.array([max(n - 1, 0)]), unit)[0]) + weighted
             if sem.function is Function.SOFTMAX:
                 b = (r + sigma + 2 * unit + _OWN) * np.abs(value) + float(finfo(numpy_dtype(acc)).smallest_normal)
-            else:  # a softmax below the normal range lost its precision before a log of it
-                tiny = float(finfo(numpy_dtype(acc)).smallest_normal) / np.exp(value)
+            else:
                 b = r + sigma + 2 * unit + 2 * LOG_ULP * unit * (np.abs(value) + np.log(total)) + _OWN * np.abs(value)
-                b = b + tiny
+                b = b + _underflow(value, acc)
             b = b + _spacing(np.abs(value) + b, out)
             found.append(_back(b, x.shape, order))
     strict, relaxed = found
     exact = _exact_rows(rows, sem.function)
     return _fixed(strict, x, axes, exact, value, rows), _fixed(relaxed, x, axes, exact, value, rows)
+
+
+def _underflow(z: np.ndarray, acc: m.DataType) -> np.ndarray:
+    """How far the log of a rounded softmax ``y = exp(z)`` may be from
+    ``z`` where ``y`` is below the accumulator's normal range ``N`` (an
+    ``e_i`` flushed or underflowed, an absolute error up to ``N``): the
+    rounded value lies in ``[S, y + N]``, ``S`` the smallest subnormal (0
+    gives -inf: the ``log-of-underflow`` reading), so its log is within
+    ``log(1 + N / y)`` above ``z`` and ``log(y / S)`` below; ``N / y`` (the
+    first order) where ``y >= N``.  In logarithms, so that a ``y`` below
+    float64's range gives a finite bound (``N / y`` overflowed, and the
+    output type's spacing of infinity was NaN: a NaN bound FAILed every
+    value)."""
+    info = finfo(numpy_dtype(acc))
+    log_ratio = np.log(float(info.smallest_normal)) - z  # log(N / y)
+    below = np.maximum(np.logaddexp(0.0, log_ratio), z - np.log(float(info.smallest_subnormal)))
+    return np.where(log_ratio > 0, below, np.exp(np.minimum(log_ratio, 0.0)))
 
 
 def _fixed(b: np.ndarray, x: np.ndarray, axes: tuple[int, ...], exact: np.ndarray, value: np.ndarray,
@@ -191,9 +208,11 @@ def _exact_rows(rows: np.ndarray, function: Function) -> np.ndarray:
 
 
 def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:
-    """One spacing of the output type at ``x`` >= 0, in float64."""
+    """One spacing of the output type at ``x`` >= 0, in float64; beyond the
+    type's largest value, the spacing there (not the NaN of infinity's)."""
     with np.errstate(over="ignore", invalid="ignore"):
-        return np.spacing(np.asarray(x).astype(nt)).astype(np.float64)
+        inside = np.minimum(np.asarray(x, dtype=np.float64), float(finfo(nt).max))
+        return np.spacing(inside.astype(nt)).astype(np.float64)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
