@@ -85,6 +85,7 @@ class Hello:
     feature_level: FeatureLevel
     flush_subnormals: bool
     ops: frozenset[str] | None           # None: it did not say (every operator is tried)
+    float16_accumulation: bool | frozenset[str] = False  # `BackendInfo.float16_accumulation`
 
 
 def wire_dtype(dtype: DataType) -> np.dtype:
@@ -274,7 +275,8 @@ class ExternalBackend:
             return BackendInfo(name="external", device="?", version="?", feature_level=max(FeatureLevel),
                                available=False, reason=self._failure)
         return BackendInfo(name="external", device=f"{hello.name} ({hello.device})", version=hello.version,
-                           feature_level=hello.feature_level, flush_subnormals=hello.flush_subnormals)
+                           feature_level=hello.feature_level, flush_subnormals=hello.flush_subnormals,
+                           float16_accumulation=hello.float16_accumulation)
 
     def implements(self, spec: Spec) -> str | None:
         """Why the program does not implement ``spec``'s operator: absent
@@ -399,11 +401,21 @@ def _parse_hello(reply: Mapping[str, Any]) -> Hello:
             raise ValueError(f"flush_subnormals={flush!r} must be true or false")
         return Hello(name=str(reply.get("name") or "external program"), device=str(reply.get("device") or "?"),
                      version=str(reply.get("version") or "?"), feature_level=level, flush_subnormals=flush,
-                     ops=None if ops is None else frozenset(ops))
+                     ops=None if ops is None else frozenset(ops),
+                     float16_accumulation=_float16(reply.get("float16_accumulation", False)))
     except KeyError as exc:
         raise ExternalProtocolError(f"the hello reply lacks {exc.args[0]!r}: {_short(reply)}") from None
     except ValueError as exc:
         raise ExternalProtocolError(f"bad hello reply: {exc}") from None
+
+
+def _float16(declared: Any) -> bool | frozenset[str]:
+    """The hello's ``float16_accumulation``: true (every operator), false, or the operator names."""
+    if isinstance(declared, bool):
+        return declared
+    if isinstance(declared, list) and all(isinstance(o, str) for o in declared):
+        return frozenset(declared)
+    raise ValueError(f"float16_accumulation={declared!r} must be true, false or a list of operator names")
 
 
 def _short(message: Mapping[str, Any]) -> str:

@@ -16,6 +16,7 @@ hang ARG        never answer a case whose id contains ARG
 die ARG         exit 3 on a case whose id contains ARG (segfault on POSIX when ARG starts with "segv:")
 bad-output      leave a float64 output file
 count           write each run's seq on stderr; exit 0 at "bye" after writing "bye" to the file in ARG
+float16 ARG     hello with "float16_accumulation": ARG (JSON text)
 """
 
 from __future__ import annotations
@@ -31,8 +32,11 @@ import numpy as np
 def hello(mode: str) -> dict:
     if mode == "unavailable":
         return {"type": "hello", "protocol": 1, "available": False, "reason": "no device here"}
-    return {"type": "hello", "protocol": 99 if mode == "old-protocol" else 1, "name": "fake", "device": "test",
-            "version": "1", "feature_level": "6_4", "ops": ["ELEMENT_WISE_IDENTITY"]}
+    reply = {"type": "hello", "protocol": 99 if mode == "old-protocol" else 1, "name": "fake", "device": "test",
+             "version": "1", "feature_level": "6_4", "ops": ["ELEMENT_WISE_IDENTITY"]}
+    if mode == "float16":
+        reply["float16_accumulation"] = json.loads(sys.argv[2])
+    return reply
 
 
 def identity(request: dict) -> dict:
