@@ -108,9 +108,9 @@ def function_of(sem: Reduction, case: Case) -> str:
 
 
 def axes_of(sem: Reduction, case: Case) -> tuple[int, ...]:
-    """The Axes of ``case`` in the order given (the case format holds the array as text, ``"3,1"``)."""
-    text = str(case.attribute_map().get(sem.axes, "")).strip()
-    return tuple(int(a) for a in text.split(",")) if text else ()
+    """The Axes of ``case`` in the order given (the case format holds the
+    array as text, ``"3,1"``; `family.parse_axes`, ``""`` for no axis)."""
+    return family.parse_axes(case.attribute_map().get(sem.axes, ""), name=sem.axes, empty=True)
 
 
 def last_wins(sem: Reduction, case: Case) -> bool:
@@ -137,27 +137,20 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
         yield f"function {function_of(sem, case)!r} is no DML_REDUCE_FUNCTION: give one of {', '.join(sem.functions)}"
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
     x, y = tensors.get(sem.input), tensors.get(sem.output)
-    try:
-        axes = axes_of(sem, case)
-    except ValueError:
-        yield f"{sem.axes} must be a text of axis numbers separated by commas (\"1,3\"): give that"
-        return
     if x is None or y is None:
         return
-    outside = [a for a in axes if not 0 <= a < len(x.sizes)]
-    twice = sorted({a for a in axes if axes.count(a) > 1})
-    if outside:
-        yield (f"{sem.axes} {list(axes)}: {outside[0]} is no axis of the {len(x.sizes)}-d {x.name}: give axes in "
-               f"0..{len(x.sizes) - 1}")
-    elif twice:
-        yield f"{sem.axes} {list(axes)} names axis {twice[0]} twice: give each axis once"
-    elif y.sizes != reduced_sizes(x.sizes, axes):
+    attrs = case.attribute_map()
+    problem = family.axes_problem(attrs, sem.axes, tensor=x.name, rank=len(x.sizes), empty=True)
+    if problem is not None:
+        yield problem
+        return
+    axes = axes_of(sem, case)
+    if y.sizes != reduced_sizes(x.sizes, axes):
         yield (f"{y.name}'s sizes {list(y.sizes)} are not {list(reduced_sizes(x.sizes, axes))}, {x.name}'s with the "
                f"reduced axes at 1: give those")
-    count = case.attribute_map().get(sem.axis_count)
-    if count is not None and count != len(axes):
-        yield (f"{sem.axis_count}={count} but {sem.axes} lists {len(axes)} ax{'i' if len(axes) == 1 else 'e'}s: give "
-               f"{sem.axis_count}={len(axes)}")
+    counted = family.count_problem(attrs, sem.axis_count, axes, axes_name=sem.axes)
+    if counted is not None:
+        yield counted
 
 
 # -- which cases ------------------------------------------------------------------------------
