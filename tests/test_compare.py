@@ -16,6 +16,7 @@ from dmlconform.compare import (
     compare,
     compare_sparse,
     finfo,
+    nan_mask,
     ordered_bits,
     ulp_distance,
 )
@@ -91,7 +92,7 @@ def test_distance_is_a_metric_on_the_ordering(dtype: type, data: st.DataObject) 
     a, b = a[:n], b[:n]
     d = ulp_distance(a, b)
     assert np.array_equal(d, ulp_distance(b, a))
-    with np.errstate(invalid="ignore"):  # a cast of some float8 NaN patterns warns
+    with np.errstate(invalid="ignore"):  # a cast of a bfloat16 signalling NaN warns
         finite = ~np.isnan(a.astype(np.float64)) & ~np.isnan(b.astype(np.float64))
         same = a.astype(np.float64) == b.astype(np.float64)
     assert np.array_equal(d[finite] == 0, same[finite])
@@ -131,6 +132,36 @@ def test_distance_matches_a_plain_integer_reference(dtype: type, data: st.DataOb
             assert got[i] == (0 if nan_a[i] and nan_b[i] else 2 ** 64 - 1)
         else:
             assert got[i] == _plain_distance(a[i], b[i], dtype, signed_zero)
+
+#: numpy's float16 and every ml_dtypes float of 1 or 2 bytes: small enough to try every bit pattern.
+SMALL_FLOATS = [np.float16, ml_dtypes.bfloat16] + [getattr(ml_dtypes, name) for name in (
+    "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz")]
+
+
+@pytest.mark.filterwarnings("error")
+@pytest.mark.parametrize("dtype", SMALL_FLOATS, ids=lambda t: np.dtype(t).name)
+def test_every_bit_pattern_is_compared_without_a_warning(dtype: type) -> None:
+    # ml_dtypes' bfloat16 isnan compares the value with itself as a float32: a signalling NaN
+    # (quiet bit clear, e.g. 0xFF8D) raised "invalid value encountered in isnan" (a CI run's warning)
+    bits = np.arange(2 ** (8 * np.dtype(dtype).itemsize), dtype={1: np.uint8, 2: np.uint16}[np.dtype(dtype).itemsize])
+    x = bits.view(dtype)
+    nan = nan_mask(x)
+    d = ulp_distance(x, x[::-1])
+    assert (d[nan != nan[::-1]] == 2 ** 64 - 1).all() and (d[nan & nan[::-1]] == 0).all()
+    result = compare(x, x[::-1], policy=Policy(ulp=0, relaxed_factor=1))
+    assert result.counts[0] == int(np.sum(nan & nan[::-1])) + int(np.sum((d == 0) & ~nan & ~nan[::-1]))
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_bfloat16_signalling_nan_is_a_nan() -> None:
+    x = np.array([0xFF8D, 0x7F81, 0x7FC0, 0x3F80, 0x7F80], np.uint16).view(ml_dtypes.bfloat16)  # sNaN, sNaN, qNaN, 1, inf
+    assert nan_mask(x).tolist() == [True, True, True, False, False]
+    assert ulp_distance(x, x[[2, 0, 1, 3, 4]]).tolist() == [0, 0, 0, 0, 0]
+    assert ulp_distance(x, np.full(5, 1.0).astype(ml_dtypes.bfloat16)).tolist() == [2 ** 64 - 1] * 3 + [0, 0x7F80 - 0x3F80]
+    every = np.arange(2 ** 16, dtype=np.uint16)
+    assert np.array_equal(nan_mask(every.view(ml_dtypes.bfloat16)), (every & 0x7FFF) > 0x7F80)
+
 
 # -- compare ---------------------------------------------------------------------
 def test_tiers() -> None:

@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from dmlconform.backends.cpu import CpuBackend
+from dmlconform.backends.faulty import FaultyBackend
 from dmlconform.cases.model import Case
 from dmlconform.cases.reduction import LARGE_LENGTH
 from dmlconform.oracles import cases_of
-from dmlconform.oracles.reduction import _integral
+from dmlconform.oracles.reduction import ReductionOracle, _integral
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
@@ -25,10 +26,11 @@ from tests.conftest import REPO
 
 #: The issue's target: peak memory of a large case at most this many times its tensors' bytes.
 MEMORY_FACTOR = 6.0
-LARGE = {"GEMM": "GEMM/FLOAT32/4d/k512/random/large",
-         "REDUCE": "REDUCE/FLOAT32/2d/axes=1/sum/random/large",
-         "ARGMAX": "ARGMAX/FLOAT32/2d/axes=1/increasing/random/large",
-         "ARGMIN": "ARGMIN/FLOAT32/2d/axes=1/increasing/random/large"}
+LARGE = {"GEMM": ("GEMM/FLOAT32/4d/k512/random/large",),
+         "REDUCE": ("REDUCE/FLOAT32/2d/axes=1/sum/random/large", "REDUCE/FLOAT32/2d/axes=1/sum/exact-nonzero/large"),
+         "ARGMAX": ("ARGMAX/FLOAT32/2d/axes=1/increasing/random/large",),
+         "ARGMIN": ("ARGMIN/FLOAT32/2d/axes=1/increasing/random/large",)}
+EXACT = "REDUCE/FLOAT32/2d/axes=1/sum/exact-nonzero/large"
 
 
 @cache
@@ -48,22 +50,42 @@ def _ids(op: str, *, large: bool) -> list[str]:
     return seen
 
 
-def _large(op: str) -> Case:
-    return next(cases_of(_spec(op), m.FeatureLevel.FL_6_4, seed=0, large=True, keep=lambda i, _: i == LARGE[op]))
+def _large(op: str, case_id: str | None = None) -> Case:
+    """The large case ``case_id`` of ``op`` (its first where not given)."""
+    wanted = case_id or LARGE[op][0]
+    return next(cases_of(_spec(op), m.FeatureLevel.FL_6_4, seed=0, large=True, keep=lambda i, _: i == wanted))
 
 
 @pytest.mark.parametrize("op", sorted(LARGE))
-def test_large_adds_exactly_the_large_case(op: str) -> None:
+def test_large_adds_exactly_the_large_cases(op: str) -> None:
     plain, large = _ids(op, large=False), _ids(op, large=True)
-    assert [i for i in large if i not in plain] == [LARGE[op]]
+    assert tuple(i for i in large if i not in plain) == LARGE[op]
     assert not [i for i in plain if i.endswith("/large")]
 
 
-def test_the_large_reduction_sums_one_axis_of_2_to_the_22() -> None:
-    case = _large("REDUCE")
+@pytest.mark.parametrize("case_id", LARGE["REDUCE"])
+def test_the_large_reductions_sum_one_axis_of_2_to_the_22(case_id: str) -> None:
+    case = _large("REDUCE", case_id)
     assert case.inputs[0].sizes == (1, LARGE_LENGTH) and LARGE_LENGTH == 1 << 22
     assert case.outputs[0].sizes == (1, 1)
     assert case.attribute_map()["Function"] == "DML_REDUCE_FUNCTION_SUM"
+
+
+def test_the_exact_large_reduction_needs_0_ulp_and_every_term_counts() -> None:
+    case = _large("REDUCE", EXACT)
+    x = case.inputs[0].view(case.inputs[0].buffer).astype(np.float64)
+    assert np.all(x == np.round(x)) and np.all(x != 0)  # whole numbers, none 0: every term changes the sum
+    assert np.abs(x).sum() <= 2.0 ** 24  # every partial sum exact in float32, in any order
+    batch = ReductionOracle.of(_spec("REDUCE")).bind([case], flush_subnormals=False)
+    assert batch.strict.tolist() == [0.0] and batch.expected.tolist() == [x.sum()]
+
+
+def test_a_dropped_term_fails_the_exact_large_reduction() -> None:
+    # The random large case's bound (about 7e5 ULP) hides one dropped term; the exact one cannot.
+    spec = _spec("REDUCE")
+    exact, noisy = _large("REDUCE", EXACT), _large("REDUCE")
+    assert [r.outcome for r in run_cases([(spec, exact), (spec, noisy)], FaultyBackend("reduce-dropped-term"))] == [
+        Outcome.FAIL, Outcome.PASS]
 
 
 def test_integral_reads_every_finite_term_not_only_the_first() -> None:
@@ -78,9 +100,9 @@ def test_integral_reads_every_finite_term_not_only_the_first() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("op", sorted(LARGE))
-def test_large_case_passes_within_its_memory_bound(op: str) -> None:
-    spec, case = _spec(op), _large(op)
+@pytest.mark.parametrize(("op", "case_id"), [(op, i) for op in sorted(LARGE) for i in LARGE[op]])
+def test_large_case_passes_within_its_memory_bound(op: str, case_id: str) -> None:
+    spec, case = _spec(op), _large(op, case_id)
     tracemalloc.start()
     try:
         base = tracemalloc.get_traced_memory()[0]

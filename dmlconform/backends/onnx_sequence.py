@@ -9,7 +9,13 @@ TOP_K two outputs.  So each case is one node over its own static shapes:
   the doc's index type.
 * CUMULATIVE_SUMMATION: ``CumSum`` (``exclusive``, ``reverse`` for
   DECREASING, the axis an int64 input).
-* CUMULATIVE_PRODUCT: ONNX has no CumProd: not mapped.
+* CUMULATIVE_PRODUCT: ``CumProd`` (opset 26), the same way: ``exclusive``
+  is the doc's HasExclusiveProduct (the first tally 1), ``reverse`` its
+  DECREASING (with both, out[i] = product of x[j], j > i, as the doc).
+  Its node alone is at opset 26 (`OPSETS`); an onnx package older than
+  that opset makes its cases NOT_SUPPORTED, with the versions.  onnxruntime
+  1.32.0 implements it on every type of the 6_4 table (FLOAT32, FLOAT16,
+  INT32, UINT32, INT64, UINT64) and FLOAT64.
 
 `OnnxRuntimeBackend` maps these operators (`MAPPED`) like any other, with
 `plan` as the mapping's ``check`` and `run` as its ``runner``
@@ -31,8 +37,11 @@ from dmlconform.spec.model import Spec
 from dmlconform.spec.semantics_sequence import INCREASING
 
 OPSET = 18
+#: The ONNX operators newer than `OPSET`, at the opset that brought them.
+OPSETS = {"CumProd": 26}
 #: The spec operators mapped here: (the ONNX operator, the outputs its node gives).
-MAPPED = {"TOP_K": ("TopK", 2), "TOP_K1": ("TopK", 2), "CUMULATIVE_SUMMATION": ("CumSum", 1)}
+MAPPED = {"TOP_K": ("TopK", 2), "TOP_K1": ("TopK", 2), "CUMULATIVE_SUMMATION": ("CumSum", 1),
+          "CUMULATIVE_PRODUCT": ("CumProd", 1)}
 NOTE = "a node over the case's static shapes; TopK's int64 indices cast to the doc's index type"
 
 
@@ -58,9 +67,15 @@ def _cumsum(case: Case, attrs: Mapping[str, Any]) -> tuple[str, dict[str, int], 
         {"axis": (int(attrs["Axis"]),)}
 
 
+def _cumprod(case: Case, attrs: Mapping[str, Any]) -> tuple[str, dict[str, int], dict[str, tuple[int, ...]]]:
+    reverse = 0 if attrs.get("AxisDirection") == INCREASING else 1
+    return "CumProd", {"exclusive": int(bool(attrs["HasExclusiveProduct"])), "reverse": reverse}, \
+        {"axis": (int(attrs["Axis"]),)}
+
+
 #: operator -> (case, attributes) -> (ONNX op, ONNX attributes, int64 constant inputs)
 _NODES: Mapping[str, Callable[[Case, Mapping[str, Any]], tuple[str, dict[str, int], dict[str, tuple[int, ...]]]]] = {
-    "TOP_K": _top_k, "TOP_K1": _top_k, "CUMULATIVE_SUMMATION": _cumsum}
+    "TOP_K": _top_k, "TOP_K1": _top_k, "CUMULATIVE_SUMMATION": _cumsum, "CUMULATIVE_PRODUCT": _cumprod}
 
 
 def plan(spec: Spec, case: Case) -> ShapedPlan:
@@ -69,9 +84,24 @@ def plan(spec: Spec, case: Case) -> ShapedPlan:
     if make is None:
         raise NotSupportedError(f"ONNX has no one-node equivalent of {spec.operator} (not mapped)")
     op, attrs, constants = make(case, case.attribute_map())
+    _check_opset(op)
     types = tuple((t.name, t.dtype.name, t.sizes) for t in (*case.inputs, *case.outputs))
     return ShapedPlan(op, tuple(sorted(attrs.items())), tuple(sorted(constants.items())),
                       (spec.operator, op, types, tuple(sorted(attrs.items())), tuple(sorted(constants.items()))))
+
+
+def _check_opset(op_type: str) -> None:
+    """NotSupportedError where ``op_type`` is newer than the installed onnx
+    package's opsets (`OPSETS`): its node could not be checked or built."""
+    need = OPSETS.get(op_type)
+    if need is None:
+        return
+    import onnx  # noqa: PLC0415 - onnx is optional and slow to import
+
+    have = onnx.defs.onnx_opset_version()
+    if have < need:
+        raise NotSupportedError(f"ONNX {op_type} needs opset {need}; the installed onnx {onnx.__version__} goes "
+                                f"to opset {have}: upgrade onnx (and onnxruntime) to map it")
 
 
 def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
@@ -102,4 +132,5 @@ def model(p: ShapedPlan, case: Case) -> Any:
     attrs: dict[str, Any] = dict(p.attrs)
     node = helper.make_node(p.op_type, ["x", *(c.name for c in constants)], [o.name for o in outputs], **attrs)
     graph = helper.make_graph([node], case.operator.lower(), inputs, outputs, initializer=constants)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=9)
+    opset = OPSETS.get(p.op_type, OPSET)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)

@@ -7,12 +7,16 @@ level (`cases.contraction`, `cases.softmax`, `cases.reduction`,
 support rows a family's shapes start from (and the one reason there are
 none), the ``generable`` answer built on that reason, the padded
 layout's strides, and the check that a spec has the family's semantics
-(`semantics_as`, which the oracles' ``of`` use too) and the seed's.  Nothing here does I/O.
+(`semantics_as`, which the oracles' ``of`` use too) and the seed's.  The
+softmax and reduction families also share how a case holds its ``Axes``
+(text, ``"2,0"``): `parse_axes` reads it and `axes_problem` and
+`count_problem` check it, with one wording.  Nothing here does I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import numpy as np
@@ -61,6 +65,57 @@ def check_seed(seed: object) -> None:
     streams of `cases.draws.stream_key`); InputError showing the value otherwise."""
     if not isinstance(seed, int) or seed < 0:
         raise InputError(f"seed={seed!r} must be an integer >= 0")
+
+
+def parse_axes(value: object, *, name: str = "Axes", empty: bool = False) -> tuple[int, ...]:
+    """An ``Axes`` attribute as a case holds it (text, ``"2,0"``, or one whole
+    number) -> the dimensions in the order given; ``""`` -> ``()`` where the
+    family allows no axis at all (``empty``: REDUCE's ambiguity case).
+    Only ASCII digits count: a sign (``"-1"``), ``"1_0"`` or ``"²"``, which
+    ``int`` would take, are no dimension numbers.  ValueError naming the
+    attribute (``name``), the value and the fix otherwise."""
+    text = str(value).strip()
+    if empty and not isinstance(value, bool) and text == "":
+        return ()
+    if isinstance(value, bool) or not all(re.fullmatch("[0-9]{1,9}", p.strip()) for p in text.split(",")):
+        raise ValueError(f"{name}={value!r} is not a list of dimension numbers; write them comma-separated, "
+                         "e.g. \"2,0\"")
+    return tuple(int(p) for p in text.split(","))
+
+
+def axes_problem(attributes: Mapping[str, object], name: str, *, tensor: str, rank: int,
+                 empty: bool = False) -> str | None:
+    """The first thing that makes the ``name`` attribute (``Axes``) of a case
+    no set of dimensions of its ``rank``-D ``tensor``: missing, not a list of
+    dimension numbers (`parse_axes`; ``empty`` as there), a number beyond
+    the tensor's dimensions, a dimension given twice.  None where it is
+    right.  The text is ``problem: fix`` and shows the value."""
+    if name not in attributes:
+        return f"attribute {name} is missing: give the reduced dimensions as text, e.g. [\"{name}\", \"{rank - 1}\"]"
+    try:
+        axes = parse_axes(attributes[name], name=name, empty=empty)
+    except ValueError as exc:
+        return str(exc)
+    shown = f"{name}={','.join(map(str, axes))}"
+    outside = [a for a in axes if a >= rank]
+    twice = sorted({a for a in axes if axes.count(a) > 1})
+    if outside:
+        return f"{shown}: {outside[0]} is no dimension of the {rank}-D {tensor}: give dimensions 0 to {rank - 1}"
+    if twice:
+        return f"{shown} names dimension {twice[0]} twice: give each dimension once"
+    return None
+
+
+def count_problem(attributes: Mapping[str, object], name: str, axes: tuple[int, ...], *, axes_name: str) -> str | None:
+    """The ``name`` attribute (``AxisCount``) where it is given and is not the
+    count of ``axes`` (the ``axes_name`` attribute, read); None otherwise
+    (a missing one is `validate`'s to name, as every missing number)."""
+    count = attributes.get(name)
+    if count is None or count == len(axes):
+        return None
+    dimensions = "dimension" if len(axes) == 1 else "dimensions"
+    return (f"{name}={count!r} but {axes_name}={','.join(map(str, axes))} lists {len(axes)} {dimensions}: "
+            f"give {name}={len(axes)}")
 
 
 def padded_strides(sizes: tuple[int, ...], *, gap: int = 3) -> tuple[int, ...]:

@@ -21,7 +21,9 @@ function and input type, with ids like ``REDUCE/FLOAT32/4d/axes=1,3/sum/random``
   them, and REDUCE over no axis at all (``axes=none``, ambiguous);
 * with ``large``: one case per operator, its first float type's random data
   reduced over one axis of `LARGE_LENGTH` (SUM for REDUCE), id
-  ``REDUCE/FLOAT32/2d/axes=1/sum/random/large``.
+  ``REDUCE/FLOAT32/2d/axes=1/sum/random/large``; for REDUCE also
+  ``.../sum/exact-nonzero/large``, whole numbers without 0 whose sum is
+  exact (0 ULP: a dropped or doubled term FAILs for certain).
 
 A case's values depend on the seed and its id alone, and ``keep`` is
 applied before any value is drawn.  The shape rules (`axes_of`,
@@ -108,9 +110,9 @@ def function_of(sem: Reduction, case: Case) -> str:
 
 
 def axes_of(sem: Reduction, case: Case) -> tuple[int, ...]:
-    """The Axes of ``case`` in the order given (the case format holds the array as text, ``"3,1"``)."""
-    text = str(case.attribute_map().get(sem.axes, "")).strip()
-    return tuple(int(a) for a in text.split(",")) if text else ()
+    """The Axes of ``case`` in the order given (the case format holds the
+    array as text, ``"3,1"``; `family.parse_axes`, ``""`` for no axis)."""
+    return family.parse_axes(case.attribute_map().get(sem.axes, ""), name=sem.axes, empty=True)
 
 
 def last_wins(sem: Reduction, case: Case) -> bool:
@@ -137,27 +139,20 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
         yield f"function {function_of(sem, case)!r} is no DML_REDUCE_FUNCTION: give one of {', '.join(sem.functions)}"
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
     x, y = tensors.get(sem.input), tensors.get(sem.output)
-    try:
-        axes = axes_of(sem, case)
-    except ValueError:
-        yield f"{sem.axes} must be a text of axis numbers separated by commas (\"1,3\"): give that"
-        return
     if x is None or y is None:
         return
-    outside = [a for a in axes if not 0 <= a < len(x.sizes)]
-    twice = sorted({a for a in axes if axes.count(a) > 1})
-    if outside:
-        yield (f"{sem.axes} {list(axes)}: {outside[0]} is no axis of the {len(x.sizes)}-d {x.name}: give axes in "
-               f"0..{len(x.sizes) - 1}")
-    elif twice:
-        yield f"{sem.axes} {list(axes)} names axis {twice[0]} twice: give each axis once"
-    elif y.sizes != reduced_sizes(x.sizes, axes):
+    attrs = case.attribute_map()
+    problem = family.axes_problem(attrs, sem.axes, tensor=x.name, rank=len(x.sizes), empty=True)
+    if problem is not None:
+        yield problem
+        return
+    axes = axes_of(sem, case)
+    if y.sizes != reduced_sizes(x.sizes, axes):
         yield (f"{y.name}'s sizes {list(y.sizes)} are not {list(reduced_sizes(x.sizes, axes))}, {x.name}'s with the "
                f"reduced axes at 1: give those")
-    count = case.attribute_map().get(sem.axis_count)
-    if count is not None and count != len(axes):
-        yield (f"{sem.axis_count}={count} but {sem.axes} lists {len(axes)} ax{'i' if len(axes) == 1 else 'e'}s: give "
-               f"{sem.axis_count}={len(axes)}")
+    counted = family.count_problem(attrs, sem.axis_count, axes, axes_name=sem.axes)
+    if counted is not None:
+        yield counted
 
 
 # -- which cases ------------------------------------------------------------------------------
@@ -208,16 +203,20 @@ def _per_function(sem: Reduction, function: str, ranks: tuple[int, ...], types: 
     yield from _negatives(sem, function, first, out_of(first), ranks, types, rep)
 
 
-def large_shape(sem: Reduction, shapes: list[Shape]) -> Shape:
-    """The ``large`` case: SUM (or the operator's one function) of the first
+def large_shapes(sem: Reduction, shapes: list[Shape]) -> list[Shape]:
+    """The ``large`` cases: SUM (or the operator's one function) of the first
     float type's random data over the last axis, of `LARGE_LENGTH`, the
     others of 1, at the dimension count of that function's first supported
-    shape."""
+    shape; for SUM also ``exact-nonzero`` data, whole numbers without 0
+    whose every partial sum is exact (0 ULP required), so a term dropped
+    or counted twice changes the result for certain (the random data's
+    bound, about 7e5 ULP at this length, hides one term)."""
     function = "SUM" if "SUM" in sem.functions else sem.functions[0]
     base = next(s for s in shapes if s.function == function and s.supported)
     rank = len(base.sizes)
-    return replace(base, sizes=(1,) * (rank - 1) + (LARGE_LENGTH,), axes=(rank - 1,), data="random",
-                   variant="large", padded=False, example=None)
+    large = replace(base, sizes=(1,) * (rank - 1) + (LARGE_LENGTH,), axes=(rank - 1,), data="random",
+                    variant="large", padded=False, example=None)
+    return [large] + ([replace(large, data="exact-nonzero")] if function == "SUM" else [])
 
 
 def _line(rank: int, n: int) -> tuple[int, ...]:
@@ -311,12 +310,12 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
              keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
     """The cases of ``spec`` at ``level`` (the module docstring), only those
     ``keep(id, data type)`` accepts, without the negative ones where not
-    ``negative``; identical for a ``seed``.  ``large`` adds `large_shape`."""
+    ``negative``; identical for a ``seed``.  ``large`` adds `large_shapes`."""
     family.check_seed(seed)
     sem = semantics_of(spec)
     seen: set[str] = set()
     every = shapes(spec, level)
-    for shape in every + ([large_shape(sem, every)] if large else []):
+    for shape in every + (large_shapes(sem, every) if large else []):
         case_id = shape.case_id(spec.operator)
         if (not negative and not shape.supported) or case_id in seen:
             continue
@@ -390,6 +389,13 @@ def _exact(shape: Shape, rng: np.random.Generator) -> np.ndarray:
     return rng.integers(low, r + 1, s).astype(np.float64)
 
 
+def _exact_nonzero(shape: Shape, rng: np.random.Generator) -> np.ndarray:
+    """`_exact`'s whole numbers without 0 (SUM: |values| <= r, N r within the
+    significand): every term changes every partial sum."""
+    r = max(1, min(8, 2 ** _digits(shape.out) // _n(shape)))
+    return (rng.integers(1, r + 1, shape.sizes) * rng.choice([-1, 1], shape.sizes)).astype(np.float64)
+
+
 def _along(shape: Shape, x: np.ndarray, k: int, value: float) -> np.ndarray:
     """``x`` with ``value`` at element ``k`` of the first group (its first
     output element) and of the last one (the reduced axes flattened)."""
@@ -445,7 +451,7 @@ def _zeros(shape: Shape, rng: np.random.Generator) -> np.ndarray:
 
 
 _DRAWS: dict[str, Callable[[Shape, np.random.Generator], np.ndarray]] = {
-    "random": _random, "exact": _exact, "nan": _nan, "inf": _inf, "cancel": _cancel, "range": _range,
+    "random": _random, "exact": _exact, "exact-nonzero": _exact_nonzero, "nan": _nan, "inf": _inf, "cancel": _cancel, "range": _range,
     "ties": _ties, "zeros": _zeros,
     "equal": lambda shape, rng: np.full(shape.sizes, 1.0 if shape.function == "MULTIPLY" else 0.1),
     "big": lambda shape, rng: rng.uniform(100.0, 101.0, shape.sizes),

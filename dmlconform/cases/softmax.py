@@ -31,7 +31,6 @@ rule the oracle and the CPU reference share.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
@@ -96,49 +95,32 @@ def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     return family.generable(lambda: shapes(spec, level))
 
 
-def parse_axes(value: object) -> tuple[int, ...]:
-    """An ``Axes`` attribute as a case holds it ("2,0", or one whole number)
-    -> the axes; ValueError naming the value where it is neither."""
-    text = str(value).strip()
-    if isinstance(value, bool) or not all(re.fullmatch("[0-9]{1,9}", p.strip()) for p in text.split(",")):
-        raise ValueError(f"Axes={value!r} is not a list of dimension numbers; write them comma-separated, e.g. \"2,0\"")
-    return tuple(int(p) for p in text.split(","))
-
-
 def axes_of(sem: Softmax, case: Case) -> tuple[int, ...]:
-    """The dimensions ``case`` reduces: its ``Axes`` (in the order given), or
-    the last dimension for an operator without them."""
+    """The dimensions ``case`` reduces: its ``Axes`` (in the order given,
+    `family.parse_axes`), or the last dimension for an operator without them."""
     rank = len(case.outputs[0].sizes)
     if sem.axes is None:
         return (rank - 1,)
-    return parse_axes(case.attribute_map().get(sem.axes, ""))
+    return family.parse_axes(case.attribute_map().get(sem.axes, ""), name=sem.axes)
 
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     """What makes ``case`` (from a folder) no call the semantics describe:
-    ``Axes`` not a list of distinct dimensions of the input, ``AxisCount``
-    not their count.  Texts are ``problem: fix``."""
+    ``Axes`` not a list of distinct dimensions of the output
+    (`family.axes_problem`), ``AxisCount`` not their count.  Texts are
+    ``problem: fix``."""
     sem = semantics_of(spec)
     if sem.axes is None or not case.outputs:
         return
-    attrs = case.attribute_map()
-    rank = len(case.outputs[0].sizes)
-    if sem.axes not in attrs:
-        yield f"attribute {sem.axes} is missing: give the reduced dimensions as text, e.g. [\"{sem.axes}\", \"{rank - 1}\"]"
+    attrs, y = case.attribute_map(), case.outputs[0]
+    problem = family.axes_problem(attrs, sem.axes, tensor=y.name, rank=len(y.sizes))
+    if problem is not None:
+        yield problem
         return
-    try:
-        axes = parse_axes(attrs[sem.axes])
-    except ValueError as exc:
-        yield str(exc)
-        return
-    bad = [a for a in axes if a >= rank]
-    if bad:
-        yield (f"{sem.axes}={','.join(map(str, axes))} names dimension {bad[0]} of a {rank}-D tensor: give "
-               f"dimensions 0 to {rank - 1}")
-    if len(set(axes)) != len(axes):
-        yield f"{sem.axes}={','.join(map(str, axes))} names a dimension twice: give each once"
-    if sem.axis_count is not None and attrs.get(sem.axis_count) != len(axes):
-        yield f"{sem.axis_count}={attrs.get(sem.axis_count)!r} but {sem.axes} lists {len(axes)}: give {len(axes)}"
+    if sem.axis_count is not None:
+        counted = family.count_problem(attrs, sem.axis_count, axes_of(sem, case), axes_name=sem.axes)
+        if counted is not None:
+            yield counted
 
 
 # -- which cases ------------------------------------------------------------------------------

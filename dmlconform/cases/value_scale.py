@@ -32,15 +32,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from fractions import Fraction
 
 import numpy as np
 
-from dmlconform.backends.cpu_ops import float32_of
 from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, numpy_dtype
 from dmlconform.compare import finfo
 from dmlconform.errors import InputError
+from dmlconform.formula.rounding import fraction_to_float
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 from dmlconform.spec.semantics_value_scale import ValueScale
 
@@ -117,7 +118,17 @@ def operands(sem: ValueScale, case: Case) -> Operands:
     `case_problems` accepts."""
     attrs = case.attribute_map()
     bias = np.array(parse_bias(attrs[sem.bias]), dtype=np.float32)
-    return Operands(float(float32_of(attrs[sem.scale])), bias, sem.channel_dimension)
+    return Operands(_float32(attrs[sem.scale]), bias, sem.channel_dimension)
+
+
+def _float32(value: float | str) -> float:
+    """A FLOAT member as the struct holds it: a number rounded to float32, an
+    exact text such as "1/6" rounded once from its exact value, as the
+    oracle rounds it (`formula.rounding.fraction_to_float`; cases depend on
+    no backend, so not `backends.cpu_ops.float32_of`)."""
+    if isinstance(value, str):
+        return fraction_to_float(Fraction(value), np.float32)
+    return float(np.float32(value))
 
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:

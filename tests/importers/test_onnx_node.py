@@ -122,3 +122,43 @@ def test_integer_disagreement_means_onnx_defines_it_differently() -> None:
 def test_missing_onnx_data_folder_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["import", "onnx", "--data", str(tmp_path / "nope"), "-o", str(tmp_path)])
     assert result.exit_code == 2 and "is not a folder" in result.output
+
+
+def _node_test(folder: Path, name: str, node: object, x: np.ndarray, y: np.ndarray) -> None:
+    """One ONNX node test as the onnx package lays them out (model.onnx, test_data_set_0/*.pb)."""
+    from onnx import TensorProto, helper, numpy_helper, save
+
+    graph = helper.make_graph([node], name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, x.shape)],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, y.shape)])
+    data = folder / name / "test_data_set_0"
+    data.mkdir(parents=True)
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 20)]), str(folder / name / "model.onnx"))
+    (data / "input_0.pb").write_bytes(numpy_helper.from_array(x, "x").SerializeToString())
+    (data / "output_0.pb").write_bytes(numpy_helper.from_array(y, "y").SerializeToString())
+
+
+def test_a_folder_whose_every_test_is_skipped_lists_each_with_its_reason(tmp_path: Path) -> None:
+    from onnx import helper
+
+    x = np.array([0.5, -1.0], dtype=np.float32)
+    _node_test(tmp_path / "data", "test_gelu_tanh_fake", helper.make_node("Gelu", ["x"], ["y"], approximate="tanh"),
+               x, x)
+    _node_test(tmp_path / "data", "test_max_fake", helper.make_node("Max", ["x", "x", "x"], ["y"]), x, x)
+    result = CliRunner().invoke(main, ["import", "onnx", "--data", str(tmp_path / "data"), "--specs", str(REPO / "specs"),
+                                       "-o", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        "skipped test_gelu_tanh_fake: Gelu -> ACTIVATION_GELU: ONNX Gelu approximate='tanh' is not DirectML's GELU "
+        "(the erf form)",
+        "skipped test_max_fake: Max -> ELEMENT_WISE_MAX: 3 inputs where ELEMENT_WISE_MAX takes 2",
+        f"error: none of the 2 ONNX node tests of operators that map to a spec in {REPO / 'specs'} can be imported: "
+        "each is skipped above, with its reason; give tests these reasons do not cover"]
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_folder_without_a_mapped_test_says_so(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    result = CliRunner().invoke(main, ["import", "onnx", "--data", str(tmp_path / "data"), "--specs", str(REPO / "specs"),
+                                       "-o", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [f"error: no ONNX node test maps to a spec in {REPO / 'specs'}"]

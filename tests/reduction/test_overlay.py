@@ -122,12 +122,18 @@ def test_a_case_folder_holds_axes_as_text_and_runs(folder: Path, tmp_path: Path)
 
 
 @pytest.mark.parametrize(("old", "new", "expected"), [
-    ('"Axes", "0"]', '"Axes", "9"]', "Axes [9]: 9 is no axis of the 2-d InputTensor: give axes in 0..1"),
-    ('"Axes", "0,1"]', '"Axes", "1,1"]', "Axes [1, 1] names axis 1 twice: give each axis once"),
-    ('"Axes", "0"]', '"Axes", "zero"]', 'Axes must be a text of axis numbers separated by commas ("1,3"): give that'),
+    ('"Axes", "0"]', '"Axes", "9"]', "Axes=9: 9 is no dimension of the 2-D InputTensor: give dimensions 0 to 1"),
+    ('"Axes", "0,1"]', '"Axes", "1,1"]', "Axes=1,1 names dimension 1 twice: give each dimension once"),
+    ('"Axes", "0"]', '"Axes", "zero"]',
+     "Axes='zero' is not a list of dimension numbers; write them comma-separated, e.g. \"2,0\""),
     ('["AxisCount", 1], ["Axes", "0"]', '["AxisCount", 2], ["Axes", "0"]',
-     "AxisCount=2 but Axes lists 1 axis: give AxisCount=1"),
-    ('"Axes", "0"]', '"Axes", "0;1"]', 'Axes must be a text of axis numbers separated by commas ("1,3"): give that'),
+     "AxisCount=2 but Axes=0 lists 1 dimension: give AxisCount=1"),
+    ('"Axes", "0"]', '"Axes", "0;1"]',
+     "Axes='0;1' is not a list of dimension numbers; write them comma-separated, e.g. \"2,0\""),
+    ('"Axes", "0"]', '"Axes", "-1"]',
+     "Axes='-1' is not a list of dimension numbers; write them comma-separated, e.g. \"2,0\""),
+    (', ["Axes", "0"]', '',
+     'attribute Axes is missing: give the reduced dimensions as text, e.g. ["Axes", "1"]'),
 ])
 def test_bad_axes_in_a_case_folder_are_one_located_line(folder: Path, tmp_path: Path, old: str, new: str,
                                                         expected: str) -> None:

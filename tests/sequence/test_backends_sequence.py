@@ -51,10 +51,29 @@ def test_onnxruntime_passes_the_sequence_cases(op: str, pick: str) -> None:
         [f"{r.case_id}: {r.message}" for r in results if r.outcome is not Outcome.PASS][:3]
 
 
-def test_onnxruntime_has_no_cumulative_product() -> None:
+def test_onnxruntime_passes_every_cumulative_product_case() -> None:
+    # onnxruntime 1.32.0 implements ONNX CumProd (opset 26): exclusive and reverse are the doc's
+    # HasExclusiveProduct and DECREASING (before: not mapped, all 120 cases NOT_SUPPORTED).
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
     from dmlconform.backends.onnxruntime_backend import OnnxRuntimeBackend
 
-    spec = load_spec(REPO / "specs" / "CUMULATIVE_PRODUCT.yaml")
-    assert OnnxRuntimeBackend().implements(spec) == \
-        "ONNX has no one-node equivalent of CUMULATIVE_PRODUCT (not mapped)"
-    assert OnnxRuntimeBackend().implements(load_spec(REPO / "specs" / "TOP_K.yaml")) is None
+    pairs = _pairs("CUMULATIVE_PRODUCT", "/")
+    assert OnnxRuntimeBackend().implements(pairs[0][0]) is None
+    results = run_cases(list(pairs), OnnxRuntimeBackend())
+    assert len(pairs) == 120 and all(r.outcome is Outcome.PASS for r in results), \
+        [f"{r.case_id}: {r.message}" for r in results if r.outcome is not Outcome.PASS][:3]
+    assert {"exclusive", "inclusive"} <= {r.case_id.split("/")[6] for r in results}
+
+
+def test_an_onnx_without_opset_26_leaves_cumulative_product_not_supported(monkeypatch: pytest.MonkeyPatch) -> None:
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    from dmlconform.backends.onnxruntime_backend import OnnxRuntimeBackend
+
+    monkeypatch.setattr(onnx.defs, "onnx_opset_version", lambda: 25)
+    spec, case = _pairs("CUMULATIVE_PRODUCT", "/n=7/increasing/inclusive/random")[0]
+    support = OnnxRuntimeBackend().supports(spec, case)
+    assert not support.supported
+    assert support.reason == (f"ONNX CumProd needs opset 26; the installed onnx {onnx.__version__} goes to opset 25: "
+                              "upgrade onnx (and onnxruntime) to map it")

@@ -43,11 +43,11 @@ def test_a_generated_folder_replays(folder: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("attributes", "message"), [
-    ([["AxisCount", 1], ["Axes", "4"]], "Axes=4 names dimension 4 of a 4-D tensor: give dimensions 0 to 3"),
-    ([["AxisCount", 2], ["Axes", "2,2"]], "Axes=2,2 names a dimension twice: give each once"),
+    ([["AxisCount", 1], ["Axes", "4"]], "Axes=4: 4 is no dimension of the 4-D OutputTensor: give dimensions 0 to 3"),
+    ([["AxisCount", 2], ["Axes", "2,2"]], "Axes=2,2 names dimension 2 twice: give each dimension once"),
     ([["AxisCount", 2], ["Axes", "a,b"]],
      "Axes='a,b' is not a list of dimension numbers; write them comma-separated, e.g. \"2,0\""),
-    ([["AxisCount", 3], ["Axes", "2,0"]], "AxisCount=3 but Axes lists 2: give 2"),
+    ([["AxisCount", 3], ["Axes", "2,0"]], "AxisCount=3 but Axes=2,0 lists 2 dimensions: give AxisCount=2"),
     ([["AxisCount", 1]], "attribute Axes is missing: give the reduced dimensions as text, e.g. [\"Axes\", \"3\"]"),
 ])
 def test_a_bad_axes_attribute_is_refused(folder: Path, tmp_path: Path, attributes: list[list[object]],

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.faulty import FaultyBackend
 from dmlconform.cases.model import Case
-from dmlconform.cases.softmax import generable, generate, parse_axes
+from dmlconform.cases.softmax import generable, generate
 from dmlconform.errors import SpecError
 from dmlconform.oracles import elementwise, family_of
 from dmlconform.oracles.softmax import SoftmaxOracle, bounds, expected_values
@@ -223,17 +223,6 @@ def test_a_recorded_mistake_that_is_none_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="example example1: the doc's output agrees with the hardmax of its input, "
                                         "but `mistake` says it is wrong; delete `mistake`"):
         load_spec(path)
-
-
-@pytest.mark.parametrize(("value", "axes"), [("2,0", (2, 0)), (" 3 ", (3,)), (7, (7,))])
-def test_axes_text(value: object, axes: tuple[int, ...]) -> None:
-    assert parse_axes(value) == axes
-
-
-@pytest.mark.parametrize("value", ["", "1,,2", "²", "-1", True, "1234567890"])
-def test_axes_text_refused(value: object) -> None:
-    with pytest.raises(ValueError, match="is not a list of dimension numbers; write them comma-separated"):
-        parse_axes(value)
 
 
 def _sloppy(function: Function, x: np.ndarray, axes: tuple[int, ...], work: type) -> list[np.ndarray]:

@@ -6,6 +6,8 @@ case folders' attribute checks (docs/value-scale.md)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from fractions import Fraction
 from functools import cache
 from pathlib import Path
 
@@ -18,9 +20,10 @@ from hypothesis import strategies as st
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.faulty import FaultyBackend
 from dmlconform.cases.model import Case
-from dmlconform.cases.value_scale import Operands, generate, parse_bias
+from dmlconform.cases.value_scale import Operands, generate, operands, parse_bias
 from dmlconform.cli import main
 from dmlconform.errors import SpecError
+from dmlconform.formula.rounding import fraction_to_float
 from dmlconform.oracles import elementwise, family_of
 from dmlconform.oracles.value_scale import ValueScaleOracle, bound, separate
 from dmlconform.report.readings import summarize
@@ -28,6 +31,7 @@ from dmlconform.results import CaseResult, Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
 from dmlconform.spec.load import load_spec
+from dmlconform.spec.semantics_value_scale import ValueScale
 from tests.conftest import REPO
 
 OP = "VALUE_SCALE_2D"
@@ -232,3 +236,16 @@ def test_a_bad_attribute_is_refused(folder: Path, tmp_path: Path, attributes: li
     assert code == 2
     assert lines == [f"{bad}/manifest.json:1: error: case 0 ({CASE}): {message}"]
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(("text", "scale"), [
+    ("1/6", float(np.float32(1 / 6))),
+    ("16777217/16777216", 1.0),  # 1 + 2^-24, a float32 tie: to even
+    (str(Fraction(16777217, 16777216) + Fraction(1, 2**60)), 1 + 2.0**-23),  # just above it: float64 would tie
+])
+def test_an_exact_text_scale_is_rounded_once_as_the_oracle_rounds_it(text: str, scale: float) -> None:
+    case = next(c for c in generate(_spec(), m.FeatureLevel.FL_6_4, seed=0) if "random" in c.id)
+    given = replace(case, attributes=tuple((k, text if k == "Scale" else v) for k, v in case.attributes))
+    sem = _spec().semantics
+    assert isinstance(sem, ValueScale)
+    assert operands(sem, given).scale == scale == fraction_to_float(Fraction(text), np.float32)
