@@ -29,7 +29,7 @@ from dmlconform.spec.model import DataType, FeatureLevel, Spec
               help="The feature level whose support tables the cases exercise.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the random values; the same seed gives the same cases.")
-@click.option("--large", is_flag=True, help="Add one tensor of 2^22 elements or more per operator.")
+@click.option("--large", is_flag=True, help="Add the large-tensor cases (>= 2^22 elements).")
 @click.option("--no-negative", is_flag=True, help="Leave out cases outside the level's table.")
 @click.option("-o", "--output", required=True, type=click.Path(file_okay=False),
               help="Case folder to write, e.g. cases/default.")
