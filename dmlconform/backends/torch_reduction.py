@@ -10,8 +10,8 @@ to the end and merged (row-major in increasing axis order, as the doc
 counts), arg* the last of ties by flipping.  One ``prod`` call, not one per
 axis: a call per axis would round the partial products to FLOAT16 between
 the calls, a rounding of the mapping's, not of torch's kernel (CUDA's keeps
-float32 within a call).  LOG_SUM is ``log`` of a ``sum`` with
-``dtype=float32``, rounded once to the tensor's type: two kernels in the
+float32 within a call).  LOG_SUM is ``log`` of a ``sum`` in float32 or
+wider, rounded once to the tensor's type: two kernels in the
 tensor's type would round the sum to FLOAT16 between them (3 ULP at 5
 terms), which a one-kernel LOG_SUM does not.  An empty axis set is
 NOT_SUPPORTED: torch reads ``dim=()`` as every axis.
@@ -74,8 +74,8 @@ def _prod(t: Any, x: Any, axes: tuple[int, ...]) -> Any:
 
 
 def _log_sum(t: Any, x: Any, axes: tuple[int, ...]) -> Any:
-    """log of the float32 sum, rounded once to the tensor's type (float32 sums stay float32)."""
-    return t.log(t.sum(x, dim=axes, keepdim=True, dtype=t.float32)).to(x.dtype)
+    """log of the sum in float32 or wider (FLOAT64 stays FLOAT64), rounded once to the tensor's type."""
+    return t.log(t.sum(x, dim=axes, keepdim=True, dtype=t.promote_types(x.dtype, t.float32))).to(x.dtype)
 
 
 #: DML_REDUCE_FUNCTION -> torch over (torch, x, axes).

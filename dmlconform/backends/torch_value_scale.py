@@ -20,7 +20,7 @@ def value_scale(t: Any, xs: list[Any], a: Any) -> Any:
     """Scale times the input plus the Bias of each element's channel (dimension 1)."""
     x = xs[0]
     a.raw("ChannelCount")  # Bias's count, which the Bias text already gives
-    bias = t.tensor(parse_bias(a.raw("Bias")), dtype=t.float32).to(x.dtype)
+    bias = t.tensor(parse_bias(a.raw("Bias")), dtype=t.float32, device=x.device).to(x.dtype)  # CUDA: on x's device
     shape = [1] * x.dim()
     shape[1] = bias.numel()
     return x * a.f32("Scale") + bias.view(shape)
