@@ -68,9 +68,10 @@ class Judging:
     overrides: Mapping[tuple[str, str], ToleranceOverride] = field(default_factory=dict)
     float16_accumulation: bool | frozenset[str] = False
 
-    def accumulates_float16(self, operator: str) -> bool:
-        """Whether the backend declared FLOAT16 accumulation for ``operator``."""
-        return declares_float16(self.float16_accumulation, operator)
+    def accumulates_float16(self, operator: str, attributes: tuple[tuple[str, object], ...] = ()) -> bool:
+        """Whether the backend declared FLOAT16 accumulation for ``operator``
+        (with ``attributes``: `backends.base.declares_float16`)."""
+        return declares_float16(self.float16_accumulation, operator, attributes)
 
 
 def verdict(case: Case, outcome: Outcome, message: str, *, seconds: float = 0.0, **more: object) -> CaseResult:
@@ -127,7 +128,7 @@ def _compare(batch: Sequence[Ran], oracle: FamilyOracle, judging: Judging) -> _C
     """Every output of the batch compared with the oracle, end to end."""
     first = batch[0]
     bound = oracle.bind([ran.case for ran in batch], flush_subnormals=judging.flush_subnormals,
-                        float16_accumulation=judging.accumulates_float16(first.spec.operator))
+                        float16_accumulation=judging.accumulates_float16(first.spec.operator, first.case.attributes))
     actuals = [joined([flat_view(ran.case.outputs[j], ran.buffers[out.name], ran.case.outputs[j].sizes)
                        for ran in batch]) for j, out in enumerate(first.case.outputs)]
     parts: list[list[SparseComparison]] = [[] for _ in actuals]

@@ -48,6 +48,38 @@ def test_judging_reads_the_declaration_per_operator() -> None:
     assert declares_float16(frozenset({"REDUCE"}), "REDUCE")
 
 
+def test_a_declaration_may_name_one_attribute_value_of_an_operator() -> None:
+    """``REDUCE:DML_REDUCE_FUNCTION_MULTIPLY``: the cases with that Function only."""
+    declared = frozenset({"REDUCE:DML_REDUCE_FUNCTION_MULTIPLY"})
+    multiply = (("Function", "DML_REDUCE_FUNCTION_MULTIPLY"), ("AxisCount", 1), ("Axes", "0"))
+    total = (("Function", "DML_REDUCE_FUNCTION_SUM"), ("AxisCount", 1), ("Axes", "0"))
+    assert declares_float16(declared, "REDUCE", multiply)
+    assert not declares_float16(declared, "REDUCE", total)
+    assert not declares_float16(declared, "REDUCE")
+    assert not declares_float16(declared, "ARGMAX", multiply)
+
+
+def test_a_declaration_of_another_function_leaves_the_sums_at_float32() -> None:
+    """The fault that sums REDUCE's FLOAT16 SUM, AVERAGE, L1 and SUM_SQUARE in
+    FLOAT16 is still caught when only MULTIPLY is declared, and passes when
+    REDUCE is."""
+    from dmlconform.oracles import cases_of
+    from dmlconform.spec.load import load_spec
+    from tests.conftest import REPO
+
+    spec = load_spec(REPO / "specs" / "REDUCE.yaml")
+    pairs = [(spec, c) for c in cases_of(spec, m.FeatureLevel.FL_6_4, seed=0) if c.dtype is m.DataType.FLOAT16]
+
+    def failed(declared: frozenset[str]) -> int:
+        class Declaring(FaultyBackend):
+            def info(self) -> BackendInfo:
+                return dataclasses.replace(super().info(), float16_accumulation=declared)
+        return sum(r.outcome is Outcome.FAIL for r in run_cases(pairs, Declaring("reduce-float16-accumulation")))
+
+    assert failed(frozenset({"REDUCE:DML_REDUCE_FUNCTION_MULTIPLY"})) > 0
+    assert failed(frozenset({"REDUCE"})) == 0
+
+
 @pytest.mark.parametrize("bad", ["GEMM", ["GEMM"], {"GEMM"}, frozenset({1})])
 def test_a_declaration_of_another_type_is_refused(bad: object) -> None:
     with pytest.raises(TypeError, match=r"give True, False or a frozenset of operator names"):

@@ -31,7 +31,8 @@ class BackendInfo:
     (``float16-accumulator``): their oracles then bound the error with
     FLOAT16's unit roundoff, not float32's.  A frozenset of operator names
     (a backend whose kernels differ per operator and device, as torch's
-    do), or a bool for all of them or none.  A declaration widens the
+    do; ``OPERATOR:VALUE`` for the cases of one enum attribute value), or a
+    bool for all of them or none.  A declaration widens the
     bound, so a backend declares only what it does (`declares_float16`)."""
 
     name: str
@@ -51,11 +52,18 @@ class BackendInfo:
                             "of operator names")
 
 
-def declares_float16(declared: bool | frozenset[str], operator: str) -> bool:
+def declares_float16(declared: bool | frozenset[str], operator: str,
+                     attributes: tuple[tuple[str, object], ...] = ()) -> bool:
     """Whether ``declared`` (`BackendInfo.float16_accumulation`) says that
-    ``operator``'s FLOAT16 sums accumulate in FLOAT16: the one reading of
-    the declaration, which the judge asks per batch (`judge.Judging`)."""
-    return declared if isinstance(declared, bool) else operator in declared
+    ``operator``'s FLOAT16 sums accumulate in FLOAT16, for a case with
+    ``attributes``: the one reading of the declaration, which the judge
+    asks per batch (`judge.Judging`).  A name is an operator (all of its
+    cases) or ``OPERATOR:VALUE``, the cases where an attribute has that
+    enum value (``REDUCE:DML_REDUCE_FUNCTION_MULTIPLY``: a kernel that
+    multiplies in FLOAT16 but sums in float32, as torch's CPU REDUCE)."""
+    if isinstance(declared, bool):
+        return declared
+    return operator in declared or any(f"{operator}:{value}" in declared for _, value in attributes)
 
 
 def reported_float16(declared: bool | frozenset[str]) -> bool | tuple[str, ...]:

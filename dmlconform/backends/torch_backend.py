@@ -231,18 +231,19 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 #:   aten/src/ATen/native/cpu/LogSoftmaxKernelImpl.h): log_softmax([0, -7.18])
 #:   in FLOAT16 is -9.76e-4 where the value is -7.62e-4 (with
 #:   ``dtype=float32``, right).  Softmax keeps float32 and passes.
-#: * cpu, not declared: ``prod`` multiplies in ``scalar_t`` (``prod_kernel_impl``,
-#:   aten/src/ATen/native/cpu/ReduceOpsKernel.cpp: 2000 factors 1 + 2^-10 give
-#:   6.89 for 7.04), but REDUCE's other functions sum in float32 (10,000 ones
-#:   sum to 10,000): declaring REDUCE would widen SUM's bounds (`torch_reduction`).
-#:   cumsum/cumprod keep ``at::acc_type`` (float32) and pass; so does GEMM.
+#: * cpu, REDUCE's MULTIPLY alone: ``prod`` multiplies in ``scalar_t``
+#:   (``prod_kernel_impl``, aten/src/ATen/native/cpu/ReduceOpsKernel.cpp: 2000
+#:   factors 1 + 2^-10 give 6.89 for 7.04), while REDUCE's other functions sum
+#:   in float32 (10,000 ones sum to 10,000): declared for that Function value
+#:   only, so SUM's bounds stay float32's.  cumsum/cumprod keep
+#:   ``at::acc_type`` (float32) and pass; so does GEMM.
 #: * cuda, cumsum/cumprod: ``scan_dim<scalar_t>`` with ``std::plus<scalar_t>``
 #:   and ``std::multiplies<scalar_t>`` (aten/src/ATen/native/cuda/CumsumKernel.cu,
 #:   CumprodKernel.cu): every running value rounded to at::Half.  CUDA's
 #:   ``prod`` and ``sum`` accumulate at::Half in float (``reduce_dispatch``,
 #:   ReduceSumProdKernel.cu), its softmax in ``acc_type`` (float32).
 FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
-    "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1"}),
+    "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1", "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY"}),
     "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"}),
 }
 

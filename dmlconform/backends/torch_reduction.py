@@ -18,9 +18,9 @@ NOT_SUPPORTED: torch reads ``dim=()`` as every axis.
 
 FLOAT16 accumulation (`torch_backend.FLOAT16_ACCUMULATION`): torch's CPU
 ``prod`` keeps its partial products in FLOAT16, while its other REDUCE
-kernels sum in float32; REDUCE is not declared (the declaration is per
-operator and would widen SUM's bounds too), so CPU MULTIPLY cases of long
-axes FAIL by the float32 bound (docs/reduction.md).
+kernels sum in float32; the CPU declares ``REDUCE:DML_REDUCE_FUNCTION_MULTIPLY``
+only, so MULTIPLY is judged by FLOAT16's bound and SUM's stays float32's
+(docs/reduction.md).
 """
 
 from __future__ import annotations
