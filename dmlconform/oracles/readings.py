@@ -8,10 +8,10 @@ another value, as a STRICT `Alternative` named
 and the report says which reading the backend took (`report.readings`).
 
 Only the ambiguities that can differ on a batch cost an evaluation: NaN only
-for a float output with a NaN input, the integer kinds only for integer
-outputs of integer inputs, branch order always (the cases that reach an
-overlap are few, but the oracle cannot tell which they are without
-evaluating).  Two ambiguities can meet at one element (an integer Shrink
+for a float output with a NaN input (and only at those elements), the
+integer kinds only for integer outputs of integer inputs, branch order
+always (the cases that reach an overlap are few, but the oracle cannot tell
+which they are without evaluating).  Two ambiguities can meet at one element (an integer Shrink
 with a fractional Bias that also overflows; a negative Threshold that
 makes branches overlap only in exact arithmetic): after the single
 readings, every mix of readings of the batch's relevant ambiguities is
@@ -146,8 +146,10 @@ class _Step:
     overflow, an arithmetic the batch makes exact replaced by the exact
     one), converted to the output type by ``choice.settings``' overflow and
     conversion.  ``evaluation`` and ``converted`` number the two for the run
-    (`ReadingOracle._number`), so that a batch's memo hashes no `Settings`:
-    hashing them per choice was a fifth of the readings' time (measured)."""
+    (`ReadingOracle._number`), so that a batch's memo hashes no `Settings`
+    (eight enum members each, per choice): with a float reading's own
+    conversion reused, the seed operators' alternatives took 194 -> 168 ms
+    (replayed, thread time, best of 7), 5% of their whole run."""
 
     choice: Choice
     base: Settings
