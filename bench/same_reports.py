@@ -54,6 +54,10 @@ def main(argv: list[str]) -> int:
         print("usage: python bench/same_reports.py BASE_DIR NEW_DIR", file=sys.stderr)
         return 2
     base, new = (Path(p) for p in argv)
+    for folder in (base, new):
+        if not folder.is_dir():
+            print(f"same_reports: {folder}: no such folder (give two folders of report folders)", file=sys.stderr)
+            return 2
     names = sorted({p.name for p in base.iterdir() if (p / "report.json").is_file()}
                    | {p.name for p in new.iterdir() if (p / "report.json").is_file()})
     differing = 0
