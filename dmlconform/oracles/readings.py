@@ -8,10 +8,10 @@ another value, as a STRICT `Alternative` named
 and the report says which reading the backend took (`report.readings`).
 
 Only the ambiguities that can differ on a batch cost an evaluation: NaN only
-for a float output with a NaN input, the integer kinds only for integer
-outputs of integer inputs, branch order always (the cases that reach an
-overlap are few, but the oracle cannot tell which they are without
-evaluating).  Two ambiguities can meet at one element (an integer Shrink
+for a float output with a NaN input (and only at those elements), the
+integer kinds only for integer outputs of integer inputs, branch order
+always (the cases that reach an overlap are few, but the oracle cannot tell
+which they are without evaluating).  Two ambiguities can meet at one element (an integer Shrink
 with a fractional Bias that also overflows; a negative Threshold that
 makes branches overlap only in exact arithmetic): after the single
 readings, every mix of readings of the batch's relevant ambiguities is
@@ -102,31 +102,62 @@ class _Evaluated:
 @dataclass(frozen=True, slots=True)
 class _Memo:
     """One `ReadingOracle.alternatives` call's evaluations, per output, by
-    their `Settings.evaluation` at the primary overflow; and the float
-    arithmetics that compute its batch exactly, in range (`formula.exactness`:
-    their readings are the exact one's values, at no evaluation)."""
+    their number (`_Step.evaluation`), and their values converted to the
+    output type by the conversion's number (`_Step.converted`), before the
+    result readings."""
 
-    evaluations: dict[Settings, list[_Evaluated]]
+    evaluations: dict[int, list[_Evaluated]]
+    converted: dict[int, list[np.ndarray]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """What of a batch decides which evaluation gives a reading's values:
+    whether its attributes are ``whole`` (their integer cast changes
+    nothing), and the float arithmetics that compute it exactly, in range
+    (``exact_in``: `ReadingOracle.exact_in`).  Both readings' values are then
+    the exact one's, at no evaluation."""
+
+    whole: bool
     exact_in: frozenset[m.IntegerArithmetic]
-    #: Each output's values by (evaluation, overflow, conversion), before the result readings.
-    converted: dict[tuple[Settings, m.Overflow, m.FloatToInteger], list[np.ndarray]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
 class Choice:
     """One reading (``picks``: (ambiguity, reading) pairs, one per
-    ambiguity it departs from the primary in) and its settings."""
+    ambiguity it departs from the primary in), its settings, and its
+    alternative's ``name`` and ``says`` (`of`: made once per run)."""
 
     picks: tuple[tuple[m.Ambiguity, m.Reading], ...]
     settings: Settings
+    name: str
+    says: str
 
-    @property
-    def name(self) -> str:
-        return PREFIX + "+".join(f"{a.id}:{r.id}" for a, r in self.picks)
+    @classmethod
+    def of(cls, picks: tuple[tuple[m.Ambiguity, m.Reading], ...], settings: Settings) -> Choice:
+        return cls(picks, settings, PREFIX + "+".join(f"{a.id}:{r.id}" for a, r in picks),
+                   "; ".join(f"{a.id}: {r.says}" for a, r in picks))
 
-    @property
-    def says(self) -> str:
-        return "; ".join(f"{a.id}: {r.says}" for a, r in self.picks)
+
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """Where a choice's values come from on a batch of one `_Kind`: the
+    evaluation with settings ``base`` (`Settings.evaluation` at the primary
+    overflow, an arithmetic the batch makes exact replaced by the exact
+    one), converted to the output type by ``choice.settings``' overflow and
+    conversion.  ``evaluation`` and ``converted`` number the two for the run
+    (`ReadingOracle._number`), so that a batch's memo hashes no `Settings`
+    (eight enum members each, per choice): with a float reading's own
+    conversion reused, the seed operators' alternatives took 194 -> 168 ms
+    (replayed, thread time, best of 7), 5% of their whole run."""
+
+    choice: Choice
+    base: Settings
+    evaluation: int
+    converted: int
+    #: Where ``base`` has another NaN policy than the primary: the same
+    #: settings with the primary one, and their number (`ReadingOracle._evaluated`).
+    outside: tuple[Settings, int] | None = None
 
 
 def primary_settings(spec: m.Spec) -> Settings:
@@ -240,23 +271,24 @@ class ReadingOracle:
         ambiguity (`marker`), then the single readings, then combinations
         of the ambiguities that made a difference."""
         exact_in = self.exact_in(chunk, attrs, dtype)
-        memo = _Memo({primary_settings(self.spec).evaluation: [_Evaluated(r.expected, r.other_overflow)
-                                                              for r in primary]}, exact_in)
+        kind = _Kind(all(self._to_integer(n, v) == v for n, v in attrs.items()), exact_in)
+        first = self._number(("evaluation", primary_settings(self.spec).evaluation))
+        memo = _Memo({first: [_Evaluated(r.expected, r.other_overflow) for r in primary]})
         singles: list[list[Alternative]] = [[] for _ in outputs]
         mattered: list[m.Ambiguity] = []
         markers: list[list[Alternative]] = [[] for _ in outputs]
         relevant = self.relevant(chunk, attrs, dtype, exact_in=exact_in)
         for a in relevant:
             mine: list[list[Alternative]] = [[] for _ in outputs]
-            choices = self._singles(a)
-            if self._add(choices, chunk, attrs, dtype, outputs, primary, signed_zero, mine, memo, keep_empty=True):
+            steps = self._singles(a, kind)
+            if self._add(steps, chunk, attrs, dtype, outputs, primary, signed_zero, mine, memo, keep_empty=True):
                 mattered.append(a)
             for k, alts in enumerate(mine):
                 if any(alt.index.size for alt in alts):  # each reading stays, even where it agrees with the primary
                     markers[k].append(marker(a, alts, primary[k].expected))
                     singles[k].extend(alts)
         combos: list[list[Alternative]] = [[] for _ in outputs]
-        mixes = self._mixes(relevant) or self._mixes(tuple(mattered))
+        mixes = self._mixes(relevant, kind) or self._mixes(tuple(mattered), kind)
         self._add(mixes, chunk, attrs, dtype, outputs, primary, signed_zero, combos, memo)
         for k in range(len(outputs)):  # a conversion differs only in a mix, with a float arithmetic
             for a in relevant:
@@ -265,19 +297,22 @@ class ReadingOracle:
                     markers[k].extend([found] if found.index.size else [])
         return [tuple(markers[k] + singles[k] + combos[k]) for k in range(len(outputs))]
 
-    def _singles(self, ambiguity: m.Ambiguity) -> list[Choice]:
-        """The choices of each evaluable reading of ``ambiguity`` alone (made once per run)."""
-        key = ("singles", ambiguity.id)
+    def _singles(self, ambiguity: m.Ambiguity, kind: _Kind) -> tuple[_Step, ...]:
+        """The steps of each evaluable reading of ``ambiguity`` alone (made
+        once per run and `_Kind` of batch)."""
+        key = ("singles", ambiguity.id, kind)
         if key not in self.settled:
-            self.settled[key] = [Choice(((ambiguity, r),), self._settings(((ambiguity, r),)))
-                                 for r in ambiguity.others if r.setting is not None]
+            choices = [Choice.of(((ambiguity, r),), self._settings(((ambiguity, r),)))
+                       for r in ambiguity.others if r.setting is not None]
+            self.settled[key] = tuple(self._step(c, kind) for c in choices)
         return self.settled[key]
 
-    def _mixes(self, ambiguities: tuple[m.Ambiguity, ...]) -> list[Choice]:
-        """`_combinations` of ``ambiguities``, made once per run and set of them."""
-        key = ("mixes", tuple(a.id for a in ambiguities))
+    def _mixes(self, ambiguities: tuple[m.Ambiguity, ...], kind: _Kind) -> tuple[_Step, ...]:
+        """The steps of `_combinations` of ``ambiguities``, made once per
+        run, set of them and `_Kind` of batch."""
+        key = ("mixes", tuple(a.id for a in ambiguities), kind)
         if key not in self.settled:
-            self.settled[key] = self._combinations(list(ambiguities))
+            self.settled[key] = tuple(self._step(c, kind) for c in self._combinations(list(ambiguities)))
         return self.settled[key]
 
     def _combinations(self, mattered: list[m.Ambiguity]) -> list[Choice]:
@@ -289,7 +324,7 @@ class ReadingOracle:
                  if _useful(p := tuple((a, r) for a, r in zip(mattered, combo) if r is not None))]
         if len(picks) > MAX_COMBINATIONS:
             return []
-        return [Choice(p, self._settings(p)) for p in sorted((p for p in picks if len(p) >= 2), key=len)]
+        return [Choice.of(p, self._settings(p)) for p in sorted((p for p in picks if len(p) >= 2), key=len)]
 
     def _settings(self, picks: tuple[tuple[m.Ambiguity, m.Reading], ...]) -> Settings:
         settings = primary_settings(self.spec)
@@ -297,50 +332,58 @@ class ReadingOracle:
             settings = _with(settings, reading.setting)
         return settings
 
-    def _add(self, choices: list[Choice], chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
+    def _step(self, choice: Choice, kind: _Kind) -> _Step:
+        """Where ``choice``'s values come from on a batch of ``kind``: one
+        evaluation gives both overflow readings (`OracleResult.other_overflow`)
+        and, in float arithmetic, every conversion; so wrap and saturate
+        cost one (a third of a whole run's reading evaluations, measured),
+        a result reading none, and an integer cast of whole attributes or
+        a float arithmetic that computes the batch exactly none."""
+        base = replace(choice.settings.evaluation, overflow=self.spec.formula.integer_overflow)
+        if base.arithmetic is m.IntegerArithmetic.ATTRIBUTE_TO_INTEGER and kind.whole:
+            base = replace(base, arithmetic=m.IntegerArithmetic.EXACT)  # whole attributes: the cast changes nothing
+        if base.arithmetic in kind.exact_in:
+            base = replace(base, arithmetic=m.IntegerArithmetic.EXACT)  # in range: no conversion to tell apart
+        converted = ("converted", base, choice.settings.overflow, choice.settings.conversion)
+        outside = replace(base, nan_policy=self.spec.formula.nan_policy)
+        return _Step(choice, base, self._number(("evaluation", base)), self._number(converted),
+                     None if outside == base else (outside, self._number(("evaluation", outside))))
+
+    def _number(self, key: tuple[Any, ...]) -> int:
+        """A number for ``key`` (an evaluation's settings, or a conversion of
+        one), the same all run (`_Step`)."""
+        numbers: dict[tuple[Any, ...], int] = self.settled.setdefault(("numbers",), {})
+        return numbers.setdefault(key, len(numbers))
+
+    def _add(self, steps: tuple[_Step, ...], chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
              dtype: m.DataType, outputs: Sequence[str | None], primary: Sequence[OracleResult],
              signed_zero: Sequence[bool], found: list[list[Alternative]], memo: _Memo, *,
              keep_empty: bool = False) -> bool:
-        """Evaluate ``choices``, add an alternative per output where one
+        """Evaluate ``steps``, add an alternative per output where one
         differs from the primary values (``keep_empty``: also where it does
         not, with no element: the report then knows the reading agreed);
         whether any differed."""
         differed = False
-        for choice in choices:
-            results = self._values(choice.settings, chunk, attrs, dtype, outputs, memo)
+        for step in steps:
+            results = self._values(step, chunk, attrs, dtype, outputs, memo)
             for k, (mine, theirs) in enumerate(zip(results, primary)):
                 where = np.flatnonzero(_differs(mine, theirs.expected, signed_zero=signed_zero[k]))
                 differed = differed or bool(where.size)
                 if where.size or keep_empty:
-                    found[k].append(Alternative(choice.name, where, mine[where], Tier.STRICT, choice.says))
+                    found[k].append(Alternative(step.choice.name, where, mine[where], Tier.STRICT, step.choice.says))
         return differed
 
-    def _values(self, settings: Settings, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
+    def _values(self, step: _Step, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
                 dtype: m.DataType, outputs: Sequence[str | None], memo: _Memo) -> list[np.ndarray]:
-        """Each output's values under ``settings``.  One evaluation gives
-        both overflow readings (`OracleResult.other_overflow`) and, in float
-        arithmetic, every conversion; the result readings change its values
-        at their masks (`result_readings`).  ``memo`` holds each evaluation
-        of the call by its `Settings.evaluation` at the primary overflow, so
-        wrap and saturate cost one (a third of a whole run's reading
-        evaluations, measured), a result reading none, and a float
-        arithmetic that computes the batch exactly none (``memo.exact_in``)."""
-        base = replace(settings.evaluation, overflow=self.spec.formula.integer_overflow)
-        if base.arithmetic is m.IntegerArithmetic.ATTRIBUTE_TO_INTEGER and all(
-                self._to_integer(n, v) == v for n, v in attrs.items()):
-            base = replace(base, arithmetic=m.IntegerArithmetic.EXACT)  # whole attributes: the cast changes nothing
-        if base.arithmetic in memo.exact_in:
-            base = replace(base, arithmetic=m.IntegerArithmetic.EXACT)  # in range: no conversion to tell apart
+        """Each output's values of ``step``: its evaluation (once per call:
+        ``memo``), converted, with the result readings of its choice at
+        their masks (`result_readings`)."""
         seen = memo.evaluations
-        if base not in seen:
-            seen[base] = self._evaluate(base, chunk, attrs, dtype, outputs)
-        key = (base, settings.overflow, settings.conversion)
-        if key not in memo.converted:
-            same = settings.overflow is base.overflow
-            memo.converted[key] = [
-                rr.to_integer(e.floats, dtype, settings.overflow, settings.conversion) if e.floats is not None
-                else e.values if same or e.other_overflow is None else e.other_overflow for e in seen[base]]
-        return [self._patched(settings, values, chunk, attrs) for values in memo.converted[key]]
+        if step.evaluation not in seen:
+            seen[step.evaluation] = self._evaluated(step, chunk, attrs, dtype, outputs, memo)
+        if step.converted not in memo.converted:
+            memo.converted[step.converted] = [_converted(e, dtype, step) for e in seen[step.evaluation]]
+        return [self._patched(step.choice.settings, values, chunk, attrs) for values in memo.converted[step.converted]]
 
     def _patched(self, settings: Settings, values: np.ndarray, chunk: Mapping[str, np.ndarray],
                  attrs: Mapping[str, Any]) -> np.ndarray:
@@ -358,6 +401,25 @@ class ReadingOracle:
             if special is not None:
                 values = rr.ieee_pow(self.shape, chunk, attrs, values, special)
         return values
+
+    def _evaluated(self, step: _Step, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
+                   dtype: m.DataType, outputs: Sequence[str | None], memo: _Memo) -> list[_Evaluated]:
+        """``step.base``'s evaluation.  A NaN policy acts only where an input
+        is NaN, and an element's value depends on its own inputs alone (a
+        single case is a batch of one): another policy than the primary is
+        evaluated on those elements alone, the values of the same settings
+        under the primary policy kept elsewhere (``step.outside``, from
+        ``memo``).  Shrink's NaN reading on a float type: 570 -> 250 us a
+        batch (measured)."""
+        nan = _nan_inputs(chunk) if step.outside is not None and dtype.is_float else None
+        if step.outside is None or nan is None:
+            return self._evaluate(step.base, chunk, attrs, dtype, outputs)
+        settings, number = step.outside
+        if number not in memo.evaluations:
+            memo.evaluations[number] = self._evaluate(settings, chunk, attrs, dtype, outputs)
+        inside = self._evaluate(step.base, {n: a[nan] for n, a in chunk.items()}, attrs, dtype, outputs)
+        return [_Evaluated(_scattered(around.values, nan, part.values), None)
+                for around, part in zip(memo.evaluations[number], inside)]
 
     def _evaluate(self, settings: Settings, chunk: Mapping[str, np.ndarray], attrs: Mapping[str, Any],
                   dtype: m.DataType, outputs: Sequence[str | None]) -> list[_Evaluated]:
@@ -405,6 +467,34 @@ def _with(settings: Settings, value: enum.Enum | None) -> Settings:
     field = _FIELDS.get(type(value)) if value is not None else None
     changes: dict[str, Any] = {field: value} if field is not None else {}
     return replace(settings, **changes)
+
+
+def _converted(evaluated: _Evaluated, dtype: m.DataType, step: _Step) -> np.ndarray:
+    """One output's values of ``evaluated`` (``step.base``'s evaluation) with
+    ``step.choice``'s overflow and conversion: a float arithmetic's floats
+    converted (its values already are, as the primary overflow says), else
+    the values or those with the other overflow."""
+    settings = step.choice.settings
+    same = settings.overflow is step.base.overflow
+    if evaluated.floats is None:
+        return evaluated.values if same or evaluated.other_overflow is None else evaluated.other_overflow
+    if same and settings.conversion is m.FloatToInteger.AS_OVERFLOW:
+        return evaluated.values  # `ReadingOracle._in_float` made them so
+    return rr.to_integer(evaluated.floats, dtype, settings.overflow, settings.conversion)
+
+
+def _nan_inputs(chunk: Mapping[str, np.ndarray]) -> np.ndarray | None:
+    """Where a float input of ``chunk`` is NaN; None where none is."""
+    found = [np.isnan(a) for a in chunk.values() if a.dtype.kind == "f"]
+    nan = np.logical_or.reduce(found) if found else None
+    return nan if nan is not None and nan.any() else None
+
+
+def _scattered(values: np.ndarray, where: np.ndarray, part: np.ndarray) -> np.ndarray:
+    """A copy of ``values`` with ``part`` at the mask ``where``."""
+    out = values.copy()
+    out[where] = part
+    return out
 
 
 def _useful(picks: tuple[tuple[m.Ambiguity, m.Reading], ...]) -> bool:
