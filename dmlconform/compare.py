@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import functools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import ml_dtypes
 import numpy as np
@@ -262,13 +262,21 @@ class AlternativeTrace:
     #: Per element of ``index``: the backend gave the alternative's value
     #: (within the ULP budget), whatever else it matched too.
     matched: np.ndarray | None = None
+    #: The flat [start, stop) of the block of a batch it was offered in
+    #: (None: the whole output).  A batch compared a block at a time
+    #: (`plan.COMPARE_ELEMENTS`) offers each block the alternatives in play
+    #: there (a NaN reading where the block has a NaN): what one says holds
+    #: in its own block (`judge._reading_elements`, `SparseComparison.join`).
+    block: tuple[int, int] | None = None
 
     def use(self) -> AlternativeUse:
         return AlternativeUse(self.name, self.tier, int(self.index.size), int(np.count_nonzero(self.before)),
                               int(np.count_nonzero(self.gained)))
 
     def shifted(self, offset: int) -> AlternativeTrace:
-        return AlternativeTrace(self.name, self.tier, self.index + offset, self.before, self.gained, self.matched)
+        block = None if self.block is None else (self.block[0] + offset, self.block[1] + offset)
+        return AlternativeTrace(self.name, self.tier, self.index + offset, self.before, self.gained, self.matched,
+                                block)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -331,7 +339,18 @@ class SparseComparison:
         return SparseComparison(sum(p.size for p in parts), cat([p.index for p in parts]),
                                 cat([p.status for p in parts]), cat([p.ulp for p in parts]),
                                 cat([p.error for p in parts]), bound, cat([p.expected for p in parts]),
-                                cat([p.actual for p in parts]), tuple(t for p in parts for t in p.traces))
+                                cat([p.actual for p in parts]), _joined_traces(parts))
+
+
+def _joined_traces(parts: list[SparseComparison]) -> tuple[AlternativeTrace, ...]:
+    """The traces of consecutive blocks (the first from 0), each with its
+    block (`AlternativeTrace.block`)."""
+    traces: list[AlternativeTrace] = []
+    start = 0
+    for p in parts:
+        traces.extend(t if t.block is not None else replace(t, block=(start, start + p.size)) for t in p.traces)
+        start += p.size
+    return tuple(traces)
 
 
 def compare_sparse(

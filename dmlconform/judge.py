@@ -315,12 +315,28 @@ def _readings(sparse: list[SparseComparison], offsets: list[np.ndarray],
 def _reading_elements(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Of one output's reading alternatives, per ambiguity (its marker) and
     reading: the flat elements where the ambiguity's readings differ, and
-    those whose result the reading explains.  The primary reading explains
-    an element that took the primary value, or the value of an alternative
-    that leaves this ambiguity at its primary reading; another reading, one
-    that took the value of an alternative that picks it, or the primary
-    value where that alternative does not differ from it."""
-    traces = [t for t in sp.traces if t.name.startswith(READING)]
+    those whose result the reading explains (`_block_readings`), block by
+    block of a batch compared in blocks: a block's alternatives are those in
+    play there, and say nothing of another block's elements."""
+    blocks: dict[tuple[int, int] | None, list[AlternativeTrace]] = {}
+    for t in sp.traces:
+        if t.name.startswith(READING):
+            blocks.setdefault(t.block, []).append(t)
+    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for traces in blocks.values():
+        for key, (where, took) in _block_readings(traces).items():
+            out[key] = (np.concatenate((out[key][0], where)), np.concatenate((out[key][1], took))) \
+                if key in out else (where, took)
+    return out
+
+
+def _block_readings(traces: list[AlternativeTrace]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """`_reading_elements` of one block's reading traces.  The primary
+    reading explains an element that took the primary value, or the value
+    of an alternative that leaves this ambiguity at its primary reading;
+    another reading, one that took the value of an alternative that picks
+    it, or the primary value where that alternative does not differ from
+    it."""
     markers: dict[str, tuple[str, np.ndarray, list[np.ndarray]]] = {}
     others: list[tuple[AlternativeTrace, list[tuple[str, str]], np.ndarray]] = []
     for t in traces:
