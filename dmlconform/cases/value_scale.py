@@ -32,7 +32,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from fractions import Fraction
 
 import numpy as np
 
@@ -41,7 +40,7 @@ from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, numpy_dtype
 from dmlconform.compare import finfo
 from dmlconform.errors import InputError
-from dmlconform.formula.rounding import fraction_to_float
+from dmlconform.formula.rounding import float32_attribute
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 from dmlconform.spec.semantics_value_scale import ValueScale
 
@@ -118,17 +117,7 @@ def operands(sem: ValueScale, case: Case) -> Operands:
     `case_problems` accepts."""
     attrs = case.attribute_map()
     bias = np.array(parse_bias(attrs[sem.bias]), dtype=np.float32)
-    return Operands(_float32(attrs[sem.scale]), bias, sem.channel_dimension)
-
-
-def _float32(value: float | str) -> float:
-    """A FLOAT member as the struct holds it: a number rounded to float32, an
-    exact text such as "1/6" rounded once from its exact value, as the
-    oracle rounds it (`formula.rounding.fraction_to_float`; cases depend on
-    no backend, so not `backends.cpu_ops.float32_of`)."""
-    if isinstance(value, str):
-        return fraction_to_float(Fraction(value), np.float32)
-    return float(np.float32(value))
+    return Operands(float32_attribute(attrs[sem.scale]), bias, sem.channel_dimension)
 
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
@@ -252,4 +241,3 @@ def values(shape: Shape, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarr
     with np.errstate(over="ignore", invalid="ignore"):
         x = np.broadcast_to(np.asarray(x).astype(nt), shape.sizes)
         return x, np.asarray(bias, dtype=np.float64).astype(np.float32)
-

@@ -55,6 +55,15 @@ def round_exact(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return np.where(np.isfinite(v), np.copysign(out, v), v)
 
 
+def float32_attribute(value: Any) -> float:
+    """A FLOAT attribute as its struct member holds it: a number rounded to
+    float32, an exact text such as "1/6" rounded once from its exact value
+    (`fraction_to_float`, as the oracle rounds it)."""
+    if isinstance(value, str):
+        return fraction_to_float(Fraction(value), np.float32)
+    return float(np.float32(value))
+
+
 def fraction_to_float(value: Fraction, dtype: Any) -> float:
     """The exact rational ``value`` rounded once to ``dtype`` (RNE), returned as
     a Python float; for attributes written exactly, such as ``1/6``."""

@@ -34,13 +34,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from dmlconform.formula.oracle import integer_from_float, target_dtype
-from dmlconform.formula.rounding import fraction_to_float
+from dmlconform.formula.rounding import float32_attribute
 from dmlconform.formula.tree import FormulaTree
 from dmlconform.spec import model as m
 from dmlconform.spec.ambiguity import Modulus, integer_dividend, integer_divisors, modulus, pow_arguments
@@ -185,15 +184,7 @@ def _pow_values(shape: ResultShape, chunk: Mapping[str, np.ndarray],
                 return None
             found.append(np.asarray(chunk[name], dtype=np.float64))
         elif name in attrs:
-            found.append(np.full(size, _float32(attrs[name])))
+            found.append(np.full(size, float32_attribute(attrs[name])))
         else:
             return None
     return found[0], found[1]
-
-
-def _float32(value: Any) -> float:
-    """A FLOAT attribute as the struct holds it: an exact text like "1/6"
-    rounded once, as the oracle rounds it (`formula.rounding.fraction_to_float`)."""
-    if isinstance(value, str):
-        return fraction_to_float(Fraction(value), np.float32)
-    return float(np.float32(value))
