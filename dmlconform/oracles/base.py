@@ -83,3 +83,17 @@ class FamilyOracle(Protocol):
         FLOAT16 or not (`BackendInfo.float16_accumulation`: the
         contraction family's bound)."""
         ...
+
+
+def spacing_above(x: np.ndarray, nt: np.dtype) -> np.ndarray:
+    """One spacing of the output type ``nt`` at ``x`` >= 0 (float64), or
+    above, in ``nt``: a bound's room for the result's rounding to the output
+    type and the expected value's (rounding to nearest never lands in a
+    lower binade).  From the type's largest value on, infinite (no finite
+    value of the type is farther): a bound past the type's range stays a
+    bound, never the NaN of infinity's spacing, which FAILed every value."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        step = np.asarray(x).astype(nt)  # past the range: infinite
+        np.spacing(step, out=step)
+    np.copyto(step, np.inf, where=np.isnan(step))  # infinity's spacing (and a NaN x's: no family keeps a bound there)
+    return step

@@ -44,7 +44,7 @@ from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.compare import RELAXED_FACTOR, finfo
 from dmlconform.oracles import contraction_fused as fused
 from dmlconform.oracles import contraction_integer as integer
-from dmlconform.oracles.base import Expectation
+from dmlconform.oracles.base import Expectation, spacing_above
 from dmlconform.oracles.elementwise import FormulaOracle
 from dmlconform.plan import CONTRACTION_PRODUCTS
 from dmlconform.spec import model as m
@@ -257,7 +257,7 @@ class ContractionBatch:
         own = gamma(n, _U64)  # the oracle's own float64 sums
         relaxed = self._times_s(gamma(n, self.unit) + own, lo, hi, np.empty(expected.shape))
         # spacing(|round(T)|) >= spacing(|T|): the same binade or above; the strict array holds the sum until then
-        spacing = _spacing(np.add(np.abs(expected), relaxed), expected.dtype)
+        spacing = spacing_above(np.add(np.abs(expected), relaxed), expected.dtype)
         strict = self._times_s(gamma_probable(n, self.unit) + own, lo, hi, np.empty(expected.shape))
         strict += spacing
         relaxed += spacing
@@ -283,12 +283,3 @@ class ContractionBatch:
         owner = np.searchsorted(self.offsets, flat, side="right") - 1
         return (("K", [float(x) for x in self.ks[owner].tolist()]),
                 ("S", [float(x) for x in self.magnitude[flat].tolist()]))
-
-
-def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:
-    """One spacing of the output type at ``x`` >= 0 (float64), or above, in
-    the output type: the result's rounding and the expected value's together."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        # rounding to nearest never lands in a lower binade: the spacing there is at least x's
-        rounded = np.asarray(x).astype(nt)
-        return np.spacing(rounded, out=rounded)

@@ -45,7 +45,7 @@ import numpy as np
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.cases.reduction import axes_of, claims, function_of, last_wins, semantics_of
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
-from dmlconform.oracles.base import Expectation
+from dmlconform.oracles.base import Expectation, spacing_above
 from dmlconform.oracles.contraction import gamma, gamma_probable, unit_roundoff
 from dmlconform.oracles.readings import PREFIX, marker
 from dmlconform.plan import SUM_BLOCK
@@ -227,7 +227,7 @@ def _float(rows: np.ndarray, function: str, acc: m.DataType, out: m.DataType,
             e = _error(rows, function, value, s, exact, u, g, flush, acc)
             e = e + (n + 8) * _U64 * (s + np.abs(value))  # the oracle's own float64 error
             bounds.append(e)
-        step = _spacing(np.abs(value) + bounds[1], numpy_dtype(out))
+        step = spacing_above(np.abs(value) + bounds[1], numpy_dtype(out))
         clean = (exact & (function in _EXACT)) | ~np.isfinite(value) | ~np.isfinite(s)
         if function in ("MAX", "MIN"):
             clean = np.ones(value.shape, bool)
@@ -360,14 +360,6 @@ def _alternatives(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.nd
 
 def _digits(dtype: m.DataType) -> int:
     return int(finfo(numpy_dtype(dtype)).nmant) + 1
-
-
-def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:
-    """One spacing of the output type at ``x`` >= 0, or above (infinite
-    where ``x`` is: an infinite bound stays one, never NaN)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        step = np.abs(np.spacing(np.asarray(x).astype(nt))).astype(np.float64)
-    return np.where(np.isnan(step), np.inf, step)
 
 
 def exact_values(x: np.ndarray, axes: Sequence[int], function: str, *, last: bool = False) -> np.ndarray:

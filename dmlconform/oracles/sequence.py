@@ -46,7 +46,7 @@ import numpy as np
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.cases.sequence import Attributes, attributes_of, claims, placed, semantics_of, sequences
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
-from dmlconform.oracles.base import Expectation
+from dmlconform.oracles.base import Expectation, spacing_above
 from dmlconform.oracles.contraction import gamma, gamma_probable, unit_roundoff
 from dmlconform.oracles.readings import PREFIX, marker_name
 from dmlconform.spec import model as m
@@ -293,7 +293,7 @@ def _bounds(s: Scan, x: np.ndarray, expected: np.ndarray, *, placed_of: Callable
     own = gamma(n, _U64) * magnitude  # the oracle's own float64 tally
     worst = gamma(n, unit) * magnitude + own
     probable = gamma_probable(n, unit) * magnitude + own
-    step = _spacing(np.abs(expected.astype(np.float64)) + worst, expected.dtype)
+    step = spacing_above(np.abs(expected.astype(np.float64)) + worst, expected.dtype)
     exact = placed_of(_exact(x, s, digits=digits, product=product, out=expected.dtype))
     zero = exact | ~np.isfinite(expected) | (n == 0)
     strict, relaxed = probable + step, worst + step
@@ -320,13 +320,6 @@ def _exact(x: np.ndarray, s: Scan, *, digits: int, product: bool, out: np.dtype)
 
 def _digits(dtype: m.DataType) -> int:
     return -int(np.log2(unit_roundoff(dtype)))
-
-
-def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:
-    """One spacing of the output type at ``x`` >= 0 (float64) or above:
-    the result's rounding to the output type and the expected value's."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        return np.spacing(x.astype(nt)).astype(np.float64)
 
 
 def _tells_apart(ambiguity: str, x: np.ndarray) -> bool:

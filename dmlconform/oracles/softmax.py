@@ -41,7 +41,7 @@ import numpy as np
 from dmlconform.cases.model import Case, numpy_dtype
 from dmlconform.cases.softmax import axes_of, claims, semantics_of
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
-from dmlconform.oracles.base import Expectation
+from dmlconform.oracles.base import Expectation, spacing_above
 from dmlconform.oracles.contraction import gamma, gamma_probable, unit_roundoff
 from dmlconform.oracles.readings import PREFIX, marker
 from dmlconform.spec import model as m
@@ -165,7 +165,7 @@ def bounds(sem: Softmax, x: np.ndarray, axes: tuple[int, ...], expected: np.ndar
             else:
                 b = r + sigma + 2 * unit + 2 * LOG_ULP * unit * (np.abs(value) + np.log(total)) + _OWN * np.abs(value)
                 b = b + _underflow(value, acc)
-            b = b + _spacing(np.abs(value) + b, out)
+            b = b + spacing_above(np.abs(value) + b, out)
             found.append(_back(b, x.shape, order))
     strict, relaxed = found
     exact = _exact_rows(rows, sem.function)
@@ -205,14 +205,6 @@ def _exact_rows(rows: np.ndarray, function: Function) -> np.ndarray:
     n = rows.shape[-1]
     alike = np.isfinite(rows).all(axis=-1) & (rows == rows[:, :1]).all(axis=-1)
     return alike & (function is Function.SOFTMAX) & (n & (n - 1) == 0)
-
-
-def _spacing(x: np.ndarray, nt: np.dtype) -> np.ndarray:
-    """One spacing of the output type at ``x`` >= 0, in float64; beyond the
-    type's largest value, the spacing there (not the NaN of infinity's)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        inside = np.minimum(np.asarray(x, dtype=np.float64), float(finfo(nt).max))
-        return np.spacing(inside.astype(nt)).astype(np.float64)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
