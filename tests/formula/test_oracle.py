@@ -98,6 +98,27 @@ def test_swish_just_above_a_subnormal_tie() -> None:
     exactly(got, cf.expected(cf.swish(1.82e-21), x, np.float32))
 
 
+def test_swish_just_below_a_subnormal_tie_past_256_bits() -> None:
+    """x = 2787 * 2**-149, SigmoidInputScale = -5.09e-38: s x = -2e-79, so
+    x * Sigmoid(s x) is x / 2 * (1 - 1e-79), just below the tie at 1393.5
+    subnormal steps; at 256 bits exp(2e-79) is 1 and the value sat on the
+    tie, rounded to even (1394).  The exact evaluation widens where it
+    lands on a tie (hypothesis found it in CI)."""
+    x = np.float32([3.905e-42])
+    got = evaluate(SWISH, {"x": x}, {"SigmoidInputScale": -5.094702508303895e-38}, dtype=np.float32).expected
+    assert got.view(np.int32).tolist() == [1393]
+    exactly(got, cf.expected(cf.swish(-5.094702508303895e-38), x, np.float32))
+
+
+def test_a_real_tie_still_rounds_to_even() -> None:
+    """x / 2 of an odd count of subnormal steps is a true tie: the wider
+    evaluation changes nothing."""
+    half = parse("f(x) = x * 0.5")
+    x = np.float32([2787 * 2.0 ** -149, 2789 * 2.0 ** -149])
+    got = evaluate(half, {"x": x}, dtype=np.float32).expected
+    assert got.view(np.int32).tolist() == [1394, 1394]
+
+
 def test_float64_is_not_always_enough() -> None:
     """1 + 2**-24 is a float32 tie; adding 2**-80 in float64 lands on the tie
     again, and rounding it to even would go down.  The exact sum is above the
