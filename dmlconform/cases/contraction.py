@@ -297,12 +297,9 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
 
         yield from contraction_integer.generate(spec, sem, level, seed=seed, negative=negative, keep=keep)
         return
-    for shape in shapes(spec, level, large=large):
-        if not negative and not shape.supported:
-            continue
-        case_id = shape.case_id(spec.operator)
-        if keep is None or keep(case_id, shape.dtype):
-            yield _case(spec, sem, level, seed, case_id, shape)
+    for case_id, shape in family.selected(shapes(spec, level, large=large), lambda s: s.case_id(spec.operator), keep,
+                                          negative=negative):
+        yield _case(spec, sem, level, seed, case_id, shape)
 
 
 def _sizes(shape: Shape, rows: int, cols: int, transpose: bool) -> tuple[int, ...]:

@@ -148,6 +148,11 @@ class IntShape:
     n: int = _N
     supported: bool = True
 
+    @property
+    def dtype(self) -> DataType:
+        """The case's data type: A's (what ``keep`` is asked about)."""
+        return self.a_type
+
     def case_id(self, operator: str) -> str:
         parts = [operator, self.a_type.name, f"{self.rank}d", f"k{self.k}", self.data]
         return "/".join(parts + ([self.variant] if self.variant else []))
@@ -210,12 +215,9 @@ def _negatives(first: IntShape, rep: int, ranks: tuple[int, ...]) -> list[IntSha
 def generate(spec: Spec, sem: Contraction, level: FeatureLevel, *, seed: int, negative: bool = True,
              keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
     """The cases of a quantized contraction (`cases.contraction.generate` hands them over)."""
-    for shape in shapes(spec, sem, level):
-        if not negative and not shape.supported:
-            continue
-        case_id = shape.case_id(spec.operator)
-        if keep is None or keep(case_id, shape.a_type):
-            yield _case(spec, sem, level, case_id, shape, seed)
+    for case_id, shape in family.selected(shapes(spec, sem, level), lambda s: s.case_id(spec.operator), keep,
+                                          negative=negative):
+        yield _case(spec, sem, level, case_id, shape, seed)
 
 
 def _case(spec: Spec, sem: Contraction, level: FeatureLevel, case_id: str, shape: IntShape, seed: int) -> Case:

@@ -16,8 +16,8 @@ softmax and reduction families also share how a case holds its ``Axes``
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -27,6 +27,19 @@ from dmlconform.spec.model import DataType, FeatureLevel, Spec, TensorSupport
 from dmlconform.spec.semantics import Semantics
 
 S = TypeVar("S", bound=Semantics)
+
+
+class _Shape(Protocol):
+    """What `selected` reads of a family's case before its values."""
+
+    @property
+    def supported(self) -> bool: ...
+
+    @property
+    def dtype(self) -> DataType: ...
+
+
+Sh = TypeVar("Sh", bound=_Shape)
 
 
 def semantics_as(spec: Spec, kind: type[S], family: str) -> S:
@@ -58,6 +71,20 @@ def generable(shapes: Callable[[], object]) -> tuple[bool, str]:
     except InputError as exc:
         return False, str(exc)
     return True, "ok"
+
+
+def selected(shapes: Iterable[Sh], case_id: Callable[[Sh], str], keep: Callable[[str, DataType], bool] | None,
+             *, negative: bool) -> Iterator[tuple[str, Sh]]:
+    """The (case id, shape) pairs of ``shapes`` a family's ``generate``
+    makes, in order: the negative ones (not ``supported``) only where
+    ``negative``, and of those only what ``keep(case id, data type)``
+    accepts."""
+    for shape in shapes:
+        if not negative and not shape.supported:
+            continue
+        name = case_id(shape)
+        if keep is None or keep(name, shape.dtype):
+            yield name, shape
 
 
 def check_seed(seed: object) -> None:

@@ -315,12 +315,10 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     sem = semantics_of(spec)
     seen: set[str] = set()
     every = shapes(spec, level)
-    for shape in every + (large_shapes(sem, every) if large else []):
-        case_id = shape.case_id(spec.operator)
-        if (not negative and not shape.supported) or case_id in seen:
-            continue
-        seen.add(case_id)
-        if keep is None or keep(case_id, shape.dtype):
+    for case_id, shape in family.selected(every + (large_shapes(sem, every) if large else []),
+                                          lambda s: s.case_id(spec.operator), keep, negative=negative):
+        if case_id not in seen:  # a large shape may be one of the suite's
+            seen.add(case_id)
             yield _case(spec, sem, level, seed, case_id, shape)
 
 

@@ -196,12 +196,9 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     ``negative``; identical for a ``seed``.  ``large`` adds nothing."""
     family.check_seed(seed)
     sem = semantics_of(spec)
-    for shape in shapes(spec, level):
-        if not negative and not shape.supported:
-            continue
-        case_id = shape.case_id(spec.operator, sem.axes is not None)
-        if keep is None or keep(case_id, shape.dtype):
-            yield _case(spec, sem, level, seed, case_id, shape)
+    named = lambda s: s.case_id(spec.operator, sem.axes is not None)  # noqa: E731
+    for case_id, shape in family.selected(shapes(spec, level), named, keep, negative=negative):
+        yield _case(spec, sem, level, seed, case_id, shape)
 
 
 def _case(spec: Spec, sem: Softmax, level: FeatureLevel, seed: int, case_id: str, shape: Shape) -> Case:

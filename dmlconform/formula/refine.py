@@ -89,7 +89,7 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
         rounded = np.zeros(len(exacts), dtype=dtype)
         rounded[kept] = _round(ctx, [exacts[r] for r in kept], dtype)
         if ctx.prec < WIDE_PRECISION:
-            _untie(tree, picked, rows, kept, exacts, rounded, dtype, minmax, output)
+            _untie(ctx, tree, picked, rows, kept, exacts, rounded, dtype, minmax, output)
         hit = np.zeros(len(exacts), dtype=bool)
         hit[kept] = True
         at = hit[inverse]
@@ -102,16 +102,16 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
 _FAILED = object()
 
 
-def _untie(tree: FormulaTree, picked: Mapping[str, Any], rows: np.ndarray, kept: list[int], exacts: list[Any],
-           rounded: np.ndarray, dtype: np.dtype, minmax: str, output: str | None) -> None:
+def _untie(ctx: Any, tree: FormulaTree, picked: Mapping[str, Any], rows: np.ndarray, kept: list[int],
+           exacts: list[Any], rounded: np.ndarray, dtype: np.dtype, minmax: str, output: str | None) -> None:
     """Where a value of ``kept`` lies exactly halfway between two values of
     ``dtype`` at `PRECISION` bits, evaluate its row again at
     `WIDE_PRECISION` and round that (in ``rounded``, in place): a term below
     256 bits may have vanished into the tie (x * Sigmoid(s x) for a
     subnormal x and s x = -2e-79: exp(2e-79) is 1 at 256 bits, and x / 2
     rounded to even went up where the value is just below the half;
-    hypothesis found it).  Ties at the wide precision are real ones."""
-    ctx = mp_context(PRECISION)
+    hypothesis found it).  Ties at the wide precision are real ones.
+    ``ctx`` is the context ``exacts`` were made in."""
     tied = [r for r in kept if _halfway(ctx, exacts[r], rounded[r])]
     if not tied:
         return
@@ -126,9 +126,9 @@ def _halfway(ctx: Any, exact: Any, rounded: Any) -> bool:
     """Whether ``exact`` is the midpoint of ``rounded`` and a neighbour."""
     if isinstance(exact, str) or not ctx.isfinite(exact) or not math.isfinite(float(rounded)):
         return False
-    value = np.asarray([rounded])
-    return any(exact == (ctx.mpf(float(rounded)) + ctx.mpf(float(neighbours(value, side)[0]))) / 2
-               for side in (-1, 1) if math.isfinite(float(neighbours(value, side)[0])))
+    here = ctx.mpf(float(rounded))
+    sides = (float(neighbours(np.asarray([rounded]), side)[0]) for side in (-1, 1))
+    return any(exact == (here + ctx.mpf(other)) / 2 for other in sides if math.isfinite(other))
 
 
 def _distinct(picked: Mapping[str, Any], size: int) -> tuple[np.ndarray, np.ndarray]:

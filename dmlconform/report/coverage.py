@@ -202,7 +202,7 @@ def gating_facts(run: RunResult) -> tuple[tuple[str, str], ...]:
     order."""
     facts: list[tuple[str, str]] = []
     declared = run.float16_accumulation
-    if declared is True or (isinstance(declared, tuple) and declared):
+    if declared:  # True, or the operators named (none: nothing to show)
         facts.append(("float16 accumulation", ", ".join(declared) if isinstance(declared, tuple) else "every operator"))
     if run.shard:
         facts.append(("shard", run.shard))

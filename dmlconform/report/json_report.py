@@ -84,8 +84,8 @@ def _case_json(c: CaseResult) -> dict[str, Any]:
 def _run_json(run: RunResult) -> dict[str, Any]:
     out = _run_facts(run)
     declared = run.float16_accumulation  # only where declared: reports of other backends stay as they were
-    if declared is True or (isinstance(declared, tuple) and declared):
-        out["float16_accumulation"] = declared if declared is True else list(declared)
+    if declared:  # True, or the operators named (none: nothing to show)
+        out["float16_accumulation"] = list(declared) if isinstance(declared, tuple) else True
     return out
 
 
