@@ -54,15 +54,15 @@ import numpy as np
 
 from dmlconform import bias
 from dmlconform.backends.cpu import CpuBackend
-from dmlconform.cases.contraction import operands
 from dmlconform.cases.model import Case
+from dmlconform.catalog import load_spec
 from dmlconform.compare import compare_sparse
-from dmlconform.oracles import cases_of
-from dmlconform.oracles.contraction import ContractionOracle
+from dmlconform.families import cases_of
+from dmlconform.families.contraction.cases import operands
+from dmlconform.families.contraction.oracle import ContractionOracle
 from dmlconform.results import Outcome
 from dmlconform.runner import bind, run_cases
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 
 CASE = "GEMM/FLOAT32/4d/k512/random/large"
 #: The other families' large cases whose memory is measured.

@@ -155,11 +155,11 @@ def ours(operator: str) -> tuple[int, float, float, float, float, float, float]:
 
     import dmlconform.cli  # noqa: F401 - registers the commands (import order of the package)
     import dmlconform.runner as runner_module
-    from dmlconform.backends.onnxruntime_backend import OnnxRuntimeBackend
-    from dmlconform.cases.generate import generate
+    from dmlconform.backends.onnxruntime.backend import OnnxRuntimeBackend
+    from dmlconform.catalog import load_spec
+    from dmlconform.families.elementwise.cases import generate
     from dmlconform.runner import bind, run_cases
     from dmlconform.spec import model as m
-    from dmlconform.spec.load import load_spec
 
     spec = load_spec(Path("specs") / f"{operator}.yaml")
     start = time.perf_counter()

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dmlconform.families.elementwise.formula_oracle import evaluate
 from dmlconform.formula import parse
-from dmlconform.formula.oracle import evaluate
 
 TARGET = 4.0
 WIDTHS = (18, 14, 11, 10, 8, 10, 9)

@@ -32,12 +32,13 @@ from pathlib import Path
 import numpy as np
 
 from dmlconform.backends.cpu import CpuBackend
-from dmlconform.cases.generate import generate, is_runnable
 from dmlconform.cases.model import Case, Layout, TensorData, packed_strides
+from dmlconform.catalog import load_spec
+from dmlconform.families.elementwise.cases import generate, is_runnable
 from dmlconform.report.json_report import dumps
 from dmlconform.results import RunResult
 from dmlconform.runner import run_cases
-from dmlconform.spec.load import load_spec, spec_files
+from dmlconform.spec.load import spec_files
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"

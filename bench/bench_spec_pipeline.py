@@ -31,7 +31,7 @@ def main() -> None:
         folder = Path(tmp)
         t_write, _ = _best(lambda: [write_spec(s, folder) for s in result.specs])
         try:
-            from dmlconform.spec.lint import lint_paths
+            from dmlconform.lint.checks import lint_paths
         except ImportError:
             lint_paths = None
         t_lint, findings = _best(lambda: lint_paths([folder])) if lint_paths else (float("nan"), [])

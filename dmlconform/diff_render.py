@@ -68,10 +68,6 @@ def marked(text: str, mark: Mark) -> Cell:
     return ((text, mark),) if text else ()
 
 
-def cell_text(cell: Cell) -> str:
-    return "".join(text for text, _ in cell)
-
-
 @dataclass(frozen=True, slots=True)
 class Grid:
     """A titled table of marked cells; a rich renderable (the table, then the

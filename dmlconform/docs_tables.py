@@ -1,6 +1,6 @@
 """The README's tables, written from the code they describe, so they cannot
 drift from it: the commands (from the click commands' help), the exit codes
-(`errors.EXIT_CODE_MEANINGS`) and the lint rules (`spec.lint.RULES`).
+(`errors.EXIT_CODE_MEANINGS`) and the lint rules (`lint.checks.RULES`).
 
 ``python -m dmlconform.docs_tables README.md`` rewrites each marked region
 (``<!-- lint-rules -->`` ... ``<!-- /lint-rules -->``) in place; ``--check``
@@ -20,7 +20,7 @@ import click
 from dmlconform.atomic import write_atomic
 from dmlconform.cli import main as cli_main
 from dmlconform.errors import EXIT_CODE_MEANINGS, ExitCode
-from dmlconform.spec.lint import RULES
+from dmlconform.lint.checks import RULES
 
 
 def _row(cells: tuple[str, ...]) -> str:

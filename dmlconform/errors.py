@@ -151,7 +151,7 @@ class SpecError(LocatedError):
 
 class CaseFolderError(LocatedError):
     """Raised by `run --cases` when cases of a case folder contradict their
-    specs or each other (`cases.validate`), before anything runs.
+    specs or each other (`case_folders`), before anything runs.
 
     ``problems`` holds the first problems found, one rendered line each
     (``manifest.json:LINE: error: case N (ID): problem: fix``); ``more``

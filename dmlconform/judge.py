@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dmlconform import bias
-from dmlconform.backends.base import declares_float16, flat_view, joined
-from dmlconform.cases.model import Case
+from dmlconform.backends.base import declares_float16
+from dmlconform.cases.model import Case, flat_view, joined
 from dmlconform.compare import AlternativeTrace, Policy, SparseComparison, Verdict, compare_sparse, is_float, summary
-from dmlconform.oracles import BatchExpectation, Expectation, FamilyOracle
-from dmlconform.oracles.readings import PREFIX as READING
+from dmlconform.oracles.base import PREFIX as READING
+from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
 from dmlconform.plan import COMPARE_ELEMENTS
 from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
@@ -296,7 +296,7 @@ def _alternatives(sparse: list[SparseComparison], offsets: list[np.ndarray],
 def _readings(sparse: list[SparseComparison], offsets: list[np.ndarray],
               count: int) -> list[tuple[tuple[str, int, int], ...]]:
     """Per case, (name, elements, consistent) of each ambiguity and reading
-    in play (`oracles.readings`), sorted by name: the elements where some
+    in play (`families.elementwise.readings`), sorted by name: the elements where some
     reading of the ambiguity gives another value than the primary one, and
     of those the ones whose result that reading explains
     (`_reading_elements`).  The marker ``reading:<ambiguity>=<primary>``

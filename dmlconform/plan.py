@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-#: Generation (`cases.generate`): the cases whose values are drawn in one
+#: Generation (`families.elementwise.cases`): the cases whose values are drawn in one
 #: pass hold at most this many elements (a larger case is drawn alone), so a
 #: pass's temporaries stay a few tens of megabytes.
 DRAW_ELEMENTS = 1 << 20
@@ -36,11 +36,11 @@ COMPARE_ELEMENTS = 1 << 19
 #: float64 temporaries (half a megabyte each) stay in the cache and in
 #: memory the allocator keeps (fresh pages cost a fault each).
 SUM_BLOCK = 1 << 16
-#: The element-wise oracle (`formula.floatrun`): elements evaluated per
+#: The element-wise oracle (`families.elementwise.floatrun`): elements evaluated per
 #: block, float64 temporaries of a megabyte that stay in a 2 MiB L2 cache
 #: (measured best of 2**15 to 2**18 on the bench).
 ORACLE_BLOCK = 1 << 17
-#: The contraction oracle (`oracles.contraction`) with a NaN or inf among
+#: The contraction oracle (`families.contraction.oracle`) with a NaN or inf among
 #: the operands sums the products one by one (IEEE's rules, not the BLAS's):
 #: at most this many float64 products at a time (32 MiB), rows of A by rows.
 CONTRACTION_PRODUCTS = 1 << 22

@@ -31,12 +31,13 @@ from dmlconform.backends.base import (
     implements_of,
     run_batch_of,
 )
-from dmlconform.cases.model import Case, numpy_dtype
+from dmlconform.cases.model import Case
+from dmlconform.families import Oracles
 from dmlconform.judge import Judging, Ran, harness_error, judge, verdict
-from dmlconform.oracles import Oracles
 from dmlconform.plan import BATCH_CASE_ELEMENTS, BATCH_ELEMENTS, pack
 from dmlconform.results import CaseResult, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
+from dmlconform.spec.model import numpy_dtype
 
 #: Written into output buffers before a run: finite, odd, and unlikely to be
 #: a correct result, so an element the backend never writes FAILs.

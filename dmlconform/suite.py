@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from dmlconform.case_folders import SHOWN, folder_error, folder_problems
 from dmlconform.cases.model import Case
 from dmlconform.cases.store import MANIFEST, case_lines, read_cases, read_notes
-from dmlconform.cases.validate import SHOWN, folder_error, folder_problems
+from dmlconform.families import family_of
 from dmlconform.gating.shard import Shard
-from dmlconform.oracles import family_of
 from dmlconform.results import CaseResult
 from dmlconform.spec import model as m
 
@@ -67,7 +67,7 @@ def pairs(specs: Sequence[tuple[Path, m.Spec]], level: m.FeatureLevel, *, seed: 
 
 def checked_cases(folder: Path, specs: Sequence[m.Spec], *, every_operator: bool) -> list[Case]:
     """The cases of ``folder``, checked whole against ``specs`` before
-    anything runs (`cases.validate`): every problem is an input error, shown
+    anything runs (`case_folders`): every problem is an input error, shown
     at its manifest line.  Without ``every_operator`` (--op) the cases of
     other operators are left out unchecked."""
     cases = read_cases(folder)

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from dmlconform import docs_tables
 from dmlconform.errors import EXIT_CODE_MEANINGS, EXIT_CODES_HELP, ExitCode
-from dmlconform.spec.lint import RULES
+from dmlconform.lint.checks import RULES
 from tests.conftest import REPO
 
 README = REPO / "README.md"

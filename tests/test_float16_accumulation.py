@@ -16,7 +16,7 @@ from dmlconform.report.json_report import dumps, from_json
 from dmlconform.results import Outcome, RunResult
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from tests.oracles.test_contraction import _cases, _spec
+from tests.families.contraction.test_oracle import _cases, _spec
 
 
 class _Declaring(FaultyBackend):
@@ -63,8 +63,8 @@ def test_a_declaration_of_another_function_leaves_the_sums_at_float32() -> None:
     """The fault that sums REDUCE's FLOAT16 SUM, AVERAGE, L1 and SUM_SQUARE in
     FLOAT16 is still caught when only MULTIPLY is declared, and passes when
     REDUCE is."""
-    from dmlconform.oracles import cases_of
-    from dmlconform.spec.load import load_spec
+    from dmlconform.catalog import load_spec
+    from dmlconform.families import cases_of
     from tests.conftest import REPO
 
     spec = load_spec(REPO / "specs" / "REDUCE.yaml")

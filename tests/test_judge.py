@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from dmlconform.backends.cpu import CpuBackend
-from dmlconform.cases.generate import generate
+from dmlconform.catalog import load_spec
+from dmlconform.families.elementwise.cases import generate
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 

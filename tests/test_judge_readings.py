@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from dmlconform.compare import AlternativeTrace, SparseComparison, Tier
 from dmlconform.judge import _empty, _reading_elements
-from dmlconform.oracles.readings import PREFIX
+from dmlconform.oracles.base import PREFIX
 
 AMBIGUITIES = {"a": ("x", "y"), "b": ("u",), "c": ("p", "q")}
 
@@ -97,10 +97,10 @@ def test_a_batch_cut_into_chunks_has_the_readings_of_the_whole() -> None:
     from pytest import MonkeyPatch
 
     from dmlconform import judge
-    from dmlconform.cases.generate import generate
+    from dmlconform.catalog import load_spec
+    from dmlconform.families.elementwise.cases import generate
     from dmlconform.runner import run_cases
     from dmlconform.spec import model as m
-    from dmlconform.spec.load import load_spec
     from tests.ambiguity.literal import LITERAL, OTHER, LiteralBackend
     from tests.conftest import REPO
 

@@ -15,13 +15,13 @@ import pytest
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.faulty import FaultyBackend
 from dmlconform.cases.model import Case
-from dmlconform.cases.reduction import LARGE_LENGTH
-from dmlconform.oracles import cases_of
-from dmlconform.oracles.reduction import ReductionOracle, _integral
+from dmlconform.catalog import load_spec
+from dmlconform.families import cases_of
+from dmlconform.families.reduction.cases import LARGE_LENGTH
+from dmlconform.families.reduction.oracle import ReductionOracle, _integral
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 #: The issue's target: peak memory of a large case at most this many times its tensors' bytes.

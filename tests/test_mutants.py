@@ -17,11 +17,11 @@ import pytest
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.faulty import FAULTS, FaultyBackend, parse_faults
 from dmlconform.cases.model import Case
-from dmlconform.oracles import cases_of
+from dmlconform.catalog import load_spec
+from dmlconform.families import cases_of
 from dmlconform.results import CaseResult, Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 

@@ -29,9 +29,10 @@ from hypothesis import strategies as st
 from dmlconform import parallel
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.registry import load_backend
-from dmlconform.cases.generate import generate
+from dmlconform.catalog import load_spec
 from dmlconform.cli import main
 from dmlconform.errors import BackendLoadError
+from dmlconform.families.elementwise.cases import generate
 from dmlconform.parallel import (
     Workers,
     case_timeout,
@@ -44,7 +45,6 @@ from dmlconform.plan import LARGE_ELEMENTS, WORKER_CASES, WORKER_ELEMENTS
 from dmlconform.report.json_report import dumps, loads
 from dmlconform.results import CaseResult, Outcome
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.backends.install import install
 from tests.conftest import REPO
 

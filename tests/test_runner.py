@@ -12,12 +12,12 @@ from click.testing import CliRunner
 
 from dmlconform.backends.base import BackendCrashError
 from dmlconform.backends.cpu import CpuBackend
-from dmlconform.cases.generate import generate
+from dmlconform.catalog import load_spec
 from dmlconform.cli import main
+from dmlconform.families.elementwise.cases import generate
 from dmlconform.results import Outcome, ToleranceOverride
 from dmlconform.runner import bind, run_case, run_cases
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 OPS = ("ACTIVATION_SHRINK", "ELEMENT_WISE_SIGN", "ACTIVATION_HARD_SIGMOID", "ELEMENT_WISE_ADD")
@@ -312,7 +312,7 @@ def test_reference_agrees_with_the_oracle_on_the_whole_default_suite() -> None:
     """Issue 5: oracle and reference agree on the default suite (no FAIL, no
     ERROR); QUALITY_WARNING is allowed only where the oracle says an honest
     step-by-step float evaluation overflows or cancels."""
-    from dmlconform.cases.generate import is_runnable
+    from dmlconform.families.elementwise.cases import is_runnable
     from dmlconform.spec.load import spec_files
 
     specs = [load_spec(p) for p in spec_files([REPO / "specs"])]

@@ -9,14 +9,13 @@ hands the same array for the output and the input it aliases).
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from dmlconform.cases.model import Case, TensorData, packed_strides
+from dmlconform.cases.model import Case, flat_view, joined
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec
 
@@ -205,48 +204,12 @@ def run_batch_of(backend: Backend) -> RunBatch | None:
     return getattr(backend, "run_batch", None)
 
 
-def flat_view(tensor: TensorData, buffer: np.ndarray | None, sizes: tuple[int, ...]) -> np.ndarray:
-    """``tensor``'s logical elements over ``buffer`` (default its own),
-    broadcast to ``sizes`` and flat, read-only (a copy only when it must be).
-    A tensor that `is_whole` is its buffer as it is, without a strided view
-    (most tensors of a suite; the runner and the cpu reference join a
-    batch's cases this way); one of ``sizes`` is viewed in one step (the
-    ndarray constructor is twice as fast as ``as_strided``), others are
-    broadcast."""
-    buf = tensor.buffer if buffer is None else buffer
-    if is_whole(tensor, buf, sizes):
-        if not buf.flags.writeable:
-            return buf
-        flat = buf.view()
-        flat.setflags(write=False)  # (``flags.writeable = False`` makes a flags object first: slower)
-        return flat
-    if tensor.sizes == sizes:  # strided (padded, stride 0): `TensorData.view`, built by the ndarray constructor
-        item = buf.itemsize
-        view = np.ndarray(sizes, buf.dtype, buf, 0, tuple(s * item for s in tensor.strides))
-        view.setflags(write=False)
-        return view.reshape(-1)
-    return np.broadcast_to(tensor.view(buf), sizes).reshape(-1)
-
-
 def joined_input(items: Sequence[BatchItem], j: int) -> np.ndarray:
     """The j-th input of like cases (one operator, tensors and types) end to
     end in their logical order: one flat array (`flat_view` per case,
     `joined`; a single strided case may stay a strided view)."""
     return joined([flat_view(case.inputs[j], buffers[case.inputs[j].name], case.outputs[0].sizes)
                    for _, case, buffers in items])
-
-
-def joined(parts: Sequence[np.ndarray]) -> np.ndarray:
-    """Flat arrays end to end: the one itself, or several concatenated."""
-    return parts[0] if len(parts) == 1 else np.concatenate(parts)
-
-
-def is_whole(tensor: TensorData, buffer: np.ndarray, sizes: tuple[int, ...]) -> bool:
-    """Whether ``tensor`` has ``sizes`` and is packed over the whole of
-    ``buffer`` (1-D, contiguous, exactly its elements): its logical elements
-    in order are then the buffer's, element for element."""
-    return (tensor.sizes == sizes and buffer.ndim == 1 and buffer.size == math.prod(sizes)
-            and buffer.flags.c_contiguous and tensor.strides == packed_strides(sizes))
 
 
 # -- options ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 DESIGN.md, "The oracle and the CPU reference are two things" and "Backends".
 It computes every operator of the default suite in the tensor's own data type
-(`backends.cpu_ops`, numpy and ml_dtypes, never the formula engine), reads its
+(`families.elementwise.reference`, numpy and ml_dtypes, never the formula engine), reads its
 inputs through each tensor's sizes and element strides (stride 0 broadcasts),
 writes its outputs through a writable strided view of the output buffer,
 handles in-place aliasing (results are computed into temporaries before any
@@ -21,21 +21,20 @@ from types import MappingProxyType
 import numpy as np
 
 import dmlconform
-from dmlconform.backends import cpu_contraction, cpu_reduction, cpu_sequence, cpu_softmax, cpu_value_scale
 from dmlconform.backends.base import (
     SUPPORTED,
     BackendInfo,
     BatchItem,
     NotSupportedError,
     Support,
-    is_whole,
     joined_input,
     level_option,
     unknown_options,
 )
-from dmlconform.backends.cpu_ops import OPS, SCALE_BIAS_OPS, Call
-from dmlconform.cases.model import Case, TensorData, numpy_dtype
+from dmlconform.cases.model import Case, TensorData, is_whole, writable_view
 from dmlconform.errors import InputError
+from dmlconform.families import references
+from dmlconform.families.elementwise.reference import OPS, SCALE_BIAS_OPS, Call
 from dmlconform.spec.model import (
     Constraint,
     ConstraintKind,
@@ -44,29 +43,16 @@ from dmlconform.spec.model import (
     Spec,
     SupportTable,
     TensorSupport,
+    numpy_dtype,
 )
-from dmlconform.spec.semantics import Contraction, Semantics
-from dmlconform.spec.semantics_reduction import Reduction
-from dmlconform.spec.semantics_sequence import SequenceOp
-from dmlconform.spec.semantics_softmax import Softmax
-from dmlconform.spec.semantics_value_scale import ValueScale
 
 #: The newest level: what the CPU reference claims unless told otherwise.
 NEWEST = max(FeatureLevel)
 
 
-storage_dtype = numpy_dtype  # the name tests and callers of this module use
 #: Operators whose result depends on the tensor's shape (a bias per channel):
 #: never joined into one flat array by `CpuBackend.run_batch`.
 SHAPED_OPS = frozenset({"VALUE_SCALE_2D"})
-#: The reference of each kind of reviewed semantics (`spec.semantics`):
-#: ``compute(spec, case, buffers)`` -> the outputs, like `compute`.
-REFERENCES: Mapping[type[Semantics], Callable[[Spec, Case, Mapping[str, np.ndarray]], dict[str, np.ndarray]]] = \
-    MappingProxyType({Contraction: cpu_contraction.compute, Softmax: cpu_softmax.compute,
-                      SequenceOp: cpu_sequence.compute,
-                      Reduction: cpu_reduction.compute, ValueScale: cpu_value_scale.compute})
-
-
 class CpuBackend:
     """numpy reference; ``feature_level`` (``"6_4"``, ``"5.0"``...) is the
     level whose tables it validates against, the newest by default.  Other
@@ -174,26 +160,19 @@ def scatter_flat(items: Sequence[BatchItem], results: Mapping[str, np.ndarray]) 
 def write_flat(out: TensorData, buffer: np.ndarray, values: np.ndarray) -> None:
     """Flat ``values`` (in ``out``'s logical order) into ``out``'s elements
     of ``buffer``: straight into the buffer where ``out`` is packed over all
-    of it (`backends.base.is_whole`), else through a strided view."""
+    of it (`cases.model.is_whole`), else through a strided view."""
     if is_whole(out, buffer, out.sizes):
         buffer[...] = values
     else:
         writable_view(out, buffer)[...] = values.reshape(out.sizes)
 
 
-def writable_view(tensor: TensorData, buffer: np.ndarray) -> np.ndarray:
-    """``tensor``'s logical shape over ``buffer``, writable."""
-    item = buffer.dtype.itemsize
-    return np.lib.stride_tricks.as_strided(buffer, shape=tensor.sizes,
-                                           strides=tuple(s * item for s in tensor.strides), writeable=True)
-
-
 def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every output of ``case``, in its storage type and logical shape, as new
     arrays (none aliases a buffer).  An operator with reviewed semantics has
-    its family's own reference (`REFERENCES`)."""
+    its family's own reference (`families.Family.reference`)."""
     if spec.semantics is not None:
-        return REFERENCES[type(spec.semantics)](spec, case, buffers)
+        return references()[type(spec.semantics)](spec, case, buffers)
     shape = case.outputs[0].sizes
     inputs = {t.name: np.broadcast_to(t.view(buffers.get(t.name, t.buffer)), shape) for t in case.inputs}
     return evaluate(spec, case, inputs, shape)
@@ -210,7 +189,7 @@ def evaluate(spec: Spec, case: Case, inputs: dict[str, np.ndarray], shape: tuple
             scale = np.asarray(float(attrs.get("ScaleBias.Scale", 1.0)), dtype=work)
             bias = np.asarray(float(attrs.get("ScaleBias.Bias", 0.0)), dtype=work)
             inputs["InputTensor"] = x.astype(work) * scale + bias
-    out_types = {t.name: storage_dtype(t.dtype) for t in case.outputs}
+    out_types = {t.name: numpy_dtype(t.dtype) for t in case.outputs}
     call = Call(inputs, attrs, case.dtype, out_types, spec.formula.integer_overflow)
     with np.errstate(all="ignore"):
         raw = OPS[spec.operator](call)

@@ -44,10 +44,10 @@ import numpy as np
 
 import dmlconform
 from dmlconform.backends.base import SUPPORTED, BackendCrashError, BackendInfo, NotSupportedError, Support
-from dmlconform.cases.model import Case, numpy_dtype
+from dmlconform.cases.model import Case
 from dmlconform.cases.store import read_npy
 from dmlconform.errors import InputError, LocatedError
-from dmlconform.spec.model import DataType, FeatureLevel, Spec
+from dmlconform.spec.model import DataType, FeatureLevel, Spec, numpy_dtype
 
 PROTOCOL = 1
 #: Bytes of the program's stderr quoted when it dies or fails the handshake.

@@ -12,23 +12,16 @@ are two things".
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
-from dmlconform.backends import faulty_bitwise as bitwise
-from dmlconform.backends import faulty_contraction as contraction
-from dmlconform.backends import faulty_reduction as reduction
-from dmlconform.backends import faulty_sequence as sequence
-from dmlconform.backends import faulty_softmax as softmax
-from dmlconform.backends import faulty_value_scale as value_scale
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
-from dmlconform.cases.model import Case
+from dmlconform.cases.model import Buffers, Case, Fault
 from dmlconform.errors import InputError
+from dmlconform.families import faults as family_faults
 from dmlconform.spec import model as m
-
-Buffers = Mapping[str, np.ndarray]
 
 
 def _writable_output(case: Case, buffers: Buffers) -> np.ndarray:
@@ -48,25 +41,6 @@ def one_ulp(spec: m.Spec, case: Case, buffers: Buffers) -> None:
         y = _writable_output(case, buffers)
         finite = np.isfinite(y)
         y[finite] = np.nextafter(y[finite], np.array(np.inf, y.dtype))
-
-
-def wrong_branch_at_threshold(spec: m.Spec, case: Case, buffers: Buffers) -> None:
-    """shrink with ``x >= Threshold`` instead of ``x > Threshold``."""
-    attrs = case.attribute_map()
-    if "Threshold" not in attrs or "Bias" not in attrs:
-        return
-    threshold, bias = np.float32(attrs["Threshold"]), np.float32(attrs["Bias"])
-    x, y = _input(case), _writable_output(case, buffers)
-    at = x == x.dtype.type(threshold)
-    y[at] = (x[at].astype(np.float32) - bias).astype(y.dtype)
-
-
-def sign_of_negative_zero(spec: m.Spec, case: Case, buffers: Buffers) -> None:
-    """-1 where the input is -0 (sign(-0) = -1)."""
-    if case.dtype.is_float:
-        x, y = _input(case), _writable_output(case, buffers)
-        if x.shape == y.shape:
-            y[(x == 0) & np.signbit(x)] = -1
 
 
 def nan_to_zero(spec: m.Spec, case: Case, buffers: Buffers) -> None:
@@ -92,43 +66,15 @@ def in_place_corrupting(spec: m.Spec, case: Case, buffers: Buffers) -> None:
             y.flat[1:] = y.flat[:-1].copy()
 
 
-#: Each fault by name: what it breaks after the reference computed.
-#: ``rejects-float16`` is not here: it refuses to run (see `FaultyBackend.supports`).
-BREAKS: dict[str, Callable[[m.Spec, Case, Buffers], None]] = {
+#: The faults that break any operator, by name; each family adds its own (`families.faults`).
+GENERIC: Mapping[str, Fault] = {
     "one-ulp": one_ulp,
-    "wrong-branch-at-threshold": wrong_branch_at_threshold,
-    "sign-of-negative-zero": sign_of_negative_zero,
     "nan-to-zero": nan_to_zero,
     "wrong-in-8d": wrong_in_8d,
     "in-place-corrupting": in_place_corrupting,
-    "gemm-dropped-term": contraction.dropped_term,
-    "gemm-c-strides-ignored": contraction.c_strides_ignored,
-    "gemm-transa-ignored": contraction.transa_ignored,
-    "gemm-float16-accumulation": contraction.float16_accumulation,
-    "reduce-dropped-term": reduction.dropped_term,
-    "reduce-wrong-axis": reduction.wrong_axis,
-    "reduce-arg-tie-flipped": reduction.tie_flipped,
-    "reduce-float16-accumulation": reduction.float16_accumulation,
-    "round-half-away": bitwise.round_half_away,
-    "bit-count-low-byte": bitwise.bit_count_low_byte,
-    "bitwise-float-values": bitwise.bitwise_float_values,
-    "softmax-no-max-subtraction": softmax.no_max_subtraction,
-    "softmax-dropped-term": softmax.dropped_term,
-    "softmax-wrong-axis": softmax.wrong_axis,
-    "hardmax-last-tie": softmax.hardmax_last_tie,
-    "topk-ties-by-last-index": sequence.topk_ties_by_last_index,
-    "scan-direction-reversed": sequence.scan_direction_reversed,
-    "scan-exclusive-ignored": sequence.scan_exclusive_ignored,
-    "scan-dropped-term": sequence.scan_dropped_term,
-    "gemm-truncated-sum": contraction.truncated_sum,
-    "gemm-activation-before-addend": contraction.activation_before_addend,
-    "gemm-tf32": contraction.tf32_products,
-    "mmi-zero-point-ignored": contraction.zero_point_ignored,
-    "mmi-narrow-difference": contraction.narrow_difference,
-    "mmi-bias-ignored": contraction.bias_ignored,
-    "value-scale-bias-wrong-axis": value_scale.bias_wrong_axis,
-    "value-scale-scale-ignored": value_scale.scale_ignored,
 }
+#: Every planted fault by name: the generic ones and each family's.
+BREAKS: Mapping[str, Fault] = {**GENERIC, **family_faults()}
 
 REJECTS_FLOAT16 = "rejects-float16"
 

@@ -15,9 +15,8 @@ from math import ceil, floor
 
 import numpy as np
 
-from dmlconform.cases.model import numpy_dtype
 from dmlconform.compare import finfo
-from dmlconform.spec.model import DataType
+from dmlconform.spec.model import DataType, numpy_dtype
 
 #: Edge classes of a float type, in the order `edge_values` yields them.
 FLOAT_CLASSES: tuple[str, ...] = (

@@ -2,8 +2,8 @@
 (contraction, softmax, reduction, sequence; issue #24 follow-up).
 
 Each family makes its cases from its semantics, the support tables and the
-level (`cases.contraction`, `cases.softmax`, `cases.reduction`,
-`cases.sequence`).  Three things they all did alike live here once: the
+level (`families.contraction.cases`, `families.softmax.cases`, `families.reduction.cases`,
+`families.sequence.cases`).  Three things they all did alike live here once: the
 support rows a family's shapes start from (and the one reason there are
 none), the ``generable`` answer built on that reason, the padded
 layout's strides, and the check that a spec has the family's semantics
@@ -21,10 +21,9 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from dmlconform.cases.model import TensorData, buffer_elements, numpy_dtype, packed_strides
+from dmlconform.cases.model import TensorData, buffer_elements, packed_strides
 from dmlconform.errors import InputError
-from dmlconform.spec.model import DataType, FeatureLevel, Spec, TensorSupport
-from dmlconform.spec.semantics import Semantics
+from dmlconform.spec.model import DataType, FeatureLevel, Semantics, Spec, TensorSupport, numpy_dtype
 
 S = TypeVar("S", bound=Semantics)
 

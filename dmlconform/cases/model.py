@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import enum
 import functools
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
-from dmlconform.spec.model import DataType, FeatureLevel
+from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 
 class Layout(enum.Enum):
@@ -25,13 +26,6 @@ class Layout(enum.Enum):
     PADDED = "padded"        # strides larger than packed (gaps between rows)
     BROADCAST = "broadcast"  # an input with stride 0 on some dimensions
     IN_PLACE = "in_place"    # the output is bound to an input's buffer
-
-
-def numpy_dtype(dtype: DataType) -> np.dtype:
-    """The numpy dtype a tensor of ``dtype`` is held in (ml_dtypes for 4-bit)."""
-    if dtype in (DataType.INT4, DataType.UINT4):
-        return np.dtype(ml_dtypes.int4 if dtype is DataType.INT4 else ml_dtypes.uint4)
-    return np.dtype(dtype.name.lower())
 
 
 def packed_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
@@ -130,3 +124,58 @@ class Case:
 
     def attribute_map(self) -> dict[str, float | int | bool | str]:
         return dict(self.attributes)
+
+
+# -- views: a tensor's logical elements over a buffer -------------------------------------
+
+def flat_view(tensor: TensorData, buffer: np.ndarray | None, sizes: tuple[int, ...]) -> np.ndarray:
+    """``tensor``'s logical elements over ``buffer`` (default its own),
+    broadcast to ``sizes`` and flat, read-only (a copy only when it must be).
+    A tensor that `is_whole` is its buffer as it is, without a strided view
+    (most tensors of a suite; the runner and the cpu reference join a
+    batch's cases this way); one of ``sizes`` is viewed in one step (the
+    ndarray constructor is twice as fast as ``as_strided``), others are
+    broadcast."""
+    buf = tensor.buffer if buffer is None else buffer
+    if is_whole(tensor, buf, sizes):
+        if not buf.flags.writeable:
+            return buf
+        flat = buf.view()
+        flat.setflags(write=False)  # (``flags.writeable = False`` makes a flags object first: slower)
+        return flat
+    if tensor.sizes == sizes:  # strided (padded, stride 0): `TensorData.view`, built by the ndarray constructor
+        item = buf.itemsize
+        view = np.ndarray(sizes, buf.dtype, buf, 0, tuple(s * item for s in tensor.strides))
+        view.setflags(write=False)
+        return view.reshape(-1)
+    return np.broadcast_to(tensor.view(buf), sizes).reshape(-1)
+
+
+def joined(parts: Sequence[np.ndarray]) -> np.ndarray:
+    """Flat arrays end to end: the one itself, or several concatenated."""
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def is_whole(tensor: TensorData, buffer: np.ndarray, sizes: tuple[int, ...]) -> bool:
+    """Whether ``tensor`` has ``sizes`` and is packed over the whole of
+    ``buffer`` (1-D, contiguous, exactly its elements): its logical elements
+    in order are then the buffer's, element for element."""
+    return (tensor.sizes == sizes and buffer.ndim == 1 and buffer.size == math.prod(sizes)
+            and buffer.flags.c_contiguous and tensor.strides == packed_strides(sizes))
+
+
+def writable_view(tensor: TensorData, buffer: np.ndarray) -> np.ndarray:
+    """``tensor``'s logical shape over ``buffer``, writable."""
+    item = buffer.dtype.itemsize
+    return np.lib.stride_tricks.as_strided(buffer, shape=tensor.sizes,
+                                           strides=tuple(s * item for s in tensor.strides), writeable=True)
+
+
+# -- what a reference and a planted fault do with a case's buffers ---------------------------
+
+#: A case's buffers by tensor name (what a backend computes into).
+Buffers = Mapping[str, np.ndarray]
+#: A family's CPU reference: ``compute(spec, case, buffers)`` -> every output, as new arrays.
+Reference = Callable[["Spec", "Case", Buffers], dict[str, np.ndarray]]
+#: A planted fault: rewrites ``buffers`` (a case's outputs) after the reference computed them.
+Fault = Callable[["Spec", "Case", Buffers], None]

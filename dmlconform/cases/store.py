@@ -318,7 +318,7 @@ def _scalar(v: Any) -> float | int | bool | str:
 def case_lines(folder: str | Path) -> tuple[int, ...]:
     """The manifest line (1-based) on which each case of ``folder`` starts,
     in manifest order, so that a problem of case N can name its line
-    (`cases.validate`).  Call it after `read_cases` accepted the folder; an
+    (`case_folders`).  Call it after `read_cases` accepted the folder; an
     unreadable manifest gives ``()`` (no line known)."""
     try:
         text = (Path(folder) / MANIFEST).read_text(encoding="utf-8")

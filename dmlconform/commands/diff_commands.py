@@ -22,10 +22,11 @@ from dmlconform import diff as d
 from dmlconform import diff_render as r
 from dmlconform import limits
 from dmlconform.atomic import write_atomic
+from dmlconform.catalog import load_spec
 from dmlconform.commands.options import console, existing_paths, operator_key, parse_level, specs_folder, specs_option
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError, SpecError
 from dmlconform.packaged import SHIPPED_SPECS
-from dmlconform.spec.load import load_spec, loads_spec, spec_files
+from dmlconform.spec.load import loads_spec, spec_files
 from dmlconform.spec.model import FeatureLevel, Spec
 from dmlconform.userfiles import too_big
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import click
 
-from dmlconform.cases.generate import is_runnable
 from dmlconform.cases.model import Case
 from dmlconform.cases.store import write_cases
 from dmlconform.commands.options import load_specs, parse_each, specs_option
 from dmlconform.errors import EXIT_CODES_HELP, InputError
-from dmlconform.oracles import family_of
+from dmlconform.families import family_of
+from dmlconform.families.elementwise.cases import is_runnable
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 

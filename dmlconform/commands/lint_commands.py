@@ -1,4 +1,4 @@
-"""`lint`: spec files checked for mistakes (`spec.lint`)."""
+"""`lint`: spec files checked for mistakes (`lint.checks`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import click
 
 from dmlconform.commands.options import existing_paths, specs_folder
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode
-from dmlconform.spec.lint import RULES, lint_paths
-from dmlconform.spec.lint_format import format_findings
+from dmlconform.lint.checks import RULES, lint_paths
+from dmlconform.lint.output import format_findings
 from dmlconform.userfiles import check_output, write_output
 
 

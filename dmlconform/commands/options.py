@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
+from dmlconform.catalog import load_spec
 from dmlconform.errors import InputError
 from dmlconform.packaged import SHIPPED_SPECS, shipped_specs_arg
-from dmlconform.spec.load import load_spec, spec_files
+from dmlconform.spec.load import spec_files
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 
 if TYPE_CHECKING:

@@ -1,8 +1,8 @@
 """`validate`: the docs' tensor-support tables held against the real DirectML library.
 
 DESIGN.md, "Backends" (the real libdirectml.so validates operator descs here
-without a GPU).  Plans descs from the specs (backends/directml/validate.py),
-has the library judge them in a subprocess (backends/directml/validator.py),
+without a GPU).  Plans descs from the specs (backends/directml/tables.py),
+has the library judge them in a subprocess (backends/directml/desc_worker.py),
 prints the disagreements as a table, writes report.json atomically and, with
 --markdown, the docs/results page.  --from-report renders that page again
 from a report.json without the library.
@@ -23,10 +23,10 @@ from rich.text import Text
 from dmlconform import limits
 from dmlconform.atomic import write_atomic
 from dmlconform.backends.directml import domains
-from dmlconform.backends.directml import validate as v
+from dmlconform.backends.directml import tables as v
+from dmlconform.backends.directml.desc_worker import validate_descs
 from dmlconform.backends.directml.fake_device import Capabilities
 from dmlconform.backends.directml.library import TORCH_DIRECTML, TORCH_DIRECTML_VERSION, Unavailable, validator_libs
-from dmlconform.backends.directml.validator import validate_descs
 from dmlconform.commands.options import backend_options, console, load_specs, specs_option
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
 from dmlconform.spec.model import FeatureLevel

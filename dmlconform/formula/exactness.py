@@ -1,5 +1,5 @@
 """What a batch's values and attributes settle about the readings of an
-ambiguity, so that those readings cost no evaluation (`oracles.readings`,
+ambiguity, so that those readings cost no evaluation (`families.elementwise.readings`,
 issue #22 item 5): whether a formula on integer tensors computes exactly
 in a float type (`exact_range`: then float32 and float64 give the exact
 result), and whether two branches can hold at one element (`may_overlap`:

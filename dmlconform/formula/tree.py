@@ -2,7 +2,7 @@
 
 DESIGN.md, "The spec" (``formula.parsed``) and "The oracle": the doc's formula
 text becomes this tree in `formula.parse`, goes back to text in
-`formula.to_text`, and is evaluated by `formula.oracle`.  Nodes hold no source
+`formula.to_text`, and is evaluated by `families.elementwise.formula_oracle`.  Nodes hold no source
 positions, so two parses of equivalent text compare equal; that equality is the
 round-trip property ``parse(to_text(tree)) == tree``.
 

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from dmlconform.cases.model import Case, Layout, TensorData, packed_strides
+from dmlconform.families.contraction.semantics import NO_TRANSFORM, TRANSPOSE, Contraction
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
-from dmlconform.spec.semantics import NO_TRANSFORM, TRANSPOSE, Contraction
 
 LEVEL = max(FeatureLevel)
 _DTYPES = {np.dtype(n): DataType[n.upper()] for n in ("float16", "float32", "float64", "int8", "uint8", "int32")}

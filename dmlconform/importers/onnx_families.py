@@ -32,11 +32,11 @@ from typing import Any
 import numpy as np
 
 from dmlconform.cases.model import Case, Layout, TensorData, packed_strides
+from dmlconform.families.reduction.semantics import DECREASING, FUNCTION_PREFIX, INCREASING, Reduction
+from dmlconform.families.sequence.semantics import SequenceOp
+from dmlconform.families.softmax.semantics import Softmax
 from dmlconform.importers.onnx_contraction import Unmappable
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
-from dmlconform.spec.semantics_reduction import DECREASING, FUNCTION_PREFIX, INCREASING, Reduction
-from dmlconform.spec.semantics_sequence import SequenceOp
-from dmlconform.spec.semantics_softmax import Softmax
 
 LEVEL = max(FeatureLevel)
 _DTYPES = {np.dtype(n): DataType[n.upper()] for n in

@@ -30,14 +30,14 @@ import numpy as np
 
 from dmlconform.backends.base import SUPPORTED, BackendInfo
 from dmlconform.backends.cpu import CpuBackend
-from dmlconform.cases.generate import is_runnable
 from dmlconform.cases.model import Case, Layout, TensorData, packed_strides
 from dmlconform.compare import ulp_distance
-from dmlconform.formula.oracle import evaluate
+from dmlconform.families import Oracles
+from dmlconform.families.elementwise.cases import is_runnable
+from dmlconform.families.elementwise.formula_oracle import evaluate
+from dmlconform.families.elementwise.oracle import FormulaOracle
 from dmlconform.importers import onnx_contraction as contraction
 from dmlconform.importers import onnx_families as families
-from dmlconform.oracles import Oracles
-from dmlconform.oracles.elementwise import FormulaOracle
 from dmlconform.results import Outcome
 from dmlconform.runner import run_case
 from dmlconform.spec.model import DataType, FeatureLevel, Spec, TensorRole

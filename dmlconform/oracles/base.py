@@ -25,7 +25,9 @@ from typing import Protocol
 import numpy as np
 
 from dmlconform.cases.model import Case
-from dmlconform.compare import Alternative
+from dmlconform.compare import Alternative, Tier, finfo
+from dmlconform.spec import model as m
+from dmlconform.spec.model import numpy_dtype
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -73,7 +75,7 @@ class BatchExpectation(Protocol):
 
 class FamilyOracle(Protocol):
     """The oracle of one operator (one spec), made once per run by its
-    family (`oracles.oracle_for`)."""
+    family (`families.Oracles`)."""
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
              float16_accumulation: bool = False) -> BatchExpectation:
@@ -97,3 +99,50 @@ def spacing_above(x: np.ndarray, nt: np.dtype) -> np.ndarray:
         np.spacing(step, out=step)
     np.copyto(step, np.inf, where=np.isnan(step))  # infinity's spacing (and a NaN x's: no family keeps a bound there)
     return step
+
+
+# -- readings: the alternatives that name a reading of an ambiguity -----------------------
+
+#: The name of every reading's alternative starts with it: ``reading:<ambiguity>:<reading>``
+#: (`judge` counts them).
+PREFIX = "reading:"
+
+
+def marker_name(ambiguity: m.Ambiguity) -> str:
+    """``reading:<ambiguity>=<primary reading>``: the marker's name."""
+    return f"{PREFIX}{ambiguity.id}={ambiguity.primary}"
+
+
+def marker(ambiguity: m.Ambiguity, alternatives: list[Alternative], expected: np.ndarray) -> Alternative:
+    """The primary values at every element where a reading of ``ambiguity``
+    (``alternatives``) gives another value.  It accepts nothing new (its
+    values are the expected ones); it is there to be counted: placed before
+    every other alternative, the elements it finds already passing are
+    those that took the primary reading (`judge`, `report.readings`)."""
+    index = np.unique(np.concatenate([alt.index for alt in alternatives]))
+    return Alternative(marker_name(ambiguity), index, expected[index], Tier.STRICT,
+                       f"{ambiguity.id}: the primary reading ({ambiguity.primary})")
+
+
+# -- accumulation: the error bounds of sums (DESIGN, accumulation tolerances) --------------
+
+#: The probabilistic bound's lambda: 2 exp(-lambda^2/2) = 7.5e-6, the
+#: chance that an element of an honest result is warned of, at most.
+LAMBDA = 5.0
+
+def unit_roundoff(dtype: m.DataType) -> float:
+    """u = 2^-p of a float type (p its significand's digits)."""
+    return float(2.0 ** -(int(finfo(numpy_dtype(dtype)).nmant) + 1))
+
+
+def gamma(n: np.ndarray, u: float) -> np.ndarray:
+    """gamma_n(u) = n u / (1 - n u), infinite where n u >= 1."""
+    nu = n * u
+    with np.errstate(divide="ignore"):
+        return np.where(nu < 1, nu / np.maximum(1 - nu, 0), np.inf)
+
+
+def gamma_probable(n: np.ndarray, u: float, lam: float = LAMBDA) -> np.ndarray:
+    """Higham and Mary's gamma~_n(lambda) = exp(lambda sqrt(n) u + n u^2 / (1 - u)) - 1,
+    never above gamma_n (it is larger for small n)."""
+    return np.minimum(np.expm1(lam * np.sqrt(n) * u + n * u * u / (1 - u)), gamma(n, u))

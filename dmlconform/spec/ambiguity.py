@@ -376,7 +376,7 @@ def value_names(tree: FormulaTree) -> frozenset[str]:
 def meeting_groups(tree: FormulaTree) -> tuple[frozenset[str], ...]:
     """Names that meet in one branch (its condition and value), one
     conditional, or one term of a sum: where two attributes together decide
-    a result (`cases.generate` varies such pairs together)."""
+    a result (`families.elementwise.cases` varies such pairs together)."""
     groups: list[frozenset[str]] = []
     for a in tree.assignments:
         for node in walk(a.value):

@@ -34,7 +34,6 @@ from dmlconform import limits, userfiles
 from dmlconform.cachedir import cache_dir
 from dmlconform.errors import LocatedError, SpecError
 from dmlconform.spec import model as m
-from dmlconform.spec import reviewed
 
 JsonPath = tuple[str | int, ...]
 
@@ -636,16 +635,17 @@ def read_text(path: Path, *, limit: limits.FileLimit = limits.SPEC) -> str:
 REVIEWED = "reviewed"
 
 
-def load_spec(path: Path) -> m.Spec:
-    """The spec in ``path``, with the reviewed ambiguities and semantics of
-    its overlay (``reviewed/<file name>`` beside it, where there is one) merged in."""
+def read_spec(path: Path) -> tuple[m.Spec, Document | None]:
+    """The spec in ``path``, with the reviewed ambiguities of its overlay
+    (``reviewed/<file name>`` beside it, where there is one) merged in, and
+    that overlay (None where there is none), whose ``semantics`` the
+    families read (`catalog.load_spec` attaches them)."""
     spec = loads_spec(read_text(path), path=str(path))
     overlay = overlay_path(path)
     if not overlay.is_file():
-        return spec
+        return spec, None
     doc = read_overlay(overlay, operator=spec.operator)
-    spec = merge_overlay(spec, tuple(build_ambiguity(a, reviewed=True) for a in doc.data["ambiguities"]))
-    return reviewed.with_semantics(spec, doc)  # its `semantics` (issue #24), checked against the spec
+    return merge_overlay(spec, tuple(build_ambiguity(a, reviewed=True) for a in doc.data["ambiguities"])), doc
 
 
 def overlay_path(spec_path: Path) -> Path:

@@ -12,11 +12,11 @@ import enum
 import functools
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # the records of the reviewed overlay's semantics import this module
-    from dmlconform.spec.semantics import Semantics
+if TYPE_CHECKING:
+    import numpy as np
 
 _LEVEL_RE = re.compile(r"^(?:DML_FEATURE_LEVEL_)?(\d+)_(\d+)$")
 
@@ -128,6 +128,17 @@ def sort_dtypes(dtypes: Iterator[DataType] | tuple[DataType, ...] | set[DataType
     """Data types in canonical order, duplicates removed."""
     present = set(dtypes)
     return tuple(t for t in DATA_TYPE_ORDER if t in present)
+
+
+def numpy_dtype(dtype: DataType) -> np.dtype:
+    """The numpy dtype a tensor of ``dtype`` is held in (ml_dtypes for 4-bit)."""
+    import numpy as np  # noqa: PLC0415 - numpy (~0.1 s) where a tensor is made; extract and lint need none
+
+    if dtype in (DataType.INT4, DataType.UINT4):
+        import ml_dtypes  # noqa: PLC0415 - ml_dtypes (~0.6 s to import) only for the 4-bit types that need it
+
+        return np.dtype(ml_dtypes.int4 if dtype is DataType.INT4 else ml_dtypes.uint4)
+    return np.dtype(dtype.name.lower())
 
 
 class FieldKind(enum.Enum):
@@ -259,7 +270,7 @@ class Formula:
     nan_policy: NanPolicy = NanPolicy.PROPAGATE
     integer_overflow: Overflow = Overflow.WRAP
     signed_zero: bool | None = None
-    reviewed: str | None = None  # `doc path:line` of a formula the reviewed overlay gives (`spec.semantics_formula`)
+    reviewed: str | None = None  # `doc path:line` of a formula the reviewed overlay gives (`families.elementwise.semantics`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -462,7 +473,7 @@ class Ambiguity:
 
     ``source`` is ``doc path:line``; ``primary`` the id of the reading the
     oracle's expected values follow (the spec's own formula settings);
-    every other reading is accepted too (`oracles.readings`).  ``reviewed``:
+    every other reading is accepted too (`families.elementwise.readings`).  ``reviewed``:
     written by hand in the reviewed overlay (`spec.load`), which extract
     never overwrites; False: derived by extract (`spec.ambiguity`)."""
 
@@ -481,6 +492,21 @@ class Ambiguity:
     def others(self) -> tuple[Reading, ...]:
         """The readings other than the primary one."""
         return tuple(r for r in self.readings if r.id != self.primary)
+
+
+@dataclass(frozen=True, slots=True)
+class Semantics:
+    """What every family's reviewed semantics have: ``source``, the ``doc
+    path:line`` the reviewer read them from.  A family's record derives
+    from this one; its family checks ``isinstance`` to claim a spec."""
+
+    source: str
+
+    def attach(self, spec: Spec) -> Spec:
+        """``spec`` with these semantics (`spec.reviewed.with_semantics`).  A
+        kind that only completes what the spec already models (a formula,
+        `families.elementwise.semantics`) overrides this."""
+        return replace(spec, semantics=self)
 
 
 @dataclass(frozen=True, slots=True)

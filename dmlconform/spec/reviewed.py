@@ -3,73 +3,57 @@ written by hand, never by extract.
 
 Issue #24 item 1; the folder is the one the ambiguity overlays use
 (docs/ambiguities.md: its ``ambiguities`` key).  This module owns the
-``semantics`` key: its ``family`` names a kind in `KINDS`, whose schema,
-record and checks live in their own module (`spec.reviewed_contraction`,
-...).  In the overlay `load.read_overlay` parsed and checked once, it checks
+``semantics`` key: its ``family`` names a kind (`Kind`), whose schema,
+record and checks live in their family's package
+(`families.<family>.overlay`, given by `families.Family.overlay`).  In the overlay `load.read_overlay` parsed and checked once, it checks
 their shape and then checks them against the spec's fields (names, kinds,
 roles) and support tables (dimension counts per level, data types), every
-problem located at its line and column of the overlay.  `load.load_spec`
+problem located at its line and column of the overlay.  `catalog.load_spec`
 attaches the semantics to the spec it loads; `lint` reports the same
-problems (through `load_spec`).  ``ambiguities`` are `load`'s.
+problems (through it).  ``ambiguities`` are `load`'s.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dmlconform.errors import LocatedError, SpecError
-from dmlconform.spec import (
-    load,
-    reviewed_contraction,
-    reviewed_formula,
-    reviewed_reduction,
-    reviewed_sequence,
-    reviewed_softmax,
-    reviewed_value_scale,
-)
+from dmlconform.spec import load
 from dmlconform.spec import model as m
+from dmlconform.spec.model import Semantics
 from dmlconform.spec.reviewed_checks import JsonPath, Located
-from dmlconform.spec.semantics import Semantics
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Kind:
     """One kind of semantics: the JSON schema of its ``semantics`` mapping
     (``family`` its name), ``build`` (shape-checked data -> its record) and
-    ``against_spec`` (the problems of the data against the spec)."""
+    ``against_spec`` (the problems of the data against the spec).  Each
+    family gives its own (`families.Family.overlay`); equal only to itself,
+    so that its schema's validator is made once."""
 
     schema: dict[str, Any]
     build: Callable[[dict[str, Any]], Semantics]
     against_spec: Callable[[dict[str, Any], m.Spec], Iterator[Located]]
 
 
-#: ``semantics.family`` -> its kind.  A new family adds its module's line here.
-KINDS: dict[str, Kind] = {
-    "contraction": Kind(reviewed_contraction.SCHEMA, reviewed_contraction.build, reviewed_contraction.against_spec),
-    "reduction": Kind(reviewed_reduction.SCHEMA, reviewed_reduction.build, reviewed_reduction.against_spec),
-    "formula": Kind(reviewed_formula.SCHEMA, reviewed_formula.build, reviewed_formula.against_spec),
-    "softmax": Kind(reviewed_softmax.SCHEMA, reviewed_softmax.build, reviewed_softmax.against_spec),
-    "sequence": Kind(reviewed_sequence.SCHEMA, reviewed_sequence.build, reviewed_sequence.against_spec),
-    "value-scale": Kind(reviewed_value_scale.SCHEMA, reviewed_value_scale.build, reviewed_value_scale.against_spec),
-}
-
-
-def with_semantics(spec: m.Spec, doc: load.Document) -> m.Spec:
+def with_semantics(spec: m.Spec, doc: load.Document, kinds: Mapping[str, Kind]) -> m.Spec:
     """``spec`` with the semantics of its overlay ``doc`` (read and checked
-    as an overlay by `load.read_overlay`), where it has any; a problem in
-    them is a SpecError at its place in the overlay."""
+    as an overlay by `load.read_overlay`), where it has any, built by their
+    kind in ``kinds`` (``semantics.family`` -> kind: every family's,
+    `catalog`); a problem in them is a SpecError at its place in the overlay."""
     semantics = doc.data.get("semantics")
     if semantics is None:
         return spec
     given = semantics.get("family")  # the overlay's schema made it a mapping
-    kind = KINDS.get(given) if isinstance(given, str) else None
+    kind = kinds.get(given) if isinstance(given, str) else None
     if kind is None:
         where = ("semantics", "family") if "family" in semantics else ("semantics",)
         raise _error(doc, [(where, f"semantics.family is {given!r}, no kind of semantics; write one of "
-                                   f"{', '.join(KINDS)}")])
+                                   f"{', '.join(kinds)}")])
     problems = list(_shape_problems(semantics, kind)) or list(kind.against_spec(semantics, spec))
     if problems:
         raise _error(doc, problems)
@@ -78,7 +62,7 @@ def with_semantics(spec: m.Spec, doc: load.Document) -> m.Spec:
 
 def _shape_problems(semantics: Any, kind: Kind) -> Iterator[Located]:
     """What ``kind``'s schema finds, at paths from the overlay's top."""
-    for error in sorted(_validator(kind.schema["properties"]["family"]["const"]).iter_errors(semantics),
+    for error in sorted(_validator(kind).iter_errors(semantics),
                         key=lambda e: [str(p) for p in e.absolute_path]):
         leaf = min(error.context, key=lambda e: -len(e.absolute_path)) if error.context else error
         where = ("semantics", *leaf.absolute_path)
@@ -86,10 +70,10 @@ def _shape_problems(semantics: Any, kind: Kind) -> Iterator[Located]:
 
 
 @functools.cache
-def _validator(family: str) -> Any:
+def _validator(kind: Kind) -> Any:
     import jsonschema  # noqa: PLC0415 - jsonschema (~0.1 s) only where an overlay is read
 
-    schema = KINDS[family].schema
+    schema = kind.schema
     return jsonschema.validators.validator_for(schema)(schema)
 
 

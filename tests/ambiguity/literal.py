@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
-from dmlconform.backends.cpu import CpuBackend, writable_view
-from dmlconform.cases.model import Case, numpy_dtype
-from dmlconform.spec.model import Spec
+from dmlconform.backends.cpu import CpuBackend
+from dmlconform.cases.model import Case, writable_view
+from dmlconform.spec.model import Spec, numpy_dtype
 
 Op = Callable[[Mapping[str, np.ndarray], Mapping[str, Any], np.dtype], np.ndarray | None]
 

@@ -11,12 +11,12 @@ from functools import cache
 import pytest
 
 from dmlconform.backends.cpu import CpuBackend
-from dmlconform.oracles import cases_of
+from dmlconform.catalog import load_spec
+from dmlconform.families import cases_of
 from dmlconform.report.readings import summarize
 from dmlconform.results import CaseResult, Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.ambiguity.literal import LITERAL, NEITHER, OTHER, ZERO, LiteralBackend, Op
 from tests.conftest import REPO
 

@@ -8,9 +8,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from dmlconform.backends.base import flat_view, is_whole, run_batch_of
+from dmlconform.backends.base import run_batch_of
 from dmlconform.backends.cpu import CpuBackend
-from dmlconform.cases.model import TensorData, packed_strides
+from dmlconform.cases.model import TensorData, flat_view, is_whole, packed_strides
 from dmlconform.spec.model import DataType
 
 LAYOUTS = {  # name: (sizes, strides, buffer elements)

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from dmlconform.backends.base import Backend, NotSupportedError
-from dmlconform.backends.cpu import CpuBackend, storage_dtype
-from dmlconform.backends.cpu_ops import OPS, erf64, erfc64, float32_of
+from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Case, Layout, TensorData, packed_strides
+from dmlconform.catalog import load_spec
 from dmlconform.errors import InputError
-from dmlconform.spec.load import load_spec
-from dmlconform.spec.model import DataType, FeatureLevel, Spec
+from dmlconform.families.elementwise.reference import OPS, erf64, erfc64, float32_of
+from dmlconform.spec.model import DataType, FeatureLevel, Spec, numpy_dtype
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
 F32, F16 = DataType.FLOAT32, DataType.FLOAT16
@@ -32,14 +32,14 @@ def spec_of(name: str) -> Spec:
 
 def tensor(name: str, dtype: DataType, values: object, sizes: tuple[int, ...] | None = None,
            strides: tuple[int, ...] | None = None) -> TensorData:
-    flat = np.asarray(values, dtype=storage_dtype(dtype)).reshape(-1)
+    flat = np.asarray(values, dtype=numpy_dtype(dtype)).reshape(-1)
     sizes = sizes or (flat.size,)
     return TensorData(name, dtype, sizes, strides or packed_strides(sizes), flat)
 
 
 def output(name: str, dtype: DataType, sizes: tuple[int, ...]) -> TensorData:
     n = int(np.prod(sizes))
-    return TensorData(name, dtype, sizes, packed_strides(sizes), np.zeros(n, storage_dtype(dtype)))
+    return TensorData(name, dtype, sizes, packed_strides(sizes), np.zeros(n, numpy_dtype(dtype)))
 
 
 def run(op: str, dtype: DataType, inputs: dict[str, object], attrs: dict[str, object] | None = None, *,
@@ -56,7 +56,7 @@ def run(op: str, dtype: DataType, inputs: dict[str, object], attrs: dict[str, ob
 
 def same(actual: np.ndarray, expected: list[float], dtype: DataType) -> None:
     """Bitwise equality, NaN matching NaN, sign of zero included."""
-    exp = np.asarray(expected, dtype=storage_dtype(dtype))
+    exp = np.asarray(expected, dtype=numpy_dtype(dtype))
     assert actual.dtype == exp.dtype
     if exp.dtype.kind == "f":
         both_nan = np.isnan(actual) & np.isnan(exp)
@@ -181,7 +181,7 @@ def test_mean_does_not_overflow() -> None:
 
 @pytest.mark.parametrize("dtype", [DataType.INT8, DataType.INT32])
 def test_integer_arithmetic_wraps_and_truncates(dtype: DataType) -> None:
-    info = np.iinfo(storage_dtype(dtype))
+    info = np.iinfo(numpy_dtype(dtype))
     a, b = [int(info.max), -7, 7, 5], [1, 2, -2, 0]
     same(run("ELEMENT_WISE_ADD", dtype, {"ATensor": a, "BTensor": b}), [int(info.min), -5, 5, 5], dtype)
     same(run("ELEMENT_WISE_DIVIDE", dtype, {"ATensor": a, "BTensor": b}), [int(info.max), -3, -3, 0], dtype)
@@ -300,7 +300,7 @@ def test_in_place_binary_reads_before_writing() -> None:
 # -- validation ---------------------------------------------------------------------
 def _softsign(dtype: DataType, sizes: tuple[int, ...], out_dtype: DataType | None = None) -> Case:
     n = int(np.prod(sizes))
-    inp = TensorData("InputTensor", dtype, sizes, packed_strides(sizes), np.zeros(n, storage_dtype(dtype)))
+    inp = TensorData("InputTensor", dtype, sizes, packed_strides(sizes), np.zeros(n, numpy_dtype(dtype)))
     return _unary_case(inp, output("OutputTensor", out_dtype or dtype, sizes))
 
 
@@ -367,7 +367,7 @@ def test_modulus_by_infinity_is_the_formula_nan() -> None:
 
 def test_shifts_are_logical_on_signed_types() -> None:
     """The shift pages: the encoding is shifted, the type ignored except for its width."""
-    from dmlconform.backends.cpu_ops import _shift
+    from dmlconform.families.elementwise.reference import _shift
 
     class _Call:
         def __init__(self, a: np.ndarray, b: np.ndarray) -> None:

@@ -23,13 +23,13 @@ from dmlconform.backends.external import (
     split_command,
     wire_dtype,
 )
-from dmlconform.cases.generate import generate
+from dmlconform.catalog import load_spec
 from dmlconform.cli import main
 from dmlconform.errors import InputError
+from dmlconform.families.elementwise.cases import generate
 from dmlconform.results import Outcome
 from dmlconform.runner import bind, run_cases
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 FAKE = Path(__file__).with_name("external_fake.py")

@@ -8,15 +8,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-from dmlconform.backends import onnxruntime_backend
 from dmlconform.backends.base import NotSupportedError
-from dmlconform.backends.onnxruntime_backend import MAPPINGS, OnnxRuntimeBackend, plan
-from dmlconform.cases.generate import generate
+from dmlconform.backends.onnxruntime import backend as onnxruntime_backend
+from dmlconform.backends.onnxruntime.backend import MAPPINGS, OnnxRuntimeBackend, plan
 from dmlconform.cases.model import Case, TensorData, packed_strides
+from dmlconform.catalog import load_spec
+from dmlconform.families.elementwise.cases import generate
 from dmlconform.results import Outcome
 from dmlconform.runner import bind, run_cases
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 pytest.importorskip("onnxruntime", reason="the onnxruntime extra is not installed (pip install 'dmlconform[onnxruntime]')")
@@ -57,7 +57,8 @@ def test_hard_sigmoid_kernel_opset_gives_the_function_bodys_bits(alpha: float, b
     # HardSigmoid maps at KERNEL_OPSET for a cheaper session: that is only sound while
     # onnxruntime's float16 kernel (behind casts) gives what BASE_OPSET's function body gives,
     # on every float16 input, NaN payloads included.
-    from dmlconform.backends.onnxruntime_backend import BASE_OPSET, KERNEL_OPSET, build_model
+    from dmlconform.backends.onnxruntime.backend import build_model
+    from dmlconform.backends.onnxruntime.node import BASE_OPSET, KERNEL_OPSET
 
     assert MAPPINGS["ACTIVATION_HARD_SIGMOID"].opset == KERNEL_OPSET > BASE_OPSET
     x = np.arange(1 << 16, dtype=np.uint16).view(np.float16)
@@ -308,7 +309,7 @@ def _helper_node(p, case, x, s, y, n):  # type: ignore[no-untyped-def]
     def onnx_type(dtype: np.dtype) -> int:
         return helper.np_dtype_to_tensor_dtype(dtype)
 
-    from dmlconform.cases.model import numpy_dtype
+    from dmlconform.spec.model import numpy_dtype
 
     bool_type = onnx_type(np.dtype(bool))
     inputs = [helper.make_tensor_value_info(
@@ -377,7 +378,7 @@ def test_an_operator_with_several_outputs_is_not_implemented() -> None:
         "the mapping has one")
 
 
-#: One operator of each family whose node needs the case's shapes (`backends.onnx_shaped`).
+#: One operator of each family whose node needs the case's shapes (`backends.onnxruntime.shaped`).
 _SHAPED = ("ACTIVATION_SOFTMAX1", "REDUCE", "TOP_K1", "CUMULATIVE_SUMMATION", "GEMM", "MATRIX_MULTIPLY_INTEGER")
 
 
@@ -393,7 +394,7 @@ def test_the_shaped_families_are_entries_of_the_one_mapping_table() -> None:
 
 @pytest.mark.parametrize("op", _SHAPED)
 def test_the_shaped_families_share_the_session_cache(op: str) -> None:
-    from dmlconform.oracles import cases_of
+    from dmlconform.families import cases_of
 
     spec = _spec(op)
     case = next(c for c in cases_of(spec, m.FeatureLevel.FL_6_4, seed=0) if c.expect_supported
@@ -410,7 +411,7 @@ def test_a_cached_build_error_names_the_node_built_whichever_operator_asked_firs
     # REDUCE's argmax cases and ARGMAX's share a session key (the node, types, shape, axes); the
     # error cached for a type onnxruntime has no ArgMax kernel for names ArgMax either way, not
     # the spec's table entry (REDUCE's ReduceSum) of whichever case built it first.
-    from dmlconform.oracles import cases_of
+    from dmlconform.families import cases_of
 
     spec = _spec("REDUCE")
     case = next(cases_of(spec, m.FeatureLevel.FL_6_4, seed=0, keep=lambda i, _: i.startswith("REDUCE/UINT32/")

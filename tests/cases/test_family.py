@@ -8,10 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dmlconform.cases import contraction, family, reduction, sequence, softmax
+from dmlconform.cases import family
+from dmlconform.catalog import load_spec
 from dmlconform.errors import InputError
+from dmlconform.families.contraction import suite as contraction
+from dmlconform.families.reduction import cases as reduction
+from dmlconform.families.sequence import cases as sequence
+from dmlconform.families.softmax import cases as softmax
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 
@@ -44,9 +48,9 @@ def test_every_family_answers_generable_through_the_shared_rule(module: object, 
 
 
 def test_an_oracle_of_a_spec_without_its_semantics_is_an_input_error() -> None:
-    from dmlconform.oracles.reduction import ReductionOracle
-    from dmlconform.oracles.sequence import SequenceOracle
-    from dmlconform.oracles.softmax import SoftmaxOracle
+    from dmlconform.families.reduction.oracle import ReductionOracle
+    from dmlconform.families.sequence.oracle import SequenceOracle
+    from dmlconform.families.softmax.oracle import SoftmaxOracle
 
     spec = load_spec(REPO / "specs" / "GEMM.yaml")
     for oracle, name in ((SoftmaxOracle, "softmax"), (SequenceOracle, "sequence"), (ReductionOracle, "reduction")):
@@ -61,7 +65,7 @@ _ONE_OP = {"contraction": "GEMM", "softmax": "ACTIVATION_SOFTMAX", "reduction": 
 @pytest.mark.parametrize(("seed", "shown"), [(-1, "-1"), (1.5, "1.5"), ("0", "'0'")])
 @pytest.mark.parametrize("module", [contraction, softmax, reduction, sequence])
 def test_every_family_refuses_a_bad_seed_showing_it(module: object, seed: object, shown: str) -> None:
-    spec = load_spec(REPO / "specs" / f"{_ONE_OP[module.__name__.rsplit('.', 1)[1]]}.yaml")
+    spec = load_spec(REPO / "specs" / f"{_ONE_OP[module.__name__.split('.')[2]]}.yaml")
     with pytest.raises(InputError) as raised:
         next(module.generate(spec, m.FeatureLevel.FL_6_4, seed=seed))  # type: ignore[attr-defined]
     assert str(raised.value) == f"seed={shown} must be an integer >= 0"

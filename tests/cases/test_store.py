@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from dmlconform.cases.generate import generate
 from dmlconform.cases.model import Case
 from dmlconform.cases.store import MANIFEST, read_cases, read_notes, write_cases
+from dmlconform.catalog import load_spec
 from dmlconform.cli import main
 from dmlconform.errors import LocatedError
-from dmlconform.spec.load import load_spec
+from dmlconform.families.elementwise.cases import generate
 from dmlconform.spec.model import FeatureLevel
 from tests.conftest import REPO
 

@@ -9,12 +9,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dmlconform.families.elementwise.floatrun import FloatRun
+from dmlconform.families.elementwise.formula_oracle import prepare
 from dmlconform.formula import parse
 from dmlconform.formula.evaluate import certain_nan, decides
 from dmlconform.formula.expand import expand
-from dmlconform.formula.floatrun import FloatRun
 from dmlconform.formula.functions import mp_context
-from dmlconform.formula.oracle import prepare
 from dmlconform.formula.refine import PRECISION, _Scalar
 
 FORMULAS = [

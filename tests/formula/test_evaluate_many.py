@@ -6,8 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dmlconform.formula import floatrun, parse, to_text
-from dmlconform.formula.oracle import OracleResult, Overflow, evaluate, evaluate_many
+from dmlconform.families.elementwise import floatrun
+from dmlconform.families.elementwise.formula_oracle import OracleResult, evaluate, evaluate_many
+from dmlconform.formula import parse, to_text
+from dmlconform.spec.model import Overflow
 from tests.formula.test_oracle import ADAM as ONE_OUTPUT_ADAM
 
 #: test_oracle's Adam with its two other outputs

@@ -10,9 +10,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dmlconform.families.elementwise.formula_oracle import literal
 from dmlconform.formula import parse
 from dmlconform.formula.exactness import exact_range, may_overlap
-from dmlconform.formula.oracle import literal
 
 SHRINK = parse("f(x) = x - Bias, if x > Threshold\n       x + Bias, if x < -Threshold\n       0, otherwise")
 AFFINE = parse("f(x) = max(Min, min(x * Alpha + Beta, Max))")

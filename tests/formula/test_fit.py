@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dmlconform.formula.oracle import Overflow, _fit
+from dmlconform.families.elementwise.formula_oracle import _fit
+from dmlconform.spec.model import Overflow
 
 TYPES = (np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64)
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dmlconform.formula import floatrun, parse
-from dmlconform.formula.oracle import evaluate
+from dmlconform.families.elementwise import floatrun
+from dmlconform.families.elementwise.formula_oracle import evaluate
+from dmlconform.formula import parse
 
 
 @pytest.mark.parametrize(("text", "strict"), [

@@ -184,7 +184,7 @@ def test_formulas_at_the_limit_survive_every_walker(shape: str) -> None:
     from dmlconform.formula import classify
     from dmlconform.formula.expand import expand
     from dmlconform.formula.tolerance import default_ulp
-    from dmlconform.spec.lint import lint_text
+    from dmlconform.lint.checks import lint_text
     from dmlconform.spec.model import DataType
 
     text = _piecewise(DEEP_SHAPES[shape](_deepest(shape)))

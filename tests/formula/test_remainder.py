@@ -14,8 +14,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dmlconform.compare import Policy, Verdict, compare
+from dmlconform.families.elementwise.formula_oracle import OracleResult, evaluate
 from dmlconform.formula import parse
-from dmlconform.formula.oracle import OracleResult, evaluate
 
 TRUNCATE = parse("f(a, b) = a - b * trunc(a / b)")
 FLOOR = parse("f(a, b) = a - b * floor(a / b)")

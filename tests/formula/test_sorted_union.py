@@ -1,4 +1,4 @@
-"""`formula.floatrun._sorted_union`: the sorted union of the per-kind index
+"""`families.elementwise.floatrun._sorted_union`: the sorted union of the per-kind index
 arrays the literal variants look at, as np.unique of their concatenation
 gives it (bench/bench_oracle.py: np.unique's hashing was half a large
 swish evaluation)."""
@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dmlconform.formula.floatrun import _sorted_union
+from dmlconform.families.elementwise.floatrun import _sorted_union
 
 sorted_indices = st.lists(st.integers(0, 200), max_size=40).map(lambda xs: np.asarray(sorted(set(xs)), dtype=np.intp))
 

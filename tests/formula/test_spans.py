@@ -8,10 +8,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dmlconform.families.elementwise.floatrun import FloatRun
+from dmlconform.families.elementwise.formula_oracle import prepare
 from dmlconform.formula import parse
 from dmlconform.formula.expand import expand
-from dmlconform.formula.floatrun import FloatRun
-from dmlconform.formula.oracle import prepare
 
 FORMULAS = [
     "f(x) = x / (1 + abs(x))",

@@ -11,21 +11,21 @@ import numpy as np
 
 import dmlconform.backends.cpu
 import dmlconform.cases.draws
-import dmlconform.cases.generate
+import dmlconform.families.elementwise.cases
+import dmlconform.families.elementwise.floatrun
 import dmlconform.formula.boundaries
-import dmlconform.formula.floatrun
 import dmlconform.formula.refine
 import dmlconform.runner  # noqa: F401 (every module the work below uses, imported before the snapshot)
 from dmlconform.backends.cpu import CpuBackend
-from dmlconform.cases.generate import generate
+from dmlconform.catalog import load_spec
+from dmlconform.families.elementwise.cases import generate
+from dmlconform.families.elementwise.formula_oracle import evaluate, literal, prepare
 from dmlconform.formula import parse
 from dmlconform.formula.evaluate import Evaluator, Settings, Val
-from dmlconform.formula.oracle import evaluate, literal, prepare
 from dmlconform.formula.refine import refine
 from dmlconform.formula.tree import Assign, Binary, FormulaTree, Name, Num
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 EDGES = np.asarray([0.0, -0.0, 1.0, -1.0, 0.5, 3.0e38, -3.0e38, 1e-45, 1e-30, np.inf, -np.inf, np.nan])

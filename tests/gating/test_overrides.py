@@ -6,13 +6,13 @@ from __future__ import annotations
 import pytest
 
 from dmlconform.backends.faulty import FaultyBackend
-from dmlconform.cases.generate import generate
+from dmlconform.catalog import load_spec
 from dmlconform.errors import SpecError
+from dmlconform.families.elementwise.cases import generate
 from dmlconform.gating.overrides import by_pair, read_overrides
 from dmlconform.results import Outcome, ToleranceOverride
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 from tests.gating.helpers import write
 

@@ -51,8 +51,8 @@ def test_a_shard_generates_its_own_cases_only(monkeypatch: pytest.MonkeyPatch) -
     from pathlib import Path
 
     from dmlconform.cases import draws
-    from dmlconform.cases.generate import generate
-    from dmlconform.spec.load import load_spec
+    from dmlconform.catalog import load_spec
+    from dmlconform.families.elementwise.cases import generate
     from dmlconform.spec.model import FeatureLevel
 
     specs = [load_spec(Path("specs") / f"{op}.yaml") for op in ("ACTIVATION_SHRINK", "ELEMENT_WISE_ADD", "ADAM_OPTIMIZER")]

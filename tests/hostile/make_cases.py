@@ -1,7 +1,7 @@
 """Writes the hostile case folders under ``tests/hostile/cases/``: small case
 folders (one or a few cases of a few elements) that `run --cases` must refuse
 as input errors, one concern per folder, before anything runs
-(dmlconform/cases/validate.py; tests/cases/test_validate.py).  The folders are
+(dmlconform/case_folders.py; tests/test_case_folders.py).  The folders are
 committed; this script is how they were made and how to remake them after a
 change of the case format::
 

@@ -12,11 +12,11 @@ import pytest
 
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.store import read_cases
+from dmlconform.catalog import load_spec
 from dmlconform.importers.onnx_node import MAPPINGS, OnnxTest, Unmappable, _array, judge, to_case
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 CASES = REPO / "cases" / "onnx"

@@ -7,8 +7,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from dmlconform.families.contraction.oracle import ContractionBatch
 from dmlconform.oracles.base import spacing_above
-from dmlconform.oracles.contraction import ContractionBatch
 from dmlconform.spec import model as m
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from dmlconform.catalog import load_spec
 from dmlconform.cli import main
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec, loads_spec
+from dmlconform.spec.load import loads_spec
 from dmlconform.spec.store import dumps_spec
 from tests.conftest import REPO
 

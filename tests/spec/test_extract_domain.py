@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from dmlconform.catalog import load_spec
 from dmlconform.spec import markdown as md
 from dmlconform.spec import model as m
 from dmlconform.spec.extract_domain import describes_other, read_domain
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 INF = None

@@ -12,10 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dmlconform.catalog import load_spec
 from dmlconform.errors import SpecError
 from dmlconform.spec import load
 from dmlconform.spec import model as m
-from dmlconform.spec.load import Document, load_spec, loads_spec, parse_document, read_text, spec_files
+from dmlconform.spec.load import Document, loads_spec, parse_document, read_text, spec_files
 from tests.conftest import REPO
 from tests.strategies import specs
 

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from dmlconform.spec.load import load_spec, spec_files
+from dmlconform.catalog import load_spec
+from dmlconform.spec.load import spec_files
 from dmlconform.spec.operator_types import (
     DATA_FILE,
     ENUM_FILE,

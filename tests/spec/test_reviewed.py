@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from dmlconform.catalog import load_spec
 from dmlconform.cli import main
 from dmlconform.errors import SpecError
+from dmlconform.families.contraction.semantics import Contraction, Operand
 from dmlconform.spec import model as m
-from dmlconform.spec.load import load_spec, spec_files
-from dmlconform.spec.semantics import Contraction, Operand
+from dmlconform.spec.load import spec_files
 from tests.conftest import REPO
 
 OVERLAY = REPO / "specs" / "reviewed" / "GEMM.yaml"

@@ -3,9 +3,9 @@ the one loop over the names the semantics give."""
 
 from __future__ import annotations
 
+from dmlconform.catalog import load_spec
 from dmlconform.spec import model as m
 from dmlconform.spec import reviewed_checks as rc
-from dmlconform.spec.load import load_spec
 from tests.conftest import REPO
 
 _TENSORS = ((("input",), m.TensorRole.INPUT), (("output",), m.TensorRole.OUTPUT))

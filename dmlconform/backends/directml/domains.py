@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from dmlconform.backends.directml import validate as v
-from dmlconform.backends.directml.validator import DescJob
+from dmlconform.backends.directml import tables as v
+from dmlconform.backends.directml.desc_worker import DescJob
 from dmlconform.spec.model import Domain, FeatureLevel, Field, FieldKind, Spec
 
 #: Integer C types an attribute domain applies to, with their range.

@@ -37,8 +37,8 @@ from dmlconform.backends.base import BackendCrashError, DeviceLimitError, NotSup
 from dmlconform.backends.directml.library import Unavailable
 from dmlconform.backends.directml.linux_stack import Stack, check
 from dmlconform.backends.external import ExternalProtocolError, _Died, _Program, _Silent
-from dmlconform.cases.model import Case, Layout, TensorData, numpy_dtype
-from dmlconform.spec.model import DataType, FeatureLevel, Spec
+from dmlconform.cases.model import Case, Layout, TensorData
+from dmlconform.spec.model import DataType, FeatureLevel, Spec, numpy_dtype
 from dmlconform.spec.store import dumps_spec
 
 #: The reason of a case whose shader the stack cannot compile (issue #25's words).

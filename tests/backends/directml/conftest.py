@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from dmlconform.spec.load import load_spec
+from dmlconform.catalog import load_spec
 from dmlconform.spec.model import Spec
 from tests.conftest import REPO, SHARED
 

@@ -9,8 +9,8 @@ from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.directml import abi
 from dmlconform.backends.directml.backend import DirectMLBackend
 from dmlconform.backends.directml.com import ComError, Convention
-from dmlconform.cases.generate import generate
 from dmlconform.cases.model import Layout
+from dmlconform.families.elementwise.cases import generate
 from dmlconform.spec.model import DataType, FeatureLevel
 from tests.backends.directml.conftest import spec
 from tests.backends.directml.fake_com import FakeCom

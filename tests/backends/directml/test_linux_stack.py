@@ -19,10 +19,10 @@ from dmlconform.backends.directml.backend import DirectMLBackend
 from dmlconform.backends.directml.library import Unavailable
 from dmlconform.backends.directml.linux_stack import MANIFEST, Stack, check
 from dmlconform.backends.directml.stack_client import decode_case, encode_case
-from dmlconform.cases.generate import generate
 from dmlconform.cases.model import Case, Layout, TensorData
 from dmlconform.cli import main
 from dmlconform.errors import InputError
+from dmlconform.families.elementwise.cases import generate
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec.model import DataType, FeatureLevel, Spec

@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from dmlconform.backends.directml import abi
-from dmlconform.backends.directml import validate as v
+from dmlconform.backends.directml import tables as v
+from dmlconform.backends.directml.desc_worker import DescJob, validate_descs
 from dmlconform.backends.directml.library import Unavailable, validator_libs
-from dmlconform.backends.directml.validator import DescJob, validate_descs
 from dmlconform.cli import main
 from dmlconform.spec.model import FeatureLevel
 from tests.backends.directml.conftest import spec, spec_paths

@@ -7,7 +7,7 @@ import dataclasses
 from click.testing import CliRunner
 
 from dmlconform.backends.directml import abi
-from dmlconform.backends.directml import validate as v
+from dmlconform.backends.directml import tables as v
 from dmlconform.cli import main
 from dmlconform.spec.model import FeatureLevel
 from tests.backends.directml.conftest import spec
