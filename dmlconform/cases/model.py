@@ -12,9 +12,9 @@ import enum
 import functools
 from dataclasses import dataclass
 
-import ml_dtypes
 import numpy as np
 
+from dmlconform.compare import ml_dtypes_module
 from dmlconform.spec.model import DataType, FeatureLevel
 
 
@@ -30,7 +30,8 @@ class Layout(enum.Enum):
 def numpy_dtype(dtype: DataType) -> np.dtype:
     """The numpy dtype a tensor of ``dtype`` is held in (ml_dtypes for 4-bit)."""
     if dtype in (DataType.INT4, DataType.UINT4):
-        return np.dtype(ml_dtypes.int4 if dtype is DataType.INT4 else ml_dtypes.uint4)
+        types = ml_dtypes_module()  # imported for these two alone
+        return np.dtype(types.int4 if dtype is DataType.INT4 else types.uint4)
     return np.dtype(dtype.name.lower())
 
 
