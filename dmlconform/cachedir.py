@@ -4,8 +4,8 @@
 ``~/.cache/dmlconform``.  Nothing kept there changes a result: deleting the
 folder costs time, never correctness (the directml backend keeps the
 library wheel it downloads there, and ``dmlconform directml setup-linux`` its
-Linux CPU stack, ``linux-stack/``; spec loading keeps which spec texts passed
-the schema, `spec.load`).
+Linux CPU stack, ``linux-stack/``; spec loading keeps the parsed data of the
+spec texts that passed the schema, `spec.load`).
 """
 
 from __future__ import annotations

@@ -135,9 +135,10 @@ def numpy_dtype(dtype: DataType) -> np.dtype:
     import numpy as np  # noqa: PLC0415 - numpy (~0.1 s) where a tensor is made; extract and lint need none
 
     if dtype in (DataType.INT4, DataType.UINT4):
-        import ml_dtypes  # noqa: PLC0415 - ml_dtypes (~0.6 s to import) only for the 4-bit types that need it
+        from dmlconform.compare import ml_dtypes_module  # noqa: PLC0415 - as numpy above
 
-        return np.dtype(ml_dtypes.int4 if dtype is DataType.INT4 else ml_dtypes.uint4)
+        types = ml_dtypes_module()  # imported for these two alone
+        return np.dtype(types.int4 if dtype is DataType.INT4 else types.uint4)
     return np.dtype(dtype.name.lower())
 
 

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dmlconform import suite
+from dmlconform.catalog import load_spec
 from dmlconform.gating.shard import Shard, parse_shard, shard_of
+from dmlconform.spec.model import FeatureLevel, Spec
 
 
 @settings(max_examples=200, deadline=None)
@@ -73,3 +78,33 @@ def test_a_shard_generates_its_own_cases_only(monkeypatch: pytest.MonkeyPatch) -
     for case in kept:
         assert all(np.array_equal(a.buffer, b.buffer, equal_nan=True)
                    for a, b in zip(case.inputs, whole[case.id].inputs))
+
+
+
+@pytest.fixture(scope="module")
+def one_of_each_family() -> tuple[list[tuple[Path, Spec]], list[str]]:
+    """One operator of each family (formula, contraction, reduction,
+    sequence, value-scale, bitwise) and the case ids of their whole suite."""
+    ops = ("ACTIVATION_SHRINK", "GEMM", "REDUCE", "CUMULATIVE_SUMMATION", "VALUE_SCALE_2D", "ELEMENT_WISE_BIT_AND")
+    specs = [(Path(f"{op}.yaml"), load_spec(Path("specs") / f"{op}.yaml")) for op in ops]
+    whole = _ids(specs, suite.Selection())
+    assert len({i.split("/")[0] for i in whole}) == len(ops)
+    return specs, whole
+
+
+def _ids(specs: list[tuple[Path, Spec]], selection: suite.Selection) -> list[str]:
+    pairs, skipped = suite.pairs(specs, FeatureLevel.FL_6_4, seed=0, large=False, cases=None, selection=selection)
+    assert skipped == []
+    return [case.id for _, case in pairs]
+
+
+@pytest.mark.parametrize("n", [1, 2, 16] + [pytest.param(n, marks=pytest.mark.slow) for n in range(3, 16)])
+def test_the_shards_of_a_suite_are_its_cases_split_by_shard_of(
+        one_of_each_family: tuple[list[tuple[Path, Spec]], list[str]], n: int) -> None:
+    """Shard K/N runs exactly the cases of the whole suite whose `shard_of`
+    is K, in the suite's order: together the N shards are the suite, none
+    twice (the generators make only the ids of other shards' cases; issue
+    #31, item 6)."""
+    specs, whole = one_of_each_family
+    shards = [_ids(specs, suite.Selection(shard=Shard(k, n))) for k in range(1, n + 1)]
+    assert shards == [[i for i in whole if shard_of(i, n) == k] for k in range(1, n + 1)]

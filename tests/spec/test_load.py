@@ -553,7 +553,7 @@ def test_a_text_that_passed_the_schema_is_not_validated_again(tmp_path, monkeypa
     monkeypatch.setattr(load, "schema_problems", lambda doc: (calls.append(doc.path), real(doc))[1])
     spec = load.loads_spec(text, path="a.yaml")
     assert load.loads_spec(text, path="b.yaml") == spec and calls == ["a.yaml"]
-    assert len(list((tmp_path / "cache" / "valid-specs").iterdir())) == 1
+    assert len(list((tmp_path / "cache" / "parsed-specs").iterdir())) == 1
     broken = text.replace("category: activation", "category: 7")
     for _ in range(2):  # an invalid text is never remembered: each load finds its problem
         with pytest.raises(SpecError, match="category"):
@@ -562,3 +562,65 @@ def test_a_text_that_passed_the_schema_is_not_validated_again(tmp_path, monkeypa
     monkeypatch.setenv("DMLCONFORM_CACHE", str(tmp_path / "a-file" / "cache"))
     (tmp_path / "a-file").write_text("", encoding="utf-8")
     assert load.loads_spec(text, path="d.yaml") == spec and calls[-1] == "d.yaml"   # nowhere to remember: fine
+
+
+def test_a_spec_from_the_cache_is_the_spec_parsed(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A text that passed is read from its cache file, not parsed again, and
+    gives the same Spec; a cache file cut short, of another shape or gone
+    is parsed again (time, never correctness); another parser misses."""
+    import dmlconform.spec.load as load
+
+    monkeypatch.setenv("DMLCONFORM_CACHE", str(tmp_path / "cache"))
+    text = (REPO / "specs" / "ELEMENT_WISE_ADD.yaml").read_text(encoding="utf-8")
+    parsed: list[str] = []
+    real = load.parse_document
+
+    def parse(text: str, *, path: str) -> Document:
+        parsed.append(path)
+        return real(text, path=path)
+
+    monkeypatch.setattr(load, "parse_document", parse)
+    spec = load.loads_spec(text, path="a.yaml")
+    assert load.loads_spec(text, path="b.yaml") == spec and parsed == ["a.yaml"]
+    [entry] = (tmp_path / "cache" / "parsed-specs").iterdir()
+    for damaged in (entry.read_bytes()[:-7], b"[1, 2]", b"\xff", None):
+        if damaged is None:
+            entry.unlink()
+        else:
+            entry.write_bytes(damaged)
+        assert load.loads_spec(text, path="c.yaml") == spec and parsed[-1] == "c.yaml"
+    monkeypatch.setattr(load, "_parser_key", lambda: b"another parser")
+    assert load.loads_spec(text, path="d.yaml") == spec and parsed[-1] == "d.yaml"
+    assert len(list((tmp_path / "cache" / "parsed-specs").iterdir())) == 2
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.data())
+def test_cached_data_round_trips(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
+    """What `_remember` keeps, `_recall` gives back exactly: the same values
+    of the same types (an int stays an int, -0.0 keeps its sign, NaN and the
+    infinities survive), so a spec from the cache is the spec parsed."""
+    from dmlconform.spec.store import dumps_spec
+
+    scalars = (st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8))
+    value = data.draw(st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
+                                   | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20),
+                      label="value")
+    entry = tmp_path_factory.mktemp("cache") / "entry.json"
+    load._remember(entry, {"value": value})
+    got = load._recall(entry)
+    assert got is not None and _typed(got["value"]) == _typed(value)
+    text = data.draw(specs().map(dumps_spec), label="spec text")
+    parsed = load.parse_document(text, path="s.yaml").data
+    load._remember(entry, parsed)
+    recalled = load._recall(entry)
+    assert recalled is not None and load.build_spec(recalled) == load.build_spec(parsed)
+
+
+def _typed(value: Any) -> Any:
+    """``value`` with each scalar as (type, repr): equal only where both match (1 == 1.0 == True otherwise)."""
+    if isinstance(value, dict):
+        return {k: _typed(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    return type(value).__name__, repr(value)

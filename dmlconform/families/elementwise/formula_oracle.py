@@ -36,10 +36,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
-from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float
+from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float, ml_dtypes_module
 from dmlconform.errors import InputError
 from dmlconform.families.elementwise.floatrun import FloatRun, Outcome, Prepared, SharedPass, frozen, has_minmax
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, decides, final_statements
@@ -97,7 +96,10 @@ def target_dtype(dtype: Any) -> np.dtype:
     if isinstance(dtype, m.DataType):
         return numpy_dtype(dtype)
     if isinstance(dtype, str):
-        return np.dtype(getattr(ml_dtypes, dtype, dtype))
+        try:
+            return np.dtype(dtype)
+        except TypeError:  # not a name numpy knows: one of ml_dtypes', imported only then
+            return np.dtype(getattr(ml_dtypes_module(), dtype, dtype))
     return np.dtype(dtype)
 
 

@@ -1,0 +1,123 @@
+"""The fixed cost every process pays, and a shard's share of the suite, side by
+side in one run (issue #31, item 6, "Done means").
+
+(a) ``python -c "import numpy"``: the yardstick of a bare start.
+(b) A one-case repro, ``dmlconform run --case CASE --no-progress -o TMP``,
+    with its worker (the default isolation).  Target: at most 5x (a).
+(c) The full default run and ``--shard 1/16`` (cpu, default ``-j``).
+    Target: the shard at most 0.4 of the full run.
+
+Each command runs as its own process with ``PYTHONPATH`` set to ``--tree``
+(default: this checkout; ``python -P``, so the current folder does not come
+first on ``sys.path``), in that tree's root, with a cache folder of its own
+(``DMLCONFORM_CACHE``) that one untimed shard run fills first: what a user's
+second run finds.  The commands alternate round by round (numpy, case,
+shard, full, numpy, ...), so a busy machine slows them alike; the median
+wall time of each is kept, and the CPU time (the process and its workers)
+is shown beside it.  ``--base`` (an older tree, e.g. ``git archive REV``
+unpacked) is measured in the same rounds, each command right after the
+same one in ``--tree``, for a before/after side by side.
+
+    python bench/bench_startup.py [--tree PATH] [--base PATH] [--rounds 5] [--case ID]
+
+Exit status 0 when both targets hold, else 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CASE = "ELEMENT_WISE_ADD/FLOAT32/4d/edges"
+TARGET_CASE = 5.0
+TARGET_SHARD = 0.4
+#: name -> the command after the interpreter ({out}: a fresh report folder; {case}: --case's id).
+COMMANDS = {
+    "numpy": ["-c", "import numpy"],
+    "case": ["-P", "-m", "dmlconform", "run", "--case", "{case}", "--no-progress", "-o", "{out}"],
+    "shard": ["-P", "-m", "dmlconform", "run", "--shard", "1/16", "--no-progress", "-o", "{out}"],
+    "full": ["-P", "-m", "dmlconform", "run", "--no-progress", "-o", "{out}"],
+}
+
+
+def _once(tree: Path, args: list[str], scratch: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the process and its children) of one
+    command run in ``tree``, its reports and cache in ``scratch``; one that
+    exits 2 or more measured nothing, so it stops the bench (1 is a run with
+    findings: it ran whole)."""
+    out = Path(tempfile.mkdtemp(dir=scratch)) / "r"
+    # Bytecode caching on, as an installed package has it (bench_cli.py says why).
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+           "PYTHONPATH": str(tree), "DMLCONFORM_CACHE": str(scratch / "cache")}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, *(a.format(out=out) for a in args)], env=env, cwd=tree,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    wall = time.perf_counter() - started
+    if done.returncode >= 2:
+        raise SystemExit(f"{tree}: {' '.join(args)} exited {done.returncode}: "
+                         f"{done.stderr.decode(errors='replace').strip()[-400:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _measure(trees: list[Path], rounds: int, case: str) -> dict[tuple[Path, str], list[tuple[float, float]]]:
+    """Each tree's commands' (wall, cpu) per round, the commands (and the
+    trees, per command) alternating, after one untimed case run
+    (bytecode) and one shard run (the spec cache) in each tree."""
+    commands = {name: [a.replace("{case}", case) for a in args] for name, args in COMMANDS.items()}
+    times: dict[tuple[Path, str], list[tuple[float, float]]] = {(t, n): [] for t in trees for n in commands}
+    with tempfile.TemporaryDirectory() as scratch:
+        caches = {tree: Path(scratch) / f"tree{i}" for i, tree in enumerate(trees)}
+        for tree in trees:
+            caches[tree].mkdir()
+            for name in ("case", "shard"):
+                _once(tree, commands[name], caches[tree])
+        for _ in range(rounds):
+            for name, args in commands.items():
+                for tree in trees:
+                    times[tree, name].append(_once(tree, args, caches[tree]))
+    return times
+
+
+def _report(tree: Path, times: dict[tuple[Path, str], list[tuple[float, float]]], case: str) -> bool:
+    """Print ``tree``'s medians and its two ratios; whether both targets hold."""
+    wall = {name: statistics.median(w for w, _ in times[tree, name]) for name in COMMANDS}
+    cpu = {name: statistics.median(c for _, c in times[tree, name]) for name in COMMANDS}
+    print(tree)
+    for name, args in COMMANDS.items():
+        shown = " ".join(args).replace("{case}", case).replace("{out}", "TMP")
+        print(f"  {name:6} {wall[name]:7.2f} s wall {cpu[name]:7.2f} s cpu   python {shown}")
+    case_ratio, shard_ratio = wall["case"] / wall["numpy"], wall["shard"] / wall["full"]
+    print(f"  one-case repro / import numpy: {case_ratio:.2f}x (target <= {TARGET_CASE:g}x)")
+    print(f"  --shard 1/16 / full run: {shard_ratio:.2f} (target <= {TARGET_SHARD:g})")
+    return case_ratio <= TARGET_CASE and shard_ratio <= TARGET_SHARD
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tree", type=Path, default=Path(__file__).resolve().parent.parent,
+                        help="the checkout to measure (default: this one)")
+    parser.add_argument("--base", type=Path, help="an older checkout, measured in the same rounds")
+    parser.add_argument("--rounds", type=int, default=5, help="runs of each command (default 5)")
+    parser.add_argument("--case", default=CASE, help=f"the one case of (b) (default {CASE})")
+    args = parser.parse_args()
+    trees = [args.tree.resolve()] + ([args.base.resolve()] if args.base else [])
+    times = _measure(trees, args.rounds, args.case)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"{os.cpu_count()} cores; load average {load} at the end; medians of {args.rounds} rounds, alternating")
+    met = _report(trees[0], times, args.case)
+    if args.base:
+        _report(trees[1], times, args.case)
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
