@@ -28,7 +28,7 @@ import numpy as np
 import dmlconform
 from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.directml import abi
-from dmlconform.backends.directml.com import ComError, Convention
+from dmlconform.backends.directml.com import DEVICE_LOST, ComError, Convention, DeviceRemovedError
 from dmlconform.backends.directml.descs import DescError, TensorLayout, build
 from dmlconform.backends.directml.execute import Entry, Session, TensorIO
 from dmlconform.backends.directml.library import Located, Unavailable, locate
@@ -225,9 +225,21 @@ class DirectMLBackend:
         except ComError as exc:
             if exc.step == "IDMLDevice::CreateOperator" and exc.hresult == abi.E_INVALIDARG:
                 raise NotSupportedError(f"DirectML rejected the desc: {exc}") from None
+            self._drop_removed(session, exc)
             raise
         for t, raw in zip(self._output_tensors(spec, case), results):
             buffers[t.name][...] = _unpack(raw, buffers[t.name], t.dtype)
+
+    def _drop_removed(self, session: Session, exc: ComError) -> None:
+        """Where ``exc`` left the device removed (issue #37): close the
+        session, so that the next case opens a new device, and raise
+        `DeviceRemovedError` for this case.  Otherwise return."""
+        reason = session.removed_reason()
+        if exc.hresult not in DEVICE_LOST and reason not in DEVICE_LOST:
+            return
+        session.close()
+        self._session = None
+        raise DeviceRemovedError(exc, reason) from None
 
     def _output_tensors(self, spec: Spec, case: Case) -> list[TensorData]:
         by_name = {t.name: t for t in case.outputs}

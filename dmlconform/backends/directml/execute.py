@@ -107,6 +107,10 @@ class Session:
     def close(self) -> None:
         self.owned.__exit__(None, None, None)
 
+    def removed_reason(self) -> int:
+        """ID3D12Device::GetDeviceRemovedReason: S_OK while the device works."""
+        return int(self.conv.call(self.d3d12, abi.ID3D12Device.GetDeviceRemovedReason, C.c_int32, ()))
+
     # ------------------------------------------------------------ one operator
     def create_operator(self, desc: Any, owned: Owned) -> int:
         out = C.c_void_p()
@@ -257,7 +261,7 @@ class Session:
                 (C.c_uint64, C.c_void_p), self.fence_value, None)
         done = conv.call(self.fence, abi.ID3D12Fence.GetCompletedValue, C.c_uint64, ())
         if done < self.fence_value:
-            reason = conv.call(self.d3d12, abi.ID3D12Device.GetDeviceRemovedReason, C.c_int32, ())
+            reason = self.removed_reason()
             raise ComError("ID3D12Fence::GetCompletedValue", reason or abi.E_FAIL,
                            f"fence at {done}, expected {self.fence_value}: the device was removed or hung")
 

@@ -74,7 +74,7 @@ class _Worker:
                 detail = _shader_error(log_start)
                 return {"status": "not_supported", "limit": True,
                         "reason": f"{NOT_TRANSLATED} ({exc}" + (f"; vkd3d: {detail})" if detail else ")")}
-            return {"status": "error", "message": f"ComError: {exc}"}
+            return {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
         return {"status": "ok", "outputs": encode_outputs(case, buffers)}
 
 

@@ -162,7 +162,7 @@ class FakeCom:
                                                         C.c_int32, C.c_void_p, C.c_void_p, PP), self._create_resource),
             36: ("CreateFence", C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_uint64, C.c_int32, C.c_void_p, PP),
                  lambda this, v, f, riid, o: self._new(o, "ID3D12Fence", self._fence_methods(), value=v)),
-            37: ("GetDeviceRemovedReason", hr, lambda this: -0x7785FFFB),  # DXGI_ERROR_DEVICE_REMOVED
+            37: ("GetDeviceRemovedReason", hr, lambda this: abi.S_OK),  # `fail` it to remove the device
         })
 
     def _create_heap(self, this: int, desc: int, riid: int, out: Any) -> int:
