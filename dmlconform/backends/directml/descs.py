@@ -19,7 +19,8 @@ import ctypes as C
 import functools
 import json
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import resources
@@ -166,6 +167,34 @@ def array_items(f: Field, value: Any, *, floats: bool) -> list[float | int]:
         what = "numbers" if floats else "whole numbers"
         raise DescError(f"field {f.name}: {value!r} is not a list of {what}; write them comma-separated, "
                         f"e.g. \"{'0.5,-1' if floats else '2,0'}\"") from None
+
+
+_NESTED_TEXT = re.compile(r"^(ACTIVATION_[A-Z0-9_]+)(?:\((.*)\))?$")
+_NESTED_SETTING = re.compile(r"^([A-Za-z]+)=(\S+)$")
+
+
+def nested_texts(spec: Spec, attributes: Mapping[str, Any], load: Callable[[str], Spec]) -> dict[str, Any]:
+    """``attributes`` with each nested desc a case gives as text
+    (``FusedActivation``: ``"ACTIVATION_LINEAR(Alpha=-0.5,Beta=0.25)"``, the
+    form `cases.contraction.activation` reads) as a `NestedOp` of the spec
+    ``load`` gives for its name; ``""`` is no desc.  DescError naming the
+    field and the value where the text is no activation."""
+    out = dict(attributes)
+    for f in spec.fields:
+        text = out.get(f.name)
+        if f.kind is not FieldKind.STRUCT_PTR or f.c_type == "const DML_SCALE_BIAS*" or not isinstance(text, str):
+            continue
+        if not text.strip():
+            del out[f.name]
+            continue
+        found = _NESTED_TEXT.match(text.strip())
+        settings = [_NESTED_SETTING.match(p.strip()) for p in (found.group(2) or "").split(",") if p.strip()] \
+            if found else []
+        if found is None or not all(settings):
+            raise DescError(f"field {f.name}: {text!r} is no activation; write ACTIVATION_NAME or "
+                            "ACTIVATION_NAME(Attr=value,...), e.g. ACTIVATION_LINEAR(Alpha=0.5,Beta=1)")
+        out[f.name] = NestedOp(load(found.group(1)), tuple((m.group(1), m.group(2)) for m in settings if m))
+    return out
 
 
 def enum_value(f: Field, value: Any) -> int:

@@ -127,7 +127,7 @@ def test_bridge_generator_names_a_header_it_cannot_read() -> None:
         bridge_gen.generate([broken])
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux only")
+@pytest.mark.skipif(not Path("/lib64/ld-linux-x86-64.so.2").exists(), reason="x86-64 Linux only")
 def test_check_names_the_first_missing_piece(tmp_path: Path) -> None:
     stack = Stack(tmp_path)
     with pytest.raises(Unavailable) as exc:
@@ -136,11 +136,12 @@ def test_check_names_the_first_missing_piece(tmp_path: Path) -> None:
                               f"`dmlconform directml setup-linux --dir {tmp_path}`")
     (tmp_path / MANIFEST).write_text("{}")
     stack.libdir.mkdir(parents=True)
-    stack.loader.write_bytes(b"")
+    for name in ("libvulkan.so.1", "libvulkan_lvp.so"):
+        (stack.libdir / name).write_bytes(b"")
     with pytest.raises(Unavailable) as exc:
         check(stack)
-    assert str(exc.value) == (f"the Linux CPU stack at {tmp_path} lacks vkd3d 2 (libvkd3d1 from Debian sid): "
-                              f"{stack.libdir / 'libvkd3d.so.1'} is missing; run "
+    assert str(exc.value) == (f"the Linux CPU stack at {tmp_path} lacks vkd3d built from source: "
+                              f"{stack.vkd3d / 'lib' / 'libvkd3d.so.1'} is missing; run "
                               f"`dmlconform directml setup-linux --dir {tmp_path}` again")
 
 
