@@ -128,7 +128,9 @@ def census_command(folder: Path | None, jobs: int, json_path: Path | None) -> No
               help="Markdown page to write.")
 @click.option("--notes", "notes_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="YAML notes analysing the FAILs (format of docs/results/notes.yaml) [default: none].")
-def results(report: Path, output: Path, notes_path: Path | None) -> None:
+@click.option("--preface", "preface_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Markdown put after the run's line (how the stack was built, the shader census) [default: none].")
+def results(report: Path, output: Path, notes_path: Path | None, preface_path: Path | None) -> None:
     """Render the results page of a `dmlconform run --backend directml`
     over the Linux CPU stack from its REPORT (report.json): per operator and
     data type, ran or why not; every FAIL with its analysis.  FAILs no note
@@ -141,8 +143,10 @@ def results(report: Path, output: Path, notes_path: Path | None) -> None:
         raise InputError(f"{report}: a run of backend {data['run'].get('backend')!r}, not directml")
     notes = _notes(notes_path) if notes_path else ()
     shown = " ".join(["dmlconform directml results", str(report), "-o", str(output),
-                      *(["--notes", str(notes_path)] if notes_path else [])])
-    page, unexplained = linux_results.markdown(data, notes, command=shown)
+                      *(["--notes", str(notes_path)] if notes_path else []),
+                      *(["--preface", str(preface_path)] if preface_path else [])])
+    preface = read_text(preface_path, limits.NOTES) if preface_path else ""
+    page, unexplained = linux_results.markdown(data, notes, command=shown, preface=preface)
     write_output(output, page)
     for case_id in unexplained:
         click.echo(f"not analysed: {case_id}", err=True)

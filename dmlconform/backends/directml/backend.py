@@ -251,9 +251,10 @@ class DirectMLBackend:
         reason = session.removed_reason()
         if exc.hresult not in DEVICE_LOST and reason not in DEVICE_LOST:
             return
+        dml_reason = session.dml_removed_reason()
         session.close()
         self._session = None
-        raise DeviceRemovedError(exc, reason) from None
+        raise DeviceRemovedError(exc, reason, dml_reason) from None
 
     def _output_tensors(self, spec: Spec, case: Case) -> list[TensorData]:
         by_name = {t.name: t for t in case.outputs}

@@ -41,11 +41,12 @@ class DeviceRemovedError(ComError):
     GetDeviceRemovedReason is one of `DEVICE_LOST`): the case it ran is
     that case's result, and the backend opens a new device for the next."""
 
-    def __init__(self, cause: ComError, reason: int) -> None:
+    def __init__(self, cause: ComError, reason: int, dml_reason: int = 0) -> None:
         said = f"{cause.detail}; " if cause.detail else ""
+        dml = f", IDMLDevice::GetDeviceRemovedReason: {hresult_text(dml_reason)}" if dml_reason else ""
         super().__init__(cause.step, cause.hresult, f"{said}the device was removed, GetDeviceRemovedReason: "
-                                                    f"{hresult_text(reason)}; the next case runs on a new device")
-        self.reason = reason
+                                                    f"{hresult_text(reason)}{dml}; the next case runs on a new device")
+        self.reason, self.dml_reason = reason, dml_reason
 
 
 #: HRESULTs (signed) that mean the device is lost until it is created again.

@@ -111,6 +111,12 @@ class Session:
         """ID3D12Device::GetDeviceRemovedReason: S_OK while the device works."""
         return int(self.conv.call(self.d3d12, abi.ID3D12Device.GetDeviceRemovedReason, C.c_int32, ()))
 
+    def dml_removed_reason(self) -> int:
+        """IDMLDevice::GetDeviceRemovedReason: S_OK while it works; else why
+        DirectML removed it (a failed RecordDispatch, which returns nothing,
+        removes the DirectML device and leaves its HRESULT here)."""
+        return int(self.conv.call(self.dml, abi.IDMLDevice.GetDeviceRemovedReason, C.c_int32, ()))
+
     # ------------------------------------------------------------ one operator
     def create_operator(self, desc: Any, owned: Owned) -> int:
         out = C.c_void_p()

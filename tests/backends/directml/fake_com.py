@@ -257,6 +257,7 @@ class FakeCom:
                          self._record_dispatch)})),
             12: ("CreateBindingTable", C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_void_p, C.c_void_p, PP),
                  self._create_table),
+            15: ("GetDeviceRemovedReason", C.CFUNCTYPE(C.c_int32, C.c_void_p), lambda this: abi.S_OK),
         })
 
     def _feature(self, this: int, feature: int, qsize: int, query: int, dsize: int, data: int) -> int:
