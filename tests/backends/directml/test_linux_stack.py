@@ -249,6 +249,20 @@ def test_results_page_says_ran_or_why_not_and_analyses_each_fail(tmp_path: Path)
            "| not analysed |" in text
 
 
+def test_results_page_takes_a_preface_after_the_run_line(tmp_path: Path) -> None:
+    report, preface, page = tmp_path / "report.json", tmp_path / "preface.md", tmp_path / "page.md"
+    report.write_text(json.dumps(REPORT))
+    preface.write_text("## The shader census\n\n| vkd3d | translated |\n| --- | --: |\n| 1.17 | 374 |\n\n")
+    result = CliRunner().invoke(main, ["directml", "results", str(report), "-o", str(page), "--preface", str(preface)])
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert f"--preface {preface}` from a run's report.json" in text
+    run_line = next(i for i, x in enumerate(text.splitlines()) if x.startswith("Run: "))
+    assert text.splitlines()[run_line + 2: run_line + 8] == [
+        "## The shader census", "", "| vkd3d | translated |", "| --- | --: |", "| 1.17 | 374 |", ""]
+    assert text.splitlines()[run_line + 8] == "## Totals"
+
+
 def test_results_of_something_else_is_a_usage_error(tmp_path: Path) -> None:
     report = tmp_path / "report.json"
     report.write_text(json.dumps({**REPORT, "run": {"backend": "cpu"}}))
