@@ -121,6 +121,21 @@ def test_initializer_binds_persistent_as_output_and_heap_is_shader_visible() -> 
     assert all(o.state["flags"] == abi.ResourceFlags.ALLOW_UNORDERED_ACCESS for o in uavs)
 
 
+def test_a_temporary_resource_is_bound_only_where_the_dispatchable_asks_for_one() -> None:
+    """Issue #37: REDUCE, SOFTMAX, TOP_K ... need a temporary resource to execute and none to
+    initialize; bound to their initializer anyway, DirectML removed its device at RecordDispatch."""
+    com = FakeCom(binding=(4, 64, 0), init_binding=(4, 0, 0))
+    _run(_backend(com), _softsign_cases()[0])
+    tables = [o for o in com.objects.values() if o.interface == "IDMLBindingTable"]
+    assert len(tables) == 1
+    bound = tables[0].state["bound"]
+    assert bound["temporary"][0] is not None and bound["temporary"][0][2] >= 64  # the execute's, after Reset
+    calls = [c for c in com.calls if c.startswith(("IDMLBindingTable::", "IDMLCommandRecorder::"))]
+    first_dispatch = calls.index("IDMLCommandRecorder::RecordDispatch")
+    assert "IDMLBindingTable::BindTemporaryResource" not in calls[:first_dispatch]
+    assert "IDMLBindingTable::BindTemporaryResource" in calls[first_dispatch:]
+
+
 def test_everything_created_per_operator_is_released() -> None:
     com = FakeCom()
     backend = _backend(com)
