@@ -371,7 +371,11 @@ def setup(root: Path, *, cache: Path | None = None, refetch: bool = False, sourc
     """Build the stack under ``root`` (what exists and is current is kept);
     what it is made of.  `Unavailable` says what could not be done."""
     stack, cache = Stack(root), cache or cache_dir()
-    patch_files = vkd3d_build.patches() if patch_files is None else patch_files
+    if patch_files is None:
+        patch_files = vkd3d_build.patches()
+        if not patch_files:
+            raise Unavailable(f"the project's vkd3d patches are missing: {vkd3d_build.PATCHES} holds no *.patch "
+                              "(an install without them); reinstall from a clone, or give --vkd3d-patches DIR")
     started = time.monotonic()
     root.mkdir(parents=True, exist_ok=True)
     before = _manifest(stack)

@@ -97,3 +97,12 @@ def test_reason_is_the_first_error_with_numbers_as_n() -> None:
     assert census.reason("E8017: Shader properties tag 0xb is unhandled.", 1) == \
         "E8017: Shader properties tag N is unhandled."
     assert census.reason("Segmentation fault at 0x1234\n", -11) == "exit status -11: Segmentation fault at NxN"
+
+
+def test_an_install_without_the_patches_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vkd3d built without the project's patches would translate almost nothing: never in silence."""
+    monkeypatch.setattr(vkd3d_build, "PATCHES", tmp_path / "none")
+    monkeypatch.setattr(vkd3d_build, "patches", lambda folder=None: [])
+    result = CliRunner().invoke(main, ["directml", "setup-linux", "--dir", str(tmp_path / "stack")])
+    assert result.exit_code == 3, result.output
+    assert f"the project's vkd3d patches are missing: {tmp_path / 'none'} holds no *.patch" in result.output
