@@ -1,7 +1,7 @@
 """The worker process of the directml backend over the Linux CPU stack.
 
 Issue #25; the parent side and the wire format are `stack_client`.  Started
-through sid's loader (`linux_stack.Stack.command`) as
+through the machine's loader with the stack's library path (`linux_stack.Stack.command`) as
 ``python -m dmlconform.backends.directml.stack_worker ROOT``: it points
 Vulkan at lavapipe, loads the stack's libraries, and answers one JSON line per
 request on stdout (logs, vkd3d's included, go to stderr).  Each case runs
