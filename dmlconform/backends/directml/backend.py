@@ -18,6 +18,7 @@ desc it rejects (CreateOperator E_INVALIDARG) becomes NotSupportedError.
 from __future__ import annotations
 
 import ctypes as C
+import functools
 import os
 import sys
 from collections.abc import Mapping
@@ -28,14 +29,16 @@ import numpy as np
 import dmlconform
 from dmlconform.backends.base import SUPPORTED, BackendInfo, NotSupportedError, Support, level_option, unknown_options
 from dmlconform.backends.directml import abi
-from dmlconform.backends.directml.com import ComError, Convention
-from dmlconform.backends.directml.descs import DescError, TensorLayout, build
+from dmlconform.backends.directml.com import DEVICE_LOST, ComError, Convention, DeviceRemovedError
+from dmlconform.backends.directml.descs import DescError, TensorLayout, build, nested_texts
 from dmlconform.backends.directml.execute import Entry, Session, TensorIO
 from dmlconform.backends.directml.library import Located, Unavailable, locate
 from dmlconform.backends.directml.linux_stack import MANIFEST, SETUP_HINT, Stack, default_stack_dir
 from dmlconform.backends.directml.stack_client import StackClient
 from dmlconform.cases.model import Case, TensorData
+from dmlconform.catalog import load_spec
 from dmlconform.errors import InputError
+from dmlconform.packaged import shipped_specs
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 _NEWEST = max(FeatureLevel)
@@ -55,6 +58,16 @@ def load_entry(located: Located, conv: Convention) -> Entry:
     create.argtypes = [C.c_void_p, C.c_int32, C.POINTER(abi.Guid), C.POINTER(C.c_void_p)]
     create1.argtypes = [C.c_void_p, C.c_int32, C.c_int32, C.POINTER(abi.Guid), C.POINTER(C.c_void_p)]
     return Entry(create, create1)
+
+
+@functools.cache
+def shipped_spec(operator: str) -> Spec:
+    """The shipped spec of ``operator`` (a nested desc's: FusedActivation's
+    ACTIVATION_LINEAR); DescError where there is none."""
+    path = shipped_specs() / f"{operator}.yaml"
+    if not path.is_file():
+        raise DescError(f"no spec for the nested operator {operator} ({path} is missing)")
+    return load_spec(path)
 
 
 def max_feature_level(session: Session) -> FeatureLevel:
@@ -216,7 +229,8 @@ class DirectMLBackend:
             raise NotSupportedError(verdict.reason)
         layouts = {t.name: TensorLayout(t.dtype, t.sizes, t.strides) for t in (*case.inputs, *case.outputs)}
         try:
-            built = build(spec, layouts, dict(case.attributes), dtype=case.dtype)
+            attributes = nested_texts(spec, dict(case.attributes), shipped_spec)
+            built = build(spec, layouts, attributes, dtype=case.dtype)
         except DescError as exc:
             raise NotSupportedError(f"cannot build the desc: {exc}") from None
         inputs, outputs = self._io(spec, case, buffers, layouts)
@@ -225,9 +239,22 @@ class DirectMLBackend:
         except ComError as exc:
             if exc.step == "IDMLDevice::CreateOperator" and exc.hresult == abi.E_INVALIDARG:
                 raise NotSupportedError(f"DirectML rejected the desc: {exc}") from None
+            self._drop_removed(session, exc)
             raise
         for t, raw in zip(self._output_tensors(spec, case), results):
             buffers[t.name][...] = _unpack(raw, buffers[t.name], t.dtype)
+
+    def _drop_removed(self, session: Session, exc: ComError) -> None:
+        """Where ``exc`` left the device removed (issue #37): close the
+        session, so that the next case opens a new device, and raise
+        `DeviceRemovedError` for this case.  Otherwise return."""
+        reason = session.removed_reason()
+        if exc.hresult not in DEVICE_LOST and reason not in DEVICE_LOST:
+            return
+        dml_reason = session.dml_removed_reason()
+        session.close()
+        self._session = None
+        raise DeviceRemovedError(exc, reason, dml_reason) from None
 
     def _output_tensors(self, spec: Spec, case: Case) -> list[TensorData]:
         by_name = {t.name: t for t in case.outputs}

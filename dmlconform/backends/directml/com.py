@@ -31,9 +31,26 @@ class ComError(Exception):
     or, for CreateOperator's E_INVALIDARG, into a clean rejection."""
 
     def __init__(self, step: str, hresult: int, detail: str = "") -> None:
-        self.step, self.hresult = step, hresult
+        self.step, self.hresult, self.detail = step, hresult, detail
         extra = f" ({detail})" if detail else ""
         super().__init__(f"{step} failed with {hresult_text(hresult)}{extra}")
+
+
+class DeviceRemovedError(ComError):
+    """A COM call failed and the D3D12 device is gone (its own HRESULT or
+    GetDeviceRemovedReason is one of `DEVICE_LOST`): the case it ran is
+    that case's result, and the backend opens a new device for the next."""
+
+    def __init__(self, cause: ComError, reason: int, dml_reason: int = 0) -> None:
+        said = f"{cause.detail}; " if cause.detail else ""
+        dml = f", IDMLDevice::GetDeviceRemovedReason: {hresult_text(dml_reason)}" if dml_reason else ""
+        super().__init__(cause.step, cause.hresult, f"{said}the device was removed, GetDeviceRemovedReason: "
+                                                    f"{hresult_text(reason)}{dml}; the next case runs on a new device")
+        self.reason, self.dml_reason = reason, dml_reason
+
+
+#: HRESULTs (signed) that mean the device is lost until it is created again.
+DEVICE_LOST = frozenset(h - (1 << 32) for h in (0x887A0005, 0x887A0006, 0x887A0007, 0x887A0020))
 
 
 def check(hr: int, step: str, detail: str = "") -> None:

@@ -19,7 +19,8 @@ import ctypes as C
 import functools
 import json
 import math
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import resources
@@ -129,7 +130,8 @@ def float32_value(raw: float | int | str) -> float:
     except (ValueError, ZeroDivisionError):
         return float(raw)
     near = np.float32(float(exact))
-    around = [near, np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(-np.inf))]
+    with np.errstate(over="ignore"):  # beside the largest float32: its neighbour is infinite, not finite
+        around = [near, np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(-np.inf))]
     finite = [c for c in around if np.isfinite(c)] or [near]
     best = min(finite, key=lambda c: (abs(Fraction(float(c)) - exact), int(c.view(np.uint32)) & 1))
     return float(best)
@@ -143,6 +145,56 @@ def _struct_type(name: str, members: tuple[tuple[str, Any], ...]) -> type[C.Stru
 def desc_struct(spec: Spec) -> type[C.Structure]:
     """The Structure of ``spec.struct``: its fields in struct order."""
     return _struct_type(spec.struct, tuple((f.name, field_ctype(f)) for f in spec.fields))
+
+
+def array_items(f: Field, value: Any, *, floats: bool) -> list[float | int]:
+    """An ARRAY field's items from a case's text (``"2,0"``, ``"0.5,-1,inf"``:
+    the form `cases.family.parse_axes` and `cases.value_scale.parse_bias`
+    read), one number, or a sequence (the validate tier's plans); ``None`` or
+    ``""`` is no item.  FLOAT items are rounded once to float32
+    (`float32_value`).  DescError naming the field and the value otherwise."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return []
+    parts = value.split(",") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) \
+        else [value]
+    try:
+        if floats:
+            return [float32_value(p.strip() if isinstance(p, str) else p) for p in parts]
+        if any(isinstance(p, bool) or (isinstance(p, float) and not p.is_integer()) for p in parts):
+            raise ValueError(value)
+        return [int(p) for p in parts]
+    except (TypeError, ValueError, ZeroDivisionError):
+        what = "numbers" if floats else "whole numbers"
+        raise DescError(f"field {f.name}: {value!r} is not a list of {what}; write them comma-separated, "
+                        f"e.g. \"{'0.5,-1' if floats else '2,0'}\"") from None
+
+
+_NESTED_TEXT = re.compile(r"^(ACTIVATION_[A-Z0-9_]+)(?:\((.*)\))?$")
+_NESTED_SETTING = re.compile(r"^([A-Za-z]+)=(\S+)$")
+
+
+def nested_texts(spec: Spec, attributes: Mapping[str, Any], load: Callable[[str], Spec]) -> dict[str, Any]:
+    """``attributes`` with each nested desc a case gives as text
+    (``FusedActivation``: ``"ACTIVATION_LINEAR(Alpha=-0.5,Beta=0.25)"``, the
+    form `cases.contraction.activation` reads) as a `NestedOp` of the spec
+    ``load`` gives for its name; ``""`` is no desc.  DescError naming the
+    field and the value where the text is no activation."""
+    out = dict(attributes)
+    for f in spec.fields:
+        text = out.get(f.name)
+        if f.kind is not FieldKind.STRUCT_PTR or f.c_type == "const DML_SCALE_BIAS*" or not isinstance(text, str):
+            continue
+        if not text.strip():
+            del out[f.name]
+            continue
+        found = _NESTED_TEXT.match(text.strip())
+        settings = [_NESTED_SETTING.match(p.strip()) for p in (found.group(2) or "").split(",") if p.strip()] \
+            if found else []
+        if found is None or not all(settings):
+            raise DescError(f"field {f.name}: {text!r} is no activation; write ACTIVATION_NAME or "
+                            "ACTIVATION_NAME(Attr=value,...), e.g. ACTIVATION_LINEAR(Alpha=0.5,Beta=1)")
+        out[f.name] = NestedOp(load(found.group(1)), tuple((m.group(1), m.group(2)) for m in settings if m))
+    return out
 
 
 def enum_value(f: Field, value: Any) -> int:
@@ -194,8 +246,8 @@ class _Builder:
             nested = tuple(self.attrs.get(f.name) or ())
             return self.array(f, abi.DML_OPERATOR_DESC, [self.nested(n) for n in nested])
         if kind is FieldKind.ARRAY:
-            items = tuple(self.attrs.get(f.name) or ())
-            return self.array(f, _ARRAY_ITEMS.get(f.c_type, C.c_uint32), list(items))
+            item = _ARRAY_ITEMS.get(f.c_type, C.c_uint32)
+            return self.array(f, item, array_items(f, self.attrs.get(f.name), floats=item is C.c_float))
         if kind is FieldKind.ENUM:
             raw = self.attrs.get(f.name, f.default)
             if raw is None and f.c_type == _DATA_TYPE_ENUM and self.dtype is not None:

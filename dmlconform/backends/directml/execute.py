@@ -107,6 +107,16 @@ class Session:
     def close(self) -> None:
         self.owned.__exit__(None, None, None)
 
+    def removed_reason(self) -> int:
+        """ID3D12Device::GetDeviceRemovedReason: S_OK while the device works."""
+        return int(self.conv.call(self.d3d12, abi.ID3D12Device.GetDeviceRemovedReason, C.c_int32, ()))
+
+    def dml_removed_reason(self) -> int:
+        """IDMLDevice::GetDeviceRemovedReason: S_OK while it works; else why
+        DirectML removed it (a failed RecordDispatch, which returns nothing,
+        removes the DirectML device and leaves its HRESULT here)."""
+        return int(self.conv.call(self.dml, abi.IDMLDevice.GetDeviceRemovedReason, C.c_int32, ()))
+
     # ------------------------------------------------------------ one operator
     def create_operator(self, desc: Any, owned: Owned) -> int:
         out = C.c_void_p()
@@ -149,12 +159,16 @@ class Session:
                                     "IDMLDevice::CreateBindingTable", (C.c_void_p, REFIID),
                                     C.addressof(table_desc), C.byref(abi.iid("IDMLBindingTable")))
             defaults, uploads = self.tensor_buffers(owned, inputs, outputs)
+            # A temporary resource is bound only to the dispatchable that asks for one: DirectML
+            # refuses one bound to an initializer that needs none at RecordDispatch, which reports
+            # it by removing its device (REDUCE, SOFTMAX, TOP_K ... on vkd3d, issue #37).
+            exec_temp = temp if exec_props.TemporaryResourceSize else 0
             self.record_initializer(init, table, heap, temp, temp_size, persistent, persistent_size, uploads,
-                                    defaults, inputs)
+                                    defaults, inputs, bind_temp=bool(init_props.TemporaryResourceSize))
             table_desc.Dispatchable = compiled
             conv.hr(table, abi.IDMLBindingTable.Reset, "IDMLBindingTable::Reset", (C.c_void_p,),
                     C.addressof(table_desc))
-            self.bind(table, defaults, inputs, outputs, temp, temp_size, persistent, persistent_size)
+            self.bind(table, defaults, inputs, outputs, exec_temp, temp_size, persistent, persistent_size)
             readbacks = [self.buffer(owned, t.size, abi.HeapType.READBACK) for t in outputs]
             self.record_dispatch(compiled, table, heap, defaults, outputs, readbacks, len(inputs))
             return [self.read(rb, t.size) for rb, t in zip(readbacks, outputs)]
@@ -257,16 +271,16 @@ class Session:
                 (C.c_uint64, C.c_void_p), self.fence_value, None)
         done = conv.call(self.fence, abi.ID3D12Fence.GetCompletedValue, C.c_uint64, ())
         if done < self.fence_value:
-            reason = conv.call(self.d3d12, abi.ID3D12Device.GetDeviceRemovedReason, C.c_int32, ())
+            reason = self.removed_reason()
             raise ComError("ID3D12Fence::GetCompletedValue", reason or abi.E_FAIL,
                            f"fence at {done}, expected {self.fence_value}: the device was removed or hung")
 
     def record_initializer(self, init: int, table: int, heap: int, temp: int, temp_size: int, persistent: int,
                            persistent_size: int, uploads: Sequence[int], defaults: Sequence[int],
-                           inputs: Sequence[TensorIO]) -> None:
+                           inputs: Sequence[TensorIO], *, bind_temp: bool = True) -> None:
         """Upload the inputs, put every other buffer in UNORDERED_ACCESS and
         initialize the operator (persistent buffer as the initializer's output)."""
-        keep = self.bind_one(table, abi.IDMLBindingTable.BindTemporaryResource, temp, temp_size)
+        keep = self.bind_one(table, abi.IDMLBindingTable.BindTemporaryResource, temp if bind_temp else 0, temp_size)
         if persistent:
             binding = abi.DML_BUFFER_BINDING(persistent, 0, persistent_size)
             desc = abi.DML_BINDING_DESC(abi.BindingType.BUFFER, C.addressof(binding))

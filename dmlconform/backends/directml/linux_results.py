@@ -110,8 +110,11 @@ def _fails(cases: Sequence[Mapping[str, Any]], notes: Sequence[Note]) -> tuple[l
     return out, unexplained
 
 
-def markdown(report: Mapping[str, Any], notes: Iterable[Note], *, command: str) -> tuple[str, list[str]]:
-    """The page (deterministic for one report and notes) and the FAILs no note explains."""
+def markdown(report: Mapping[str, Any], notes: Iterable[Note], *, command: str,
+             preface: str = "") -> tuple[str, list[str]]:
+    """The page (deterministic for one report, notes and preface) and the
+    FAILs no note explains.  ``preface`` (markdown: how the stack was built,
+    the shader census) comes after the run's line, as written."""
     cases = sorted(report["cases"], key=lambda c: str(c["case_id"]))
     run = report["run"]
     fails, unexplained = _fails(cases, tuple(notes))
@@ -120,5 +123,5 @@ def markdown(report: Mapping[str, Any], notes: Iterable[Note], *, command: str) 
              f"Run: `dmlconform run --backend directml` over the Linux CPU stack (`dmlconform directml setup-linux`): "
              f"{_cell(run.get('device', ''))}, feature level {run.get('feature_level')}, seed {run.get('seed')}, "
              f"{run.get('seconds')} s. See README, *The directml backend*, for the stack and what it can run.", "",
-             *_totals(cases), "", *fails, "", *_per_group(cases)]
+             *([preface.strip(), ""] if preface.strip() else []), *_totals(cases), "", *fails, "", *_per_group(cases)]
     return "\n".join(lines) + "\n", unexplained

@@ -1,26 +1,30 @@
 """The real DirectML on plain Linux, on the CPU: the stack and where it lives.
 
-Issue #25.  libdirectml.so (the torch-directml wheel's, as the validate tier
-uses) executes its own kernels without a GPU when D3D12 comes from vkd3d
-(D3D12 on Vulkan, with a DXIL translator from version 2) over Mesa's CPU
-Vulkan driver, lavapipe:
+Issues #25 and #37.  libdirectml.so (the torch-directml wheel's, as the
+validate tier uses) executes its own kernels without a GPU when D3D12 comes
+from vkd3d (D3D12 on Vulkan, with a DXIL translator) over Mesa's CPU Vulkan
+driver, lavapipe:
 
     dmlconform directml backend (ctypes, in a worker process)
       -> libdirectml.so   DirectML 1.13, the torch-directml wheel's
       -> libd3d12.so      the bridge: System V proxies over vkd3d's ms_abi objects,
                           generated from vkd3d's own vkd3d_d3d12.h at build time (bridge_gen.py)
-      -> vkd3d 2.1        Debian sid's libvkd3d / -utils / -shader (bookworm and trixie have 1.2: no DXIL)
+      -> vkd3d 1.17       built from its release source with the project's patches
+                          (vkd3d_build.py: the DXIL operations DirectML's shaders use)
       -> lavapipe         Mesa's mesa-vulkan-drivers, from the machine's own suite
     libdxcore.so: the project's fake (fake_dxcore.c)
 
 `setup` builds it under a folder (default ``<cache>/linux-stack``): apt
-fetches the packages with a private state folder (its own source list, lists,
-archives and pin; the system's apt configuration is only read) and
-``dpkg -x`` unpacks them into ``sysroot/``.  vkd3d 2.1 needs sid's glibc, so
-the process that loads the stack starts through sid's ``ld-linux`` with
-``--library-path`` (`Stack.command`): the backend runs in such a subprocess
-(`stack_worker`).  `check` names the first missing piece (the backend is then
-unavailable with that reason).
+fetches lavapipe and the Vulkan loader with a private state folder (its own
+source list, lists and archives; the system's apt configuration is only
+read) and ``dpkg -x`` unpacks them into ``sysroot/``; vkd3d is built into
+``vkd3d/<key>/`` (`vkd3d_build`, cached by the digests of its source and
+patches).  Everything links against the machine's own glibc; the process
+that loads the stack starts through the machine's ``ld-linux`` with
+``--library-path`` (`Stack.command`), so nothing leaks into the parent's
+environment: the backend runs in such a subprocess (`stack_worker`).
+`check` names the first missing piece (the backend is then unavailable
+with that reason).
 """
 
 from __future__ import annotations
@@ -40,12 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from dmlconform.atomic import write_atomic
-from dmlconform.backends.directml import bridge_gen
+from dmlconform.backends.directml import bridge_gen, vkd3d_build
 from dmlconform.backends.directml.library import Unavailable, validator_libs
 from dmlconform.cachedir import cache_dir
 
-#: From Debian sid: vkd3d with the DXIL translator, and the glibc it needs.
-SID_PACKAGES = ("libvkd3d1", "libvkd3d-utils1", "libvkd3d-shader1", "libvkd3d-headers", "libc6")
 #: From the machine's own suite, with what they need that is not installed: Vulkan and lavapipe.
 HOST_PACKAGES = ("mesa-vulkan-drivers", "libvulkan1")
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
@@ -53,6 +55,8 @@ KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 MANIFEST = "stack.json"
 _MULTIARCH = "usr/lib/x86_64-linux-gnu"
 _HOST_LIBS = ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu")
+#: The machine's dynamic loader (x86-64): the stack's libraries link against its glibc.
+HOST_LOADER = Path("/lib64/ld-linux-x86-64.so.2")
 #: Bounds on the external commands (seconds): an apt mirror that stalls must not hang the set-up.
 _APT_TIMEOUT = 900
 _CC_TIMEOUT = 300
@@ -80,11 +84,21 @@ class Stack:
 
     @property
     def loader(self) -> Path:
-        return self.libdir / "ld-linux-x86-64.so.2"
+        return HOST_LOADER
+
+    @property
+    def vkd3d(self) -> Path:
+        """The vkd3d build in use (``vkd3d/current``, a link to ``vkd3d/<key>``)."""
+        return self.root / "vkd3d" / "current"
 
     @property
     def include(self) -> Path:
-        return self.sysroot / "usr" / "include" / "vkd3d"
+        return self.vkd3d / "include" / "vkd3d"
+
+    @property
+    def compiler(self) -> Path:
+        """vkd3d-compiler of the build (the shader census runs it)."""
+        return self.vkd3d / "bin" / "vkd3d-compiler"
 
     @property
     def lib(self) -> Path:
@@ -101,22 +115,23 @@ class Stack:
 
     def pieces(self) -> tuple[tuple[str, Path], ...]:
         """What must exist, in the order a missing one is reported."""
-        return (("sid's dynamic loader (libc6 from Debian sid)", self.loader),
-                ("vkd3d 2 (libvkd3d1 from Debian sid)", self.libdir / "libvkd3d.so.1"),
-                ("vkd3d-utils (libvkd3d-utils1 from Debian sid)", self.libdir / "libvkd3d-utils.so.1"),
-                ("vkd3d-shader (libvkd3d-shader1 from Debian sid)", self.libdir / "libvkd3d-shader.so.1"),
+        vkd3d = self.vkd3d / "lib"
+        return (("the machine's dynamic loader", self.loader),
                 ("the Vulkan loader (libvulkan1)", self.libdir / "libvulkan.so.1"),
                 ("lavapipe (mesa-vulkan-drivers)", self.libdir / "libvulkan_lvp.so"),
+                ("vkd3d built from source", vkd3d / "libvkd3d.so.1"),
+                ("vkd3d-utils built from source", vkd3d / "libvkd3d-utils.so.1"),
+                ("vkd3d-shader built from source", vkd3d / "libvkd3d-shader.so.1"),
                 ("the lavapipe ICD file", self.icd),
                 ("the D3D12 bridge libd3d12.so", self.lib / "libd3d12.so"),
                 ("libdirectml.so (torch-directml wheel)", self.lib / "libdirectml.so"),
                 ("the fake libdxcore.so", self.lib / "libdxcore.so"))
 
     def library_path(self) -> str:
-        return ":".join((str(self.lib), str(self.libdir), *_HOST_LIBS))
+        return ":".join((str(self.lib), str(self.vkd3d / "lib"), str(self.libdir), *_HOST_LIBS))
 
     def command(self, argv: Sequence[str]) -> list[str]:
-        """``argv`` started through sid's loader with the stack's libraries first."""
+        """``argv`` started through the machine's loader with the stack's libraries first."""
         return [str(self.loader), "--library-path", self.library_path(), *argv]
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
@@ -197,7 +212,8 @@ def _host_sources() -> tuple[str, str, str]:
 
 def _apt_state(state: Path) -> list[str]:
     """A private apt configuration under ``state``: the machine's suite and
-    sid (pinned low, so only what is asked for by ``/sid`` comes from it)."""
+    sid (pinned low, so only what is asked for by ``/sid`` comes from it;
+    nothing is, today)."""
     mirror, security, suite = _host_sources()
     for sub in ("lists/partial", "archives/partial", "sources.list.d", "preferences.d", "debs"):
         (state / sub).mkdir(parents=True, exist_ok=True)
@@ -239,7 +255,7 @@ def fetch(stack: Stack, echo: Echo) -> list[Path]:
     options = _apt_state(state)
     echo(f"apt-get update (private state {state})")
     _run(["apt-get", *options, "-q", "update"], "apt-get update")
-    wanted = [f"{p}/sid" for p in SID_PACKAGES] + _to_install(options)
+    wanted = _to_install(options)
     debs = state / "debs"
     for old in debs.glob("*.deb"):
         old.unlink()
@@ -267,7 +283,7 @@ def build_bridge(stack: Stack) -> bridge_gen.Bridge:
     try:
         texts = [h.read_text(errors="replace") for h in headers]
     except OSError as exc:
-        raise Unavailable(f"vkd3d's headers (libvkd3d-headers from Debian sid) are missing: {exc}") from None
+        raise Unavailable(f"vkd3d's headers (of its build) are missing: {exc}") from None
     try:
         bridge = bridge_gen.generate(texts)
     except bridge_gen.BridgeError as exc:
@@ -306,10 +322,11 @@ def _copy_libraries(stack: Stack, cache: Path) -> None:
         os.replace(tmp, stack.lib / src.name)
 
 
-def _bridge_key() -> str:
-    """What the bridge is built from, on our side: a changed runtime or generator rebuilds it."""
+def _bridge_key(vkd3d_key: str) -> str:
+    """What the bridge is built from: our runtime and generator, and the vkd3d build whose header it wraps."""
     here = Path(__file__).parent
-    digest = hashlib.sha256((here / "bridge_runtime.c").read_bytes() + (here / "bridge_gen.py").read_bytes())
+    digest = hashlib.sha256((here / "bridge_runtime.c").read_bytes() + (here / "bridge_gen.py").read_bytes()
+                            + vkd3d_key.encode())
     return digest.hexdigest()[:16]
 
 
@@ -321,34 +338,62 @@ def _manifest(stack: Stack) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _bridge(stack: Stack, before: Mapping[str, Any], *, rebuild: bool, echo: Echo) -> dict[str, Any]:
-    """The bridge's manifest entry; rebuilt when missing, stale or ``rebuild``."""
-    key, old = _bridge_key(), before.get("bridge")
-    if (stack.lib / "libd3d12.so").is_file() and isinstance(old, dict) and old.get("key") == key and not rebuild:
+def _bridge(stack: Stack, before: Mapping[str, Any], vkd3d_key: str, *, echo: Echo) -> dict[str, Any]:
+    """The bridge's manifest entry; rebuilt when missing or stale."""
+    key, old = _bridge_key(vkd3d_key), before.get("bridge")
+    if (stack.lib / "libd3d12.so").is_file() and isinstance(old, dict) and old.get("key") == key:
         return old
     echo(f"generating the D3D12 bridge from {stack.include / 'vkd3d_d3d12.h'} and compiling it")
     built = build_bridge(stack)
     return {"key": key, "interfaces": built.interfaces, "methods": built.methods}
 
 
-def setup(root: Path, *, cache: Path | None = None, refetch: bool = False, echo: Echo = lambda _: None) -> list[Made]:
+def _vkd3d(stack: Stack, before: Mapping[str, Any], source: Path | None, patch_files: list[Path],
+           echo: Echo) -> dict[str, Any]:
+    """The vkd3d build's manifest entry: built (or found in the cache) from
+    ``source``; without it, the build in use where its patches are still
+    ``patch_files``, else `Unavailable` asking for the source."""
+    if source is not None:
+        return vkd3d_build.build(source, stack.vkd3d.parent, patch_files=patch_files, echo=echo,
+                                 jobs=max(1, min(os.cpu_count() or 1, 8)))
+    old = before.get("vkd3d")
+    if isinstance(old, dict) and old.get("patches") == [p.name for p in patch_files] and \
+            (stack.vkd3d / "BUILT").is_file() and stack.vkd3d.resolve().name == old.get("key") and \
+            vkd3d_build.key(str(old.get("source_sha256")), patch_files) == old.get("key"):
+        return old
+    raise Unavailable("vkd3d is built from its release source with the project's patches: give the tarball with "
+                      "--vkd3d-source PATH (vkd3d-1.17.tar.xz from https://dl.winehq.org/vkd3d/source/, or Debian's "
+                      "vkd3d_1.17.orig.tar.xz)")
+
+
+def setup(root: Path, *, cache: Path | None = None, refetch: bool = False, source: Path | None = None,
+          patch_files: list[Path] | None = None, echo: Echo = lambda _: None) -> list[Made]:
     """Build the stack under ``root`` (what exists and is current is kept);
     what it is made of.  `Unavailable` says what could not be done."""
     stack, cache = Stack(root), cache or cache_dir()
+    if patch_files is None:
+        patch_files = vkd3d_build.patches()
+        if not patch_files:
+            raise Unavailable(f"the project's vkd3d patches are missing: {vkd3d_build.PATCHES} holds no *.patch "
+                              "(an install without them); reinstall from a clone, or give --vkd3d-patches DIR")
     started = time.monotonic()
     root.mkdir(parents=True, exist_ok=True)
     before = _manifest(stack)
-    fetched = all(p.exists() for _, p in stack.pieces()[:6]) and stack.include.is_dir() and not refetch
+    vkd3d = _vkd3d(stack, before, source, patch_files, echo)
+    host = (stack.libdir / "libvulkan.so.1", stack.libdir / "libvulkan_lvp.so")
+    fetched = all(p.exists() for p in host) and not refetch
     packages = [str(p) for p in before.get("packages", [])] if fetched else [p.name for p in fetch(stack, echo)]
     _write_icd(stack)
     _copy_libraries(stack, cache)
-    bridge = _bridge(stack, before, rebuild=not fetched, echo=echo)
-    manifest = {"packages": packages, "bridge": bridge, "seconds": round(time.monotonic() - started, 1)}
+    bridge = _bridge(stack, before, str(vkd3d["key"]), echo=echo)
+    manifest = {"packages": packages, "vkd3d": vkd3d, "bridge": bridge,
+                "seconds": round(time.monotonic() - started, 1)}
     write_atomic(stack.root / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
     check(stack)
     debs = {p.split("_")[0]: p for p in packages}
+    patched = ", ".join(vkd3d["patches"]) or "no patches"
     notes = {"the D3D12 bridge libd3d12.so": f"{bridge['interfaces']} interfaces, {bridge['methods']} methods",
-             "vkd3d 2 (libvkd3d1 from Debian sid)": debs.get("libvkd3d1", ""),
-             "lavapipe (mesa-vulkan-drivers)": debs.get("mesa-vulkan-drivers", ""),
-             "sid's dynamic loader (libc6 from Debian sid)": debs.get("libc6", "")}
+             "vkd3d built from source": f"{vkd3d['source']} with {patched}; build {vkd3d['key']}, "
+                                        f"{vkd3d.get('seconds', '?')} s",
+             "lavapipe (mesa-vulkan-drivers)": debs.get("mesa-vulkan-drivers", "")}
     return [Made(what, path, notes.get(what, "")) for what, path in stack.pieces()]

@@ -1,8 +1,9 @@
 """The directml backend over the Linux CPU stack: the parent side.
 
-Issue #25.  The stack's vkd3d needs Debian sid's glibc, so the libraries can
-only load in a process started through sid's loader (`linux_stack.Stack.command`);
-a library crash must also cost one case, not the run.  The parent
+Issue #25.  The stack's libraries load only in a process started through
+the machine's loader with the stack's library path (`linux_stack.Stack.command`),
+so that nothing leaks into the parent; a library crash must also cost one
+case, not the run.  The parent
 (`StackClient`, used by `DirectMLBackend` when it runs over a stack) starts
 ``python -m dmlconform.backends.directml.stack_worker ROOT`` that way and
 speaks JSON lines with it (through the external backend's pipe handling):

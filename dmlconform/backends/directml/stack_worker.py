@@ -1,7 +1,7 @@
 """The worker process of the directml backend over the Linux CPU stack.
 
 Issue #25; the parent side and the wire format are `stack_client`.  Started
-through sid's loader (`linux_stack.Stack.command`) as
+through the machine's loader with the stack's library path (`linux_stack.Stack.command`) as
 ``python -m dmlconform.backends.directml.stack_worker ROOT``: it points
 Vulkan at lavapipe, loads the stack's libraries, and answers one JSON line per
 request on stdout (logs, vkd3d's included, go to stderr).  Each case runs
@@ -74,7 +74,7 @@ class _Worker:
                 detail = _shader_error(log_start)
                 return {"status": "not_supported", "limit": True,
                         "reason": f"{NOT_TRANSLATED} ({exc}" + (f"; vkd3d: {detail})" if detail else ")")}
-            return {"status": "error", "message": f"ComError: {exc}"}
+            return {"status": "error", "message": f"{type(exc).__name__}: {exc}"}
         return {"status": "ok", "outputs": encode_outputs(case, buffers)}
 
 

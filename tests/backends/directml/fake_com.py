@@ -95,6 +95,7 @@ class FakeCom:
     objects: dict[int, FakeObject] = field(default_factory=dict)
     buffers: dict[int, bytearray] = field(default_factory=dict)
     binding: tuple[int, int, int] = (4, 64, 256)   # descriptors, temporary, persistent bytes
+    init_binding: tuple[int, int, int] | None = None  # the initializer's, where it differs
     operators: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)   # protocol violations (an assert in a callback is swallowed)
 
@@ -162,7 +163,7 @@ class FakeCom:
                                                         C.c_int32, C.c_void_p, C.c_void_p, PP), self._create_resource),
             36: ("CreateFence", C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_uint64, C.c_int32, C.c_void_p, PP),
                  lambda this, v, f, riid, o: self._new(o, "ID3D12Fence", self._fence_methods(), value=v)),
-            37: ("GetDeviceRemovedReason", hr, lambda this: -0x7785FFFB),  # DXGI_ERROR_DEVICE_REMOVED
+            37: ("GetDeviceRemovedReason", hr, lambda this: abi.S_OK),  # `fail` it to remove the device
         })
 
     def _create_heap(self, this: int, desc: int, riid: int, out: Any) -> int:
@@ -250,13 +251,14 @@ class FakeCom:
                                                            op=self.obj(op).state["op"])),
             10: ("CreateOperatorInitializer", C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_uint32, C.c_void_p, C.c_void_p,
                                                           PP),
-                 lambda this, n, ops, riid, o: self._new(o, "IDMLOperatorInitializer", self._dispatchable(), op=None)),
+                 lambda this, n, ops, riid, o: self._new(o, "IDMLOperatorInitializer", self._dispatchable(self.init_binding), op=None)),
             11: ("CreateCommandRecorder", C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_void_p, PP),
                  lambda this, riid, o: self._new(o, "IDMLCommandRecorder", {
                      8: ("RecordDispatch", C.CFUNCTYPE(None, C.c_void_p, C.c_void_p, C.c_void_p, C.c_void_p),
                          self._record_dispatch)})),
             12: ("CreateBindingTable", C.CFUNCTYPE(C.c_int32, C.c_void_p, C.c_void_p, C.c_void_p, PP),
                  self._create_table),
+            15: ("GetDeviceRemovedReason", C.CFUNCTYPE(C.c_int32, C.c_void_p), lambda this: abi.S_OK),
         })
 
     def _feature(self, this: int, feature: int, qsize: int, query: int, dsize: int, data: int) -> int:
@@ -282,9 +284,9 @@ class FakeCom:
         self.operators.append(op)
         return self._new(out, "IDMLOperator", {}, op=op)
 
-    def _dispatchable(self) -> dict[int, Any]:
+    def _dispatchable(self, binding: tuple[int, int, int] | None = None) -> dict[int, Any]:
         proto, impl = self._struct_method(abi.DML_BINDING_PROPERTIES,
-                                          lambda: abi.DML_BINDING_PROPERTIES(*self.binding))
+                                          lambda: abi.DML_BINDING_PROPERTIES(*(binding or self.binding)))
         return {8: ("GetBindingProperties", proto, impl)}
 
     def _create_table(self, this: int, desc: int, riid: int, out: Any) -> int:

@@ -73,6 +73,32 @@ def test_arrays_fill_their_count_field_and_nested_descs() -> None:
     assert linear.value == 2.0
 
 
+@pytest.mark.parametrize(("operator", "attributes", "field", "count", "ctype", "items"), [
+    ("ACTIVATION_HARDMAX1", {"AxisCount": 1, "Axes": "3"}, "Axes", "AxisCount", C.c_uint32, [3]),
+    ("ACTIVATION_HARDMAX1", {"AxisCount": 2, "Axes": "2, 0"}, "Axes", "AxisCount", C.c_uint32, [2, 0]),
+    ("ACTIVATION_HARDMAX1", {"Axes": 1}, "Axes", "AxisCount", C.c_uint32, [1]),
+    ("VALUE_SCALE_2D", {"ChannelCount": 3, "Bias": "-0.5,1/3,inf"}, "Bias", "ChannelCount", C.c_float,
+     [-0.5, float(np.float32(1 / 3)), float("inf")])])
+def test_array_attributes_as_cases_hold_them(operator: str, attributes: dict[str, object], field: str, count: str,
+                                             ctype: type, items: list[float]) -> None:
+    """Issue #37: a case holds an ARRAY attribute as text ("2,0"), which the
+    builder read as items before (1,155 cases of the default suite failed
+    with TypeError)."""
+    desc = build(spec(operator), {}, attributes)
+    assert getattr(desc.body, count) == len(items)
+    assert list((ctype * len(items)).from_address(getattr(desc.body, field))) == items
+
+
+@pytest.mark.parametrize(("operator", "attributes", "shown"), [
+    ("ACTIVATION_HARDMAX1", {"Axes": "1,x"}, "field Axes: '1,x' is not a list of whole numbers"),
+    ("ACTIVATION_HARDMAX1", {"Axes": "1.5"}, "field Axes: '1.5' is not a list of whole numbers"),
+    ("VALUE_SCALE_2D", {"Bias": "0.5,,1"}, "field Bias: '0.5,,1' is not a list of numbers")])
+def test_array_attributes_that_are_no_numbers_name_the_field(operator: str, attributes: dict[str, object],
+                                                             shown: str) -> None:
+    with pytest.raises(DescError, match=f"^{shown}; write them comma-separated"):
+        build(spec(operator), {}, attributes)
+
+
 def test_enums_by_name_suffix_or_number_and_errors() -> None:
     field = spec("ELEMENT_WISE_ROUND").field("RoundingMode")
     assert enum_value(field, "DML_ROUNDING_MODE_TOWARD_ZERO") == 1

@@ -8,7 +8,7 @@ import pytest
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.directml import abi
 from dmlconform.backends.directml.backend import DirectMLBackend
-from dmlconform.backends.directml.com import ComError, Convention
+from dmlconform.backends.directml.com import ComError, Convention, DeviceRemovedError
 from dmlconform.cases.model import Layout
 from dmlconform.families.elementwise.cases import generate
 from dmlconform.spec.model import DataType, FeatureLevel
@@ -121,6 +121,21 @@ def test_initializer_binds_persistent_as_output_and_heap_is_shader_visible() -> 
     assert all(o.state["flags"] == abi.ResourceFlags.ALLOW_UNORDERED_ACCESS for o in uavs)
 
 
+def test_a_temporary_resource_is_bound_only_where_the_dispatchable_asks_for_one() -> None:
+    """Issue #37: REDUCE, SOFTMAX, TOP_K ... need a temporary resource to execute and none to
+    initialize; bound to their initializer anyway, DirectML removed its device at RecordDispatch."""
+    com = FakeCom(binding=(4, 64, 0), init_binding=(4, 0, 0))
+    _run(_backend(com), _softsign_cases()[0])
+    tables = [o for o in com.objects.values() if o.interface == "IDMLBindingTable"]
+    assert len(tables) == 1
+    bound = tables[0].state["bound"]
+    assert bound["temporary"][0] is not None and bound["temporary"][0][2] >= 64  # the execute's, after Reset
+    calls = [c for c in com.calls if c.startswith(("IDMLBindingTable::", "IDMLCommandRecorder::"))]
+    first_dispatch = calls.index("IDMLCommandRecorder::RecordDispatch")
+    assert "IDMLBindingTable::BindTemporaryResource" not in calls[:first_dispatch]
+    assert "IDMLBindingTable::BindTemporaryResource" in calls[first_dispatch:]
+
+
 def test_everything_created_per_operator_is_released() -> None:
     com = FakeCom()
     backend = _backend(com)
@@ -184,6 +199,46 @@ def test_a_fence_that_never_completes_names_the_removed_device() -> None:
     backend.info()
     fence = next(o for o in com.objects.values() if o.interface == "ID3D12Fence")
     com.fail["ID3D12Fence::GetCompletedValue"] = 0  # stays at 0
+    com.fail["ID3D12Device::GetDeviceRemovedReason"] = DEVICE_REMOVED
     fence.state["value"] = 0
     with pytest.raises(ComError, match="DXGI_ERROR_DEVICE_REMOVED .*device was removed or hung"):
         _run(backend, _softsign_cases()[0])
+
+
+DEVICE_REMOVED = -0x7785FFFB
+
+
+@pytest.mark.parametrize(("step", "hresult", "reason"), [
+    ("ID3D12Fence::GetCompletedValue", 0, DEVICE_REMOVED),           # the fence stops; the device says why
+    ("IDMLDevice::CompileOperator", DEVICE_REMOVED, abi.S_OK),       # the call's own HRESULT says it
+    ("ID3D12Device::CreateCommittedResource", -0x7785FFFA, DEVICE_REMOVED)])  # DEVICE_HUNG
+def test_a_removed_device_costs_one_case_and_the_next_gets_a_new_device(step: str, hresult: int, reason: int) -> None:
+    """Issue #37: HARDMAX and friends remove vkd3d's device; the case that did is that case's
+    result (with the reason), and the next case runs on a new device, not on the removed one."""
+    com = FakeCom()
+    backend = _backend(com)
+    backend.info()
+    first, second = _softsign_cases()[:2]
+    com.fail.update({step: hresult, "ID3D12Device::GetDeviceRemovedReason": reason})
+    if step == "ID3D12Fence::GetCompletedValue":
+        next(o for o in com.objects.values() if o.interface == "ID3D12Fence").state["value"] = 0
+    with pytest.raises(DeviceRemovedError, match=f"^{step} failed with .*the device was removed.*"
+                                                 "the next case runs on a new device") as err:
+        _run(backend, first)
+    assert err.value.step == step
+    com.fail.clear()
+    created = com.calls.count("D3D12CreateDevice")
+    out = _run(backend, second)
+    assert com.calls.count("D3D12CreateDevice") == created + 1
+    x = second.inputs[0].buffer
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_allclose(out["OutputTensor"][: x.size], x / (1 + np.abs(x)), rtol=1e-6)
+
+
+def test_a_failure_that_leaves_the_device_keeps_it() -> None:
+    com = FakeCom(fail={"IDMLDevice::CompileOperator": abi.E_FAIL})
+    backend = _backend(com)
+    with pytest.raises(ComError) as err:
+        _run(backend, _softsign_cases()[0])
+    assert not isinstance(err.value, DeviceRemovedError)
+    assert com.calls.count("D3D12CreateDevice") == 1

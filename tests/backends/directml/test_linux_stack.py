@@ -127,7 +127,7 @@ def test_bridge_generator_names_a_header_it_cannot_read() -> None:
         bridge_gen.generate([broken])
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="Linux only")
+@pytest.mark.skipif(not Path("/lib64/ld-linux-x86-64.so.2").exists(), reason="x86-64 Linux only")
 def test_check_names_the_first_missing_piece(tmp_path: Path) -> None:
     stack = Stack(tmp_path)
     with pytest.raises(Unavailable) as exc:
@@ -136,11 +136,12 @@ def test_check_names_the_first_missing_piece(tmp_path: Path) -> None:
                               f"`dmlconform directml setup-linux --dir {tmp_path}`")
     (tmp_path / MANIFEST).write_text("{}")
     stack.libdir.mkdir(parents=True)
-    stack.loader.write_bytes(b"")
+    for name in ("libvulkan.so.1", "libvulkan_lvp.so"):
+        (stack.libdir / name).write_bytes(b"")
     with pytest.raises(Unavailable) as exc:
         check(stack)
-    assert str(exc.value) == (f"the Linux CPU stack at {tmp_path} lacks vkd3d 2 (libvkd3d1 from Debian sid): "
-                              f"{stack.libdir / 'libvkd3d.so.1'} is missing; run "
+    assert str(exc.value) == (f"the Linux CPU stack at {tmp_path} lacks vkd3d built from source: "
+                              f"{stack.vkd3d / 'lib' / 'libvkd3d.so.1'} is missing; run "
                               f"`dmlconform directml setup-linux --dir {tmp_path}` again")
 
 
@@ -246,6 +247,20 @@ def test_results_page_says_ran_or_why_not_and_analyses_each_fail(tmp_path: Path)
     assert "doc ambiguity or semantic difference: The table says FLOAT32, the text UINT32. |" in text
     assert "| ACTIVATION_SOFTPLUS | FLOAT32 | 1 | `ACTIVATION_SOFTPLUS/FLOAT32/4d/a` | rejected a configuration ... " \
            "| not analysed |" in text
+
+
+def test_results_page_takes_a_preface_after_the_run_line(tmp_path: Path) -> None:
+    report, preface, page = tmp_path / "report.json", tmp_path / "preface.md", tmp_path / "page.md"
+    report.write_text(json.dumps(REPORT))
+    preface.write_text("## The shader census\n\n| vkd3d | translated |\n| --- | --: |\n| 1.17 | 374 |\n\n")
+    result = CliRunner().invoke(main, ["directml", "results", str(report), "-o", str(page), "--preface", str(preface)])
+    assert result.exit_code == 0, result.output
+    text = page.read_text()
+    assert f"--preface {preface}` from a run's report.json" in text
+    run_line = next(i for i, x in enumerate(text.splitlines()) if x.startswith("Run: "))
+    assert text.splitlines()[run_line + 2: run_line + 8] == [
+        "## The shader census", "", "| vkd3d | translated |", "| --- | --: |", "| 1.17 | 374 |", ""]
+    assert text.splitlines()[run_line + 8] == "## Totals"
 
 
 def test_results_of_something_else_is_a_usage_error(tmp_path: Path) -> None:
