@@ -39,6 +39,12 @@ MUTANTS = {
     "nan-to-zero": ("ACTIVATION_SOFTSIGN", "ACTIVATION_SHRINK"),
     "wrong-in-8d": ("ACTIVATION_SOFTSIGN",),
     "in-place-corrupting": ("ACTIVATION_SOFTSIGN", "ELEMENT_WISE_ADD"),
+    # the generic faults of issue #32: over the whole suite in tests/backends/test_generic_faults.py
+    "zero-output": ("ACTIVATION_SOFTSIGN", "GEMM", "REDUCE"),
+    "negate-output": ("ACTIVATION_SOFTSIGN", "ACTIVATION_SOFTMAX"),
+    "scaled-output": ("ELEMENT_WISE_ADD", "CUMULATIVE_SUMMATION"),
+    "nan-output": ("ACTIVATION_RELU", "VALUE_SCALE_2D"),
+    "input-copied": ("ACTIVATION_SOFTSIGN", "TOP_K"),
     "rejects-float16": ("ACTIVATION_HARD_SIGMOID",),
     "gemm-dropped-term": ("GEMM",),
     "gemm-c-strides-ignored": ("GEMM",),

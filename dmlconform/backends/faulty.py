@@ -18,21 +18,20 @@ import numpy as np
 
 from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
 from dmlconform.backends.cpu import CpuBackend
-from dmlconform.cases.model import Buffers, Case, Fault
+from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.errors import InputError
 from dmlconform.families import faults as family_faults
 from dmlconform.spec import model as m
 
 
 def _writable_output(case: Case, buffers: Buffers) -> np.ndarray:
-    out = case.outputs[0]
-    buf = buffers[out.name]
-    item = buf.dtype.itemsize
-    return np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * item for s in out.strides))
+    """The first output's logical view over its buffer, writable."""
+    return writable_view(case.outputs[0], buffers[case.outputs[0].name])
 
 
-def _input(case: Case) -> np.ndarray:
-    return np.ascontiguousarray(case.inputs[0].view())
+def _outputs(case: Case, buffers: Buffers, *, floats_only: bool = False) -> list[np.ndarray]:
+    """Every output's logical view over its buffer, writable (only the float ones where ``floats_only``)."""
+    return [writable_view(out, buffers[out.name]) for out in case.outputs if out.dtype.is_float or not floats_only]
 
 
 def one_ulp(spec: m.Spec, case: Case, buffers: Buffers) -> None:
@@ -66,12 +65,49 @@ def in_place_corrupting(spec: m.Spec, case: Case, buffers: Buffers) -> None:
             y.flat[1:] = y.flat[:-1].copy()
 
 
+def zero_output(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """Every element of every output written as 0 (a kernel that never ran)."""
+    for y in _outputs(case, buffers):
+        y[...] = 0
+
+
+def negate_output(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """Every element of every output negated (integers wrap, as C's unary minus)."""
+    for y in _outputs(case, buffers):
+        y[...] = np.negative(y) if y.dtype.kind != "b" else ~y
+
+
+def scaled_output(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """Every float output times 1 + 2^-8 (a scale applied twice, a wrong constant)."""
+    for y in _outputs(case, buffers, floats_only=True):
+        y[...] = (y.astype(np.float64) * (1 + 2.0 ** -8)).astype(y.dtype)
+
+
+def nan_output(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """Every float output NaN."""
+    for y in _outputs(case, buffers, floats_only=True):
+        y[...] = np.nan
+
+
+def input_copied(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """The first input written to the first output where their sizes agree (a pass-through kernel)."""
+    if case.inputs and case.outputs and case.inputs[0].sizes == case.outputs[0].sizes:
+        y = _writable_output(case, buffers)
+        y[...] = case.inputs[0].view().astype(y.dtype)  # its own values, not the buffer an in-place output overwrote
+
+
+
 #: The faults that break any operator, by name; each family adds its own (`families.faults`).
 GENERIC: Mapping[str, Fault] = {
     "one-ulp": one_ulp,
     "nan-to-zero": nan_to_zero,
     "wrong-in-8d": wrong_in_8d,
     "in-place-corrupting": in_place_corrupting,
+    "zero-output": zero_output,
+    "negate-output": negate_output,
+    "scaled-output": scaled_output,
+    "nan-output": nan_output,
+    "input-copied": input_copied,
 }
 #: Every planted fault by name: the generic ones and each family's.
 BREAKS: Mapping[str, Fault] = {**GENERIC, **family_faults()}

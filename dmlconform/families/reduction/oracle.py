@@ -214,7 +214,6 @@ def _integer(rows: np.ndarray, function: str, out: m.DataType) -> tuple[np.ndarr
 def _float(rows: np.ndarray, function: str, acc: m.DataType, out: m.DataType,
            flush: bool) -> tuple[np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """T, S and the (strict, relaxed) bounds of float terms (module docstring)."""
-    n = rows.shape[1]
     with np.errstate(all="ignore"):
         value, s = _value(rows, function)
         u = unit_roundoff(acc)
@@ -224,7 +223,7 @@ def _float(rows: np.ndarray, function: str, acc: m.DataType, out: m.DataType,
         bounds = []
         for g in (gamma_probable, gamma):
             e = _error(rows, function, value, s, exact, u, g, flush, acc)
-            e = e + (n + 8) * _U64 * (s + np.abs(value))  # the oracle's own float64 error
+            e = e + _own_error(rows, function, value, s)
             bounds.append(e)
         step = spacing_above(np.abs(value) + bounds[1], numpy_dtype(out))
         clean = (exact & (function in _EXACT)) | ~np.isfinite(value) | ~np.isfinite(s)
@@ -232,6 +231,29 @@ def _float(rows: np.ndarray, function: str, acc: m.DataType, out: m.DataType,
             clean = np.ones(value.shape, bool)
         strict, relaxed = (np.where(clean, 0.0, b + step) for b in bounds)
     return value, np.where(np.isfinite(s), s, 0.0), (strict, relaxed)
+
+
+def _own_error(rows: np.ndarray, function: str, value: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """The oracle's own float64 error at T, carried through the step that
+    follows the sum (DESIGN, accumulation tolerances): ``k = (N + 8) 2^-53``
+    of S on a sum (S/N on an average), relative after a square root, the
+    sum's relative error after a log (LOG_SUM), and ``k (1 + |T|)`` for
+    LOG_SUM_EXP, whose float64 log-add-exp steps each err by a few units
+    of T.  Taking S itself as the error after a log or a root gave a
+    LOG_SUM_EXP near 104 a bound of 6.2e30 (issue #32: a backend writing 0
+    passed)."""
+    k = (rows.shape[1] + 8) * _U64
+    t = np.abs(value)
+    if function == "AVERAGE":
+        return k * (s / rows.shape[1] + t)
+    if function == "L2":
+        return k * t
+    if function == "LOG_SUM":
+        r = k * s / np.abs(rows.sum(axis=1))
+        return np.where(r < 0.5, -np.log1p(-np.minimum(r, 0.5)), np.inf) + k * t
+    if function == "LOG_SUM_EXP":
+        return k * (1 + t)
+    return k * (s + t)
 
 
 def _integral(rows: np.ndarray) -> bool:

@@ -212,3 +212,25 @@ def test_log_sum_exp_bounds_are_never_nan(seed: int) -> None:
         exp = ReductionOracle.of(_spec()).bind([case], flush_subnormals=False).expect(0, 8)[0]
         assert not np.isnan(exp.bound_strict).any() and not np.isnan(exp.bound_relaxed).any(), case.id
     assert all(r.outcome is Outcome.PASS for r in run_cases([(_spec(), c) for c in cases], CpuBackend()))
+
+
+@pytest.mark.parametrize("suffix", ["axes=3/log_sum_exp/big", "axes=3/log_sum_exp/small", "axes=0,1,2,3/l2/random",
+                                    "axes=0,1,2,3/log_sum/random"])
+def test_a_backend_writing_zeros_fails_where_the_value_is_large(suffix: str) -> None:
+    # Issue #32: the oracle's own float64 error was taken as S (the sum of exps, of |x|, of
+    # squares) after the log or the root that shrinks it: LOG_SUM_EXP near 104 had a FAIL bound
+    # of 6.2e30, so a backend writing 0 passed.  Carried through the last step, the bound is a
+    # small part of the value; the honest reference still passes.
+    spec = load_spec(REPO / "specs" / "REDUCE.yaml")
+    found = [c for c in cases_of(spec, max(m.FeatureLevel), seed=0) if c.id.endswith(suffix) and c.dtype is m.DataType.FLOAT32]
+    if not found:
+        pytest.skip(f"no case ends with {suffix}")
+    zeros, honest = (run_cases([(spec, c) for c in found], b) for b in (FaultyBackend(faults="zero-output"), CpuBackend()))
+    assert [r.outcome for r in honest] == [Outcome.PASS] * len(found)
+    for case, result in zip(found, zeros):
+        n = int(np.prod(case.outputs[0].sizes))
+        exp = ReductionOracle.of(spec).bind([case], flush_subnormals=False).expect(0, n)[0]
+        large = np.abs(exp.expected.astype(np.float64)) >= 1
+        assert np.all(exp.bound_strict[large] < np.abs(exp.expected[large]) / 2 ** 8), case.id
+        if large.any():
+            assert result.outcome is Outcome.FAIL, case.id
