@@ -338,14 +338,13 @@ def _block_readings(traces: list[AlternativeTrace]) -> dict[str, tuple[np.ndarra
     it, or the primary value where that alternative does not differ from
     it."""
     markers: dict[str, tuple[str, np.ndarray, list[np.ndarray]]] = {}
-    others: list[tuple[AlternativeTrace, list[tuple[str, str]], np.ndarray]] = []
-    for t in traces:
-        body = t.name.removeprefix(READING)
+    others: list[tuple[np.ndarray, list[tuple[str, str]], np.ndarray]] = []
+    for name, (index, before, hit) in _by_name(traces).items():
+        body = name.removeprefix(READING)
         if "=" in body and ":" not in body:
-            markers[body.split("=", 1)[0]] = (t.name, t.index, [t.index[t.before]])
+            markers[body.split("=", 1)[0]] = (name, index, [before])
         else:
-            hit = t.index[t.matched if t.matched is not None else t.gained]
-            others.append((t, [(a, r) for a, _, r in (p.partition(":") for p in body.split("+"))], hit))
+            others.append((index, [(a, r) for a, _, r in (p.partition(":") for p in body.split("+"))], hit))
     for _, picks, hit in others:
         for ambiguity, (_, _, primary) in markers.items():
             if all(a != ambiguity for a, _ in picks):
@@ -356,15 +355,33 @@ def _block_readings(traces: list[AlternativeTrace]) -> dict[str, tuple[np.ndarra
         took = _holds(base, np.concatenate(parts))
         out[name] = (where, base[took])
         explained: dict[str, np.ndarray] = {}
-        for t, picks, hit in others:
+        for index, picks, hit in others:
             for a, r in picks:
                 if a == ambiguity:
-                    mine = _holds(base, hit) | (took & ~_holds(base, t.index))
+                    mine = _holds(base, hit) | (took & ~_holds(base, index))
                     key = f"{READING}{a}:{r}"
                     explained[key] = explained[key] | mine if key in explained else mine
         for key, found in explained.items():
             out[key] = (where, base[found])
     return out
+
+
+def _by_name(traces: list[AlternativeTrace]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per alternative name: its elements, those that passed before it, and
+    those whose value it matched (`AlternativeTrace.gained` where it says
+    nothing of matching), over every case of the batch.  Each case offers
+    its own alternative of a name (its oracle's, shifted to its place), and
+    one case's alternative says nothing of another's elements: taken one by
+    one, the alternative of a case where a reading differs "explained" every
+    element of the others that took the primary value (issue #32: REDUCE's
+    ``log_sum_exp/small`` counted as literal beside ``big``, not alone)."""
+    found: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    for t in traces:
+        hit = t.index[t.matched if t.matched is not None else t.gained]
+        found.setdefault(t.name, []).append((t.index, t.index[t.before], hit))
+    return {name: tuple(np.concatenate(part) if len(parts) > 1 else part[0]  # type: ignore[misc]
+                        for part in zip(*parts))
+            for name, parts in found.items()}
 
 
 def _holds(base: np.ndarray, elements: np.ndarray) -> np.ndarray:

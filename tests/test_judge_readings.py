@@ -6,6 +6,7 @@ chunks of one name (a batch over plan.COMPARE_ELEMENTS)."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -20,17 +21,22 @@ AMBIGUITIES = {"a": ("x", "y"), "b": ("u",), "c": ("p", "q")}
 
 
 def _by_sets(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The rule with setdiff1d, union1d and intersect1d (judge before the masks)."""
-    traces = [t for t in sp.traces if t.name.startswith(PREFIX)]
+    """The rule with setdiff1d, union1d and intersect1d (judge before the masks), every
+    alternative of one name (one per case of a batch) taken together."""
+    merged: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    for t in sp.traces:
+        if t.name.startswith(PREFIX):
+            merged.setdefault(t.name, []).append(
+                (t.index, t.index[t.before], t.index[t.matched if t.matched is not None else t.gained]))
     markers: dict[str, tuple[str, np.ndarray, list[np.ndarray]]] = {}
     others = []
-    for t in traces:
-        body = t.name.removeprefix(PREFIX)
+    for name, parts in merged.items():
+        index, before, hit = (np.concatenate(part) for part in zip(*parts))
+        body = name.removeprefix(PREFIX)
         if "=" in body and ":" not in body:
-            markers[body.split("=", 1)[0]] = (t.name, t.index, [t.index[t.before]])
+            markers[body.split("=", 1)[0]] = (name, index, [before])
         else:
-            hit = t.index[t.matched if t.matched is not None else t.gained]
-            others.append((t, [(a, r) for a, _, r in (p.partition(":") for p in body.split("+"))], hit))
+            others.append((index, [(a, r) for a, _, r in (p.partition(":") for p in body.split("+"))], hit))
     for _, picks, hit in others:
         for ambiguity, (_, _, primary) in markers.items():
             if all(a != ambiguity for a, _ in picks):
@@ -40,10 +46,10 @@ def _by_sets(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         took = np.intersect1d(where, np.concatenate(parts))
         out[name] = (where, took)
         explained: dict[str, list[np.ndarray]] = {}
-        for t, picks, hit in others:
+        for index, picks, hit in others:
             for a, r in picks:
                 if a == ambiguity:
-                    explained.setdefault(f"{PREFIX}{a}:{r}", []).append(np.union1d(hit, np.setdiff1d(took, t.index)))
+                    explained.setdefault(f"{PREFIX}{a}:{r}", []).append(np.union1d(hit, np.setdiff1d(took, index)))
         for key, found in explained.items():
             out[key] = (where, np.intersect1d(where, np.concatenate(found)))
     return out
@@ -79,7 +85,7 @@ def test_masks_give_what_set_operations_gave(sp: SparseComparison) -> None:
     got, wanted = _reading_elements(sp), _by_sets(sp)
     assert list(got) == list(wanted)
     for key, (where, took) in wanted.items():
-        assert got[key][0] is where
+        assert got[key][0].tolist() == where.tolist()
         assert got[key][1].tolist() == took.tolist()
 
 
@@ -118,3 +124,64 @@ def test_a_batch_cut_into_chunks_has_the_readings_of_the_whole() -> None:
         whole, cut = results(ops, None), results(ops, 7)
         assert any(r.readings for r in whole)
         assert cut == whole
+
+
+#: Operators whose cases offer readings, one per family that has them.
+_READING_OPS = ("REDUCE", "ACTIVATION_SHRINK", "ELEMENT_WISE_SIGN", "ACTIVATION_LOG_SOFTMAX", "ARGMAX",
+                "CUMULATIVE_SUMMATION")
+
+
+@functools.cache
+def _reading_pairs() -> tuple:  # type: ignore[type-arg]
+    """The cases of `_READING_OPS` with their results as the whole suite runs them (made once)."""
+    from dmlconform.backends.cpu import CpuBackend
+    from dmlconform.catalog import load_spec
+    from dmlconform.families import cases_of
+    from dmlconform.runner import run_cases
+    from dmlconform.spec import model as m
+    from tests.conftest import REPO
+
+    pairs = tuple((spec, c) for op in _READING_OPS for spec in [load_spec(REPO / "specs" / f"{op}.yaml")]
+                  for c in cases_of(spec, m.FeatureLevel.FL_6_4, seed=0))
+    return pairs, {r.case_id: r.readings for r in run_cases(pairs, CpuBackend())}
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.data())
+def test_a_cases_readings_do_not_depend_on_the_cases_beside_it(data: st.DataObject) -> None:
+    """Issue #32 item 3: the readings of a case are the same run alone, in
+    its natural batch (every case of its operator, as `run` hands them) and
+    in any batch of cases picked beside it, whole or compared in blocks; before, an alternative of one
+    case "explained" the elements of another (REDUCE's
+    ``log_sum_exp/small`` was counted literal beside ``big``, and ``big``'s
+    own readings were lost)."""
+    from pytest import MonkeyPatch
+
+    from dmlconform import judge
+    from dmlconform.backends.cpu import CpuBackend
+    from dmlconform.runner import run_cases
+
+    pairs, natural = _reading_pairs()
+    backend = CpuBackend()
+    picked = data.draw(st.lists(st.sampled_from(range(len(pairs))), min_size=1, max_size=12, unique=True))
+    batch = {r.case_id: r.readings for r in run_cases([pairs[i] for i in picked], backend)}
+    alone = {pairs[i][1].id: run_cases([pairs[i]], backend)[0].readings for i in picked}
+    assert batch == alone
+    with MonkeyPatch.context() as patch:  # the batch compared in blocks of 7 elements
+        patch.setattr(judge, "COMPARE_ELEMENTS", 7)
+        assert {r.case_id: r.readings for r in run_cases([pairs[i] for i in picked], backend)} == alone
+    assert {k: natural[k] for k in alone} == alone
+    assert any(natural.values())
+
+
+def test_log_sum_exp_small_beside_big_reads_as_alone() -> None:
+    """The case the issue names, whatever hypothesis draws."""
+    from dmlconform.backends.cpu import CpuBackend
+    from dmlconform.runner import run_cases
+
+    pairs, natural = _reading_pairs()
+    picked = [p for p in pairs if p[1].id.startswith("REDUCE/FLOAT32/4d/axes=3/log_sum_exp/")]
+    small = next(p for p in picked if p[1].id.endswith("/small"))
+    alone = run_cases([small], CpuBackend())[0].readings
+    assert ("reading:log-sum-exp-overflow:literal", 3, 0) in alone
+    assert natural[small[1].id] == alone
