@@ -51,6 +51,8 @@ MUTANTS = {
     "gemm-transa-ignored": ("GEMM",),
     "gemm-float16-accumulation": ("GEMM",),
     "reduce-dropped-term": ("REDUCE",),
+    "reduce-lse-no-max-subtraction": ("REDUCE",),
+    "log-softmax-of-softmax": ("ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1"),
     "reduce-wrong-axis": ("REDUCE", "ARGMAX"),
     "reduce-arg-tie-flipped": ("ARGMAX", "ARGMIN"),
     "reduce-float16-accumulation": ("REDUCE",),

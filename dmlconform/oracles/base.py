@@ -146,3 +146,22 @@ def gamma_probable(n: np.ndarray, u: float, lam: float = LAMBDA) -> np.ndarray:
     """Higham and Mary's gamma~_n(lambda) = exp(lambda sqrt(n) u + n u^2 / (1 - u)) - 1,
     never above gamma_n (it is larger for small n)."""
     return np.minimum(np.expm1(lam * np.sqrt(n) * u + n * u * u / (1 - u)), gamma(n, u))
+
+
+# -- range loss: one rule for every family (DESIGN, Ambiguities; issue #32 item 2) ----------------
+
+def range_lost(values: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Per element: whether ``values``, a formula evaluated with an
+    intermediate that overflows or underflows (a literal evaluation: no max
+    subtraction, the log of a rounded softmax, a step-by-step evaluation in
+    the target type), lost the range of ``expected``, the exact result in
+    the output's type: ``expected`` finite and normal, ``values`` +-inf, NaN
+    or +-0.  Such a value is wrong whichever formula was evaluated (a reading
+    is a different meaning of the doc's text, never a loss of range); where
+    the exact result is subnormal, zero or beyond the type's range, the
+    literal evaluation's +-0 or +-inf stays an honest reading."""
+    with np.errstate(invalid="ignore"):
+        e = expected.astype(np.float64)
+        v = values.astype(np.float64)
+        normal = np.isfinite(e) & (np.abs(e) >= float(finfo(expected.dtype).smallest_normal))
+        return normal & (~np.isfinite(v) | (v == 0))

@@ -77,6 +77,19 @@ def tie_flipped(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     _write(case, buffers, _compute(sem, case, x, tuple(sorted(axes_of(sem, case))), last=not last_wins(sem, case)))
 
 
+def lse_no_max_subtraction(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """LOG_SUM_EXP as log(sum(exp(x))) in float32 without subtracting the largest term: +inf where
+    exp overflows (x near 104), -inf where every exp underflows (issue #32 item 2)."""
+    sem = _reduction(spec)
+    if sem is None or function_of(sem, case) != "LOG_SUM_EXP" or not case.dtype.is_float:
+        return
+    x = case.inputs[0].view(buffers.get(case.inputs[0].name))
+    work = np.float64 if case.dtype is m.DataType.FLOAT64 else np.float32
+    with np.errstate(over="ignore", divide="ignore"):
+        _write(case, buffers, np.log(np.exp(x.astype(work)).sum(axis=tuple(sorted(axes_of(sem, case))),
+                                                                 keepdims=True, dtype=work)))
+
+
 def float16_accumulation(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """FLOAT16 terms of SUM, AVERAGE, L1 and SUM_SQUARE summed in FLOAT16 one at a time, while declaring float32."""
     sem = _reduction(spec)
@@ -105,4 +118,5 @@ FAULTS: Mapping[str, Fault] = {
     "reduce-wrong-axis": wrong_axis,
     "reduce-arg-tie-flipped": tie_flipped,
     "reduce-float16-accumulation": float16_accumulation,
+    "reduce-lse-no-max-subtraction": lse_no_max_subtraction,
 }

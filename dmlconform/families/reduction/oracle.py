@@ -46,7 +46,16 @@ from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
 from dmlconform.families.reduction.cases import axes_of, claims, function_of, last_wins, semantics_of
 from dmlconform.families.reduction.semantics import ARG_FUNCTIONS, Reduction
-from dmlconform.oracles.base import PREFIX, Expectation, gamma, gamma_probable, marker, spacing_above, unit_roundoff
+from dmlconform.oracles.base import (
+    PREFIX,
+    Expectation,
+    gamma,
+    gamma_probable,
+    marker,
+    range_lost,
+    spacing_above,
+    unit_roundoff,
+)
 from dmlconform.plan import SUM_BLOCK
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
@@ -350,9 +359,14 @@ def _float_readings(rows: np.ndarray, function: str, value: np.ndarray, acc: m.D
         info = finfo(numpy_dtype(acc))
         over = value > math.log(float(info.max))
         under = rows.max(axis=1) < math.log(float(info.smallest_subnormal)) - math.log(2)  # exp(x) rounds to 0
-        if over.any() or under.any():
+        if over.any() or under.any():  # kept only where it keeps the exact result's range (`_alternatives`)
             found["log-sum-exp-overflow:literal"] = np.where(over, np.inf, np.where(under, -np.inf, value))
     return found
+
+
+#: Readings that evaluate the primary's formula another way rather than give it another meaning:
+#: kept only where they keep the exact result's range (`oracles.base.range_lost`).
+_EVALUATIONS = frozenset({"log-sum-exp-overflow:literal"})
 
 
 def _alternatives(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray) -> tuple[Alternative, ...]:
@@ -370,6 +384,8 @@ def _alternatives(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.nd
         differ = cast != expected
         if cast.dtype.kind == "f":
             differ &= ~(np.isnan(cast) & np.isnan(expected))
+        if key in _EVALUATIONS:
+            differ &= ~range_lost(cast, expected)
         where = np.flatnonzero(differ)
         if where.size:
             alt = Alternative(f"{PREFIX}{ambiguity.id}:{reading.id}", where, cast[where], Tier.STRICT,

@@ -66,6 +66,17 @@ def no_max_subtraction(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     _apply(spec, case, buffers, {Function.LOG_SOFTMAX}, _log_of(_unshifted))
 
 
+def _shifted(rows: np.ndarray) -> np.ndarray:
+    e = np.exp(rows - rows.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def log_of_softmax(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """Log-softmax as log(softmax(x)), the softmax (max subtracted) rounded to the working type
+    first: -inf where it underflows, for an exact result such as -156 (issue #32 item 2)."""
+    _apply(spec, case, buffers, {Function.LOG_SOFTMAX}, _log_of(_shifted))
+
+
 def dropped_term(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """The last element of each group left out of the sum (a loop bound off by one)."""
     _apply(spec, case, buffers, {Function.SOFTMAX}, _dropped)
@@ -95,6 +106,7 @@ def hardmax_last_tie(spec: m.Spec, case: Case, buffers: Buffers) -> None:
 #: The family's planted faults by name (`families.Family.faults`; the ``faulty`` backend plants them).
 FAULTS: Mapping[str, Fault] = {
     "softmax-no-max-subtraction": no_max_subtraction,
+    "log-softmax-of-softmax": log_of_softmax,
     "softmax-dropped-term": dropped_term,
     "softmax-wrong-axis": wrong_axis,
     "hardmax-last-tie": hardmax_last_tie,

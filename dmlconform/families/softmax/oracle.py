@@ -42,7 +42,16 @@ from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
 from dmlconform.families.softmax.cases import axes_of, claims, semantics_of
 from dmlconform.families.softmax.semantics import Function, Softmax
-from dmlconform.oracles.base import PREFIX, Expectation, gamma, gamma_probable, marker, spacing_above, unit_roundoff
+from dmlconform.oracles.base import (
+    PREFIX,
+    Expectation,
+    gamma,
+    gamma_probable,
+    marker,
+    range_lost,
+    spacing_above,
+    unit_roundoff,
+)
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -261,12 +270,20 @@ class SoftmaxOracle:
                 with np.errstate(over="ignore", invalid="ignore"):
                     mine = expected_values(self.semantics, x, axes, acc, frozenset({(ambiguity.id, reading.id)}))
                     mine = mine.astype(nt).reshape(-1)
-                where = np.flatnonzero(_differs(mine, flat))
+                differ = _differs(mine, flat)
+                if (ambiguity.id, reading.id) in _EVALUATIONS:
+                    differ &= ~range_lost(mine, flat)
+                where = np.flatnonzero(differ)
                 alts.append(Alternative(f"{PREFIX}{ambiguity.id}:{reading.id}", where, mine[where], Tier.STRICT,
                                         f"{ambiguity.id}: {reading.says}"))
             if any(a.index.size for a in alts):
                 found += [marker(ambiguity, alts, flat), *alts]
         return found
+
+
+#: Readings that evaluate the formula another way rather than give it another meaning: kept only
+#: where they keep the exact result's range (`oracles.base.range_lost`).
+_EVALUATIONS = frozenset({("log-of-underflow", "literal")})
 
 
 def _may_differ(ambiguity: str, x: np.ndarray, axes: tuple[int, ...]) -> bool:
