@@ -3,9 +3,14 @@ our errors, renders them once and exits with their code."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import signal
 import sys
+import threading
 import traceback
+from collections.abc import Iterator
+from types import FrameType
 from typing import Any
 
 import click
@@ -55,7 +60,8 @@ class _Group(click.Group):
         if "args" in kwargs:  # click's own keyword (CliRunner passes it so)
             args = (kwargs.pop("args"), *args)
         try:
-            return super().main(*args, **{**kwargs, "standalone_mode": False})
+            with _sigterm_as_ctrl_c():
+                return super().main(*args, **{**kwargs, "standalone_mode": False})
         except click.exceptions.Exit as exc:
             sys.exit(exc.exit_code)
         except click.ClickException as exc:
@@ -77,6 +83,26 @@ class _Group(click.Group):
                 traceback.print_exc()
             click.echo(internal_error_line(exc, debug=_debug_requested(args)), err=True)
             sys.exit(ExitCode.INTERNAL)
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c() -> Iterator[None]:
+    """SIGTERM handled as Ctrl-C while a command runs: CI systems stop a job
+    with SIGTERM, and `run` must then write its partial report as it does
+    for Ctrl-C (issue #33), not die without a word.  Only the main thread
+    may set a handler; the one before is put back afterwards."""
+    if not hasattr(signal, "SIGTERM") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
 
 
 def internal_error_line(exc: BaseException, *, debug: bool) -> str:

@@ -27,7 +27,7 @@ class ExitCode(enum.IntEnum):
     #: a bug in dmlconform itself: an exception nothing expected (``cli.py``
     #: turns it into one line asking for a report made with ``--debug``)
     INTERNAL = 4
-    #: interrupted by Ctrl-C (128 + SIGINT)
+    #: interrupted by Ctrl-C (128 + SIGINT), or stopped by SIGTERM, which is handled as Ctrl-C
     INTERRUPTED = 130
 
 
@@ -70,8 +70,9 @@ EXIT_CODE_MEANINGS: Mapping[ExitCode, ExitCodeMeaning] = MappingProxyType({
         "printed as one line (`internal error (a bug in dmlconform, exit 4): ...`), with the traceback under "
         "`dmlconform --debug ...`; please report it with the command"),
     ExitCode.INTERRUPTED: ExitCodeMeaning(
-        "interrupted (Ctrl-C); run writes the partial report first",
-        "interrupted (Ctrl-C)"),
+        "interrupted (Ctrl-C or SIGTERM); run writes the partial report first",
+        "interrupted (Ctrl-C, or SIGTERM as CI systems stop a job: handled alike); `run` writes the partial "
+        "report first"),
 })
 
 

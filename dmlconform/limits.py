@@ -111,6 +111,15 @@ a library call expands to up to 4 levels (``Sigmoid(x)`` is
 frames, a third of Python's recursion limit of 1000
 (tests/formula/test_parser.py runs every shape at the limit under 500)."""
 
+MAX_TIMEOUT = 86_400.0
+"""Most seconds ``run --timeout`` may give a case: a day.  The largest case
+``gen --large`` writes (GEMM k512) ran in 0.45 s on cpu, and the default is
+60 s; past a day a stuck backend holds a CI job for days.  The platform's own bound is
+near: the workers' wait (``poll``) takes whole milliseconds in a C int, so
+``--timeout 2.2e6`` (25.5 days) raised OverflowError, as ``inf`` did
+(measured with ``select.poll().poll``, this machine), and a large case gets
+a multiple of the timeout (`parallel.case_timeout`)."""
+
 MIN_DIMENSION_COUNT = 1
 MAX_DIMENSION_COUNT = 8
 """A DirectML tensor has 1 to 8 dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1);

@@ -92,6 +92,10 @@ DEFAULT_TIMEOUT = 60.0
 #: word (times elements / `LARGE_ELEMENTS` for a large chunk) before the
 #: worker is taken for hung.
 _HARNESS_SECONDS = 300.0
+#: Longest single wait for the workers: the platform's wait takes whole
+#: milliseconds in a C int (about 24.8 days; longer raised OverflowError),
+#: and a large case's deadline is a multiple of ``--timeout``.
+_LONGEST_WAIT = 3600.0
 #: Seconds a stopped worker gets to exit after terminate() before kill().
 _GRACE = 2.0
 
@@ -517,7 +521,7 @@ class Workers:
         if not busy:
             return
         now = time.monotonic()
-        waiting = min(w.deadline for w in busy) - now
+        waiting = min(min(w.deadline for w in busy) - now, _LONGEST_WAIT)
 
         ready = set(wait([w.conn for w in busy] + [w.process.sentinel for w in busy], max(0.0, waiting)))
         for worker in busy:

@@ -393,9 +393,12 @@ def test_interrupted_flag_round_trips_through_report_json() -> None:
     assert loads(dumps(run), path="report.json").interrupted is True
 
 
-@pytest.mark.skipif(not hasattr(signal, "SIGINT") or sys.platform == "win32",
-                    reason="sends SIGINT to a child process (POSIX)")
-def test_ctrl_c_writes_the_partial_report_and_exits_130(site, tmp_path, pairs) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.skipif(not hasattr(signal, "SIGTERM") or sys.platform == "win32",
+                    reason="sends SIGINT and SIGTERM to a child process (POSIX)")
+@pytest.mark.parametrize("stop", ["SIGINT", "SIGTERM"])
+def test_ctrl_c_writes_the_partial_report_and_exits_130(site, tmp_path, pairs, stop: str) -> None:  # type: ignore[no-untyped-def]
+    """SIGTERM as Ctrl-C (issue #33): CI systems stop a job with it, and
+    before it the run died without a word or a report."""
     hang, marker, out = _pick(pairs, 60), tmp_path / "hanging", tmp_path / "r"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), str(REPO), os.environ.get("PYTHONPATH", "")])}
     command = [sys.executable, "-c", "from dmlconform.cli import main; main()", "run", "--backend", "misbehaving",
@@ -410,7 +413,7 @@ def test_ctrl_c_writes_the_partial_report_and_exits_130(site, tmp_path, pairs) -
         while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
             time.sleep(0.05)
         assert marker.exists(), child.communicate(timeout=10)
-        child.send_signal(signal.SIGINT)
+        child.send_signal(getattr(signal, stop))
         _, stderr = child.communicate(timeout=120)   # a wait for the reports, not a budget
     finally:
         child.kill()
@@ -455,3 +458,37 @@ def test_a_worker_ends_when_its_parent_is_killed(site, tmp_path) -> None:  # typ
         time.sleep(0.05)
     assert not _running(worker)
 
+
+@pytest.mark.parametrize(("value", "said"), [
+    ("inf", "inf is not in the range 0<x<=86400.0."),
+    ("nan", "nan is not a number of seconds: give one above 0 and at most 86400"),
+    ("3e6", "3000000.0 is not in the range 0<x<=86400.0."),
+])
+def test_a_timeout_that_is_no_number_of_seconds_is_a_usage_error(value: str, said: str) -> None:
+    """Issue #33: ``inf`` was an internal error (OverflowError in the
+    workers' wait), ``nan`` was accepted."""
+    result = CliRunner().invoke(main, ["run", "--op", "ELEMENT_WISE_ABS", "--timeout", value, "-o", "unused"])
+    assert result.exit_code == 2 and f"Invalid value for '--timeout': {said}" in result.output
+    assert "Traceback" not in result.output and _no_workers_left()
+
+
+def test_jobs_above_the_cores_run_one_worker_per_core_and_say_so(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue #33: ``-j 10000`` started a worker per case and ended with exit 3
+    after two minutes; the workers are now capped at the cores (counted by
+    `parallel.default_jobs`), and the run says so."""
+    started: list[int] = []
+    spawn = Workers._spawn
+
+    def counted(self: Workers):  # type: ignore[no-untyped-def]
+        started.append(self.jobs)
+        return spawn(self)
+
+    monkeypatch.setattr(Workers, "_spawn", counted)
+    cores = parallel.default_jobs()
+    result = CliRunner().invoke(main, ["run", "--op", "ELEMENT_WISE_ABS", "-j", "10000", "--no-progress",
+                                       "-o", str(tmp_path / "r")])
+    assert result.exit_code == 0, result.output
+    assert (f"note: -j 10000 runs {cores} worker{'s' if cores > 1 else ''}, one per core of this machine: more only "
+            "compete for the cores (and each builds its own backend)") in result.output
+    assert set(started) == {cores} and len(started) <= cores

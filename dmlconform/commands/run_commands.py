@@ -22,6 +22,7 @@ from dmlconform.commands.options import console as make_console
 from dmlconform.commands.view_options import view_options
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
 from dmlconform.invocation import Invocation
+from dmlconform.limits import MAX_TIMEOUT
 from dmlconform.parallel import DEFAULT_TIMEOUT, InProcess, Progress, RunOutcome, Workers, default_jobs
 from dmlconform.report import commit_reports, write_reports
 from dmlconform.report.folder import FILE_NAMES, reserve
@@ -56,9 +57,10 @@ if TYPE_CHECKING:
 @click.option("--show-skipped", is_flag=True, help="List each spec left out of the suite, with the reason.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), metavar="N",
               help="Worker processes that run the backend (default: one per core).")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=DEFAULT_TIMEOUT, show_default=True,
-              metavar="SECONDS", help="A case running longer is TIMEOUT and its worker is replaced (a case over "
-                                      "2^22 elements gets proportionally longer).")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True, max=MAX_TIMEOUT), default=DEFAULT_TIMEOUT,
+              show_default=True, callback=lambda ctx, param, value: _finite(value, "--timeout"),
+              metavar="SECONDS", help=f"A case running longer is TIMEOUT and its worker is replaced (a case over "
+                                      f"2^22 elements gets proportionally longer; at most {MAX_TIMEOUT:g}).")
 @click.option("--no-isolate", is_flag=True, help="Run the backend in this process, one case after another, for "
                                                  "debugging: a crash ends the run, nothing times out, -j is ignored.")
 @gating_options
@@ -207,8 +209,21 @@ def _engine(ctx: click.Context, name: str, options: dict[str, str], *, isolate: 
     backend here."""
     if not isolate:
         return InProcess(name, options, overrides=gate.override_map)
-    return ctx.with_resource(Workers(name, options, jobs=jobs or default_jobs(), timeout=timeout,
+    cores = default_jobs()
+    if jobs is not None and jobs > cores:
+        click.echo(f"note: -j {jobs} runs {cores} worker{'s' if cores > 1 else ''}, one per core of this machine: "
+                   "more only compete for the cores (and each builds its own backend)", err=True)
+    return ctx.with_resource(Workers(name, options, jobs=min(jobs or cores, cores), timeout=timeout,
                                      overrides=gate.override_map))
+
+
+def _finite(value: float, option: str) -> float:
+    """``value`` where it is a number (a FloatRange lets NaN through: every
+    comparison with it is false)."""
+    if value != value:  # NaN
+        raise click.BadParameter(f"{value} is not a number of seconds: give one above 0 and at most "
+                                 f"{MAX_TIMEOUT:g}", param_hint=f"'{option}'")
+    return value
 
 
 def _run_with_progress(total: int, console: Console, *, enabled: bool,
