@@ -118,6 +118,7 @@ def load_specs(folder: str, ops: tuple[str, ...], *, option: str = "--op") -> li
     root = existing_paths((folder,), "spec folder")[0]
     named = [root / f"{operator_key(o)}.yaml" for o in dict.fromkeys(ops)]
     if ops and root.is_dir() and all(p.is_file() for p in named):
+        spec_files([root])  # listed, not read: an overlay without its spec is an error with --op too
         found = [(p, load_spec(p)) for p in named]
         if all(s.operator == p.stem for p, s in found):
             return found

@@ -749,7 +749,15 @@ def spec_files(paths: list[Path] | tuple[Path, ...]) -> list[Path]:
     if found.refused:
         first = found.refused[0]
         raise SpecError(first.reason, path=first.path, problems=tuple(r.error() for r in found.refused))
-    return [f for f in found.files if not is_overlay(f)]
+    specs = [f for f in found.files if not is_overlay(f)]
+    known = set(specs)
+    orphans = [SpecError(f"overlay {f.name} has no spec {f.parent.parent / f.name}, so nothing reads it: name it "
+                         "after its spec file, in the reviewed folder beside it, or remove it", path=f, line=1,
+                         column=1)
+               for f in found.files if is_overlay(f) and f.parent.parent / f.name not in known]
+    if orphans:  # an overlay skipped in silence would leave its semantics untested (issue #33)
+        raise SpecError(orphans[0].message, path=orphans[0].path, line=1, column=1, problems=tuple(orphans))
+    return specs
 
 
 def is_overlay(path: Path) -> bool:

@@ -106,3 +106,24 @@ def test_malformed_overlays_are_located_errors(tmp_path: Path, text: str) -> Non
                                        "-o", str(tmp_path / "r")])
     assert result.exit_code == 2, result.output
     assert result.output.startswith(f"{specs / 'reviewed' / 'GEMM.yaml'}:") and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("command", [
+    ["run", "--no-progress", "--no-isolate", "-o", "unused"],
+    ["run", "--no-progress", "--no-isolate", "-o", "unused", "--op", "GEMM"],
+    ["gen", "-o", "unused"],
+    ["matrix"],
+], ids=["run", "run --op", "gen", "matrix"])
+def test_an_overlay_without_its_spec_is_an_error_wherever_specs_load(tmp_path: Path, command: list[str]) -> None:
+    """Issue #33: ``run`` ignored reviewed/GEMM1.yaml (no GEMM1.yaml beside
+    it) in silence, and only ``lint`` reported it; a misnamed overlay leaves
+    its operator's semantics untested."""
+    specs = _folder(tmp_path, OVERLAY.read_text())
+    orphan = specs / "reviewed" / "GEMM1.yaml"
+    orphan.write_text(OVERLAY.read_text())
+    result = CliRunner().invoke(main, [*command, "--specs", str(specs)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.output.splitlines() == [
+        f"{orphan}:1:1: error: overlay GEMM1.yaml has no spec {specs / 'GEMM1.yaml'}, so nothing reads it: name it "
+        "after its spec file, in the reviewed folder beside it, or remove it"]
+    assert not Path("unused").exists()
