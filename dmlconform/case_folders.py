@@ -39,6 +39,7 @@ import numpy as np
 from dmlconform.cases.model import Case, TensorData, buffer_elements
 from dmlconform.errors import CaseFolderError, LocatedError
 from dmlconform.families import family_of
+from dmlconform.limits import MAX_TENSOR_ELEMENTS
 from dmlconform.spec.model import ConstraintKind, DataType, Field, FieldKind, Spec, TensorRole
 from dmlconform.spec.operator_types import ENUM_FILE
 
@@ -115,6 +116,7 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     elif family is None:
         yield f"no operator family tests {spec.operator} ({reason}), so nothing can check this case: leave it out"
     yield from _dtype_problems(case)
+    yield from _claim_problems(spec, case)
     yield from _tensor_problems(spec, case)
     yield from _shape_problems(spec, case)
     yield from _constraint_problems(spec, case)
@@ -130,6 +132,41 @@ def _dtype_problems(case: Case) -> Iterator[str]:
         shown = ", ".join(f"{t.name} is {t.dtype.name}" for t in pool)
         yield (f"dtype {case.dtype.name} is the data type of none of its {'inputs' if case.inputs else 'outputs'} "
                f"({shown}): set \"dtype\" to {pool[0].dtype.name}")
+
+
+def _claim_problems(spec: Spec, case: Case) -> Iterator[str]:
+    """A case that claims its level's table supports it (``expect_supported``)
+    is inside that table: each tensor's data type and dimension count in its
+    row, as the cpu reference holds a call against it.  Believed, the claim
+    blames a backend that rightly rejects the call (issue #33: an ARGMAX
+    index output of FLOAT32 FAILed "rejected a configuration that the 6_4
+    table supports: ... FLOAT32 is not supported").  A claim of false is
+    left alone: a case inside the table may be negative for what the table
+    does not say (an attribute outside the doc's range, a 1-D zero point of
+    rows)."""
+    if not case.expect_supported:
+        return
+    fix = 'or set "expect_supported" to false'
+    table = spec.table_for(case.level, case.attributes) if spec.introduced <= case.level else None
+    if table is None:
+        yield (f'"expect_supported" is true, but {spec.operator} has no support table at feature level '
+               f"{case.level.short} (introduced at {spec.introduced.short}): give a level it has, {fix}")
+        return
+    fields = {f.name for f in spec.tensors}
+    for t in (t for t in (*case.inputs, *case.outputs) if t.name in fields):  # the others: `_tensor_problems`
+        row = table.row(t.name)
+        where = f'"expect_supported" is true, but the table in force at {case.level.short} (from {table.level.short})'
+        if row is None:
+            yield f"{where} has no row for {_name(t.name)}: leave the tensor out, {fix}"
+            continue
+        if t.dtype not in row.dtypes:
+            known = ", ".join(d.name for d in row.dtypes)
+            yield (f"{where} does not support {t.dtype.name} for {t.name} (it supports {known}): give "
+                   f"{t.name} one of those, {fix}")
+        if t.sizes and len(t.sizes) not in row.dims:  # no dimensions: `_shape_problems`
+            known = ", ".join(str(d) for d in row.dims)
+            yield (f"{where} does not support {len(t.sizes)} dimensions for {t.name} (it supports {known}): "
+                   f"give {t.name} one of those counts, {fix}")
 
 
 # -- tensors ---------------------------------------------------------------------------
@@ -167,6 +204,10 @@ def _shape_problems(spec: Spec, case: Case) -> Iterator[str]:
             yield f"tensor {t.name} has no dimensions (sizes []): write a single value as sizes [1]"
         elif 0 in t.sizes:
             yield f"tensor {t.name} has sizes {list(t.sizes)}: every size must be at least 1 (no empty tensors)"
+        elif math.prod(t.sizes) > MAX_TENSOR_ELEMENTS:
+            yield (f"tensor {t.name} has sizes {list(t.sizes)}, {math.prod(t.sizes):,} elements (its file holds "
+                   f"{t.buffer.size:,}; the rest repeat by its strides), over the {MAX_TENSOR_ELEMENTS:,} one case "
+                   "may compute with (limits.MAX_TENSOR_ELEMENTS): give it smaller sizes, or split the case")
     for t in case.outputs:
         if t.sizes and 0 not in t.sizes and _overlaps(t):
             yield (f"output {t.name}'s sizes {list(t.sizes)} and strides {list(t.strides)} give two elements "

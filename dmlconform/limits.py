@@ -111,6 +111,29 @@ a library call expands to up to 4 levels (``Sigmoid(x)`` is
 frames, a third of Python's recursion limit of 1000
 (tests/formula/test_parser.py runs every shape at the limit under 500)."""
 
+MAX_TENSOR_ELEMENTS = 1 << 25
+"""Most elements one tensor of a case folder may have through its sizes,
+whatever its file holds: a stride-0 broadcast makes billions of elements of
+one value, and the oracles and the cpu reference compute over every one
+(a GEMM with K = 10^9 by broadcast ran out of memory, then was blamed on the
+backend; issue #33).  The largest tensor ``gen --large`` writes has 4.2
+million (ACTIVATION_CELU's large case), so 2^25 (33.5 million) is 8 times
+that; a 2x2 GEMM whose A and B reach it by broadcast (K = 2^24) took 8.0 s
+and 590 MB on cpu, where K = 10^7 took 5.7 s and 400 MB (``run --cases
+--no-isolate``, this 2-core machine under load)."""
+
+MAX_CASE_WORK = 1 << 30
+"""Most work one case of a case folder may ask for, in elements x terms: an
+output element of a contraction sums K products, so a GEMM costs its
+output's elements times K (the other families' terms are their inputs'
+elements, bounded by `MAX_TENSOR_ELEMENTS`).  The largest case ``gen
+--large`` writes is 2^27 (GEMM k512, 2^18 outputs: 0.45 s on cpu); 2^30 is
+8 times that, and a 1024 x 1024 x 1024 GEMM at the limit took 1.7 s and
+110 MB (``run --cases --no-isolate``, this 2-core machine under load).  The
+worst case the two limits allow together, a 32 x 32 GEMM with K = 2^20 by
+broadcast (A and B at `MAX_TENSOR_ELEMENTS`, the work at this limit), took
+18 s and 590 MB: bounded, and under the default ``--timeout`` of 60 s."""
+
 MAX_TIMEOUT = 86_400.0
 """Most seconds ``run --timeout`` may give a case: a day.  The largest case
 ``gen --large`` writes (GEMM k512) ran in 0.45 s on cpu, and the default is

@@ -22,6 +22,7 @@ from dmlconform.cases.store import MANIFEST, case_lines, manifest_case_lines, re
 from dmlconform.catalog import load_spec
 from dmlconform.cli import main
 from dmlconform.errors import ExitCode
+from dmlconform.families import cases_of
 from dmlconform.families.elementwise.cases import generate, is_runnable
 from dmlconform.spec.load import spec_files
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
@@ -34,7 +35,8 @@ HOSTILE_FOLDERS = sorted(p.name for p in HOSTILE.iterdir() if (p / MANIFEST).is_
 
 #: The operators of the hostile folders: `run` loads only their specs (all
 #: 176 take half a second to load, per run).
-OPERATORS = ("ACTIVATION_GELU", "ACTIVATION_SHRINK", "ELEMENT_WISE_ADD", "ELEMENT_WISE_IS_INFINITY")
+OPERATORS = ("ACTIVATION_GELU", "ACTIVATION_SHRINK", "ARGMAX", "ELEMENT_WISE_ADD", "ELEMENT_WISE_IS_INFINITY", "GEMM",
+             "TOP_K1")
 
 
 @functools.cache
@@ -46,8 +48,12 @@ def _specs() -> dict[str, Spec]:
 def specs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A spec folder holding the specs of `OPERATORS`."""
     folder = tmp_path_factory.mktemp("specs")
+    (folder / "reviewed").mkdir()
     for op in OPERATORS:
         (folder / f"{op}.yaml").write_bytes((REPO / "specs" / f"{op}.yaml").read_bytes())
+        overlay = REPO / "specs" / "reviewed" / f"{op}.yaml"
+        if overlay.is_file():
+            (folder / "reviewed" / f"{op}.yaml").write_bytes(overlay.read_bytes())
     return folder
 
 
@@ -135,7 +141,7 @@ def test_a_hostile_folder_exits_2_with_every_problem_before_anything_runs(
 
 @pytest.mark.parametrize(("name", "line"), [
     ("unknown_operator", "tests/hostile/cases/unknown_operator/manifest.json:4: error: case 1 "
-                         "(ACTIVATION_SHRNK/FLOAT32/1d/typo): operator ACTIVATION_SHRNK has no spec among the 4 "
+                         "(ACTIVATION_SHRNK/FLOAT32/1d/typo): operator ACTIVATION_SHRNK has no spec among the 7 "
                          "loaded (did you mean ACTIVATION_SHRINK?): correct the name, point --specs at the folder "
                          "holding its spec, or leave the case out"),
     ("dtype_contradicts", "tests/hostile/cases/dtype_contradicts/manifest.json:3: error: case 0 "
@@ -164,6 +170,53 @@ def test_each_issue_20_problem_is_one_located_line(name: str, line: str, specs: 
     ("the backend raised ...") or timed out ("1e999999999")."""
     code, output = _hostile(specs, name)
     assert code == ExitCode.USAGE and line in output.splitlines()
+
+
+M = "tests/hostile/cases/{}/manifest.json:{}: error: case {} ({}): "
+CLAIMED = '"expect_supported" is true, but the table in force at 6_4 (from {}) does not support {} for {} (it supports {}): '
+
+
+@pytest.mark.parametrize(("name", "line"), [
+    ("index_output_float32", M.format("index_output_float32", 3, 0, "argmax/float32-indices") + CLAIMED.format(
+        "4_1", "FLOAT32", "OutputTensor", "INT64, INT32, UINT64, UINT32") + "give OutputTensor one of those, or set "
+        '"expect_supported" to false'),
+    ("index_output_float32", M.format("index_output_float32", 4, 1, "top_k/float32-indices") + CLAIMED.format(
+        "5_0", "FLOAT32", "OutputIndexTensor", "UINT64, UINT32") + "give OutputIndexTensor one of those, or set "
+        '"expect_supported" to false'),
+    ("flipped_expect_supported", M.format("flipped_expect_supported", 3, 0, "shrink/float64-claimed") + CLAIMED.format(
+        "5_1", "FLOAT64", "InputTensor", "FLOAT32, FLOAT16, INT32, INT16, INT8, UINT32, UINT16, UINT8") + "give "
+        'InputTensor one of those, or set "expect_supported" to false'),
+    ("flipped_expect_supported", M.format("flipped_expect_supported", 4, 1, "shrink/9d-claimed") + (
+        '"expect_supported" is true, but the table in force at 6_4 (from 5_1) does not support 9 dimensions for '
+        'InputTensor (it supports 1, 2, 3, 4, 5, 6, 7, 8): give InputTensor one of those counts, or set '
+        '"expect_supported" to false')),
+    ("huge_contraction", M.format("huge_contraction", 3, 0, "gemm/k1e9-by-broadcast") + (
+        "OutputTensor's 4 elements x K=1,000,000,000 terms each = 4,000,000,000 products, over the 1,073,741,824 one "
+        "case may ask for (limits.MAX_CASE_WORK): give a smaller K or output, or split the case")),
+    ("huge_contraction", M.format("huge_contraction", 4, 1, "gemm/k1e8-by-broadcast") + (
+        "tensor ATensor has sizes [2, 100000000], 200,000,000 elements (its file holds 1; the rest repeat by its "
+        "strides), over the 33,554,432 one case may compute with (limits.MAX_TENSOR_ELEMENTS): give it smaller "
+        "sizes, or split the case")),
+])
+def test_each_issue_33_claim_and_size_is_checked_before_anything_runs(name: str, line: str, specs: Path) -> None:
+    """Before: an index output of FLOAT32 claimed supported made a correct
+    backend FAIL ("rejected a configuration that the 6_4 table supports:
+    ... FLOAT32 is not supported"), as did a negative case flipped to
+    ``expect_supported: true``; a GEMM with K = 10^9 or 10^8 by stride-0
+    broadcasts ran out of memory and was blamed on the backend."""
+    code, output = _hostile(specs, name)
+    assert code == ExitCode.USAGE and line in output.splitlines(), output
+
+
+def test_every_family_case_claims_only_what_its_table_supports() -> None:
+    """The rules of issue #33 (the claim, the work and the tensor limits)
+    accept every case every family generates at 6_4 with ``--large`` (the
+    8,240 of the default suite and the large ones: the largest, GEMM k512,
+    2^27 products; CELU, 4.2 million elements)."""
+    cases = [c for s in _specs().values() for c in cases_of(s, FeatureLevel.FL_6_4, seed=0, large=True)]
+    assert len({c.operator for c in cases}) >= 100 and any(not c.expect_supported for c in cases)
+    bad = [f"{p.case_id}: {p.text}" for p in folder_problems(cases, _specs())]
+    assert not bad, "\n".join(bad[:20])
 
 
 def test_problems_past_twenty_are_counted(specs: Path) -> None:
@@ -209,6 +262,7 @@ def test_an_indented_hand_written_manifest_names_each_case_at_its_first_line(spe
 # -- the rules, one by one -------------------------------------------------------------
 CLIP = dict(operator="ELEMENT_WISE_CLIP1", dtype=DataType.INT8, inputs=(tensor("InputTensor", dtype=DataType.INT8),),
             outputs=(tensor("OutputTensor", dtype=DataType.INT8),))
+SCALE_4D = dict(inputs=(tensor("InputTensor", (1, 4, 1, 1)),), outputs=(tensor("OutputTensor", (1, 4, 1, 1)),))
 CLIP_ATTRS = (("MinMaxDataType", "DML_TENSOR_DATA_TYPE_INT8"), ("Min", -3), ("Max", 100))
 
 
@@ -241,9 +295,10 @@ CLIP_ATTRS = (("MinMaxDataType", "DML_TENSOR_DATA_TYPE_INT8"), ("Min", -3), ("Ma
       "OutputTensor=FLOAT16): make them equal",
       "alias [OutputTensor, InputTensor]: OutputTensor has data type FLOAT16 but InputTensor FLOAT32: give "
       "OutputTensor the data type of InputTensor (in place, they are one buffer)"]),
-    (case("scale/array", "VALUE_SCALE_2D", attributes=(("Scale", 2.0), ("ChannelCount", 4))),
+    (case("scale/array", "VALUE_SCALE_2D", attributes=(("Scale", 2.0), ("ChannelCount", 4)), **SCALE_4D),
      ["attribute Bias is missing: give one value per channel as text, e.g. [\"Bias\", \"0.5,-1,2\"]"]),
-    (case("scale/array-given", "VALUE_SCALE_2D", attributes=(("Scale", 2.0), ("ChannelCount", -1), ("Bias", 1.0))),
+    (case("scale/array-given", "VALUE_SCALE_2D", attributes=(("Scale", 2.0), ("ChannelCount", -1), ("Bias", 1.0)),
+          **SCALE_4D),
      ["attribute ChannelCount=-1 is outside UINT32's range: give an integer from 0 to 4294967295"]),
     (case("shrink/alias-twice", aliases=(("OutputTensor", "InputTensor"),) * 2),
      ["alias [OutputTensor, InputTensor]: OutputTensor is aliased twice: keep one alias"]),

@@ -240,7 +240,7 @@ def _rules(spec: Spec, attributes: tuple[tuple[str, object], ...], level: Featur
         return _Rules(f"the cpu reference has no implementation of {spec.operator}")
     if spec.introduced > level:
         return _Rules(f"{spec.operator} is introduced at {spec.introduced}, above the claimed feature level {level}")
-    table = _table(spec, attributes, level)
+    table = spec.table_for(level, attributes)
     if table is None:
         return _Rules(f"{spec.operator} has no support table in force at feature level {level}")
     rows: dict[str, TensorSupport] = {}
@@ -263,17 +263,6 @@ def _problems(case: Case, level: FeatureLevel, rules: _Rules) -> Iterator[str]:
     for out, inp in case.aliases:
         if (out, inp) not in rules.in_place:
             yield f"{out} may not alias {inp} (the doc allows in place: {_names(rules.in_place) or 'none'})"
-
-
-def _table(spec: Spec, attributes: tuple[tuple[str, object], ...], level: FeatureLevel) -> SupportTable | None:
-    """The table in force at ``level`` for a case with ``attributes``: the
-    newest conditional one whose condition they meet, else the plain one."""
-    attrs = {k: str(v) for k, v in attributes}
-    for t in sorted(spec.support, key=lambda t: t.level, reverse=True):
-        cond = t.condition
-        if cond is not None and t.level <= level and any(attrs.get(cond.field, "").endswith(v) for v in cond.values):
-            return t
-    return spec.table_at(level)
 
 
 def _row_problems(rules: _Rules, t: TensorData, level: FeatureLevel) -> Iterator[str]:

@@ -547,3 +547,15 @@ class Spec:
         is at or below it (DESIGN.md: a table applies "and above")."""
         candidates = [t for t in self.support if t.level <= level and t.condition == condition]
         return max(candidates, key=lambda t: t.level, default=None)
+
+    def table_for(self, level: FeatureLevel, attributes: tuple[tuple[str, object], ...]) -> SupportTable | None:
+        """The table in force at ``level`` for a call with ``attributes``: the
+        newest conditional one whose condition they meet, else the plain one
+        (what the cpu reference accepts and a case folder's
+        ``expect_supported`` is held against)."""
+        attrs = {k: str(v) for k, v in attributes}
+        for t in sorted(self.support, key=lambda t: t.level, reverse=True):
+            cond = t.condition
+            if cond is not None and t.level <= level and any(attrs.get(cond.field, "").endswith(v) for v in cond.values):
+                return t
+        return self.table_at(level)

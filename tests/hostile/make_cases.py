@@ -93,7 +93,35 @@ def folders() -> dict[str, list[Case]]:
             case("shrink/output-overlaps", outputs=(tensor("OutputTensor", (4,), strides=(0,)),)),
         ],
         "many_problems": [case(f"shrink/{i:02d}", dtype=DataType.INT8) for i in range(25)],
+        "index_output_float32": [
+            case("argmax/float32-indices", "ARGMAX", inputs=(tensor("InputTensor", (2, 3)),),
+                 outputs=(tensor("OutputTensor", (2, 1)),), attributes=ARGMAX),
+            case("top_k/float32-indices", "TOP_K1", inputs=(tensor("InputTensor", (2, 3)),),
+                 outputs=(tensor("OutputValueTensor", (2, 2)), tensor("OutputIndexTensor", (2, 2))),
+                 attributes=TOP_K),
+        ],
+        "flipped_expect_supported": [
+            case("shrink/float64-claimed", dtype=DataType.FLOAT64, inputs=(tensor("InputTensor", dtype=DataType.FLOAT64),),
+                 outputs=(tensor("OutputTensor", dtype=DataType.FLOAT64),)),
+            case("shrink/9d-claimed", inputs=(tensor("InputTensor", (1,) * 8 + (4,)),),
+                 outputs=(tensor("OutputTensor", (1,) * 8 + (4,)),)),
+        ],
+        "huge_contraction": [gemm(f"gemm/k1e{e}-by-broadcast", 10 ** e) for e in (9, 8)],
     }
+
+
+#: ARGMAX over the last axis of a 2-D input, TOP_K1 of 2 along it.
+ARGMAX = (("AxisCount", 1), ("Axes", "1"), ("AxisDirection", "DML_AXIS_DIRECTION_INCREASING"))
+TOP_K = (("Axis", 1), ("K", 2), ("AxisDirection", "DML_AXIS_DIRECTION_DECREASING"))
+
+
+def gemm(case_id: str, k: int) -> Case:
+    """A 2x2 GEMM whose A (2 x k) and B (k x 2) are one value each, repeated
+    by stride 0: a few bytes of files for 4k terms of work."""
+    operands = (tensor("ATensor", (2, k), strides=(0, 0), count=1), tensor("BTensor", (k, 2), strides=(0, 0), count=1))
+    return case(case_id, "GEMM", inputs=operands, outputs=(tensor("OutputTensor", (2, 2)),),
+                attributes=(("TransA", "DML_MATRIX_TRANSFORM_NONE"), ("TransB", "DML_MATRIX_TRANSFORM_NONE"),
+                            ("Alpha", 1.0), ("Beta", 0.0)))
 
 
 def _nan(folder: Path) -> None:

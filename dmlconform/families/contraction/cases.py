@@ -45,6 +45,7 @@ from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
 from dmlconform.compare import finfo
 from dmlconform.families.contraction.semantics import NO_TRANSFORM, TRANSPOSE, Contraction
+from dmlconform.limits import MAX_CASE_WORK
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec, numpy_dtype
 
 #: The contraction lengths of the exact and random cases (1, 2, not a multiple of common tiles, 1000+).
@@ -198,6 +199,11 @@ def shape_problems(semantics: Contraction, case: Case) -> Iterator[str]:
         if t.sizes[:-2] != out.sizes[:-2]:
             yield (f"{t.name}'s leading sizes {list(t.sizes[:-2])} are not {out.name}'s {list(out.sizes[:-2])}: "
                    "every operand has the output's batch sizes (stride 0 where one repeats)")
+    work = math.prod(out.sizes) * a_cols
+    if work > MAX_CASE_WORK:
+        yield (f"{out.name}'s {math.prod(out.sizes):,} elements x K={a_cols:,} terms each = {work:,} products, over "
+               f"the {MAX_CASE_WORK:,} one case may ask for (limits.MAX_CASE_WORK): give a smaller K or output, or "
+               "split the case")
 
 
 def _matrix(sizes: tuple[int, ...], transpose: bool) -> tuple[int, int]:
