@@ -77,8 +77,8 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     first failing cases (--show-failures) with their worst elements and a
     command that reproduces each, then the run's facts and totals.  The
     backend runs in worker processes: a case that crashes one is CRASH, one
-    over --timeout is TIMEOUT, and the run goes on; Ctrl-C writes the
-    reports of the cases that finished and exits 130.  Exits 0
+    over --timeout is TIMEOUT, and the run goes on; Ctrl-C (or SIGTERM)
+    writes the reports of the cases that finished and exits 130.  Exits 0
     when nothing failed (QUALITY_WARNING and XPASS too with --strict); with
     --baseline, known failures (XFAIL) do not fail the run, new ones do.
     """
