@@ -85,12 +85,16 @@ def folder_problems(cases: Sequence[Case], specs: Mapping[str, Spec], *,
 
 
 def folder_error(problems: Sequence[CaseProblem], *, more: int = 0, manifest: str | Path,
-                 lines: Sequence[int]) -> CaseFolderError:
+                 lines: Sequence[int], columns: Sequence[int] = ()) -> CaseFolderError:
     """One error naming ``problems`` (the first `SHOWN` of a folder), each
-    at its case's manifest line (``lines``, from `store.case_lines`; 0 where
-    unknown), and counting the ``more`` left out."""
+    at its case's place in the manifest (``lines`` and ``columns``, from
+    `store.case_lines` and `store.case_columns`; 0 where unknown), and
+    counting the ``more`` left out."""
+    def at(places: Sequence[int], index: int) -> int:
+        return places[index] if index < len(places) else 0
+
     located = tuple(LocatedError(f"case {p.index} ({_name(p.case_id, _SHOWN_ID)}): {p.text}", path=manifest,
-                                 line=lines[p.index] if p.index < len(lines) else 0)
+                                 line=at(lines, p.index), column=at(columns, p.index) if at(lines, p.index) else 0)
                     for p in problems)
     return CaseFolderError(located[0].message if located else "no problem", path=manifest, problems=located,
                            more=more)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dmlconform.case_folders import SHOWN, folder_error, folder_problems
 from dmlconform.cases.model import Case
-from dmlconform.cases.store import MANIFEST, case_lines, read_cases, read_notes
+from dmlconform.cases.store import MANIFEST, case_columns, case_lines, read_cases, read_notes
 from dmlconform.families import family_of
 from dmlconform.gating.shard import Shard
 from dmlconform.results import CaseResult
@@ -68,14 +68,15 @@ def pairs(specs: Sequence[tuple[Path, m.Spec]], level: m.FeatureLevel, *, seed: 
 def checked_cases(folder: Path, specs: Sequence[m.Spec], *, every_operator: bool) -> list[Case]:
     """The cases of ``folder``, checked whole against ``specs`` before
     anything runs (`case_folders`): every problem is an input error, shown
-    at its manifest line.  Without ``every_operator`` (--op) the cases of
+    at its case's line and column.  Without ``every_operator`` (--op) the cases of
     other operators are left out unchecked."""
     cases = read_cases(folder)
     by_op = {s.operator: s for s in specs}
     problems = folder_problems(cases, by_op, operators=None if every_operator else frozenset(by_op))
     shown = list(itertools.islice(problems, SHOWN))
     if shown:
-        raise folder_error(shown, more=sum(1 for _ in problems), manifest=folder / MANIFEST, lines=case_lines(folder))
+        raise folder_error(shown, more=sum(1 for _ in problems), manifest=folder / MANIFEST, lines=case_lines(folder),
+                           columns=case_columns(folder))
     return cases
 
 

@@ -140,27 +140,27 @@ def test_a_hostile_folder_exits_2_with_every_problem_before_anything_runs(
 
 
 @pytest.mark.parametrize(("name", "line"), [
-    ("unknown_operator", "tests/hostile/cases/unknown_operator/manifest.json:4: error: case 1 "
+    ("unknown_operator", "tests/hostile/cases/unknown_operator/manifest.json:4:3: error: case 1 "
                          "(ACTIVATION_SHRNK/FLOAT32/1d/typo): operator ACTIVATION_SHRNK has no spec among the 7 "
                          "loaded (did you mean ACTIVATION_SHRINK?): correct the name, point --specs at the folder "
                          "holding its spec, or leave the case out"),
-    ("dtype_contradicts", "tests/hostile/cases/dtype_contradicts/manifest.json:3: error: case 0 "
+    ("dtype_contradicts", "tests/hostile/cases/dtype_contradicts/manifest.json:3:3: error: case 0 "
                           "(ACTIVATION_SHRINK/FLOAT16/1d/all-float32): dtype FLOAT16 is the data type of none of its "
                           "inputs (InputTensor is FLOAT32): set \"dtype\" to FLOAT32"),
-    ("duplicate_ids", "tests/hostile/cases/duplicate_ids/manifest.json:6: error: case 3 (x): case 2 has the same id: "
+    ("duplicate_ids", "tests/hostile/cases/duplicate_ids/manifest.json:6:3: error: case 3 (x): case 2 has the same id: "
                       "give every case its own id"),
-    ("bad_attributes", "tests/hostile/cases/bad_attributes/manifest.json:3: error: case 0 (shrink/misspelt): "
+    ("bad_attributes", "tests/hostile/cases/bad_attributes/manifest.json:3:3: error: case 0 (shrink/misspelt): "
                        "attribute Thresh is not a field of ACTIVATION_SHRINK (its attributes: Bias, Threshold): did "
                        "you mean Threshold?"),
-    ("bad_attributes", "tests/hostile/cases/bad_attributes/manifest.json:6: error: case 3 (shrink/huge-exact-text): "
+    ("bad_attributes", "tests/hostile/cases/bad_attributes/manifest.json:6:3: error: case 3 (shrink/huge-exact-text): "
                        "attribute Threshold=\"1e999999999\" is not a number: give a finite FLOAT32 value as a number "
                        "(0.5) or an exact text (\"1/6\")"),
-    ("missing_tensors", "tests/hostile/cases/missing_tensors/manifest.json:3: error: case 0 (shrink/no-output): "
+    ("missing_tensors", "tests/hostile/cases/missing_tensors/manifest.json:3:3: error: case 0 (shrink/no-output): "
                         "output tensor OutputTensor is missing: ACTIVATION_SHRINK needs it; add it to \"outputs\""),
-    ("bad_aliases", "tests/hostile/cases/bad_aliases/manifest.json:5: error: case 2 (gelu/not-in-place): alias "
+    ("bad_aliases", "tests/hostile/cases/bad_aliases/manifest.json:5:3: error: case 2 (gelu/not-in-place): alias "
                     "[OutputTensor, InputTensor]: ACTIVATION_GELU does not allow it in place (it allows: none): "
                     "remove the alias"),
-    ("inconsistent_sizes", "tests/hostile/cases/inconsistent_sizes/manifest.json:3: error: case 0 (shrink/4-to-5): "
+    ("inconsistent_sizes", "tests/hostile/cases/inconsistent_sizes/manifest.json:3:3: error: case 0 (shrink/4-to-5): "
                            "ACTIVATION_SHRINK needs the same Sizes for InputTensor, OutputTensor (InputTensor=[4], "
                            "OutputTensor=[5]): make them equal"),
 ])
@@ -172,7 +172,7 @@ def test_each_issue_20_problem_is_one_located_line(name: str, line: str, specs: 
     assert code == ExitCode.USAGE and line in output.splitlines()
 
 
-M = "tests/hostile/cases/{}/manifest.json:{}: error: case {} ({}): "
+M = "tests/hostile/cases/{}/manifest.json:{}:3: error: case {} ({}): "
 CLAIMED = '"expect_supported" is true, but the table in force at 6_4 (from {}) does not support {} for {} (it supports {}): '
 
 
@@ -256,7 +256,7 @@ def test_an_indented_hand_written_manifest_names_each_case_at_its_first_line(spe
     code, output = _run(specs, "--cases", str(tmp_path))
     assert code == ExitCode.USAGE
     assert [line.split(": error: ")[0] for line in output.splitlines()] == [
-        f"{tmp_path / MANIFEST}:{first}", f"{tmp_path / MANIFEST}:{second}", f"{tmp_path / MANIFEST}:{second}"]
+        f"{tmp_path / MANIFEST}:{first}:5", f"{tmp_path / MANIFEST}:{second}:5", f"{tmp_path / MANIFEST}:{second}:5"]
 
 
 # -- the rules, one by one -------------------------------------------------------------

@@ -327,17 +327,34 @@ def case_lines(folder: str | Path) -> tuple[int, ...]:
     return manifest_case_lines(text)
 
 
+def case_columns(folder: str | Path) -> tuple[int, ...]:
+    """The manifest column (1-based) at which each case of ``folder``
+    starts (its ``{``), beside `case_lines`, so that an error names
+    file:line:column; ``()`` where unknown."""
+    try:
+        text = (Path(folder) / MANIFEST).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ()
+    return tuple(offset - text.rfind("\n", 0, offset) for offset in _case_offsets(text))
+
+
 def manifest_case_lines(text: str) -> tuple[int, ...]:
     """`case_lines` of a manifest's text: one case per line as `write_cases`
     writes it, or any other layout of valid JSON (a hand-written, indented
-    manifest).  The decoder itself skips each value, so this costs about
-    one more parse; text that is not a JSON object gives ``()``."""
+    manifest)."""
+    return _line_numbers(text, _case_offsets(text))
+
+
+def _case_offsets(text: str) -> list[int]:
+    """Where each case of a manifest's text starts.  The decoder itself
+    skips each value, so this costs about one more parse; text that is not
+    a JSON object gives none."""
     decoder = json.JSONDecoder()
     starts: list[int] = []
     try:
         at = _skip(text, 0)
         if text[at] != "{":
-            return ()
+            return []
         at = _skip(text, at + 1)
         while text[at] == '"':
             # json's own string scanner (the C one where built); typeshed leaves it undeclared, hence the ignore
@@ -350,8 +367,8 @@ def manifest_case_lines(text: str) -> tuple[int, ...]:
             at = _skip(text, at)
             at = _skip(text, at + 1) if text[at] == "," else at
     except (IndexError, ValueError):
-        return ()
-    return _line_numbers(text, starts)
+        return []
+    return starts
 
 
 def _element_starts(text: str, at: int, decoder: json.JSONDecoder) -> tuple[list[int], int]:

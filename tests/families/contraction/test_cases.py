@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from dmlconform.cases.store import case_columns
 from dmlconform.cli import main
 from tests.conftest import REPO
 
@@ -42,7 +43,7 @@ def _edited(folder: Path, tmp_path: Path, edit: object) -> Path:
     return copy
 
 
-PREFIX = "manifest.json:1: error: case 0 (GEMM/FLOAT32/4d/k1/exact): "
+PREFIX = "manifest.json:1:{}: error: case 0 (GEMM/FLOAT32/4d/k1/exact): "  # the case's column
 
 
 @pytest.mark.parametrize(("edit", "messages"), [
@@ -64,5 +65,5 @@ def test_a_folder_whose_shapes_do_not_chain_is_refused(folder: Path, tmp_path: P
     result = CliRunner().invoke(main, ["run", "--specs", SPECS, "--op", "GEMM", "--cases", str(bad), "--no-progress",
                                        "--no-isolate", "-o", str(tmp_path / "r")])
     assert result.exit_code == 2
-    assert result.output.splitlines() == [f"{bad}/{PREFIX}{m}" for m in messages]
+    assert result.output.splitlines() == [f"{bad}/{PREFIX.format(case_columns(bad)[0])}{m}" for m in messages]
     assert not (tmp_path / "r").exists()

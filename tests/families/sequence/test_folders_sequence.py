@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from dmlconform.cases.store import case_columns
 from dmlconform.cli import main
 from tests.conftest import REPO
 
@@ -49,7 +50,7 @@ def test_gen_then_run_replays_every_case(folder: Path, tmp_path: Path) -> None:
     assert "96 cases: 94 PASS, 2 NOT_SUPPORTED" in result.output
 
 
-PREFIX = "manifest.json:1: error: case 0 (TOP_K1/FLOAT32/4d/axis=3/n=33/k=5/decreasing/random): "
+PREFIX = "manifest.json:1:{}: error: case 0 (TOP_K1/FLOAT32/4d/axis=3/n=33/k=5/decreasing/random): "  # the case's column
 
 
 @pytest.mark.parametrize(("edit", "message"), [
@@ -68,5 +69,5 @@ def test_a_case_no_call_describes_is_refused(folder: Path, tmp_path: Path,
                                              edit: Callable[[dict[str, Any]], None], message: str) -> None:
     bad = _edited(folder, tmp_path, edit)
     result = _run(bad, tmp_path)
-    assert (result.exit_code, result.output.splitlines()[:1]) == (2, [f"{bad}/{PREFIX}{message}"])
+    assert (result.exit_code, result.output.splitlines()[:1]) == (2, [f"{bad}/{PREFIX.format(case_columns(bad)[0])}{message}"])
     assert not (tmp_path / "r").exists()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from dmlconform.cases.store import case_columns
 from dmlconform.cli import main
 from tests.conftest import REPO
 
@@ -61,5 +62,5 @@ def test_a_bad_axes_attribute_is_refused(folder: Path, tmp_path: Path, attribute
     (bad / "manifest.json").write_text(json.dumps(manifest))
     code, lines = _run(bad, tmp_path)
     assert code == 2
-    assert lines == [f"{bad}/manifest.json:1: error: case 0 ({CASE}): {message}"]
+    assert lines == [f"{bad}/manifest.json:1:{case_columns(bad)[0]}: error: case 0 ({CASE}): {message}"]
     assert not (tmp_path / "r").exists()

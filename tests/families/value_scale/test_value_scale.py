@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.faulty import FaultyBackend
 from dmlconform.cases.model import Case
+from dmlconform.cases.store import case_columns
 from dmlconform.catalog import load_spec
 from dmlconform.cli import main
 from dmlconform.errors import SpecError
@@ -235,7 +236,7 @@ def test_a_bad_attribute_is_refused(folder: Path, tmp_path: Path, attributes: li
     (bad / "manifest.json").write_text(json.dumps(manifest))
     code, lines = _replay(bad, tmp_path)
     assert code == 2
-    assert lines == [f"{bad}/manifest.json:1: error: case 0 ({CASE}): {message}"]
+    assert lines == [f"{bad}/manifest.json:1:{case_columns(bad)[0]}: error: case 0 ({CASE}): {message}"]
     assert not (tmp_path / "r").exists()
 
 
