@@ -375,13 +375,12 @@ def _by_name(traces: list[AlternativeTrace]) -> dict[str, tuple[np.ndarray, np.n
     one, the alternative of a case where a reading differs "explained" every
     element of the others that took the primary value (issue #32: REDUCE's
     ``log_sum_exp/small`` counted as literal beside ``big``, not alone)."""
-    found: dict[str, list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = {}
+    found: dict[str, list[AlternativeTrace]] = {}
     for t in traces:
-        hit = t.index[t.matched if t.matched is not None else t.gained]
-        found.setdefault(t.name, []).append((t.index, t.index[t.before], hit))
-    return {name: tuple(np.concatenate(part) if len(parts) > 1 else part[0]  # type: ignore[misc]
-                        for part in zip(*parts))
-            for name, parts in found.items()}
+        found.setdefault(t.name, []).append(t)
+    return {name: (joined([t.index for t in same]), joined([t.index[t.before] for t in same]),
+                   joined([t.index[t.matched if t.matched is not None else t.gained] for t in same]))
+            for name, same in found.items()}
 
 
 def _holds(base: np.ndarray, elements: np.ndarray) -> np.ndarray:

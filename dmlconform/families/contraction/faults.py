@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from dmlconform.cases.model import Buffers, Case, Fault, packed_strides
+from dmlconform.cases.model import Buffers, Case, Fault, packed_strides, writable_view
 from dmlconform.families.contraction.cases import Operands, activation, operands, scales, semantics_of, transposed
 from dmlconform.families.contraction.cases_integer import QuantizedOperands, quantized_operands
 from dmlconform.families.contraction.reference import gemm, quantized
@@ -29,7 +29,7 @@ def _write(spec: m.Spec, case: Case, buffers: Buffers, ops: Operands) -> None:
     out = next(t for t in case.outputs if t.name == sem.output)
     alpha, beta = scales(sem, case)
     buf = buffers[out.name]
-    view = np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))
+    view = writable_view(out, buf)
     view[...] = gemm(ops.a, ops.b, ops.c, alpha, beta, case.dtype, activation(sem, case))
 
 
@@ -81,7 +81,7 @@ def float16_accumulation(spec: m.Spec, case: Case, buffers: Buffers) -> None:
         total = (total + ops.c * half(beta)).astype(half)
     out = next(t for t in case.outputs if t.name == sem.output)
     buf = buffers[out.name]
-    np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = total
+    writable_view(out, buf)[...] = total
 
 
 def _requantized(spec: m.Spec, case: Case, buffers: Buffers,
@@ -93,7 +93,7 @@ def _requantized(spec: m.Spec, case: Case, buffers: Buffers,
     q = change(quantized_operands(sem, case, dict(buffers)))
     out = next(t for t in case.outputs if t.name == sem.output)
     buf = buffers[out.name]
-    view = np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))
+    view = writable_view(out, buf)
     view[...] = quantized(q, out.dtype)
 
 
@@ -145,7 +145,7 @@ def truncated_sum(spec: m.Spec, case: Case, buffers: Buffers) -> None:
             total = _toward_zero(total.astype(np.float64) + ops.c.astype(np.float64) * beta)
     out = next(t for t in case.outputs if t.name == sem.output)
     buf = buffers[out.name]
-    np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = total
+    writable_view(out, buf)[...] = total
 
 
 def activation_before_addend(spec: m.Spec, case: Case, buffers: Buffers) -> None:
@@ -161,7 +161,7 @@ def activation_before_addend(spec: m.Spec, case: Case, buffers: Buffers) -> None
         y += ops.c.astype(np.float32) * np.float32(beta)
     out = next(t for t in case.outputs if t.name == sem.output)
     buf = buffers[out.name]
-    np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = y
+    writable_view(out, buf)[...] = y
 
 
 def to_tf32(x: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from dmlconform.cases.model import Buffers, Case, Fault
+from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.reduction.cases import axes_of, function_of, last_wins
 from dmlconform.families.reduction.reference import arg, reduce
 from dmlconform.families.reduction.semantics import ARG_FUNCTIONS, Reduction
@@ -27,7 +27,7 @@ def _write(case: Case, buffers: Buffers, values: np.ndarray) -> None:
     """``values`` (the output's logical shape) written into the output's buffer."""
     out = case.outputs[0]
     buf = buffers[out.name]
-    view = np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))
+    view = writable_view(out, buf)
     view[...] = values.astype(numpy_dtype(out.dtype)).reshape(out.sizes)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 
 import numpy as np
 
-from dmlconform.cases.model import Buffers, Case, Fault
+from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.softmax.cases import axes_of
 from dmlconform.families.softmax.reference import FUNCTIONS
 from dmlconform.families.softmax.semantics import Function, Softmax
@@ -36,7 +36,7 @@ def _apply(spec: m.Spec, case: Case, buffers: Buffers, functions: set[Function],
     y = np.transpose(rows_fn(rows).reshape(moved.shape), np.argsort(kept + list(reduced)))
     out = case.outputs[0]
     buf = buffers[out.name]
-    np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))[...] = y
+    writable_view(out, buf)[...] = y
 
 
 def _unshifted(rows: np.ndarray) -> np.ndarray:

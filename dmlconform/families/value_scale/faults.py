@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from dmlconform.cases.model import Buffers, Case, Fault
+from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.value_scale.cases import Operands, operands
 from dmlconform.families.value_scale.semantics import ValueScale
 from dmlconform.spec import model as m
@@ -33,7 +33,7 @@ def _write(spec: m.Spec, case: Case, buffers: Buffers, scale: float | None, nhwc
         y = x * np.float32(ops.scale if scale is None else scale) + bias
         out = case.outputs[0]
         buf = buffers[out.name]
-        view = np.lib.stride_tricks.as_strided(buf, out.sizes, tuple(s * buf.itemsize for s in out.strides))
+        view = writable_view(out, buf)
         view[...] = y.astype(numpy_dtype(out.dtype))
 
 
