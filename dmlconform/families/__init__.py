@@ -17,54 +17,32 @@ expected values.
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
+from typing import Any
 
 from dmlconform.cases.model import Case, Fault, Reference
 from dmlconform.errors import InputError
-from dmlconform.families.contraction import cases as contraction_cases
-from dmlconform.families.contraction import faults as contraction_faults
-from dmlconform.families.contraction import oracle as contraction_oracle
 from dmlconform.families.contraction import overlay as contraction_overlay
-from dmlconform.families.contraction import reference as contraction_reference
-from dmlconform.families.contraction import suite as contraction_suite
 from dmlconform.families.contraction.semantics import Contraction
-from dmlconform.families.elementwise import cases as elementwise_cases
-from dmlconform.families.elementwise import faults as elementwise_faults
-from dmlconform.families.elementwise import oracle as elementwise_oracle
 from dmlconform.families.elementwise import overlay as elementwise_overlay
-from dmlconform.families.reduction import cases as reduction_cases
-from dmlconform.families.reduction import faults as reduction_faults
-from dmlconform.families.reduction import oracle as reduction_oracle
 from dmlconform.families.reduction import overlay as reduction_overlay
-from dmlconform.families.reduction import reference as reduction_reference
 from dmlconform.families.reduction.semantics import Reduction
-from dmlconform.families.sequence import cases as sequence_cases
-from dmlconform.families.sequence import faults as sequence_faults
-from dmlconform.families.sequence import oracle as sequence_oracle
 from dmlconform.families.sequence import overlay as sequence_overlay
-from dmlconform.families.sequence import reference as sequence_reference
 from dmlconform.families.sequence.semantics import SequenceOp
-from dmlconform.families.softmax import cases as softmax_cases
-from dmlconform.families.softmax import faults as softmax_faults
-from dmlconform.families.softmax import oracle as softmax_oracle
 from dmlconform.families.softmax import overlay as softmax_overlay
-from dmlconform.families.softmax import reference as softmax_reference
 from dmlconform.families.softmax.semantics import Softmax
-from dmlconform.families.value_scale import cases as value_scale_cases
-from dmlconform.families.value_scale import faults as value_scale_faults
-from dmlconform.families.value_scale import oracle as value_scale_oracle
 from dmlconform.families.value_scale import overlay as value_scale_overlay
-from dmlconform.families.value_scale import reference as value_scale_reference
 from dmlconform.families.value_scale.semantics import ValueScale
 from dmlconform.oracles.base import FamilyOracle
 from dmlconform.spec.model import DataType, FeatureLevel, Semantics, Spec
 from dmlconform.spec.reviewed import Kind
 
-__all__ = ["FAMILIES", "GROUP", "Family", "Oracles", "cases_of", "faults", "family_of", "overlay_kinds", "references",
-           "registered"]
+__all__ = ["FAMILIES", "GROUP", "Family", "Later", "LaterFaults", "Oracles", "cases_of", "faults", "family_of", "holds",
+           "overlay_kinds", "references", "registered"]
 
 @dataclass(frozen=True, slots=True)
 class Family:
@@ -100,32 +78,81 @@ class Family:
     faults: Mapping[str, Fault] = field(default_factory=dict)
 
 
+class Later:
+    """The function ``name`` of module ``module`` (a dotted name: a class's
+    method too), imported on its first call.  A run imports only the
+    families it tests: a one-case repro of ELEMENT_WISE_ADD loads neither
+    the contraction oracle nor the reduction generator (issue #31, item 6)."""
+
+    __slots__ = ("module", "name")
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        found: Any = importlib.import_module(self.module)
+        for part in self.name.split("."):
+            found = getattr(found, part)
+        return found(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        return f"{self.module}:{self.name}"
+
+
+class LaterFaults(Mapping[str, Fault]):
+    """The ``FAULTS`` of module ``module``, imported on first use."""
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def _faults(self) -> Mapping[str, Fault]:
+        faults: Mapping[str, Fault] = importlib.import_module(self.module).FAULTS
+        return faults
+
+    def __getitem__(self, name: str) -> Fault:
+        return self._faults()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._faults())
+
+    def __len__(self) -> int:
+        return len(self._faults())
+
+
+def holds(kind: type[Semantics]) -> Callable[[Spec], tuple[bool, str]]:
+    """A family's ``claims`` that tests every spec whose reviewed overlay
+    gives semantics of ``kind`` (and says nothing of other specs:
+    `family_of`)."""
+    def claims(spec: Spec) -> tuple[bool, str]:
+        return (True, "ok") if isinstance(spec.semantics, kind) else (False, "")
+    return claims
+
+
+def _family(name: str, package: str, kind: type[Semantics], overlay: ModuleType, oracle: str, *,
+            cases: str = "cases") -> Family:
+    """A family of this package, ``families/<package>/``, whose overlays
+    (``semantics.family: <name>``) give semantics of ``kind``; its cases,
+    oracle (the class ``oracle`` of its oracle module), reference and faults
+    are imported when first used (`Later`)."""
+    here = f"{__name__}.{package}"
+    return Family(name, holds(kind), Later(f"{here}.{cases}", "generate"), Later(f"{here}.oracle", f"{oracle}.of"),
+                  Later(f"{here}.{cases}", "generable"), Later(f"{here}.{cases}", "case_problems"),
+                  (name, Kind(overlay.SCHEMA, overlay.build, overlay.against_spec)),
+                  kind, Later(f"{here}.reference", "compute"), LaterFaults(f"{here}.faults"))
+
+
 #: Every family, asked in order (the element-wise formula last: it claims any spec with a formula).
 FAMILIES: tuple[Family, ...] = (
-    Family("contraction", contraction_cases.claims, contraction_suite.generate, contraction_oracle.ContractionOracle.of,
-           contraction_suite.generable, contraction_suite.case_problems,
-           ("contraction", Kind(contraction_overlay.SCHEMA, contraction_overlay.build, contraction_overlay.against_spec)),
-           Contraction, contraction_reference.compute, contraction_faults.FAULTS),
-    Family("reduction", reduction_cases.claims, reduction_cases.generate, reduction_oracle.ReductionOracle.of,
-           reduction_cases.generable, reduction_cases.case_problems,
-           ("reduction", Kind(reduction_overlay.SCHEMA, reduction_overlay.build, reduction_overlay.against_spec)),
-           Reduction, reduction_reference.compute, reduction_faults.FAULTS),
-    Family("softmax", softmax_cases.claims, softmax_cases.generate, softmax_oracle.SoftmaxOracle.of,
-           softmax_cases.generable, softmax_cases.case_problems,
-           ("softmax", Kind(softmax_overlay.SCHEMA, softmax_overlay.build, softmax_overlay.against_spec)),
-           Softmax, softmax_reference.compute, softmax_faults.FAULTS),
-    Family("sequence", sequence_cases.claims, sequence_cases.generate, sequence_oracle.SequenceOracle.of,
-           sequence_cases.generable, sequence_cases.case_problems,
-           ("sequence", Kind(sequence_overlay.SCHEMA, sequence_overlay.build, sequence_overlay.against_spec)),
-           SequenceOp, sequence_reference.compute, sequence_faults.FAULTS),
-    Family("value-scale", value_scale_cases.claims, value_scale_cases.generate, value_scale_oracle.ValueScaleOracle.of,
-           value_scale_cases.generable, value_scale_cases.case_problems,
-           ("value-scale", Kind(value_scale_overlay.SCHEMA, value_scale_overlay.build, value_scale_overlay.against_spec)),
-           ValueScale, value_scale_reference.compute, value_scale_faults.FAULTS),
-    Family("element-wise formula", elementwise_oracle.claims, elementwise_cases.generate,
-           elementwise_oracle.FormulaOracle.of, elementwise_cases.is_runnable, None,
+    _family("contraction", "contraction", Contraction, contraction_overlay, "ContractionOracle", cases="suite"),
+    _family("reduction", "reduction", Reduction, reduction_overlay, "ReductionOracle"),
+    _family("softmax", "softmax", Softmax, softmax_overlay, "SoftmaxOracle"),
+    _family("sequence", "sequence", SequenceOp, sequence_overlay, "SequenceOracle"),
+    _family("value-scale", "value_scale", ValueScale, value_scale_overlay, "ValueScaleOracle"),
+    Family("element-wise formula", Later(f"{__name__}.elementwise.cases", "is_runnable"),
+           Later(f"{__name__}.elementwise.cases", "generate"), Later(f"{__name__}.elementwise.oracle", "FormulaOracle.of"),
+           Later(f"{__name__}.elementwise.cases", "is_runnable"), None,
            ("formula", Kind(elementwise_overlay.SCHEMA, elementwise_overlay.build, elementwise_overlay.against_spec)),
-           None, None, elementwise_faults.FAULTS),
+           None, None, LaterFaults(f"{__name__}.elementwise.faults")),
 )
 
 

@@ -134,13 +134,6 @@ class Operands:
     c: np.ndarray | None
 
 
-def claims(spec: Spec) -> tuple[bool, str]:
-    """Whether the contraction family tests ``spec``: its reviewed overlay
-    gives contraction semantics.  Without them the spec is of no kind this
-    family knows, and it says nothing (`families.family_of`)."""
-    return (True, "ok") if isinstance(spec.semantics, Contraction) else (False, "")
-
-
 def transposed(case: Case, attribute: str | None) -> bool:
     """Whether the transform attribute ``attribute`` of ``case`` transposes."""
     return attribute is not None and case.attribute_map().get(attribute) == TRANSPOSE

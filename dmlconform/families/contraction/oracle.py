@@ -43,7 +43,7 @@ from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, finfo
 from dmlconform.families.contraction import fused
 from dmlconform.families.contraction import oracle_integer as integer
-from dmlconform.families.contraction.cases import Activation, Operands, activation, claims, operands, scales
+from dmlconform.families.contraction.cases import Activation, Operands, activation, operands, scales
 from dmlconform.families.contraction.semantics import Contraction
 from dmlconform.families.elementwise.oracle import FormulaOracle
 from dmlconform.oracles.base import Expectation, gamma, gamma_probable, spacing_above, unit_roundoff
@@ -51,7 +51,7 @@ from dmlconform.plan import CONTRACTION_PRODUCTS
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
-__all__ = ["ContractionBatch", "ContractionOracle", "claims"]
+__all__ = ["ContractionBatch", "ContractionOracle"]
 
 #: Roundings beyond the K products' sum: the scaling by Alpha and the addend Beta * C.
 ROUNDINGS_BEYOND_K = 2

@@ -91,11 +91,6 @@ class Shape:
         return "/".join(parts + ([self.variant] if self.variant else []))
 
 
-def claims(spec: Spec) -> tuple[bool, str]:
-    """Whether the reduction family tests ``spec``: its reviewed overlay gives reduction semantics."""
-    return (True, "ok") if isinstance(spec.semantics, Reduction) else (False, "")
-
-
 def semantics_of(spec: Spec) -> Reduction:
     """``spec``'s reduction semantics (`cases.family.semantics_as`)."""
     return family.semantics_as(spec, Reduction, "reduction")

@@ -44,7 +44,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
-from dmlconform.families.reduction.cases import axes_of, claims, function_of, last_wins, semantics_of
+from dmlconform.families.reduction.cases import axes_of, function_of, last_wins, semantics_of
 from dmlconform.families.reduction.semantics import ARG_FUNCTIONS, Reduction
 from dmlconform.oracles.base import (
     PREFIX,
@@ -60,7 +60,7 @@ from dmlconform.plan import SUM_BLOCK
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
-__all__ = ["EXP_ULPS", "LOG_ABS", "LOG_ULPS", "ReductionBatch", "ReductionOracle", "claims"]
+__all__ = ["EXP_ULPS", "LOG_ABS", "LOG_ULPS", "ReductionBatch", "ReductionOracle"]
 
 #: A float32 log within 4 ULPs of its result (numpy's own is 2.7 off), as
 #: a multiple of u (one ULP of y is at most 2u|y|) ...

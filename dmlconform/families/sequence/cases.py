@@ -115,11 +115,6 @@ def placed(sem: SequenceOp, case: Case, result: np.ndarray) -> np.ndarray:
     return np.moveaxis(result, -1, attributes_of(sem, case).axis)
 
 
-def claims(spec: Spec) -> tuple[bool, str]:
-    """Whether the sequence family tests ``spec``: its reviewed overlay gives sequence semantics."""
-    return (True, "ok") if isinstance(spec.semantics, SequenceOp) else (False, "")
-
-
 def semantics_of(spec: Spec) -> SequenceOp:
     """``spec``'s sequence semantics (`cases.family.semantics_as`)."""
     return family.semantics_as(spec, SequenceOp, "sequence")

@@ -45,7 +45,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
-from dmlconform.families.sequence.cases import Attributes, attributes_of, claims, placed, semantics_of, sequences
+from dmlconform.families.sequence.cases import Attributes, attributes_of, placed, semantics_of, sequences
 from dmlconform.families.sequence.semantics import Operation, SequenceOp
 from dmlconform.oracles.base import (
     PREFIX,
@@ -59,7 +59,7 @@ from dmlconform.oracles.base import (
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
-__all__ = ["SequenceBatch", "SequenceOracle", "claims", "scan", "select"]
+__all__ = ["SequenceBatch", "SequenceOracle", "scan", "select"]
 
 _U64 = 2.0 ** -53
 

@@ -84,12 +84,6 @@ def semantics_of(spec: Spec) -> Softmax:
     return family.semantics_as(spec, Softmax, "softmax")
 
 
-def claims(spec: Spec) -> tuple[bool, str]:
-    """Whether the softmax family tests ``spec``: its reviewed overlay gives
-    softmax semantics (else it says nothing: `families.family_of`)."""
-    return (True, "ok") if isinstance(spec.semantics, Softmax) else (False, "")
-
-
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
     return family.generable(lambda: shapes(spec, level))

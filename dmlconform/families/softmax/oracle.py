@@ -40,7 +40,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
-from dmlconform.families.softmax.cases import axes_of, claims, semantics_of
+from dmlconform.families.softmax.cases import axes_of, semantics_of
 from dmlconform.families.softmax.semantics import Function, Softmax
 from dmlconform.oracles.base import (
     PREFIX,
@@ -55,7 +55,7 @@ from dmlconform.oracles.base import (
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
-__all__ = ["EXP_ULP", "LOG_ULP", "SoftmaxBatch", "SoftmaxOracle", "claims", "expected_values"]
+__all__ = ["EXP_ULP", "LOG_ULP", "SoftmaxBatch", "SoftmaxOracle", "expected_values"]
 
 #: exp's and log's error budgets in ULPs of the accumulator (calibrated on numpy, torch and onnxruntime: module docstring).
 EXP_ULP = 3.0

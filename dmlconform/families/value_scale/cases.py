@@ -91,11 +91,6 @@ def semantics_of(spec: Spec) -> ValueScale:
     return family.semantics_as(spec, ValueScale, "value-scale")
 
 
-def claims(spec: Spec) -> tuple[bool, str]:
-    """Whether this family tests ``spec``: its reviewed overlay gives value-scale semantics."""
-    return (True, "ok") if isinstance(spec.semantics, ValueScale) else (False, "")
-
-
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
     return family.generable(lambda: shapes(spec, level))

@@ -32,13 +32,13 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
-from dmlconform.families.value_scale.cases import Operands, claims, operands, semantics_of
+from dmlconform.families.value_scale.cases import Operands, operands, semantics_of
 from dmlconform.families.value_scale.semantics import ValueScale, exact, per_channel
 from dmlconform.oracles.base import PREFIX, Expectation, marker, unit_roundoff
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
-__all__ = ["ValueScaleBatch", "ValueScaleOracle", "claims", "separate"]
+__all__ = ["ValueScaleBatch", "ValueScaleOracle", "separate"]
 
 #: The strict ULP budget beside the bound (the spec's ``tolerance`` and ``--tolerances`` take precedence).
 ULP = 2
