@@ -69,15 +69,18 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, Any, Self
 
-from dmlconform.backends.base import implements_of, run_batch_of
-from dmlconform.backends.registry import load_backend
 from dmlconform.errors import BackendLoadError, ExitCode, InputError
-from dmlconform.judge import verdict
 from dmlconform.plan import LARGE_ELEMENTS, WORKER_CASES, WORKER_ELEMENTS, pack
 from dmlconform.results import CaseResult, Outcome, ToleranceOverride
-from dmlconform.runner import run_cases
 
-if TYPE_CHECKING:   # the command line imports this module for DEFAULT_TIMEOUT: nothing heavy yet
+# The run's process imports this module before its workers start, and the
+# workers start first thing (`Workers`), so that their start overlaps the
+# loading of the specs, the families and numpy here.  So the runner, the
+# judge and the backends (numpy, every oracle) are imported only where a
+# worker, or a run without workers, first needs them (one case's repro:
+# bench/bench_startup.py; tests/test_parallel.py checks that nothing heavy
+# comes with this module).
+if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
     import numpy as np
@@ -161,6 +164,8 @@ def run_in_process(pairs: Sequence[Pair], backend: Backend, *, overrides: Overri
     ends the run, nothing times out).  Ctrl-C keeps the results known so
     far."""
 
+    from dmlconform.runner import run_cases  # noqa: PLC0415 - off the parent's start (see the imports)
+
     results: list[CaseResult | None] = [None] * len(pairs)
     place = _Placer([case for _, case in pairs])
 
@@ -187,6 +192,8 @@ class InProcess:
         self.backend: Backend | None = None
 
     def info(self) -> BackendInfo:
+        from dmlconform.backends.registry import load_backend  # noqa: PLC0415 - off the parent's start (see the imports)
+
         if self.backend is None:
             self.backend = load_backend(self.name, self.options)
         return self.backend.info()
@@ -243,6 +250,8 @@ def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
     Messages: ``("ready", info)``, ``("fatal", text, exit code)``,
     ``("start", i)``, ``("result", i, CaseResult)``, ``("done",)``; ``i``
     counts in the job."""
+    from dmlconform.backends.registry import load_backend  # noqa: PLC0415 - off the parent's start (see the imports)
+
     _ignore_sigint()
     threading.Thread(target=_exit_with_parent, name="dmlconform-parent-watch", daemon=True).start()
 
@@ -273,6 +282,8 @@ class _Watched:
     and the comparison), not the backend's."""
 
     def __init__(self, backend: Backend, conn: Connection) -> None:
+        from dmlconform.backends.base import implements_of, run_batch_of  # noqa: PLC0415 - off the parent's start (see the imports)
+
         self.backend, self.conn = backend, conn
         self.batch = run_batch_of(backend)
         if self.batch is not None:  # the runner then starts a whole batch before one call
@@ -302,6 +313,8 @@ def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bo
              overrides: Overrides) -> None:
     """``pairs`` through the runner (one call, or one call per case when
     ``alone``), each start and each result sent to the parent."""
+
+    from dmlconform.runner import run_cases  # noqa: PLC0415 - off the parent's start (see the imports)
 
     place = _Placer([case for _, case in pairs])
     parts = [range(i, i + 1) for i in range(len(pairs))] if alone else [range(len(pairs))]
@@ -585,6 +598,8 @@ class Workers:
                 self.progress(result)
 
     def _verdict(self, index: int, outcome: Outcome, message: str, seconds: float = 0.0) -> CaseResult:
+        from dmlconform.judge import verdict  # noqa: PLC0415 - off the parent's start (see the imports)
+
         return verdict(self.pairs[index][1], outcome, message, seconds=seconds)
 
     # -- what happened to a job

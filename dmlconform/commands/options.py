@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.console import Console
 
-from dmlconform.catalog import load_spec
 from dmlconform.errors import InputError
 from dmlconform.packaged import SHIPPED_SPECS, shipped_specs_arg
 from dmlconform.spec.load import spec_files
@@ -114,6 +113,8 @@ def load_specs(folder: str, ops: tuple[str, ...], *, option: str = "--op") -> li
     given; an unknown operator (named by ``option``) or an empty folder is an
     input error.  Specs are named after their operator (lint's DML005), so
     the specs of ``ops`` are read alone when their files are there."""
+    from dmlconform.catalog import load_spec  # noqa: PLC0415 - the families (numpy): `run` reads its options first
+
 
     root = existing_paths((folder,), "spec folder")[0]
     named = [root / f"{operator_key(o)}.yaml" for o in dict.fromkeys(ops)]

@@ -1,40 +1,30 @@
-"""`run`: generate (or read) cases, run them on a backend, compare, report."""
+"""`run`: generate (or read) cases, run them on a backend, compare, report.
+
+This module is the command: its options, and the start of its worker
+processes, first thing, so that their start (a Python process each,
+importing numpy, the families and the backend) overlaps this process's
+own loading of the specs and cases (`running`, imported after).  So it
+imports nothing heavy (tests/commands/test_startup.py checks it; a
+one-case repro: bench/bench_startup.py).
+"""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-import shlex
-import sys
-import tempfile
 import time
-from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING
 
 import click
 
-from dmlconform import suite
-from dmlconform.backends.base import reported_float16
-from dmlconform.commands.gating_commands import Gate, gating_options
-from dmlconform.commands.options import backend_options, load_specs, parse_dtypes, parse_level, specs_option
-from dmlconform.commands.options import console as make_console
+from dmlconform.commands.gating_options import Gate, gating_options
+from dmlconform.commands.options import backend_options, specs_option
 from dmlconform.commands.view_options import view_options
-from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
-from dmlconform.invocation import Invocation
+from dmlconform.errors import EXIT_CODES_HELP
 from dmlconform.limits import MAX_TIMEOUT
-from dmlconform.parallel import DEFAULT_TIMEOUT, InProcess, Progress, RunOutcome, Workers, default_jobs
-from dmlconform.report import commit_reports, write_reports
-from dmlconform.report.folder import FILE_NAMES, reserve
-from dmlconform.report.terminal import View, render
-from dmlconform.results import CaseResult, RunResult
-from dmlconform.spec import model as m
+from dmlconform.parallel import DEFAULT_TIMEOUT, InProcess, Workers, default_jobs
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
-    from dmlconform.backends.base import BackendInfo
-    from dmlconform.report.folder import ReportFolder
+    from dmlconform.report.view import View
 
 
 @click.command(epilog=EXIT_CODES_HELP)
@@ -87,117 +77,12 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     started, clock = dt.datetime.now(dt.UTC), time.perf_counter()
     options = backend_options(backend_args)
     engine = _engine(ctx, backend_name, options, isolate=not no_isolate, jobs=jobs, timeout=timeout, gate=gate)
-    # Imported once the workers have started: numpy, the oracle and the generator then load while they start
-    # (a one-case run, the repro of a failure: 0.74 -> 0.55 s on 2 cores; bench/bench_cli.py).
+    from dmlconform.commands.running import execute  # noqa: PLC0415 - once the workers have started (module docstring)
 
-    console = make_console()
-    needed, option = _operators(ops, ids) if not cases_dir else (ops, "--op")
-    specs = load_specs(specs_dir, needed, option=option)  # input errors before waiting for the backend
-    selection = suite.Selection(frozenset(ids), patterns, frozenset(parse_dtypes(dtypes)), gate.shard)
-    cases = suite.checked_cases(Path(cases_dir), [s for _, s in specs], every_operator=not ops) if cases_dir else None
-    info = _available(engine.info(), skip_unavailable)
-    level = parse_level(level_text, "--feature-level") or info.feature_level
-    run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{info.name}-{level.short}-s{seed}" + gate.run_id_suffix
-    folder = reserve(Path(output) if output else None, run_id)   # before any case: a bad -o costs nothing
-    ctx.call_on_close(folder.abandon)
-    pairs, skipped = suite.pairs(specs, level, seed=seed, large=large, cases=cases, selection=selection)
-    if not pairs:
-        why = f"; skipped {'; '.join(skipped[:3])}" if skipped else ""
-        raise InputError(f"no case matches the selection (--op, --dtype, -k, --case, --shard){why}")
-    outcome = _run_with_progress(len(pairs), console, enabled=not no_progress and console.is_terminal,
-                                 execute=lambda progress: engine.run(pairs, progress=progress))
-    invocation = _invocation(ctx, backend_name, options, level, seed=seed, cases_dir=cases_dir,
-                             tolerances=gate.tolerances)
-    report = gate.finish(RunResult(
-        run_id=folder.run_id, backend=info.name, device=info.device, backend_version=info.version,
-        feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
-        command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
-        started=started.isoformat(timespec="seconds"),
-        finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        cases=_with_repro(suite.with_notes(outcome.results, Path(cases_dir) if cases_dir else None), invocation),
-        interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3),
-        float16_accumulation=reported_float16(info.float16_accumulation)))
-    _finish(report, folder, console, view=view, skipped=skipped, show_skipped=show_skipped,
-            ran=len(outcome.results), total=len(pairs))
-
-
-def _available(info: BackendInfo, skip_unavailable: bool) -> BackendInfo:
-    """``info`` of a backend that can run here; else its reason, and exit
-    3 (0 with --skip-unavailable)."""
-    if not info.available:
-        click.echo(f"backend {info.name} is unavailable: {info.reason}", err=True)
-        sys.exit(ExitCode.OK if skip_unavailable else ExitCode.BACKEND_UNAVAILABLE)
-    return info
-
-
-def _operators(ops: tuple[str, ...], ids: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
-    """The operators whose specs a run needs, and the option that named them:
-    ``--op``, else those of the ``--case`` ids (an id starts with its
-    operator), else none (every spec)."""
-    if ops or not ids:
-        return ops, "--op"
-    return tuple(dict.fromkeys(i.split("/", 1)[0] for i in ids)), "--case"
-
-
-def _invocation(ctx: click.Context, backend: str, options: dict[str, str], level: m.FeatureLevel, *,
-                seed: int, cases_dir: str | None, tolerances: str) -> Invocation:
-    """The options of this run that its repro lines must repeat: those the
-    user gave (a path as written), the level and the seed (not for --cases,
-    whose cases do not depend on it)."""
-    def given(name: str) -> Any:  # click's parameter values are untyped
-        source = ctx.get_parameter_source(name)
-        return ctx.params[name] if source is not None and source.name == "COMMANDLINE" else None
-
-    return Invocation(
-        backend=backend, backend_args=tuple(options.items()), level=level.short,
-        seed=None if cases_dir else seed, specs=given("specs_dir"), cases=cases_dir,
-        tolerances=tolerances or None, large=bool(ctx.params.get("large")),
-        timeout=given("timeout"))
-
-
-def _with_repro(results: tuple[CaseResult, ...], invocation: Invocation) -> tuple[CaseResult, ...]:
-    """Each result with the line that runs its case alone again."""
-    return tuple(dataclasses.replace(r, repro=invocation.repro(r.case_id)) for r in results)
-
-
-def _finish(report: RunResult, folder: ReportFolder, console: Console, *, view: View, skipped: list[str],
-            show_skipped: bool, ran: int, total: int) -> None:
-    """Print the summary, then write the reports (if that fails, the summary
-    is already out and the reports go to a temp folder); exit with the
-    run's code."""
-
-    render(report, console, dataclasses.replace(view, html=str(folder.final / FILE_NAMES['html'])))
-    if show_skipped:
-        for line in skipped:
-            click.echo(f"skipped {line}", err=True)
-    elif skipped:
-        click.echo(f"skipped {len(skipped)} specs whose formula the oracle cannot evaluate or whose cases "
-                   f"cannot be generated (--show-skipped lists them)", err=True)
-    try:
-        written = commit_reports(report, folder)
-    except OSError as exc:
-        _rescue(report, folder.final, exc)
-    click.echo(f"reports: {', '.join(str(p) for p in sorted(written.values()))}", err=True)
-    if report.interrupted:
-        click.echo(f"interrupted: {ran} of {total} cases ran; the reports hold those", err=True)
-        sys.exit(ExitCode.INTERRUPTED)
-    sys.exit(ExitCode.FINDINGS if report.failed else ExitCode.OK)
-
-
-def _rescue(report: RunResult, target: Path, exc: OSError) -> NoReturn:
-    """The reports could not be written where they belong (the folder was
-    checked writable before the run: something changed since): write them
-    to a new temp folder instead, say where in one line, exit 2."""
-
-
-    why = exc.strerror or str(exc)
-    try:
-        written = write_reports(report, Path(tempfile.mkdtemp(prefix=f"dmlconform-{report.run_id}-")))
-    except OSError as again:
-        raise InputError(f"cannot write the reports to {target}: {why}; nor to a temp folder: "
-                         f"{again.strerror or again}; the summary above is all this run kept") from None
-    raise InputError(f"cannot write the reports to {target}: {why}; they were written to "
-                     f"{written['json'].parent} instead") from None
+    execute(ctx, engine, started=started, clock=clock, specs_dir=specs_dir, backend_name=backend_name,
+            options=options, level_text=level_text, seed=seed, ops=ops, dtypes=dtypes, patterns=patterns, ids=ids,
+            cases_dir=cases_dir, large=large, output=output, view=view, no_progress=no_progress,
+            skip_unavailable=skip_unavailable, show_skipped=show_skipped, gate=gate)
 
 
 def _engine(ctx: click.Context, name: str, options: dict[str, str], *, isolate: bool, jobs: int | None,
@@ -224,15 +109,3 @@ def _finite(value: float, option: str) -> float:
         raise click.BadParameter(f"{value} is not a number of seconds: give one above 0 and at most "
                                  f"{MAX_TIMEOUT:g}", param_hint=f"'{option}'")
     return value
-
-
-def _run_with_progress(total: int, console: Console, *, enabled: bool,
-                       execute: Callable[[Progress | None], RunOutcome]) -> RunOutcome:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415 - the bar is drawn only on a terminal; CI logs and --no-progress skip its import
-
-    if not enabled:
-        return execute(None)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True) as progress:
-        task = progress.add_task("running", total=total)
-        return execute(lambda r: progress.update(task, advance=1, description=r.operator))

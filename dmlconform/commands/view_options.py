@@ -1,6 +1,6 @@
 """The options that say how much of a run the terminal shows, shared by
 ``run`` and ``merge`` (both print the same summary): ``--worst``,
-``--show-failures`` and ``--verbose``, read into one `terminal.View`."""
+``--show-failures`` and ``--verbose``, read into one `report.view.View`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from dmlconform.report.terminal import SHOWN_FAILURES, View
+from dmlconform.report.view import SHOWN_FAILURES, View
 
 
 def view_options(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -28,9 +28,12 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from dmlconform.errors import InputError
+from dmlconform.report import html, json_report, junit
+from dmlconform.results import RunResult
 
 #: The files of one report set, by kind.
 FILE_NAMES = {"json": "report.json", "junit": "junit.xml", "html": "report.html"}
@@ -185,3 +188,20 @@ def _stale(pid: int, path: Path) -> bool:
     except PermissionError:
         return False
     return False
+
+
+def commit_reports(run: RunResult, folder: ReportFolder) -> dict[str, Path]:
+    """report.json, junit.xml and report.html of ``run`` into the reserved
+    ``folder``, as one set (`report.folder`); the path of each by kind."""
+    writers = {"html": html.dumps, "json": json_report.dumps, "junit": junit.dumps}
+    return folder.commit({kind: partial(w, run) for kind, w in writers.items()})
+
+
+def write_reports(run: RunResult, folder: Path) -> dict[str, Path]:
+    """The three reports of ``run`` into ``folder`` (created if missing; if it
+    exists it must be empty or hold a report set, which is replaced whole)."""
+    reserved = reserve(Path(folder), run.run_id)
+    try:
+        return commit_reports(run, reserved)
+    finally:
+        reserved.abandon()

@@ -23,8 +23,6 @@ soft-wrapped, so a repro is one line that can be copied whole.  DESIGN.md
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich import box
 from rich.console import Console
 from rich.table import Table
@@ -46,6 +44,7 @@ from dmlconform.report.coverage import (
 )
 from dmlconform.report.distance import distance_text
 from dmlconform.report.readings import summarize as summarize_readings
+from dmlconform.report.view import View
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
 
 #: Terminal style of each outcome (counts and headings).
@@ -63,12 +62,6 @@ NAMED_DTYPES = 3
 
 #: Columns the counts of an operator line get at least (names fold on a console narrower than that).
 MIN_COUNTS_WIDTH = 24
-
-#: Failing cases shown in full by default: about 15 lines each (heading, a
-#: diff table of up to 10 elements, repro), so some 150 lines: two screens,
-#: or the end of a CI log, while `coverage.spread_failures` makes them ten
-#: different operator x data type x level groups where the run has ten.
-SHOWN_FAILURES = 10
 
 #: Columns of the diff table; the numeric ones are right-aligned.
 DIFF_COLUMNS = ("output", "index", "inputs", "expected", "actual", "distance", "bound", "verdict")
@@ -220,27 +213,6 @@ def totals(run: RunResult) -> Text:
     else:
         verdict = ("FAILED", "bold red") if run.failed else ("OK", "bold green")
     return Text.assemble(verdict, f"  {totals_line(run)}")
-
-
-@dataclass(frozen=True, slots=True)
-class View:
-    """How much of a run `render` shows.
-
-    ``worst``: elements per failing case (0 or more); ``failures``: failing
-    cases shown in full (0 or more; None: all); ``verbose``: the full
-    operator x data type x level table instead of a line per operator;
-    ``html``: where report.html is, named where failing cases are left out."""
-
-    worst: int = 10
-    failures: int | None = SHOWN_FAILURES
-    verbose: bool = False
-    html: str = ""
-
-    def __post_init__(self) -> None:
-        if self.worst < 0:
-            raise ValueError(f"worst={self.worst!r} must be 0 or more")
-        if self.failures is not None and self.failures < 0:
-            raise ValueError(f"failures={self.failures!r} must be 0 or more")
 
 
 def render(run: RunResult, console: Console, view: View | None = None) -> None:

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 import dmlconform.report.folder as folder_module
 from dmlconform.cli import main
 from dmlconform.errors import InputError
-from dmlconform.report import commit_reports, json_report, write_reports
-from dmlconform.report.folder import reserve
+from dmlconform.report import json_report
+from dmlconform.report.folder import commit_reports, reserve, write_reports
 from tests.report.fixtures import sample_run
 
 SOFTSIGN = ["run", "--op", "ACTIVATION_SOFTSIGN", "--dtype", "FLOAT32", "--no-progress", "-j", "1"]

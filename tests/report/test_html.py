@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dmlconform.report import html as html_report
-from dmlconform.report import write_reports
 from dmlconform.report.coverage import failed_cases
+from dmlconform.report.folder import write_reports
 from dmlconform.results import RunResult
 from tests.report.fixtures import case, diff, passing_run, sample_run, wide_run
 from tests.report.strategies import run_results

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from rich.console import Console
 
 from dmlconform.report import terminal
+from dmlconform.report.view import View
 from dmlconform.results import RunResult
 from tests.golden_plugin import Golden, golden_for
 from tests.report.fixtures import passing_run, sample_run, wide_run
@@ -24,7 +25,7 @@ def golden(request: pytest.FixtureRequest) -> Golden:
 
 def render(run: RunResult, *, width: int = 100, **kw: Any) -> str:
     console = Console(file=StringIO(), width=width, color_system=None)
-    terminal.render(run, console, terminal.View(**kw))
+    terminal.render(run, console, View(**kw))
     return console.file.getvalue()  # type: ignore[attr-defined]
 
 

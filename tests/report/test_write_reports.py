@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from dmlconform.report import html, json_report, junit, write_reports
+from dmlconform.report import html, json_report, junit
+from dmlconform.report.folder import write_reports
 from tests.report.fixtures import sample_run
 
 

@@ -1,0 +1,167 @@
+"""What `run` does once its workers have started (`run_commands`): read
+the specs (or a case folder), make the selected cases, run them on the
+engine, and print and write the reports."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import shlex
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from dmlconform import suite
+from dmlconform.backends.base import reported_float16
+from dmlconform.commands.gating_options import Gate
+from dmlconform.commands.options import console as make_console
+from dmlconform.commands.options import load_specs, parse_dtypes, parse_level
+from dmlconform.errors import ExitCode, InputError
+from dmlconform.invocation import Invocation
+from dmlconform.parallel import InProcess, Progress, RunOutcome, Workers
+from dmlconform.report.folder import FILE_NAMES, commit_reports, reserve, write_reports
+from dmlconform.report.terminal import render
+from dmlconform.report.view import View
+from dmlconform.results import CaseResult, RunResult
+from dmlconform.spec import model as m
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from dmlconform.backends.base import BackendInfo
+    from dmlconform.report.folder import ReportFolder
+
+
+def execute(ctx: click.Context, engine: Workers | InProcess, *, started: dt.datetime, clock: float, specs_dir: str,
+            backend_name: str, options: dict[str, str], level_text: str | None, seed: int, ops: tuple[str, ...],
+            dtypes: tuple[str, ...], patterns: tuple[str, ...], ids: tuple[str, ...], cases_dir: str | None,
+            large: bool, output: str | None, view: View, no_progress: bool, skip_unavailable: bool,
+            show_skipped: bool, gate: Gate) -> None:
+    """The run of `run_commands.run`, its options as given, on ``engine``
+    (started at ``started``, ``clock`` by `time.perf_counter`); exits with
+    the run's code."""
+    console = make_console()
+    needed, option = _operators(ops, ids) if not cases_dir else (ops, "--op")
+    specs = load_specs(specs_dir, needed, option=option)  # input errors before waiting for the backend
+    selection = suite.Selection(frozenset(ids), patterns, frozenset(parse_dtypes(dtypes)), gate.shard)
+    cases = suite.checked_cases(Path(cases_dir), [s for _, s in specs], every_operator=not ops) if cases_dir else None
+    info = _available(engine.info(), skip_unavailable)
+    level = parse_level(level_text, "--feature-level") or info.feature_level
+    run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{info.name}-{level.short}-s{seed}" + gate.run_id_suffix
+    folder = reserve(Path(output) if output else None, run_id)   # before any case: a bad -o costs nothing
+    ctx.call_on_close(folder.abandon)
+    pairs, skipped = suite.pairs(specs, level, seed=seed, large=large, cases=cases, selection=selection)
+    if not pairs:
+        why = f"; skipped {'; '.join(skipped[:3])}" if skipped else ""
+        raise InputError(f"no case matches the selection (--op, --dtype, -k, --case, --shard){why}")
+    outcome = _run_with_progress(len(pairs), console, enabled=not no_progress and console.is_terminal,
+                                 execute=lambda progress: engine.run(pairs, progress=progress))
+    invocation = _invocation(ctx, backend_name, options, level, seed=seed, cases_dir=cases_dir,
+                             tolerances=gate.tolerances)
+    report = gate.finish(RunResult(
+        run_id=folder.run_id, backend=info.name, device=info.device, backend_version=info.version,
+        feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
+        command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        started=started.isoformat(timespec="seconds"),
+        finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        cases=_with_repro(suite.with_notes(outcome.results, Path(cases_dir) if cases_dir else None), invocation),
+        interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3),
+        float16_accumulation=reported_float16(info.float16_accumulation)))
+    _finish(report, folder, console, view=view, skipped=skipped, show_skipped=show_skipped,
+            ran=len(outcome.results), total=len(pairs))
+
+
+def _available(info: BackendInfo, skip_unavailable: bool) -> BackendInfo:
+    """``info`` of a backend that can run here; else its reason, and exit
+    3 (0 with --skip-unavailable)."""
+    if not info.available:
+        click.echo(f"backend {info.name} is unavailable: {info.reason}", err=True)
+        sys.exit(ExitCode.OK if skip_unavailable else ExitCode.BACKEND_UNAVAILABLE)
+    return info
+
+
+def _operators(ops: tuple[str, ...], ids: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
+    """The operators whose specs a run needs, and the option that named them:
+    ``--op``, else those of the ``--case`` ids (an id starts with its
+    operator), else none (every spec)."""
+    if ops or not ids:
+        return ops, "--op"
+    return tuple(dict.fromkeys(i.split("/", 1)[0] for i in ids)), "--case"
+
+
+def _invocation(ctx: click.Context, backend: str, options: dict[str, str], level: m.FeatureLevel, *,
+                seed: int, cases_dir: str | None, tolerances: str) -> Invocation:
+    """The options of this run that its repro lines must repeat: those the
+    user gave (a path as written), the level and the seed (not for --cases,
+    whose cases do not depend on it)."""
+    def given(name: str) -> Any:  # click's parameter values are untyped
+        source = ctx.get_parameter_source(name)
+        return ctx.params[name] if source is not None and source.name == "COMMANDLINE" else None
+
+    return Invocation(
+        backend=backend, backend_args=tuple(options.items()), level=level.short,
+        seed=None if cases_dir else seed, specs=given("specs_dir"), cases=cases_dir,
+        tolerances=tolerances or None, large=bool(ctx.params.get("large")),
+        timeout=given("timeout"))
+
+
+def _with_repro(results: tuple[CaseResult, ...], invocation: Invocation) -> tuple[CaseResult, ...]:
+    """Each result with the line that runs its case alone again."""
+    return tuple(dataclasses.replace(r, repro=invocation.repro(r.case_id)) for r in results)
+
+
+def _finish(report: RunResult, folder: ReportFolder, console: Console, *, view: View, skipped: list[str],
+            show_skipped: bool, ran: int, total: int) -> None:
+    """Print the summary, then write the reports (if that fails, the summary
+    is already out and the reports go to a temp folder); exit with the
+    run's code."""
+
+    render(report, console, dataclasses.replace(view, html=str(folder.final / FILE_NAMES['html'])))
+    if show_skipped:
+        for line in skipped:
+            click.echo(f"skipped {line}", err=True)
+    elif skipped:
+        click.echo(f"skipped {len(skipped)} specs whose formula the oracle cannot evaluate or whose cases "
+                   f"cannot be generated (--show-skipped lists them)", err=True)
+    try:
+        written = commit_reports(report, folder)
+    except OSError as exc:
+        _rescue(report, folder.final, exc)
+    click.echo(f"reports: {', '.join(str(p) for p in sorted(written.values()))}", err=True)
+    if report.interrupted:
+        click.echo(f"interrupted: {ran} of {total} cases ran; the reports hold those", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    sys.exit(ExitCode.FINDINGS if report.failed else ExitCode.OK)
+
+
+def _rescue(report: RunResult, target: Path, exc: OSError) -> NoReturn:
+    """The reports could not be written where they belong (the folder was
+    checked writable before the run: something changed since): write them
+    to a new temp folder instead, say where in one line, exit 2."""
+
+
+    why = exc.strerror or str(exc)
+    try:
+        written = write_reports(report, Path(tempfile.mkdtemp(prefix=f"dmlconform-{report.run_id}-")))
+    except OSError as again:
+        raise InputError(f"cannot write the reports to {target}: {why}; nor to a temp folder: "
+                         f"{again.strerror or again}; the summary above is all this run kept") from None
+    raise InputError(f"cannot write the reports to {target}: {why}; they were written to "
+                     f"{written['json'].parent} instead") from None
+
+
+def _run_with_progress(total: int, console: Console, *, enabled: bool,
+                       execute: Callable[[Progress | None], RunOutcome]) -> RunOutcome:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415 - the bar is drawn only on a terminal; CI logs and --no-progress skip its import
+
+    if not enabled:
+        return execute(None)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True) as progress:
+        task = progress.add_task("running", total=total)
+        return execute(lambda r: progress.update(task, advance=1, description=r.operator))
