@@ -26,7 +26,12 @@ def _baseline_path(given: str | None, no_baseline: bool, write: bool) -> Path | 
         return None
     if given:
         return Path(given)
-    path = Path(shipped_specs_arg()) / known.FILE_NAME
+    try:
+        path = Path(shipped_specs_arg()) / known.FILE_NAME
+    except InputError:  # an install without its specs: lint of PATHS still works, without a baseline
+        if write:
+            raise
+        return None
     return path if path.is_file() or write else None
 
 
@@ -45,7 +50,7 @@ def _write(path: Path, findings: list[Finding], linted: list[Path]) -> None:
     click.echo(f"{path}: {len(findings)} findings of the files linted, {len(kept)} entries of others kept", err=True)
 
 
-def _report_known(split: known.Sorted, path: Path, verbose: bool) -> None:
+def _report_known(split: known.Triage, path: Path, verbose: bool) -> None:
     """On standard error: the fixed entries, each at its line, and (``-v``) the known findings."""
     for entry in split.fixed:
         click.echo(f"{path}:{entry.line}:{entry.column}: fixed: no finding {entry.code} in {entry.file} says "
@@ -54,7 +59,7 @@ def _report_known(split: known.Sorted, path: Path, verbose: bool) -> None:
         click.echo(f"known findings ({path}):\n{format_text(split.known)}", err=True)
 
 
-def _summary(split: known.Sorted, path: Path | None, verbose: bool) -> str:
+def _summary(split: known.Triage, path: Path | None, verbose: bool) -> str:
     new = split.new
     errors = sum(f.severity == "error" for f in new)
     line = f"{errors} errors, {len(new) - errors} warnings in {len({f.path for f in new})} files"
@@ -108,7 +113,7 @@ def lint(paths: tuple[str, ...], fmt: str, strict: bool, list_rules: bool, outpu
     if write_baseline and path is not None:
         _write(path, findings, linted)
         return
-    split = known.split(findings, baseline, linted) if baseline else known.Sorted(tuple(findings), (), ())
+    split = known.split(findings, baseline, linted) if baseline else known.Triage(tuple(findings), (), ())
     report = format_findings(list(split.new), fmt)
     if output:
         write_output(Path(output), report + ("\n" if report else ""))

@@ -65,7 +65,7 @@ class LintBaseline:
 
 
 @dataclass(frozen=True, slots=True)
-class Sorted:
+class Triage:
     """Findings split by a baseline: ``new`` ones (they fail lint), ``known``
     ones, and the ``fixed`` entries (of a linted file, matching no finding)."""
 
@@ -127,7 +127,7 @@ def _in_scope(entry: Entry, root: Path, linted: Sequence[Path]) -> bool:
     return any(target == p or p in target.parents for p in (q.resolve() for q in linted))
 
 
-def split(findings: Iterable[Finding], baseline: LintBaseline, linted: Sequence[Path]) -> Sorted:
+def split(findings: Iterable[Finding], baseline: LintBaseline, linted: Sequence[Path]) -> Triage:
     """``findings`` of the files and folders ``linted``, split by ``baseline``."""
     root = baseline.root
     keys = {e.key for e in baseline.entries}
@@ -142,7 +142,7 @@ def split(findings: Iterable[Finding], baseline: LintBaseline, linted: Sequence[
         else:
             new.append(finding)
     fixed = tuple(e for e in baseline.entries if e.key not in matched and _in_scope(e, root, linted))
-    return Sorted(tuple(new), tuple(known), fixed)
+    return Triage(tuple(new), tuple(known), fixed)
 
 
 def outside(findings: Iterable[Finding], root: Path) -> tuple[Finding, ...]:
