@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from dmlconform.cli import main
 from dmlconform.lint import baseline as known
-from dmlconform.lint.checks import lint_paths
+from dmlconform.lint.checks import RULES, Finding, lint_paths
 from tests.conftest import REPO
 
 SPECS = REPO / "specs"
@@ -155,3 +157,17 @@ def test_a_missing_baseline_and_contradicting_flags_exit_2(tmp_path: Path) -> No
 def test_the_help_states_the_exit_codes() -> None:
     text = " ".join(lint("--help").output.split())
     assert "exit 2 for a bad baseline file" in text and "--write-baseline" in text and "--no-baseline" in text
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(st.sampled_from(["A.yaml", "reviewed/B.yaml", "sub dir/C.yaml"]),
+                               st.sampled_from([r.code for r in RULES]),
+                               st.text(st.characters(blacklist_categories=("Cs",)), min_size=1).filter(str.strip)),
+                     max_size=8, unique=True))
+def test_a_written_baseline_reads_back_as_the_same_findings(tmp_path: Path, rows: list[tuple[str, str, str]]) -> None:
+    """Whatever the messages hold (quotes, colons, `yes`, `1_0`, line
+    breaks, any Unicode): --write-baseline's file reads back entry for entry."""
+    findings = [Finding(code, str(tmp_path / file), 1, 1, message, "error") for file, code, message in rows]
+    path = tmp_path / "b.yml"
+    path.write_text(known.dumps(findings, root=tmp_path.resolve()), encoding="utf-8")
+    assert sorted(e.key for e in known.read_baseline(path).entries) == sorted(rows)
