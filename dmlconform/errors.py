@@ -49,16 +49,18 @@ EXIT_CODE_MEANINGS: Mapping[ExitCode, ExitCodeMeaning] = MappingProxyType({
         "success: no findings, specs up to date, no case failed (QUALITY_WARNING, NOT_SUPPORTED, XFAIL and "
         "XPASS do not fail a run; with `run --strict` QUALITY_WARNING and XPASS do)"),
     ExitCode.FINDINGS: ExitCodeMeaning(
-        "a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR (run, merge); lint findings; out-of-date "
-        "specs (extract --check); diff removals",
+        "a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR (run, merge); lint findings not in the "
+        "baseline; out-of-date specs (extract --check); diff removals",
         "a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR and no baseline entry covers it (`run`, and "
-        "`merge` for the merged run); lint errors (warnings too with `--strict`); out-of-date specs "
+        "`merge` for the merged run); lint errors the lint baseline does not name (warnings and fixed baseline "
+        "entries too with `--strict`); out-of-date specs "
         "(`extract --check`); removals in a `diff`"),
     ExitCode.USAGE: ExitCodeMeaning(
-        "usage or input error: bad option, missing or invalid file (spec, baseline, tolerance file, report), "
+        "usage or input error: bad option, missing or invalid file (spec, baseline, lint baseline, tolerance file, "
+        "report), "
         "shards that overlap or are missing",
-        "usage or input error: bad option, missing path, unreadable or invalid file (spec, baseline, tolerance "
-        "file, report.json, case manifest or `.npy`), a file over its size limit or nested too deep, a FIFO or "
+        "usage or input error: bad option, missing path, unreadable or invalid file (spec, baseline, lint baseline, "
+        "tolerance file, report.json, case manifest or `.npy`), a file over its size limit or nested too deep, a FIFO or "
         "device where a file is expected, nothing to read at all (`lint`, `extract`); a page that would make "
         "`extract` write a poorer spec; `merge` of shards that overlap, are missing or come from different runs"),
     ExitCode.BACKEND_UNAVAILABLE: ExitCodeMeaning(

@@ -47,7 +47,58 @@ def test_check_exits_1_until_rewritten(tmp_path: Path) -> None:
     readme.write_text(REGIONS, encoding="utf-8")
     result = CliRunner().invoke(docs_tables.main, [str(readme), "--check"])
     assert (result.exit_code, result.output) == (
-        1, f"{readme}: tables out of date; run python -m dmlconform.docs_tables {readme}\n")
+        1, f"{readme}: tables or numbers out of date; run python -m dmlconform.docs_tables {readme}\n")
     assert readme.read_text(encoding="utf-8") == REGIONS
     assert CliRunner().invoke(docs_tables.main, [str(readme)]).exit_code == 0
     assert CliRunner().invoke(docs_tables.main, [str(readme), "--check"]).exit_code == 0
+
+
+DOCS_WITH_NUMBERS = (README, REPO / "docs" / "import-onnx.md")
+
+
+@pytest.fixture(scope="module")
+def numbers() -> dict[str, str]:
+    return docs_tables.numbers(REPO)
+
+
+def test_the_readme_numbers_come_from_the_code(numbers: dict[str, str]) -> None:
+    """Issue #33: the README said `import onnx` covers 72 operators, where it
+    wrote 310 cases of 63 DirectML operators (72 is the ONNX operators).
+    Every count the code can give is marked and up to date.  If this fails:
+    python -m dmlconform.docs_tables README.md docs/import-onnx.md"""
+    assert set(numbers) == set(docs_tables.NUMBERS)
+    text = README.read_text(encoding="utf-8")
+    assert all(f"<!-- n:{name} -->" in text for name in docs_tables.NUMBERS)
+    for path in DOCS_WITH_NUMBERS:
+        text = path.read_text(encoding="utf-8")
+        assert docs_tables.rewrite_numbers(text, numbers) == text, path
+    onnx = (f"<!-- n:onnx-operators -->{numbers['onnx-operators']}<!-- /n --> ONNX operators, "
+            f"<!-- n:onnx-cases -->{numbers['onnx-cases']}<!-- /n --> cases of\n"
+            f"<!-- n:onnx-dml-operators -->{numbers['onnx-dml-operators']}<!-- /n --> DirectML operators")
+    assert onnx in README.read_text(encoding="utf-8")
+
+
+def test_a_number_that_drifted_is_rewritten_and_fails_check(tmp_path: Path, numbers: dict[str, str]) -> None:
+    """The README's tables and numbers checked together: one stale count exits 1, naming the file."""
+    text = README.read_text(encoding="utf-8")
+    stale = text.replace(f"<!-- n:default-cases -->{numbers['default-cases']}<!-- /n -->",
+                         "<!-- n:default-cases -->8,239<!-- /n -->", 1)
+    assert stale != text and docs_tables.rewrite_numbers(stale, numbers) == text
+    readme = tmp_path / "README.md"
+    readme.write_text(stale, encoding="utf-8")
+    (tmp_path / "cases").symlink_to(REPO / "cases")
+    result = CliRunner().invoke(docs_tables.main, [str(readme), "--check"])
+    assert result.exit_code == 1 and result.output.startswith(f"{readme}: tables or numbers out of date")
+    assert CliRunner().invoke(docs_tables.main, [str(readme)]).exit_code == 0
+    assert readme.read_text(encoding="utf-8") == text
+
+
+def test_a_marker_naming_no_number_is_named() -> None:
+    with pytest.raises(ValueError, match=r"^<!-- n:onnx-ops --> names no number; known: default-cases$"):
+        docs_tables.rewrite_numbers("<!-- n:onnx-ops -->3<!-- /n -->", {"default-cases": "1"})
+
+
+def test_the_readme_says_to_install_build_before_python_m_build() -> None:
+    text = " ".join(README.read_text(encoding="utf-8").split())
+    assert "`pip install build` once, then `python -m build`" in text
+    assert text.index("pip install build") < text.index("python -m build")

@@ -23,6 +23,7 @@ from dmlconform.cases.store import read_cases, read_npy
 from dmlconform.errors import DmlconformError
 from dmlconform.gating.baseline import read_baseline
 from dmlconform.gating.overrides import read_overrides
+from dmlconform.lint.baseline import read_baseline as read_lint_baseline
 from dmlconform.report import json_report
 from dmlconform.spec.extract import extract_page
 from dmlconform.spec.load import loads_spec
@@ -147,3 +148,18 @@ def test_the_bases_are_good(tmp_path: Path) -> None:
     json_report.loads(_report_text().decode(), path="r.json")
     read_baseline(HOSTILE / "good-baseline.yaml")
     assert read_cases(_GOOD)
+
+
+_LINT_BASELINE = (REPO / "specs" / "lint-baseline.yml").read_bytes()
+
+
+@_SETTINGS
+@given(raw=mutated(_LINT_BASELINE))
+def test_a_mutated_lint_baseline_reads_or_is_one_located_error(tmp_path_factory, raw: bytes) -> None:  # type: ignore[no-untyped-def]
+    """The shipped lint baseline, damaged: read, or a located error at the file."""
+    path = tmp_path_factory.mktemp("lint") / "lint-baseline.yml"
+    path.write_bytes(raw)
+    try:
+        read_lint_baseline(path)
+    except DmlconformError as exc:
+        assert exc.render().startswith(str(path))

@@ -1,18 +1,28 @@
 """report.html: one self-contained page for a person who would rather look
-than read.  No network: inline CSS, one small inline script (the filter box)
-allowed by its hash in a Content-Security-Policy that forbids everything else.
+than read.  No network: inline CSS, one small inline script (the matrix's
+controls and the filter box) allowed by its hash in a Content-Security-Policy
+that forbids everything else.
 
-Header (backend, device, level, seed, command, times), the operator x data
-type matrix coloured by each cell's worst outcome (in a scrolling box with a
+What failed comes first, so that a failing run's first screen never looks
+like a passing one's (issue #33): the verdict with the totals on red or
+green, then the failing operators (most failing cases first, their counts by
+outcome, a link per data type to the cases, the first message), or one line
+saying nothing failed.  Then the run's facts (backend, device, level, seed,
+command, times), the operator x data type matrix coloured by each cell's
+worst outcome (a hue per outcome, bold where any is not PASS; failing
+operators first; controls to show only failing operators or those with any
+outcome but PASS, or every operator by name; in a scrolling box with a
 sticky header row and first column, so it never makes the page wider than
 the window; a cell with failing cases links to them), the coverage table,
 then the failing cases grouped by operator x data type under a filter box:
 per case its message, repro command, the worst elements (distances in words,
-`report.distance`) and an SVG scatter of ULP error against input value whose
-labels are placed so that they never overlap or leave the plot.  Every text
-from the data goes through `html.escape`; SVG coordinates are formatted to
-two decimals, so the same `RunResult` gives the same bytes.  DESIGN.md
-"Comparison, verdicts and reports".
+`report.distance`) and an SVG scatter of ULP error against the input value,
+or against the element's index where the elements shown share input values
+(`x_axis`; a note under the plot says which), whose labels are placed so
+that they never overlap or leave the plot.  Every text from the data goes
+through `html.escape`; SVG coordinates are formatted to two decimals, so the
+same `RunResult` gives the same bytes.  DESIGN.md "Comparison, verdicts and
+reports".
 """
 
 from __future__ import annotations
@@ -47,11 +57,14 @@ from dmlconform.report.readings import summarize as summarize_readings
 from dmlconform.report.terminal import inputs_text
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
 
-#: Background colour of a cell by its worst outcome.
+#: Background colour of a cell by its worst outcome: each outcome a hue of
+#: its own (no two closer than CIE76 delta E 20, tests/report/test_html.py),
+#: so that a cell with any non-pass outcome never reads as PASS, nor a FAIL
+#: as an ERROR; dark text stays readable on every one.
 COLOURS = {
-    Outcome.PASS: "#c8e6c9", Outcome.QUALITY_WARNING: "#fff59d", Outcome.FAIL: "#ef9a9a",
-    Outcome.NOT_SUPPORTED: "#e0e0e0", Outcome.XFAIL: "#eeeeee", Outcome.XPASS: "#ffe082",
-    Outcome.CRASH: "#ce93d8", Outcome.TIMEOUT: "#b39ddb", Outcome.ERROR: "#f48fb1",
+    Outcome.PASS: "#c8e6c9", Outcome.QUALITY_WARNING: "#fff176", Outcome.FAIL: "#ef5350",
+    Outcome.NOT_SUPPORTED: "#b0bec5", Outcome.XFAIL: "#a1887f", Outcome.XPASS: "#80deea",
+    Outcome.CRASH: "#ba68c8", Outcome.TIMEOUT: "#7986cb", Outcome.ERROR: "#ff9800",
 }
 
 #: Short outcome names in the matrix cells, spelled out in a legend (and each cell's title).
@@ -78,15 +91,53 @@ CSS = "\n".join(
         "#failing-cases input{font:inherit;width:min(40em,100%);padding:.2em .4em}",
         "section.case{border-top:2px solid #9e9e9e;margin-top:1.5em;overflow-x:auto}",
         "svg{background:#fafafa;border:1px solid #e0e0e0;max-width:100%;height:auto}",
+        # the verdict first, on a colour a glance tells apart: a failing run's first screen is not a passing one's
+        "#totals{font-size:1.25em;padding:.4em .7em;border-radius:4px;margin:.5em 0}",
+        "#totals.failed{background:#ffebee;border:2px solid #c62828}#totals.ok{background:#e8f5e9;border:2px solid "
+        "#2e7d32}",
+        "#failures table{font-size:.95em}#failures td a{margin-right:.6em}",
+        ".badge{padding:0 .35em;border-radius:3px;margin-right:.3em;white-space:nowrap}",
+        ".matrix td.nonpass{font-weight:bold}",
+        ".controls label{margin-right:1.5em}.controls select{font:inherit}",
+        "p.plot-note{font-size:.9em;color:#424242;margin:.2em 0 1em}",
     ]
     + [f".o-{o.value}{{background:{c}}}" for o, c in COLOURS.items()]
 )
 
-#: The filter box: shows the failing cases whose text holds every word typed
-#: (case id, operator, data type, level, outcome, message), hides the others
-#: and the groups left empty, and says how many are shown.  Reads attributes
-#: and sets ``hidden``/``textContent`` only: nothing typed becomes markup.
+#: The page's one script, two parts.  The matrix's controls (`MATRIX_CONTROLS`):
+#: show every operator, those with any outcome other than PASS, or those that
+#: fail the run (each row's ``data-nonpass``/``data-failing`` counts), failing
+#: first or by name (``data-name``), and say how many rows are shown.  The
+#: filter box: shows the failing cases whose text holds every word typed (case
+#: id, operator, data type, level, outcome, message), hides the others and the
+#: groups left empty, and says how many are shown.  Both read attributes and
+#: set ``hidden``/``textContent`` and the rows' order only: nothing typed or
+#: read becomes markup.
 SCRIPT = """
+(function () {
+  var show = document.getElementById("matrix-show"), order = document.getElementById("matrix-order");
+  var table = document.getElementById("summary");
+  if (!show || !order || !table) { return; }
+  var body = table.tBodies[0], rows = Array.prototype.slice.call(body.rows);
+  var note = document.getElementById("matrix-shown");
+  function count(row, name) { return parseInt(row.getAttribute("data-" + name), 10) || 0; }
+  function update() {
+    var sorted = rows.slice().sort(function (a, b) {
+      var byName = a.getAttribute("data-name") < b.getAttribute("data-name") ? -1 : 1;
+      return order.value === "failing" ? (count(b, "failing") - count(a, "failing")) || byName : byName;
+    });
+    var shown = 0;
+    sorted.forEach(function (row) {
+      row.hidden = show.value !== "all" && count(row, show.value) === 0;
+      shown += row.hidden ? 0 : 1;
+      body.appendChild(row);
+    });
+    note.textContent = shown + " of " + rows.length + " operators shown";
+  }
+  show.addEventListener("change", update);
+  order.addEventListener("change", update);
+  update();
+})();
 (function () {
   var box = document.getElementById("filter"), count = document.getElementById("shown");
   if (!box) { return; }
@@ -131,16 +182,59 @@ def _table(head: Iterable[str], rows: Iterable[str], *, ident: str = "") -> str:
 
 
 def header(run: RunResult) -> str:
-    """Title and the facts of the run as a definition list."""
+    """Title and the verdict with the totals, on red or green: the first
+    thing a person sees says whether the run failed."""
+    verdict, kind = ("FAILED", "failed") if run.failed else ("OK", "ok")
+    return (f"<h1>dmlconform report: {esc(run.backend)}</h1>"
+            f'<p id="totals" class="{kind}"><strong>{verdict}</strong> {esc(totals_line(run))}</p>')
+
+
+def run_facts(run: RunResult) -> str:
+    """The facts of the run as a definition list (after what failed)."""
     facts = (("backend", f"{run.backend} {run.backend_version}"), ("device", run.device),
              ("feature level", run.feature_level), ("seed", run.seed),
              ("flush subnormals", "yes" if run.flush_subnormals else "no"), ("run", run.run_id),
              ("command", run.command), ("started", run.started), ("finished", run.finished),
              *gating_facts(run))
-    verdict = "FAILED" if run.failed else "OK"
     items = "".join(f"<dt>{esc(k)}</dt><dd>{esc(v)}</dd>" for k, v in facts)
-    return (f"<h1>dmlconform report: {esc(run.backend)}</h1><dl>{items}</dl>"
-            f'<p id="totals"><strong>{verdict}</strong> {esc(totals_line(run))}</p>')
+    return f'<dl id="facts">{items}</dl>'
+
+
+def badges(counts: Iterable[tuple[Outcome, int]]) -> str:
+    """``3 FAIL`` ``1 ERROR``: each count on its outcome's colour."""
+    return "".join(f'<span class="badge o-{o.value}">{n} {o.value}</span>' for o, n in counts if n)
+
+
+#: A failing operator's first message in the summary, cut to this many characters (the case has it whole).
+MESSAGE_CHARS = 160
+
+
+def failure_summary(run: RunResult, failing: tuple[CaseResult, ...], anchors: dict[tuple[str, str], str]) -> str:
+    """What failed, first: per operator (most failing cases first) its
+    failing cases by outcome, a link per data type to those cases, and the
+    first one's message; for a run where nothing failed, one line that says so."""
+    if not failing:
+        return ('<div id="failures"><h2>What failed</h2><p>Nothing: no case failed the run (the matrix below '
+                "shows every outcome).</p></div>")
+    by_op: dict[str, list[CaseResult]] = {}
+    for case in failing:
+        by_op.setdefault(case.operator, []).append(case)
+    order = sorted(by_op, key=lambda op: (-len(by_op[op]), op))
+    rows = []
+    for op in order:
+        cases = by_op[op]
+        dtypes = dict.fromkeys(c.dtype for c in cases)
+        links = "".join(f'<a href="#{anchors[(op, t)]}">{esc(t)} ({sum(c.dtype == t for c in cases)})</a>'
+                        for t in dtypes)
+        message = cases[0].message if len(cases[0].message) <= MESSAGE_CHARS else cases[0].message[:MESSAGE_CHARS - 1] + "…"
+        rows.append(_row([f'<th scope="row"><a href="#{anchors[(op, cases[0].dtype)]}">{esc(op)}</a></th>',
+                          badges(count_outcomes(cases)), links, esc(message)]))
+    total = len(run.cases)
+    title = (f"What failed: {len(failing)} of {total} case{'' if total == 1 else 's'}, {len(order)} "
+             f"operator{'' if len(order) == 1 else 's'}")
+    return (f'<div id="failures"><h2>{esc(title)}</h2>'
+            + _table(["operator", "failing cases", "data types (links to the cases)", "first message"], rows,
+                     ident="failing-operators") + "</div>")
 
 
 def gating_sections(run: RunResult) -> str:
@@ -167,8 +261,8 @@ def gating_sections(run: RunResult) -> str:
 
 def _cell(rows: list[GroupRow], anchor: str) -> str:
     """A matrix cell: one ``15 FAIL`` line per outcome present (short names,
-    `SHORT`), coloured by the worst; a link to ``#anchor`` where it has
-    failing cases."""
+    `SHORT`), coloured by the worst, in bold where any is not PASS; a link
+    to ``#anchor`` where it has failing cases."""
     if not rows:
         return "<td></td>"
     cases = [c for r in rows for c in r.cases]
@@ -178,25 +272,45 @@ def _cell(rows: list[GroupRow], anchor: str) -> str:
     title = esc(", ".join(f"{n} {o.value}" for o, n in counts))
     if anchor:
         text = f'<a href="#{anchor}">{text}</a>'
-    return f'<td class="o-{worst.value}" title="{title}">{text}</td>'
+    nonpass = " nonpass" if worst is not Outcome.PASS else ""
+    return f'<td class="o-{worst.value}{nonpass}" title="{title}">{text}</td>'
+
+
+#: The matrix's controls: which operators it shows and in what order (`SCRIPT` acts on them).
+MATRIX_CONTROLS = (
+    '<p class="controls"><label>show <select id="matrix-show" aria-label="operators shown in the matrix">'
+    '<option value="all">every operator</option><option value="nonpass">operators with an outcome other than '
+    'PASS</option><option value="failing">operators that fail the run</option></select></label>'
+    '<label>order <select id="matrix-order" aria-label="order of the matrix rows">'
+    '<option value="failing">failing first</option><option value="name">by name</option></select></label>'
+    '<span id="matrix-shown"></span></p>')
 
 
 def summary_matrix(run: RunResult, anchors: dict[tuple[str, str], str]) -> str:
     """Operators down, data types across; each cell counts the outcomes over
     all levels and links to its failing cases (``anchors``, by operator and
-    data type).  In a box that scrolls, so that the page stays as wide as the
-    window whatever the run."""
+    data type).  Operators with failing cases first (then by name), each row
+    carrying its counts for `SCRIPT`'s filter and order.  In a box that
+    scrolls, so that the page stays as wide as the window whatever the run."""
     cells: dict[tuple[str, str], list[GroupRow]] = {}
     for row in group_rows(run):
         cells.setdefault((row.operator, row.dtype), []).append(row)
     dtypes = sorted({t for _, t in cells}, key=dtype_key)
-    operators = sorted({op for op, _ in cells})
-    body = [_row([f'<th scope="row">{esc(op)}</th>']
-                 + [_cell(cells.get((op, t), []), anchors.get((op, t), "")) for t in dtypes]) for op in operators]
-    legend = ", ".join(f"{short} = {o.value}" for o, short in SHORT.items())
-    return (f"<h2>Summary</h2><p>Cases by outcome per operator and data type ({esc(legend)}); a cell with "
-            f'failing cases links to them.</p><div class="matrix">'
-            + _table(["operator", *dtypes], body, ident="summary") + "</div>")
+    cases: dict[str, list[CaseResult]] = {}
+    for (op, _), rows in cells.items():
+        cases.setdefault(op, []).extend(c for r in rows for c in r.cases)
+    failing = {op: sum(run.fails(c) for c in cs) for op, cs in cases.items()}
+    nonpass = {op: sum(c.outcome is not Outcome.PASS for c in cs) for op, cs in cases.items()}
+    body = [f'<tr data-name="{esc(op)}" data-failing="{failing[op]}" data-nonpass="{nonpass[op]}">'
+            + f'<th scope="row">{esc(op)}</th>'
+            + "".join(_cell(cells.get((op, t), []), anchors.get((op, t), "")) for t in dtypes) + "</tr>"
+            for op in sorted(cases, key=lambda op: (-failing[op], op))]
+    legend = " ".join(f'<span class="badge o-{o.value}">{esc(SHORT.get(o, o.value))}'
+                      f'{esc(" = " + o.value) if o in SHORT else ""}</span>' for o in COLOURS)
+    return (f"<h2>Summary</h2><p>Cases by outcome per operator and data type, each cell coloured by its worst "
+            f"outcome (in bold where any is not PASS): {legend}. A cell with failing cases links to them.</p>"
+            f'{MATRIX_CONTROLS}<div class="matrix">' + _table(["operator", *dtypes], body, ident="summary")
+            + "</div>")
 
 
 def failure_anchors(failing: Iterable[CaseResult]) -> dict[tuple[str, str], str]:
@@ -311,7 +425,14 @@ def place_ticks(wanted: list[tuple[float, str]], *, lo: float = 2.0, hi: float =
     return tuple(sorted(placed, key=lambda t: (t.row, t.x)))
 
 
-def _x_labels(values: list[float]) -> list[str]:
+def _ticks(wanted: list[tuple[float, str]]) -> tuple[str, ...]:
+    """Tick labels under the axis, placed by `place_ticks`."""
+    base = H - BOTTOM
+    return tuple(_label(t.x, base + 12 + t.row * ROW_HEIGHT, t.text, extra=' font-family="monospace"')
+                 for t in place_ticks(wanted))
+
+
+def _x_labels(values: list[float]) -> tuple[str, ...]:
     """Under the axis: the smallest and largest finite input first, then
     nan/-inf/inf where present, placed by `place_ticks`."""
     finite = [v for v in values if math.isfinite(v)]
@@ -322,36 +443,90 @@ def _x_labels(values: list[float]) -> list[str]:
                          ("-inf", X_NEG_INF, -math.inf in values), ("inf", X_POS_INF, math.inf in values)):
         if hit:
             wanted.append((x, text))
-    base = H - BOTTOM
-    return [_label(t.x, base + 12 + t.row * ROW_HEIGHT, t.text, extra=' font-family="monospace"')
-            for t in place_ticks(wanted)]
+    return _ticks(wanted)
+
+
+@dataclass(frozen=True, slots=True)
+class Axis:
+    """The x axis of a case's plot: each dot's x (in the order of
+    ``case.worst``), the tick labels, the axis title, and the note under
+    the plot that says what x is."""
+
+    xs: tuple[float, ...]
+    ticks: tuple[str, ...]
+    title: str
+    note: str
+
+
+def _value_axis(points: tuple[ElementDiff, ...]) -> Axis:
+    """x is the first input's value, symlog: where the inputs tell the dots apart."""
+    values = [d.inputs[0][1] for d in points]
+    name = points[0].inputs[0][0]
+    return Axis(tuple(_x_positions(values)), _x_labels(values), f"{name} (symlog)",
+                f"Each dot is one element; x is its {name}, on a symlog scale (sign(x) log10(1 + |x|)), NaN and "
+                "-inf at the left edge, inf at the right; up is its distance in ULP (log scale). Hover a dot for "
+                "its values.")
+
+
+def _index_axis(points: tuple[ElementDiff, ...]) -> Axis:
+    """x is the element's place in index order (output, then C order of the
+    index), one even step each, its index under the axis: where many
+    elements share one input value and would otherwise be one dot."""
+    order = sorted(range(len(points)), key=lambda i: (points[i].output, points[i].index))
+    rank = {i: r for r, i in enumerate(order)}
+    step = (X_HI - X_LO) / (len(points) - 1) if len(points) > 1 else 0.0
+    xs = tuple(X_LO + step * rank[i] if step else (X_LO + X_HI) / 2 for i in range(len(points)))
+    several = len({d.output for d in points}) > 1
+    text = [f"{d.output if several else ''}[{', '.join(map(str, d.index))}]" for d in points]
+    wanted = [(xs[order[0]], text[order[0]]), (xs[order[-1]], text[order[-1]])]
+    wanted += [(xs[i], text[i]) for i in order[1:-1]]
+    if points and all(d.inputs for d in points):
+        name = points[0].inputs[0][0]
+        shared = len({fmt_float(d.inputs[0][1]) for d in points})
+        why = (f"the {len(points)} elements shown share {shared} value{'' if shared == 1 else 's'} of {name}, "
+               f"so against {name} they would lie on one another")
+    else:
+        why = "not every element shown has an input value to plot against"
+    return Axis(xs, _ticks(wanted), "element, in index order",
+                f"Each dot is one element; x is its place in index order (C order), one even step each, its "
+                f"index under the axis ({why}); up is its distance in ULP (log scale). Hover a dot for its values.")
+
+
+def x_axis(case: CaseResult) -> Axis:
+    """Against the first input's value where that tells the elements shown
+    apart (every one a value of its own), else against their index."""
+    points = case.worst
+    if points and all(d.inputs for d in points) and len({fmt_float(d.inputs[0][1]) for d in points}) == len(points):
+        return _value_axis(points)
+    return _index_axis(points)
 
 
 def scatter_svg(case: CaseResult) -> str:
-    """ULP error (log10(1 + ULP), up) against the first input's value, one dot per element."""
+    """ULP error (log10(1 + ULP), up) against the first input's value or
+    the element's index (`x_axis`), one dot per element."""
     points = case.worst
-    values = [d.inputs[0][1] if d.inputs else float(i) for i, d in enumerate(points)]
+    axis = x_axis(case)
     top = max((math.log10(1 + plot_ulp(d.ulp)) for d in points), default=1.0) or 1.0
-    name = points[0].inputs[0][0] if points and points[0].inputs else "element"
     base = H - BOTTOM
     mono = ' font-family="monospace"'
     parts = [(f'<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" '
-              f'role="img" aria-label="ULP error against {esc(name)}">'),
+              f'role="img" aria-label="ULP error against {esc(axis.title)}">'),
              f'<line x1="{LEFT}" y1="{base}" x2="{W - 4}" y2="{base}" stroke="#616161"/>',
              f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{base}" stroke="#616161"/>',
-             _label(W / 2, H - 6, _clipped(f"{name} (symlog)", W - 8), extra=' font-weight="bold"'),
+             _label(W / 2, H - 6, _clipped(axis.title, W - 8), extra=' font-weight="bold"'),
              _label(12, (TOP + base) / 2, "ULP (log)",
                     extra=f' font-weight="bold" transform="rotate(-90 12 {(TOP + base) / 2:.2f})"'),
              _label(LEFT - 4, TOP + 4, ulp_count(round(10 ** top - 1)), anchor="end", extra=mono),
              _label(LEFT - 4, base, "0", anchor="end", extra=mono),
-             *_x_labels(values)]
-    for x, d in zip(_x_positions(values), points):
+             *axis.ticks]
+    for x, d in zip(axis.xs, points):
         y = base - (base - TOP) * (math.log10(1 + plot_ulp(d.ulp)) / top)
         colour = COLOURS[Outcome.FAIL if d.verdict == "FAIL" else Outcome.QUALITY_WARNING]
         parts.append(f'<circle cx="{x:.2f}" cy="{y:.2f}" r="4" fill="{colour}" stroke="#424242">'
-                     f'<title>{esc(inputs_text(d))}: expected {esc(fmt_float(d.expected))}, actual '
-                     f'{esc(fmt_float(d.actual))}: {esc(distance_text(d.expected, d.actual, d.ulp))}</title></circle>')
-    return "".join(parts) + "</svg>"
+                     f'<title>{esc(d.output)}[{esc(", ".join(map(str, d.index)))}] {esc(inputs_text(d))}: expected '
+                     f'{esc(fmt_float(d.expected))}, actual {esc(fmt_float(d.actual))}: '
+                     f'{esc(distance_text(d.expected, d.actual, d.ulp))}</title></circle>')
+    return "".join(parts) + "</svg>" + f'<p class="plot-note">{esc(axis.note)}</p>'
 
 
 def _clipped(text: str, width: float) -> str:
@@ -415,7 +590,8 @@ def dumps(run: RunResult) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>dmlconform report: {esc(run.backend)} {esc(run.run_id)}</title>"
         f"<style>\n{CSS}\n</style></head><body>\n"
-        f"{header(run)}\n{gating_sections(run)}{summary_matrix(run, anchors)}\n{readings_section(run)}"
+        f"{header(run)}\n{failure_summary(run, failing, anchors)}\n{run_facts(run)}\n{gating_sections(run)}"
+        f"{summary_matrix(run, anchors)}\n{readings_section(run)}"
         f"{coverage_table(summarise(run))}\n"
         f"{failing_section(failing, anchors)}<script>{SCRIPT}</script>\n</body></html>\n"
     )

@@ -93,3 +93,38 @@ def wide_run() -> RunResult:
     return RunResult(run_id="run-wide", backend="cpu", device="reference CPU", backend_version="0.1.0",
                      feature_level="6_4", flush_subnormals=False, seed=0, command="dmlconform run",
                      started="2026-11-22T17:00:00Z", finished="2026-11-22T17:00:32Z", cases=tuple(cases))
+
+
+def gemm_failure(case_id: str = "GEMM/FLOAT32/2d/k90") -> CaseResult:
+    """A 90-element GEMM case whose 10 worst elements all have K = 90 (the
+    first input a contraction names): against K they are one dot."""
+    worst = tuple(ElementDiff(output="OutputTensor", index=(i // 10, i % 10), inputs=(("K", 90.0), ("S", 40.0 + i)),
+                              expected=1.0 + i, actual=1.5 + i, ulp=4_000_000 + 1000 * i, bound=1e-4, verdict="FAIL")
+                  for i in range(0, 90, 9))
+    return case(case_id, "GEMM", "FLOAT32", "6_4", Outcome.FAIL, dims=2, elements=90, counts=(80, 0, 10),
+                max_ulp=4_081_000, worst=worst, message="OutputTensor: Mismatched elements: 10 / 90 (0 quality warnings)")
+
+
+def full_run_one_failure() -> RunResult:
+    """A run as the default suite gives one (about a hundred operators, two
+    to three data types each, some NOT_SUPPORTED), where one GEMM case
+    fails: the issue #33 run whose red cell was the last of the matrix."""
+    cases = []
+    for k in range(100):
+        operator = f"ELEMENT_WISE_OPERATOR_{k:02d}"
+        for dtype in ("FLOAT32", "FLOAT16", "INT32")[:2 + k % 2]:
+            outcome = Outcome.NOT_SUPPORTED if dtype == "INT32" else Outcome.PASS
+            cases.append(case(f"{operator}/{dtype}/4d", operator, dtype, "6_4", outcome, elements=120,
+                              counts=(120, 0, 0), seconds=0.01))
+    cases += [case("GEMM/FLOAT32/2d/k4", "GEMM", "FLOAT32", "6_4", Outcome.PASS, dims=2, elements=12, counts=(12, 0, 0)),
+              gemm_failure()]
+    return RunResult(run_id="run-full", backend="cpu", device="reference CPU", backend_version="0.1.0",
+                     feature_level="6_4", flush_subnormals=False, seed=0, command="dmlconform run",
+                     started="2026-11-22T17:00:00Z", finished="2026-11-22T17:00:32Z", cases=tuple(cases))
+
+
+def full_run_passing() -> RunResult:
+    """`full_run_one_failure` without its failing case."""
+    run = full_run_one_failure()
+    return RunResult(**{**{f: getattr(run, f) for f in RunResult.__slots__},  # type: ignore[arg-type]
+                        "cases": run.cases[:-1]})

@@ -13,6 +13,7 @@ import struct
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -21,8 +22,17 @@ from hypothesis import strategies as st
 from dmlconform.report import html as html_report
 from dmlconform.report.coverage import failed_cases
 from dmlconform.report.folder import write_reports
-from dmlconform.results import RunResult
-from tests.report.fixtures import case, diff, passing_run, sample_run, wide_run
+from dmlconform.results import Outcome, RunResult
+from tests.report.fixtures import (
+    case,
+    diff,
+    full_run_one_failure,
+    full_run_passing,
+    gemm_failure,
+    passing_run,
+    sample_run,
+    wide_run,
+)
 from tests.report.strategies import run_results
 
 #: Elements without an end tag.
@@ -100,8 +110,11 @@ def test_header_summary_coverage() -> None:
     text = "".join(checker.text)
     assert "dmlconform run --backend cpu --seed 1234 --filter '<script>alert(1)</script>" in text
     assert "2026-11-22T17:00:00Z" in text and "seed1234" in text
-    cells = [a.get("class") for t, a in checker.tags if t == "td" and (a.get("class") or "").startswith("o-")]
-    assert "o-FAIL" in cells and "o-CRASH" in cells and "o-PASS" in cells
+    run = sample_run()
+    matrix = parse(html_report.summary_matrix(run, html_report.failure_anchors(failed_cases(run))))
+    cells = [(a.get("class") or "").split() for t, a in matrix.tags if t == "td" and a.get("class")]
+    assert ["o-FAIL", "nonpass"] in cells and ["o-CRASH", "nonpass"] in cells and ["o-PASS"] in cells
+    assert all((c[0] != "o-PASS") == ("nonpass" in c) for c in cells)   # bold exactly where not all PASS
 
 
 def test_failing_case_sections_have_diff_table_and_svg() -> None:
@@ -220,14 +233,31 @@ MEASURE = """
 """
 
 
-def _measured(page: str) -> str:
-    """``page`` with MEASURE run after its own script, MEASURE's hash added
+def _measured(page: str, script: str = MEASURE) -> str:
+    """``page`` with ``script`` run after its own, the script's hash added
     to the page's policy (so the page's own script still has to pass it)."""
-    digest = base64.b64encode(hashlib.sha256(MEASURE.encode("utf-8")).digest()).decode("ascii")
+    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     policy = html_report.content_policy()
     assert policy in page
     return (page.replace(policy, f"{policy} 'sha256-{digest}'", 1)
-            .replace("</body>", f"<script>{MEASURE}</script></body>", 1))
+            .replace("</body>", f"<script>{script}</script></body>", 1))
+
+
+def _measure_in_chromium(tmp_path: Path, page: str, script: str, name: str) -> dict[str, Any]:
+    """``page`` with ``script`` loaded at 1280 x 900 in headless Chromium,
+    a screenshot of its first screen in tmp_path/<name>.png, and what the
+    script wrote into ``<pre id="measured">``."""
+    chromium = _chromium()
+    (tmp_path / f"{name}.html").write_text(_measured(page, script), encoding="utf-8")
+    proc = _headless(chromium, tmp_path / f"profile-{name}", "--window-size=1280,900", "--dump-dom",
+                     f"--screenshot={tmp_path / f'{name}.png'}", (tmp_path / f"{name}.html").as_uri())
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = re.search(r'<pre id="measured">(.*?)</pre>', proc.stdout)
+    assert found, proc.stdout[-2000:] + proc.stderr[-2000:]
+    png = (tmp_path / f"{name}.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24]) == (1280, 900)
+    measured: dict[str, Any] = json.loads(html.unescape(found.group(1)))
+    return measured
 
 
 def test_the_matrix_fits_1280_px_in_headless_chromium(tmp_path: Path) -> None:
@@ -303,3 +333,122 @@ def test_axis_labels_are_short_and_readable() -> None:
     svg = html_report.scatter_svg(sample_run().cases[3])
     texts = re.findall(r'<text [^>]*font-family="monospace"[^>]*>([^<]*)</text>', svg)
     assert texts == ["4.3e9", "0", "-2.5e-8", "3", "NaN", "inf"]
+
+
+#: What a person sees first, measured at the window's size (issue #33: the
+#: one red GEMM cell of a full run was the last row of an inner scroll box):
+#: the verdict's colour, where the failure summary and its first link lie,
+#: the matrix's first row, then the matrix's controls at work.
+FIRST_SCREEN = """
+(function () {
+  function box(el) { var r = el.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; }
+  function rows() {
+    return Array.prototype.filter.call(document.querySelectorAll("#summary tbody tr"), function (r) {
+      return !r.hidden;
+    }).map(function (r) { return r.getAttribute("data-name"); });
+  }
+  var totals = document.getElementById("totals"), failures = document.getElementById("failures");
+  var link = document.querySelector("#failures a[href]");
+  var out = {view: window.innerHeight, verdict: getComputedStyle(totals).backgroundColor,
+             failures: failures ? box(failures) : null, summary: failures ? failures.textContent : "",
+             link: link ? {box: box(link), href: link.getAttribute("href"), text: link.textContent} : null,
+             firstRow: rows()[0]};
+  var show = document.getElementById("matrix-show"), order = document.getElementById("matrix-order");
+  show.value = "failing"; show.dispatchEvent(new Event("change"));
+  out.failingRows = rows(); out.shown = document.getElementById("matrix-shown").textContent;
+  show.value = "nonpass"; show.dispatchEvent(new Event("change"));
+  out.nonpassRows = rows().length;
+  show.value = "all"; order.value = "name"; order.dispatchEvent(new Event("change"));
+  out.byName = rows();
+  order.value = "failing"; order.dispatchEvent(new Event("change"));   // as loaded again, for the screenshot
+  var pre = document.createElement("pre");
+  pre.id = "measured";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+"""
+
+
+def test_the_first_screen_of_a_failing_run_shows_what_failed(tmp_path: Path) -> None:
+    """At 1280 x 900, a full run with one failing GEMM case: the verdict
+    is on another colour than a passing run's, the failure summary and its
+    link to the GEMM cases lie above the fold (the passing run's summary
+    says nothing failed), GEMM is the matrix's first row, and the matrix's
+    controls show only failing operators, or those with any outcome but
+    PASS, or every operator by name.  Screenshots of both first screens:
+    tmp_path/failing.png and tmp_path/passing.png."""
+    failing = _measure_in_chromium(tmp_path, html_report.dumps(full_run_one_failure()), FIRST_SCREEN, "failing")
+    passing = _measure_in_chromium(tmp_path, html_report.dumps(full_run_passing()), FIRST_SCREEN, "passing")
+    assert failing["view"] >= 700   # the window's height less what the browser keeps (757 px headless)
+    assert failing["failures"] is not None and failing["failures"]["bottom"] <= failing["view"], failing
+    assert failing["link"]["text"] == "GEMM" and failing["link"]["href"] == "#failing-1"
+    assert 0 <= failing["link"]["box"]["top"] and failing["link"]["box"]["bottom"] <= failing["view"]
+    assert "1 FAIL" in failing["summary"] and "FLOAT32 (1)" in failing["summary"]
+    assert failing["firstRow"] == "GEMM" and failing["failingRows"] == ["GEMM"]
+    assert failing["shown"] == "1 of 101 operators shown"
+    assert failing["nonpassRows"] == 51   # GEMM and the 50 operators with an INT32 NOT_SUPPORTED
+    assert failing["byName"][0] == "ELEMENT_WISE_OPERATOR_00" and failing["byName"][-1] == "GEMM"
+    assert passing["failures"]["bottom"] <= passing["view"] and "Nothing" in passing["summary"]
+    assert passing["link"] is None and passing["failingRows"] == []
+    assert failing["verdict"] != passing["verdict"]
+    assert (tmp_path / "failing.png").read_bytes() != (tmp_path / "passing.png").read_bytes()
+
+
+def test_the_failure_summary_comes_first_and_links_to_the_cases() -> None:
+    """Before the run's facts and the matrix: per operator (most failing
+    cases first) its failing cases by outcome and a link per data type."""
+    run = sample_run()
+    page = html_report.dumps(run)
+    assert page.index('id="totals"') < page.index('id="failures"') < page.index('id="facts"') \
+        < page.index('id="summary"')
+    summary = page[page.index('id="failures"'):page.index('id="facts"')]
+    table = parse(summary[summary.index("<table"):summary.index("</table>") + len("</table>")])
+    ops = [a["href"] for t, a in table.tags if t == "a"]
+    assert ops == ["#failing-2", "#failing-2", "#failing-3", "#failing-1", "#failing-1"]
+    text = "".join(table.text)
+    assert text.index("ELEMENT_WISE_EXP") < text.index("ELEMENT_WISE_ABS")   # 3 failing cases before 1
+    assert "1 CRASH1 TIMEOUT1 ERROR" in text and "FLOAT32 (2)FLOAT16 (1)" in text
+    assert "What failed: 4 of 11 cases, 2 operators" in summary
+    assert "&lt;script&gt;" in summary and "<script>alert" not in summary
+    assert 'class="ok"' in html_report.dumps(passing_run()) and 'class="failed"' in page
+
+
+def _lab(colour: str) -> tuple[float, float, float]:
+    """CIE L*a*b* (D65) of an sRGB ``#rrggbb``."""
+    def linear(c: float) -> float:
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear(int(colour[i:i + 2], 16) / 255) for i in (1, 3, 5))
+    xyz = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047, 0.2126 * r + 0.7152 * g + 0.0722 * b, \
+        (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+    f = [t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116 for t in xyz]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def test_every_outcome_has_a_colour_of_its_own() -> None:
+    """No two outcomes' cell colours closer than CIE76 delta E 20 (FAIL and
+    ERROR were 18 apart, NOT_SUPPORTED and XFAIL 5), so a cell with any
+    non-pass outcome never looks like PASS, nor one outcome like another."""
+    colours = html_report.COLOURS
+    assert set(colours) == set(Outcome)
+    close = [(a.value, b.value, round(math.dist(_lab(colours[a]), _lab(colours[b])), 1))
+             for i, a in enumerate(colours) for b in list(colours)[i + 1:]
+             if math.dist(_lab(colours[a]), _lab(colours[b])) < 20]
+    assert close == []
+
+
+def test_elements_sharing_one_input_value_are_plotted_against_their_index() -> None:
+    """A GEMM case's 10 worst elements all have K = 90: plotted against K
+    they were one dot; now each has its own x, in index order, the first
+    and last index under the axis, and the note says why."""
+    case = gemm_failure()
+    svg = html_report.scatter_svg(case)
+    xs = [float(x) for x in re.findall(r'<circle cx="([\d.]+)"', svg)]
+    assert len(xs) == 10 and xs == sorted(xs) and len(set(xs)) == 10
+    assert xs[0] == html_report.X_LO and xs[-1] == html_report.X_HI
+    ticks = re.findall(r'<text [^>]*font-family="monospace"[^>]*>([^<]*)</text>', svg)
+    assert "[0, 0]" in ticks and "[8, 1]" in ticks
+    assert "element, in index order" in svg
+    assert "the 10 elements shown share 1 value of K, so against K they would lie on one another" in svg
+    value_plot = html_report.scatter_svg(sample_run().cases[3])   # distinct inputs: against their value
+    assert "InputTensor (symlog)" in value_plot and "x is its InputTensor, on a symlog scale" in value_plot
