@@ -431,9 +431,13 @@ class IeeePow(enum.Enum):
 class FloatToInteger(enum.Enum):
     """How a float value out of an integer type's range (or NaN) converts (C leaves it undefined)."""
 
-    AS_OVERFLOW = "as-overflow"  # as an exact result out of range: the integer-overflow reading (wrap, saturate)
-    INDEFINITE = "indefinite"    # x86 cvtt*2si: INT_MIN of int32 (int64 for 64-bit types), low bits kept
-    WIDE_SATURATE = "wide-saturate"  # ARM FCVTZS, CUDA cvt.rzi: saturated to int32 (int64), low bits kept, NaN 0
+    AS_OVERFLOW = "as-overflow"  # as an exact result out of range: the integer-overflow reading (CUDA's cvt.rzi)
+    INDEFINITE = "indefinite"    # x86 scalar cvtt*2si: INT_MIN of int32 (int64 for 64-bit types), low bits kept
+    WIDE_SATURATE = "wide-saturate"  # ARM scalar FCVTZS, torch on CUDA: saturated to int32 (int64), low bits, NaN 0
+    X86_VECTOR = "x86-vector"    # x86 SSE2/AVX2 loops (gcc -O3, numpy): UINT32 by cvttps2dq with a sign bias
+    UNSIGNED_INDEFINITE = "unsigned-indefinite"  # AVX-512 vcvtt*2usi/udq: 2^bits - 1 for UINT32, UINT64
+    ARM_UNSIGNED = "arm-unsigned"  # ARM scalar FCVTZU for unsigned types: saturated to uint32 (uint64), low bits
+    ARM_VECTOR = "arm-vector"    # ARM NEON loops: FCVTZS/FCVTZU on the source's lanes (64-bit for double), XTN
 
 
 class SignedZero(enum.Enum):
