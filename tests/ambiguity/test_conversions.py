@@ -12,6 +12,9 @@ by platform").
   output is committed (``conversions/aarch64-*.txt``): FCVTZS/FCVTZU into w
   or x registers scalar (``wide-saturate``, ``arm-unsigned``), on vector
   lanes then XTN vectorised (``arm-vector``).
+* AVX-512 and CUDA: ``conversions/avx512.c`` and ``conversions/cuda.cu``
+  run on the device machine (an Intel Xeon with avx512f, an H100), their
+  output committed.
 * numpy's own ``astype`` (x86 only): its contiguous loop is vectorised by 4
   with a scalar tail, so UINT32 takes ``x86-vector`` in the body and
   ``indefinite`` in the tail and on a single element.
@@ -95,16 +98,50 @@ def test_arm_readings_are_what_aarch64_code_gives(name: str, how: m.FloatToInteg
     assert _mismatches(lines, how, unsigned_as=unsigned_as) == []
 
 
+def _columns(name: str) -> list[list[str]]:
+    return [line.split() for line in (HERE / name).read_text().splitlines()]
+
+
+def _convert(value: str, dtype: str, how: m.FloatToInteger, source: type = np.float64) -> int:
+    got = rr.to_integer(np.array([float(value)], dtype=source), m.DataType[dtype], m.Overflow.WRAP, how, source=source)
+    return int(got[0]) % 2 ** (8 * np.dtype(dtype.lower()).itemsize)
+
+
 def test_avx512_gives_the_unsigned_indefinite() -> None:
-    """Intel SDM vol. 2, VCVTTSD2USI / VCVTTPD2UDQ: a result out of range
-    (NaN, an infinity, below 0, 2^bits and above) is 2^bits - 1 (gcc
-    -mavx512f emits them for UINT32 and UINT64; this machine has no
-    AVX-512 to run them)."""
-    values = np.array([np.nan, np.inf, -np.inf, -1.0, -0.5, 3e9, 5e9, 2.0 ** 64])
-    assert rr.to_integer(values, m.DataType.UINT32, m.Overflow.WRAP, F2I.UNSIGNED_INDEFINITE).tolist() == [
-        2 ** 32 - 1, 2 ** 32 - 1, 2 ** 32 - 1, 2 ** 32 - 1, 0, 3000000000, 2 ** 32 - 1, 2 ** 32 - 1]
-    assert rr.to_integer(values, m.DataType.UINT64, m.Overflow.WRAP, F2I.UNSIGNED_INDEFINITE).tolist() == [
-        2 ** 64 - 1, 2 ** 64 - 1, 2 ** 64 - 1, 2 ** 64 - 1, 0, 3000000000, 5000000000, 2 ** 64 - 1]
+    """``conversions/avx512.c`` on the device machine's Intel Xeon (gcc 12
+    -mavx512f): vcvttsd2usi and vcvttpd2udq give 2^bits - 1 for every value
+    out of range (Intel SDM vol. 2, VCVTTSD2USI: "the unsigned integer
+    indefinite"); UINT8 still goes through vcvttsd2si (indefinite)."""
+    rows = _columns("avx512.txt")
+    assert len(rows) == 12
+    for value, u, w, b, vector in rows:
+        assert [int(u), int(w), int(vector)] == [_convert(value, "UINT32", F2I.UNSIGNED_INDEFINITE),
+                                                 _convert(value, "UINT64", F2I.UNSIGNED_INDEFINITE),
+                                                 _convert(value, "UINT32", F2I.UNSIGNED_INDEFINITE)], value
+        assert int(b) == _convert(value, "UINT8", F2I.INDEFINITE), value
+
+
+#: cuda.txt's columns after the value: (type, converted from float, not double).
+_CUDA = (("INT8", True), ("UINT8", True), ("INT32", False), ("UINT32", False), ("UINT32", True), ("UINT64", False),
+         ("INT16", False), ("UINT16", True))
+
+
+def test_cuda_gives_arm_unsigned_but_for_nan_from_double() -> None:
+    """``conversions/cuda.cu`` on an H100 (nvcc 13): cvt.rzi.s32/u32/u64
+    saturate, the 8- and 16-bit casts keep their low bits, as ARM's scalar
+    code does (`arm-unsigned`); but a NaN double gives the pattern
+    0x80000000 (0x8000000000000000): x86's values, `indefinite` (INT32,
+    UINT64) or `x86-vector` (UINT32), element by element."""
+    rows = _columns("cuda.txt")
+    assert len(rows) == 12
+    for value, *results in rows:
+        for (dtype, from_float), result in zip(_CUDA, results, strict=True):
+            bits = 8 * np.dtype(dtype.lower()).itemsize
+            source = np.float32 if from_float else np.float64
+            wanted = _convert(value, dtype, F2I.ARM_UNSIGNED, source)
+            if value == "nan" and not from_float:
+                wanted = _convert(value, dtype, F2I.X86_VECTOR if dtype == "UINT32" else F2I.INDEFINITE, source)
+            assert int(result) % 2 ** bits == wanted, (value, dtype, from_float)
 
 
 _UNSIGNED_WIDE = (np.uint32, np.uint64)
