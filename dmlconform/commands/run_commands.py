@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from dmlconform import suite
+from dmlconform import suite, ties
 from dmlconform.backends.base import reported_float16
 from dmlconform.commands.gating_commands import Gate, gating_options
 from dmlconform.commands.options import backend_options, load_specs, parse_dtypes, parse_level, specs_option
@@ -114,7 +114,8 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
         command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         started=started.isoformat(timespec="seconds"),
         finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        cases=_with_repro(suite.with_notes(outcome.results, Path(cases_dir) if cases_dir else None), invocation),
+        cases=_with_repro(suite.with_notes(ties.agreed(pairs, outcome.results), Path(cases_dir) if cases_dir else None),
+                          invocation),
         interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3),
         float16_accumulation=reported_float16(info.float16_accumulation)))
     _finish(report, folder, console, view=view, skipped=skipped, show_skipped=show_skipped,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -473,6 +473,25 @@ class Reading:
 
 
 @dataclass(frozen=True, slots=True)
+class Tie:
+    """Ambiguities that must take one reading where the doc makes them one
+    order (docs/ambiguities.md, "Readings that must agree"): every
+    ambiguity of ``group``, in every operator, is a side per operator and,
+    where ``by`` names an attribute, per value of it (REDUCE's MAX and
+    ARGMAX are two sides of ``nan-max-min``, the ARGMAX operator a third).
+    A side may take several readings (element by element, case by case);
+    two sides that each took a single reading must take the same one."""
+
+    group: str
+    by: str = ""
+
+    def side(self, operator: str, attributes: Mapping[str, object]) -> str:
+        """The side a case of ``operator`` with ``attributes`` is on."""
+        value = attributes.get(self.by) if self.by else None
+        return operator if value is None else f"{operator} {getattr(value, 'name', value)}"
+
+
+@dataclass(frozen=True, slots=True)
 class Ambiguity:
     """Something the doc leaves undecided, with every reading of it.
 
@@ -489,6 +508,8 @@ class Ambiguity:
     readings: tuple[Reading, ...]
     primary: str
     reviewed: bool = False
+    #: Where this ambiguity's readings must agree with others' (None: they may differ element by element).
+    tie: Tie | None = None
 
     def reading(self, reading_id: str) -> Reading | None:
         return next((r for r in self.readings if r.id == reading_id), None)
