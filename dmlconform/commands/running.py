@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from dmlconform import suite
+from dmlconform import suite, ties
 from dmlconform.backends.base import reported_float16
 from dmlconform.commands.gating_options import Gate
 from dmlconform.commands.options import console as make_console
@@ -69,7 +69,8 @@ def execute(ctx: click.Context, engine: Workers | InProcess, *, started: dt.date
         command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         started=started.isoformat(timespec="seconds"),
         finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        cases=_with_repro(suite.with_notes(outcome.results, Path(cases_dir) if cases_dir else None), invocation),
+        cases=_with_repro(suite.with_notes(ties.agreed(pairs, outcome.results), Path(cases_dir) if cases_dir else None),
+                          invocation),
         interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3),
         float16_accumulation=reported_float16(info.float16_accumulation)))
     _finish(report, folder, console, view=view, skipped=skipped, show_skipped=show_skipped,

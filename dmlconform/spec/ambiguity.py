@@ -348,13 +348,26 @@ def _float_to_integer(spec: m.Spec, parsed: Parsed, source: str) -> Iterator[m.A
         return
     readings = (
         m.Reading("as-overflow", "as an exact result out of range: the integer-overflow reading, wrap (modulo 2^bits) "
-                                 "or saturate (ARM's FCVTZS, CUDA's cvt.rzi; NaN gives 0)", m.FloatToInteger.AS_OVERFLOW),
-        m.Reading("indefinite", "x86's cvttss2si: out of int32's range (int64's for 64-bit types) or NaN gives its "
-                                "minimum, 8- and 16-bit types keep its low bits (0), as onnxruntime, torch and numpy give "
-                                "on x86", m.FloatToInteger.INDEFINITE),
-        m.Reading("wide-saturate", "saturated to int32 (int64 for 64-bit types), NaN to 0, 8- and 16-bit types keep its "
-                                   "low bits (3e38 gives -1 in INT8), as ARM's FCVTZS and CUDA's cvt.rzi (torch on CUDA) "
-                                   "give", m.FloatToInteger.WIDE_SATURATE),
+                                 "or saturate (CUDA's cvt.rzi; NaN gives 0)", m.FloatToInteger.AS_OVERFLOW),
+        m.Reading("indefinite", "x86's scalar cvttss2si/cvttsd2si: out of int32's range (int64's for 64-bit types and "
+                                "UINT32) or NaN gives its minimum, narrower types keep its low bits (0); UINT64 by a "
+                                "sign bias (2^63 below -2^63 and for NaN, 0 from 2^64), as onnxruntime, torch and "
+                                "numpy give on x86", m.FloatToInteger.INDEFINITE),
+        m.Reading("wide-saturate", "saturated to int32 (int64 for 64-bit types and UINT32), NaN to 0, narrower types "
+                                   "keep its low bits (3e38 gives -1 in INT8), as ARM's scalar FCVTZS and torch on "
+                                   "CUDA give", m.FloatToInteger.WIDE_SATURATE),
+        m.Reading("x86-vector", "x86's SSE2/AVX2 loops (gcc -O3, numpy's contiguous casts): UINT32 through cvttps2dq/"
+                                "cvttpd2dq with a sign bias, 2^31 below -2^31 and for NaN, 0 from 2^32; other types as "
+                                "indefinite", m.FloatToInteger.X86_VECTOR),
+        m.Reading("unsigned-indefinite", "AVX-512's vcvttsd2usi/vcvttpd2udq: out of UINT32's (UINT64's) range or NaN "
+                                         "gives 2^bits - 1; other types as indefinite",
+                  m.FloatToInteger.UNSIGNED_INDEFINITE),
+        m.Reading("arm-unsigned", "ARM's scalar FCVTZU for unsigned types: saturated to uint32 (uint64), NaN to 0, "
+                                  "narrower types keep its low bits (70000 gives 112 in UINT8); signed types as "
+                                  "wide-saturate", m.FloatToInteger.ARM_UNSIGNED),
+        m.Reading("arm-vector", "ARM's NEON loops: saturated on lanes of the source's width (int64 for double, "
+                                "unsigned for a target of that width), narrower types keep the low bits (double 3e9 "
+                                "gives -1294967296 in INT32)", m.FloatToInteger.ARM_VECTOR),
     )
     yield m.Ambiguity("float-to-integer-conversion", m.AmbiguityKind.FLOAT_TO_INTEGER,
                       "What does a value computed in float give where it is out of the integer type's range?",

@@ -558,7 +558,8 @@ def build_ambiguity(d: dict[str, Any], *, reviewed: bool = False) -> m.Ambiguity
     readings = tuple(
         m.Reading(r["id"], r["says"], setting[1](r[setting[0]]) if setting and setting[0] in r else None)
         for r in d["readings"])
-    return m.Ambiguity(d["id"], kind, d["question"], d["source"], readings, d["primary"], reviewed)
+    tie = m.Tie(d["tie"]["group"], d["tie"].get("by", "")) if "tie" in d else None
+    return m.Ambiguity(d["id"], kind, d["question"], d["source"], readings, d["primary"], reviewed, tie)
 
 
 def problems_error(doc: Document, problems: list[Problem] | tuple[Problem, ...]) -> SpecError:

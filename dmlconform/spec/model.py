@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -431,9 +431,13 @@ class IeeePow(enum.Enum):
 class FloatToInteger(enum.Enum):
     """How a float value out of an integer type's range (or NaN) converts (C leaves it undefined)."""
 
-    AS_OVERFLOW = "as-overflow"  # as an exact result out of range: the integer-overflow reading (wrap, saturate)
-    INDEFINITE = "indefinite"    # x86 cvtt*2si: INT_MIN of int32 (int64 for 64-bit types), low bits kept
-    WIDE_SATURATE = "wide-saturate"  # ARM FCVTZS, CUDA cvt.rzi: saturated to int32 (int64), low bits kept, NaN 0
+    AS_OVERFLOW = "as-overflow"  # as an exact result out of range: the integer-overflow reading (CUDA's cvt.rzi)
+    INDEFINITE = "indefinite"    # x86 scalar cvtt*2si: INT_MIN of int32 (int64 for 64-bit types), low bits kept
+    WIDE_SATURATE = "wide-saturate"  # ARM scalar FCVTZS, torch on CUDA: saturated to int32 (int64), low bits, NaN 0
+    X86_VECTOR = "x86-vector"    # x86 SSE2/AVX2 loops (gcc -O3, numpy): UINT32 by cvttps2dq with a sign bias
+    UNSIGNED_INDEFINITE = "unsigned-indefinite"  # AVX-512 vcvtt*2usi/udq: 2^bits - 1 for UINT32, UINT64
+    ARM_UNSIGNED = "arm-unsigned"  # ARM scalar FCVTZU for unsigned types: saturated to uint32 (uint64), low bits
+    ARM_VECTOR = "arm-vector"    # ARM NEON loops: FCVTZS/FCVTZU on the source's lanes (64-bit for double), XTN
 
 
 class SignedZero(enum.Enum):
@@ -469,6 +473,25 @@ class Reading:
 
 
 @dataclass(frozen=True, slots=True)
+class Tie:
+    """Ambiguities that must take one reading where the doc makes them one
+    order (docs/ambiguities.md, "Readings that must agree"): every
+    ambiguity of ``group``, in every operator, is a side per operator and,
+    where ``by`` names an attribute, per value of it (REDUCE's MAX and
+    ARGMAX are two sides of ``nan-max-min``, the ARGMAX operator a third).
+    A side may take several readings (element by element, case by case);
+    two sides that each took a single reading must take the same one."""
+
+    group: str
+    by: str = ""
+
+    def side(self, operator: str, attributes: Mapping[str, object]) -> str:
+        """The side a case of ``operator`` with ``attributes`` is on."""
+        value = attributes.get(self.by) if self.by else None
+        return operator if value is None else f"{operator} {getattr(value, 'name', value)}"
+
+
+@dataclass(frozen=True, slots=True)
 class Ambiguity:
     """Something the doc leaves undecided, with every reading of it.
 
@@ -485,6 +508,8 @@ class Ambiguity:
     readings: tuple[Reading, ...]
     primary: str
     reviewed: bool = False
+    #: Where this ambiguity's readings must agree with others' (None: they may differ element by element).
+    tie: Tie | None = None
 
     def reading(self, reading_id: str) -> Reading | None:
         return next((r for r in self.readings if r.id == reading_id), None)

@@ -81,6 +81,15 @@ def shrink_literal(ins: Mapping[str, np.ndarray], attrs: Mapping[str, Any], dtyp
     return out.astype(dtype) if dtype.kind == "f" else _x86(out, dtype)
 
 
+def shrink_numpy(ins: Mapping[str, np.ndarray], attrs: Mapping[str, Any], dtype: np.dtype) -> np.ndarray:
+    """Issue #32 item 5: the formula in float64 and numpy's own cast (its
+    contiguous loop vectorised by 4 with a scalar tail, so an element's
+    conversion depends on its position: x86-vector or indefinite)."""
+    x = ins["InputTensor"].astype(np.float64)
+    bias, threshold = float(np.float32(attrs["Bias"])), float(np.float32(attrs["Threshold"]))
+    return np.where(x > threshold, x - bias, np.where(x < -threshold, x + bias, 0.0)).astype(dtype)
+
+
 def shrink_other(ins: Mapping[str, np.ndarray], attrs: Mapping[str, Any], dtype: np.dtype) -> np.ndarray:
     x = ins["InputTensor"]
     if dtype.kind == "f":
@@ -255,6 +264,8 @@ OTHER: dict[str, Op] = {"ACTIVATION_SHRINK": shrink_other, "ACTIVATION_THRESHOLD
                         "ELEMENT_WISE_SIGN": sign_other, "ELEMENT_WISE_ADD": add_other,
                         "ELEMENT_WISE_MODULUS_FLOOR": mod_other, "ELEMENT_WISE_DIVIDE": divide("ones"),
                         "ELEMENT_WISE_POW": pow_other}
+#: numpy's own computation and cast (`shrink_numpy`).
+NUMPY: dict[str, Op] = {"ACTIVATION_SHRINK": shrink_numpy}
 #: numpy's reading of an integer modulus by zero: 0.
 ZERO: dict[str, Op] = {"ELEMENT_WISE_MODULUS_FLOOR": mod_zero}
 NEITHER: dict[str, Op] = {"ACTIVATION_SHRINK": shrink_neither, "ACTIVATION_THRESHOLDED_RELU": trelu_neither,

@@ -17,7 +17,7 @@ from dmlconform.report.readings import summarize
 from dmlconform.results import CaseResult, Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from tests.ambiguity.literal import LITERAL, NEITHER, OTHER, ZERO, LiteralBackend, Op
+from tests.ambiguity.literal import LITERAL, NEITHER, NUMPY, OTHER, ZERO, LiteralBackend, Op
 from tests.conftest import REPO
 
 LEVEL = m.FeatureLevel.FL_6_4
@@ -84,6 +84,20 @@ def test_numpys_zero_for_an_integer_modulus_by_zero_passes_and_is_named() -> Non
     results = _run("ELEMENT_WISE_MODULUS_FLOOR", ZERO)
     assert _failed(results) == []
     assert _statuses(results)["integer-division-by-zero"] == "took zero"
+
+
+def test_numpys_own_shrink_passes_every_integer_case_naming_its_vectorised_cast() -> None:
+    """Issue #32 item 5: Shrink in float64 then ``astype`` FAILed 4 UINT32
+    cases (``edges/Bias=3.4028235e+38,Threshold=0.5``: x = 1 gave 2^31, its
+    vectorised loop's value).  Its elements take x86's vectorised reading in
+    the loop's body and the scalar one in its tail, element by element."""
+    results = _run("ACTIVATION_SHRINK", NUMPY)
+    integer = [r for r in results if not m.DataType[r.dtype].is_float]
+    assert {r.dtype for r in integer} == {"INT8", "INT16", "INT32", "UINT8", "UINT16", "UINT32"}  # its tables
+    assert _failed(results) == []
+    uint32 = {t.ambiguity: t for t in summarize([r for r in integer if r.dtype == "UINT32"])}
+    took = dict(uint32["float-to-integer-conversion"].took)
+    assert took.get("x86-vector", 0) > took.get("indefinite", 0) > 0
 
 
 @pytest.mark.parametrize("op", sorted(EXPECTED))

@@ -49,11 +49,11 @@ from dmlconform.oracles.base import PREFIX, marker, marker_name
 from dmlconform.spec import model as m
 
 #: Most mixes of readings offered on one batch (the primary one included).
-#: Integer Shrink has 24 useful ones (`_useful`: 2 branch orders x (4
-#: arithmetics x 2 overflows + 2 float ones x 2 other conversions), the
-#: primary among them), but only 8 evaluations: a conversion or a result
-#: reading costs none.
-MAX_COMBINATIONS = 24
+#: Integer Shrink on UINT32 has 36 useful ones (`_useful`: 2 branch orders x
+#: (4 arithmetics x 2 overflows + 2 float ones x 5 other conversions that
+#: differ on UINT32: `rr.distinct_conversions`), the primary among them),
+#: but only 8 evaluations: a conversion or a result reading costs none.
+MAX_COMBINATIONS = 36
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +120,8 @@ class _Kind:
 
     whole: bool
     exact_in: frozenset[m.IntegerArithmetic]
+    #: The conversion readings that give the batch's output type values of their own (`rr.distinct_conversions`).
+    conversions: frozenset[m.FloatToInteger] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,7 +273,8 @@ class ReadingOracle:
         ambiguity (`marker`), then the single readings, then combinations
         of the ambiguities that made a difference."""
         exact_in = self.exact_in(chunk, attrs, dtype)
-        kind = _Kind(all(self._to_integer(n, v) == v for n, v in attrs.items()), exact_in)
+        kind = _Kind(all(self._to_integer(n, v) == v for n, v in attrs.items()), exact_in,
+                     frozenset() if dtype.is_float else rr.distinct_conversions(dtype))
         first = self._number(("evaluation", primary_settings(self.spec).evaluation))
         memo = _Memo({first: [_Evaluated(r.expected, r.other_overflow) for r in primary]})
         singles: list[list[Alternative]] = [[] for _ in outputs]
@@ -289,7 +292,7 @@ class ReadingOracle:
                     singles[k].extend(alts)
         combos: list[list[Alternative]] = [[] for _ in outputs]
         mixes = self._mixes(relevant, kind) or self._mixes(tuple(mattered), kind)
-        self._add(mixes, chunk, attrs, dtype, outputs, primary, signed_zero, combos, memo)
+        self._add(mixes, chunk, attrs, dtype, outputs, primary, signed_zero, combos, memo, keep_empty=True)
         for k in range(len(outputs)):  # a conversion differs only in a mix, with a float arithmetic
             for a in relevant:
                 if a.kind is m.AmbiguityKind.FLOAT_TO_INTEGER:
@@ -303,7 +306,7 @@ class ReadingOracle:
         key = ("singles", ambiguity.id, kind)
         if key not in self.settled:
             choices = [Choice.of(((ambiguity, r),), self._settings(((ambiguity, r),)))
-                       for r in ambiguity.others if r.setting is not None]
+                       for r in _offered(ambiguity, kind)]
             self.settled[key] = tuple(self._step(c, kind) for c in choices)
         return self.settled[key]
 
@@ -312,12 +315,12 @@ class ReadingOracle:
         run, set of them and `_Kind` of batch."""
         key = ("mixes", tuple(a.id for a in ambiguities), kind)
         if key not in self.settled:
-            self.settled[key] = tuple(self._step(c, kind) for c in self._combinations(list(ambiguities)))
+            self.settled[key] = tuple(self._step(c, kind) for c in self._combinations(list(ambiguities), kind))
         return self.settled[key]
 
-    def _combinations(self, mattered: list[m.Ambiguity]) -> list[Choice]:
+    def _combinations(self, mattered: list[m.Ambiguity], kind: _Kind) -> list[Choice]:
         """Every mix of readings of two or more of ``mattered``, fewest first."""
-        options = [[None, *[r for r in a.others if r.setting is not None]] for a in mattered]
+        options = [[None, *_offered(a, kind)] for a in mattered]
         if len(mattered) < 2:
             return []
         picks = [p for combo in itertools.product(*options)
@@ -469,6 +472,16 @@ def _with(settings: Settings, value: enum.Enum | None) -> Settings:
     return replace(settings, **changes)
 
 
+def _offered(ambiguity: m.Ambiguity, kind: _Kind) -> list[m.Reading]:
+    """The readings of ``ambiguity`` other than the primary that the oracle
+    evaluates on a batch of ``kind``: a conversion reading only where it
+    gives the output type values of its own (x86-vector is indefinite on
+    every type but UINT32)."""
+    conversion = ambiguity.kind is m.AmbiguityKind.FLOAT_TO_INTEGER
+    return [r for r in ambiguity.others if r.setting is not None
+            and (not conversion or r.setting in kind.conversions)]
+
+
 def _converted(evaluated: _Evaluated, dtype: m.DataType, step: _Step) -> np.ndarray:
     """One output's values of ``evaluated`` (``step.base``'s evaluation) with
     ``step.choice``'s overflow and conversion: a float arithmetic's floats
@@ -480,7 +493,7 @@ def _converted(evaluated: _Evaluated, dtype: m.DataType, step: _Step) -> np.ndar
         return evaluated.values if same or evaluated.other_overflow is None else evaluated.other_overflow
     if same and settings.conversion is m.FloatToInteger.AS_OVERFLOW:
         return evaluated.values  # `ReadingOracle._in_float` made them so
-    return rr.to_integer(evaluated.floats, dtype, settings.overflow, settings.conversion)
+    return rr.to_integer(evaluated.floats, dtype, settings.overflow, settings.conversion, source=evaluated.floats.dtype)
 
 
 def _nan_inputs(chunk: Mapping[str, np.ndarray]) -> np.ndarray | None:
