@@ -152,7 +152,8 @@ def ambiguity_data(a: m.Ambiguity) -> dict[str, Any]:
         if key is not None and r.setting is not None:
             item[key] = r.setting.value
         readings.append(item)
-    data = {"id": a.id, "kind": a.kind.value, "question": a.question, "source": a.source, "primary": a.primary,
+    data: dict[str, Any] = {"id": a.id, "kind": a.kind.value, "question": a.question, "source": a.source,
+                            "primary": a.primary,
             "readings": readings}
     if a.tie is not None:
         data["tie"] = {"group": a.tie.group, **({"by": a.tie.by} if a.tie.by else {})}
