@@ -86,6 +86,7 @@ class Hello:
     flush_subnormals: bool
     ops: frozenset[str] | None           # None: it did not say (every operator is tried)
     float16_accumulation: bool | frozenset[str] = False  # `BackendInfo.float16_accumulation`
+    subset: bool = False                 # `BackendInfo.subset`; absent: it implements the tables
 
 
 def wire_dtype(dtype: DataType) -> np.dtype:
@@ -276,7 +277,7 @@ class ExternalBackend:
                                available=False, reason=self._failure)
         return BackendInfo(name="external", device=f"{hello.name} ({hello.device})", version=hello.version,
                            feature_level=hello.feature_level, flush_subnormals=hello.flush_subnormals,
-                           float16_accumulation=hello.float16_accumulation)
+                           float16_accumulation=hello.float16_accumulation, subset=hello.subset)
 
     def implements(self, spec: Spec) -> str | None:
         """Why the program does not implement ``spec``'s operator: absent
@@ -399,10 +400,13 @@ def _parse_hello(reply: Mapping[str, Any]) -> Hello:
         flush = reply.get("flush_subnormals", False)
         if not isinstance(flush, bool):
             raise ValueError(f"flush_subnormals={flush!r} must be true or false")
+        subset = reply.get("subset", False)
+        if not isinstance(subset, bool):
+            raise ValueError(f"subset={subset!r} must be true (a subset of DirectML's tables) or false")
         return Hello(name=str(reply.get("name") or "external program"), device=str(reply.get("device") or "?"),
                      version=str(reply.get("version") or "?"), feature_level=level, flush_subnormals=flush,
                      ops=None if ops is None else frozenset(ops),
-                     float16_accumulation=_float16(reply.get("float16_accumulation", False)))
+                     float16_accumulation=_float16(reply.get("float16_accumulation", False)), subset=subset)
     except KeyError as exc:
         raise ExternalProtocolError(f"the hello reply lacks {exc.args[0]!r}: {_short(reply)}") from None
     except ValueError as exc:

@@ -90,7 +90,10 @@ def label_of(run: RunResult) -> str:
 
 
 def is_rejected(case: CaseResult) -> bool:
-    return case.outcome is Outcome.FAIL and case.message.startswith(REJECTED_PREFIX)
+    """The backend refused a configuration the table supports (`CaseResult.refused`: NOT_SUPPORTED from a
+    backend that implements a subset of the tables, FAIL from one that claims them; a report written
+    before the flag says so in a FAIL's message)."""
+    return case.refused or (case.outcome is Outcome.FAIL and case.message.startswith(REJECTED_PREFIX))
 
 
 def summarise(run: RunResult) -> tuple[Summary, tuple[Row, ...]]:
@@ -109,7 +112,7 @@ def summarise(run: RunResult) -> tuple[Summary, tuple[Row, ...]]:
 
 def _count(row: Row, c: CaseResult) -> Row:
     if is_rejected(c):
-        reason = row.reason or c.message.split(": ", 1)[-1]
+        reason = row.reason or (c.message.split(": ", 1)[-1] if c.outcome is Outcome.FAIL else c.message)
         return dataclasses.replace(row, rejected=row.rejected + 1, reason=reason)
     field = {Outcome.PASS: "passed", Outcome.QUALITY_WARNING: "warned",
              Outcome.NOT_SUPPORTED: "not_supported"}.get(c.outcome, "failed")

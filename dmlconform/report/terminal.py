@@ -5,11 +5,12 @@ a CI log as well as on a screen:
    the run's) folded in, its cases counted by outcome; an operator with a
    failing case stands out (``!`` and red);
 2. the first failing cases in full (message, worst elements, repro), one per
-   operator x data type x level before a second of any, then ``and K more
-   failing cases: see report.html``;
+   operator x data type x level before a second of any, wrong values before
+   refusals, then ``and K more failing cases: see report.html``;
 3. warnings (unexpected passes, stale baseline entries);
 4. the header again (backend, device, version, level, seed, subnormals,
-   the command with its options such as ``faults=``, gating facts) and the
+   the command with its options such as ``faults=``, gating facts), the
+   wrong values counted apart from the refusals (`refusals_line`), and the
    totals line last.
 
 ``verbose`` swaps the operator lines for the full operator x data type x
@@ -38,6 +39,7 @@ from dmlconform.report.coverage import (
     group_rows,
     operator_rows,
     outcome_columns,
+    refusals_line,
     spread_failures,
     stale_entries,
     totals_line,
@@ -276,7 +278,9 @@ def header_lines(run: RunResult) -> list[Text]:
     """The facts of the run printed again just above the totals, so that
     the end of a log says everything: the run line, the command (with the
     backend's options, such as ``faults=``), the gating facts."""
-    return [run_line(run), Text.assemble(("command: ", "bold"), visible(run.command)), *gating_lines(run)]
+    refusals = refusals_line(run)
+    return [run_line(run), Text.assemble(("command: ", "bold"), visible(run.command)), *gating_lines(run),
+            *([data(refusals, "bold")] if refusals else [])]
 
 
 def print_failures(run: RunResult, console: Console, view: View) -> None:
