@@ -107,6 +107,18 @@ class DeviceLimitError(NotSupportedError):
     itself never judged it (issue #25)."""
 
 
+class OptionsRequired(InputError):
+    """Raised by a backend's factory that cannot be built without options
+    (the external backend's ``cmd=``, the faulty backend's ``faults=``): a
+    usage error whose message says everything (``run`` prints it, exit 2),
+    and ``summary``, the one line that ``dmlconform backends`` lists it
+    with (what to give; where a long list is, how to see it)."""
+
+    def __init__(self, message: str, *, summary: str) -> None:
+        super().__init__(message)
+        self.summary = summary
+
+
 class BackendCrashError(Exception):
     """Raised by a backend that runs the implementation out of process (the
     external backend) when that process died on a case: verdict CRASH."""

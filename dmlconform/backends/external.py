@@ -43,7 +43,14 @@ from typing import IO, Any
 import numpy as np
 
 import dmlconform
-from dmlconform.backends.base import SUPPORTED, BackendCrashError, BackendInfo, NotSupportedError, Support
+from dmlconform.backends.base import (
+    SUPPORTED,
+    BackendCrashError,
+    BackendInfo,
+    NotSupportedError,
+    OptionsRequired,
+    Support,
+)
 from dmlconform.cases.model import Case
 from dmlconform.cases.store import read_npy
 from dmlconform.errors import InputError, LocatedError
@@ -253,7 +260,8 @@ class ExternalBackend:
             raise InputError(f"external backend: unknown option(s) {', '.join(sorted(options))}; "
                              f"it knows {', '.join(_OPTIONS)}")
         if not cmd or not str(cmd).strip():
-            raise InputError(_USAGE)
+            raise OptionsRequired(_USAGE, summary="needs --backend-arg cmd='PROGRAM ARGS': the program that "
+                                                  "speaks the protocol of docs/external-backend.md")
         try:
             self._argv = split_command(str(cmd))
         except ValueError as exc:
