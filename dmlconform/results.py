@@ -102,6 +102,18 @@ class Baseline:
 
 
 @dataclass(frozen=True, slots=True)
+class AmbiguityWords:
+    """What one of an operator's ambiguous docs leaves open and what each
+    reading of it says, in the spec's words (`spec.model.Ambiguity.question`,
+    `Reading.says`): what the reports say a reading in (`report.readings`)."""
+
+    operator: str
+    ambiguity: str
+    question: str
+    readings: tuple[tuple[str, str], ...]   # reading id -> what it says, in the spec's order
+
+
+@dataclass(frozen=True, slots=True)
 class CaseResult:
     """The outcome of one case, with what a person needs to see and redo it."""
 
@@ -181,6 +193,8 @@ class RunResult:
     #: The backend implements a subset of DirectML's tables (`BackendInfo.subset`): its refusals of
     #: configurations the tables support are NOT_SUPPORTED (``refused``), not FAIL.
     subset: bool = False
+    #: The words of each ambiguity the cases told readings apart on, sorted by operator and ambiguity.
+    ambiguities: tuple[AmbiguityWords, ...] = ()
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for c in self.cases if c.outcome is outcome)

@@ -26,6 +26,7 @@ from dmlconform.limits import MAX_TIMEOUT
 from dmlconform.parallel import DEFAULT_TIMEOUT, InProcess, Progress, RunOutcome, Workers, default_jobs
 from dmlconform.report import commit_reports, write_reports
 from dmlconform.report.folder import FILE_NAMES, reserve
+from dmlconform.report.readings import ambiguity_words
 from dmlconform.report.terminal import View, render
 from dmlconform.results import CaseResult, RunResult
 from dmlconform.spec import model as m
@@ -113,13 +114,14 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
                                  execute=lambda progress: engine.run(pairs, progress=progress))
     invocation = _invocation(ctx, backend_name, options, level, seed=seed, cases_dir=cases_dir,
                              tolerances=gate.tolerances)
+    results = _with_repro(suite.with_notes(outcome.results, Path(cases_dir) if cases_dir else None), invocation)
     report = gate.finish(RunResult(
         run_id=folder.run_id, backend=info.name, device=info.device, backend_version=info.version,
         feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
         command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         started=started.isoformat(timespec="seconds"),
         finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        cases=_with_repro(suite.with_notes(outcome.results, Path(cases_dir) if cases_dir else None), invocation),
+        cases=results, ambiguities=ambiguity_words((s for _, s in specs), results),
         interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3),
         float16_accumulation=reported_float16(info.float16_accumulation), subset=info.subset))
     _finish(report, folder, console, view=view, skipped=skipped, show_skipped=show_skipped,

@@ -26,6 +26,7 @@ from dmlconform.report.distance import distance_text
 from dmlconform.report.readings import summarize as summarize_readings
 from dmlconform.results import (
     OUTCOME_ORDER,
+    AmbiguityWords,
     Baseline,
     BaselineEntry,
     CaseResult,
@@ -90,6 +91,9 @@ def _run_json(run: RunResult) -> dict[str, Any]:
         out["float16_accumulation"] = list(declared) if isinstance(declared, tuple) else True
     if run.subset:  # only where declared: a backend that claims the tables writes what it always wrote
         out["subset"] = True
+    if run.ambiguities:  # only where a case told readings apart
+        out["ambiguities"] = [{"operator": a.operator, "ambiguity": a.ambiguity, "question": a.question,
+                               "readings": [list(r) for r in a.readings]} for a in run.ambiguities]
     return out
 
 
@@ -397,7 +401,15 @@ def from_json(data: Any) -> RunResult:
         seconds=_opt(run, "seconds", "run", decode_float, 0.0),
         float16_accumulation=_opt(run, "float16_accumulation", "run", _float16, _NONE_DECLARED),
         subset=_opt(run, "subset", "run", _bool, False),
+        ambiguities=_opt(run, "ambiguities", "run", lambda v, w: _items(v, w, _ambiguity_words), ()),
     )
+
+
+def _ambiguity_words(value: Any, where: str) -> AmbiguityWords:
+    o = _obj(value, where)
+    return AmbiguityWords(operator=_get(o, "operator", where, _str), ambiguity=_get(o, "ambiguity", where, _str),
+                          question=_get(o, "question", where, _str),
+                          readings=_get(o, "readings", where, lambda v, w: _items(v, w, _pair(_str, _str))))
 
 
 def from_data(data: Any, *, path: str | Path) -> RunResult:

@@ -47,6 +47,7 @@ from dmlconform.report.coverage import (
     visible,
 )
 from dmlconform.report.distance import distance_text
+from dmlconform.report.readings import in_words, words_of
 from dmlconform.report.readings import summarize as summarize_readings
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
 
@@ -253,7 +254,7 @@ def render(run: RunResult, console: Console, view: View | None = None) -> None:
     console.print(summary_table(run) if view.verbose else operator_table(run, width=console.width))
     for line in legend(run, verbose=view.verbose):
         console.print(line, soft_wrap=True)
-    for line in reading_lines(run):
+    for line in reading_lines(run, verbose=view.verbose):
         console.print(line, soft_wrap=True)
     print_failures(run, console, view)
     warnings = warning_lines(run)
@@ -313,12 +314,20 @@ def more_line(more: int, html: str) -> Text:
                          visible(f": {where} (--show-failures N shows more)"))
 
 
-def reading_lines(run: RunResult) -> list[Text]:
-    """One line per operator and ambiguity where the backend took another
-    reading than the primary one, or several (docs/ambiguities.md): PASS
-    all the same, and worth knowing."""
-    return [Text.assemble(("reading: ", "cyan"), visible(t.line())) for t in summarize_readings(run.cases)
-            if t.notable]
+def reading_lines(run: RunResult, *, verbose: bool = False) -> list[Text]:
+    """The readings of ambiguous docs (docs/ambiguities.md) in words
+    (`readings.in_words`: what the doc leaves open, what the backend did,
+    that it is accepted), two lines each: where the backend mixed readings
+    always (no one reading explains its results), and with ``verbose``
+    every one where it took another than the primary reading.  A reading
+    taken is a PASS all the same: by default only what matters is said."""
+    words = words_of(run.ambiguities)
+    lines = []
+    for taken in summarize_readings(run.cases):
+        if taken.mixed or (verbose and taken.notable):
+            opened, did = in_words(taken, words, run.backend)
+            lines += [Text.assemble(("reading: ", "cyan"), visible(opened)), data(f"  {did}")]
+    return lines
 
 
 def gating_lines(run: RunResult) -> list[Text]:
