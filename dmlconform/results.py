@@ -70,6 +70,9 @@ class ToleranceOverride:
         return ", ".join(parts)
 
 
+#: How the message of a refusal that FAILs begins (a backend that claims the tables: `CaseResult.refused`).
+REFUSED_PREFIX = "rejected a configuration"
+
 #: Outcomes a baseline entry can turn into XFAIL (a harness ERROR never is: fix it).
 BASELINE_OUTCOMES: tuple[Outcome, ...] = (Outcome.FAIL, Outcome.CRASH, Outcome.TIMEOUT)
 

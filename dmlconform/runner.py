@@ -35,7 +35,7 @@ from dmlconform.cases.model import Case
 from dmlconform.families import Oracles
 from dmlconform.judge import Judging, Ran, harness_error, judge, verdict
 from dmlconform.plan import BATCH_CASE_ELEMENTS, BATCH_ELEMENTS, pack
-from dmlconform.results import CaseResult, Outcome, ToleranceOverride
+from dmlconform.results import REFUSED_PREFIX, CaseResult, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -256,10 +256,6 @@ def _run_batch(part: list[_Queued], backend: Backend, run_batch: RunBatch,
                            else _failed(r.case, error, seconds, subset=subset))
 
 
-#: How a refusal of a configuration the table supports begins, from a backend that claims the tables.
-REFUSED_PREFIX = "rejected a configuration that the"
-
-
 def _rejected(case: Case, reason: str, seconds: float, *, subset: bool) -> CaseResult:
     """A configuration the backend refused: PASS for attribute values outside
     the doc's domain (the rejection is what the doc asks for), NOT_SUPPORTED
@@ -270,7 +266,7 @@ def _rejected(case: Case, reason: str, seconds: float, *, subset: bool) -> CaseR
         return verdict(case, Outcome.PASS, f"rejected cleanly {', '.join(case.out_of_domain)} outside the doc's "
                                            f"range: {reason}", seconds=seconds)
     if case.expect_supported and not subset:
-        return verdict(case, Outcome.FAIL, f"{REFUSED_PREFIX} {case.level.short} table supports: {reason}",
+        return verdict(case, Outcome.FAIL, f"{REFUSED_PREFIX} that the {case.level.short} table supports: {reason}",
                        seconds=seconds, refused=True)
     return verdict(case, Outcome.NOT_SUPPORTED, reason, seconds=seconds, refused=case.expect_supported)
 
