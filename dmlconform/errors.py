@@ -45,13 +45,19 @@ class ExitCodeMeaning:
 EXIT_CODE_MEANINGS: Mapping[ExitCode, ExitCodeMeaning] = MappingProxyType({
     ExitCode.OK: ExitCodeMeaning(
         "success: no findings, specs up to date, no case failed (QUALITY_WARNING, XPASS, NOT_SUPPORTED and "
-        "XFAIL allowed unless --strict, which fails QUALITY_WARNING and XPASS)",
+        "XFAIL allowed unless --strict, which fails QUALITY_WARNING and XPASS; NOT_SUPPORTED includes the "
+        "refusals of a backend that implements a subset of DirectML's tables, such as onnxruntime and torch)",
         "success: no findings, specs up to date, no case failed (QUALITY_WARNING, NOT_SUPPORTED, XFAIL and "
-        "XPASS do not fail a run; with `run --strict` QUALITY_WARNING and XPASS do)"),
+        "XPASS do not fail a run; with `run --strict` QUALITY_WARNING and XPASS do). NOT_SUPPORTED includes "
+        "the refusals of a backend that implements a subset of DirectML's tables (onnxruntime, torch): "
+        "configurations the table supports that it does not run, counted as *refused*"),
     ExitCode.FINDINGS: ExitCodeMeaning(
-        "a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR (run, merge); lint findings not in the "
-        "baseline; out-of-date specs (extract --check); diff removals",
-        "a case FAILed, CRASHed, TIMED OUT or hit a harness ERROR and no baseline entry covers it (`run`, and "
+        "a case FAILed (a wrong value; or a refusal of a configuration the table supports, from a backend "
+        "that claims DirectML's tables), CRASHed, TIMED OUT or hit a harness ERROR (run, merge); lint "
+        "findings not in the baseline; out-of-date specs (extract --check); diff removals",
+        "a case FAILed (a wrong value; or a refusal of a configuration the table supports, from a backend that "
+        "claims DirectML's tables: cpu, faulty, directml, an external program by default), CRASHed, TIMED OUT "
+        "or hit a harness ERROR and no baseline entry covers it (`run`, and "
         "`merge` for the merged run); lint errors the lint baseline does not name (warnings and fixed baseline "
         "entries too with `--strict`); out-of-date specs "
         "(`extract --check`); removals in a `diff`"),

@@ -70,6 +70,9 @@ class ToleranceOverride:
         return ", ".join(parts)
 
 
+#: How the message of a refusal that FAILs begins (a backend that claims the tables: `CaseResult.refused`).
+REFUSED_PREFIX = "rejected a configuration"
+
 #: Outcomes a baseline entry can turn into XFAIL (a harness ERROR never is: fix it).
 BASELINE_OUTCOMES: tuple[Outcome, ...] = (Outcome.FAIL, Outcome.CRASH, Outcome.TIMEOUT)
 
@@ -102,6 +105,18 @@ class Baseline:
 
 
 @dataclass(frozen=True, slots=True)
+class AmbiguityWords:
+    """What one of an operator's ambiguous docs leaves open and what each
+    reading of it says, in the spec's words (`spec.model.Ambiguity.question`,
+    `Reading.says`): what the reports say a reading in (`report.readings`)."""
+
+    operator: str
+    ambiguity: str
+    question: str
+    readings: tuple[tuple[str, str], ...]   # reading id -> what it says, in the spec's order
+
+
+@dataclass(frozen=True, slots=True)
 class CaseResult:
     """The outcome of one case, with what a person needs to see and redo it."""
 
@@ -126,10 +141,20 @@ class CaseResult:
     edges: tuple[str, ...] = ()
     seconds: float = 0.0
     repro: str = ""
+    #: The backend refused a configuration of an operator it implements that its level's table supports
+    #: (`runner`; an operator it does not implement at all, or a device's limit, is plain NOT_SUPPORTED):
+    #: NOT_SUPPORTED from a backend that implements a subset of the tables (`BackendInfo.subset`), FAIL
+    #: from one that claims them.  Never a wrong value.
+    refused: bool = False
 
     @property
     def group(self) -> str:
         return f"{self.operator}/{self.dtype}/{self.level}"
+
+    @property
+    def wrong(self) -> bool:
+        """A FAIL that is not a refusal: a wrong value (or the backend raised on a case it took)."""
+        return self.outcome is Outcome.FAIL and not self.refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,9 +193,24 @@ class RunResult:
     #: The operators the backend declared FLOAT16 accumulation for
     #: (`BackendInfo.float16_accumulation`), sorted; True: every operator.
     float16_accumulation: bool | tuple[str, ...] = ()
+    #: The backend implements a subset of DirectML's tables (`BackendInfo.subset`): its refusals of
+    #: configurations the tables support are NOT_SUPPORTED (``refused``), not FAIL.
+    subset: bool = False
+    #: The words of each ambiguity the cases told readings apart on, sorted by operator and ambiguity.
+    ambiguities: tuple[AmbiguityWords, ...] = ()
 
     def count(self, outcome: Outcome) -> int:
         return sum(1 for c in self.cases if c.outcome is outcome)
+
+    @property
+    def wrong_values(self) -> int:
+        """FAIL cases that are not refusals (`CaseResult.wrong`)."""
+        return sum(1 for c in self.cases if c.wrong)
+
+    @property
+    def refused(self) -> int:
+        """Cases whose configuration the table supports and the backend refused (`CaseResult.refused`)."""
+        return sum(1 for c in self.cases if c.refused)
 
     def fails(self, case: CaseResult) -> bool:
         """Whether ``case`` makes this run fail (exit 1)."""

@@ -35,7 +35,7 @@ from dmlconform.cases.model import Case
 from dmlconform.families import Oracles
 from dmlconform.judge import Judging, Ran, harness_error, judge, verdict
 from dmlconform.plan import BATCH_CASE_ELEMENTS, BATCH_ELEMENTS, pack
-from dmlconform.results import CaseResult, Outcome, ToleranceOverride
+from dmlconform.results import REFUSED_PREFIX, CaseResult, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -104,6 +104,7 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     queued: dict[str, list[_Queued]] = {}   # operator -> cases for run_batch
     run_batch = run_batch_of(backend)
     refusals = _Refusals(implements_of(backend))
+    subset = info.subset
 
     def done(result: CaseResult | Ran, position: int) -> None:
         if isinstance(result, Ran):
@@ -126,11 +127,12 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
             continue
         if on_start is not None:
             on_start(position)
-        done(_run_one(position, spec, case, backend), position)
+        done(_run_one(position, spec, case, backend, subset=subset), position)
     for group in queued.values():
         assert run_batch is not None  # cases are queued only then (for mypy)
         for part in pack([_size(q.case) for q in group], most=BATCH_ELEMENTS):
-            for position, result in _run_batch([group[i] for i in part], backend, run_batch, on_start):
+            for position, result in _run_batch([group[i] for i in part], backend, run_batch, on_start,
+                                               subset=subset):
                 done(result, position)
     oracles = Oracles()
     for batch in _batches(ran):
@@ -199,26 +201,27 @@ def _size(case: Case) -> int:
     return math.prod(case.outputs[0].sizes) if case.outputs else 0
 
 
-def _run_one(position: int, spec: m.Spec, case: Case, backend: Backend) -> CaseResult | Ran:
+def _run_one(position: int, spec: m.Spec, case: Case, backend: Backend, *, subset: bool) -> CaseResult | Ran:
     """Support query, binding and the backend's run of one case: its result
-    when it ends there (rejected, raised), else what the backend computed."""
+    when it ends there (rejected, raised), else what the backend computed.
+    ``subset``: the backend implements a subset of the tables (`_rejected`)."""
     started = time.perf_counter()
     try:
         support = backend.supports(spec, case)
         if not support.supported:
-            return _rejected(case, support.reason or "not supported", time.perf_counter() - started)
+            return _rejected(case, support.reason or "not supported", time.perf_counter() - started, subset=subset)
         buffers = bind(case)
     except Exception as exc:  # noqa: BLE001 - the harness itself
         return harness_error(case, exc, time.perf_counter() - started)
     try:
         backend.run(spec, case, buffers)
     except Exception as exc:  # noqa: BLE001 - a backend bug is a FAIL, not a harness error
-        return _failed(case, exc, time.perf_counter() - started)
+        return _failed(case, exc, time.perf_counter() - started, subset=subset)
     return Ran(position, spec, case, buffers, time.perf_counter() - started)
 
 
 def _run_batch(part: list[_Queued], backend: Backend, run_batch: RunBatch,
-               on_start: Callable[[int], None] | None) -> Iterator[tuple[int, CaseResult | Ran]]:
+               on_start: Callable[[int], None] | None, *, subset: bool) -> Iterator[tuple[int, CaseResult | Ran]]:
     """Per case: started (``on_start``, before its support query), asked,
     bound; a rejected case is yielded at once.  Then one ``run_batch`` call
     for the supported ones: the whole call is in flight during it, and its
@@ -231,7 +234,8 @@ def _run_batch(part: list[_Queued], backend: Backend, run_batch: RunBatch,
         try:
             support = backend.supports(q.spec, q.case)
             if not support.supported:
-                yield q.position, _rejected(q.case, support.reason or "not supported", time.perf_counter() - started)
+                yield q.position, _rejected(q.case, support.reason or "not supported", time.perf_counter() - started,
+                                            subset=subset)
                 continue
             bound.append(Ran(q.position, q.spec, q.case, bind(q.case), time.perf_counter() - started))
         except Exception as exc:  # noqa: BLE001 - the harness itself
@@ -249,28 +253,30 @@ def _run_batch(part: list[_Queued], backend: Backend, run_batch: RunBatch,
     for r, error in zip(bound, errors):
         seconds = r.seconds + share
         yield r.position, (Ran(r.position, r.spec, r.case, r.buffers, seconds) if error is None
-                           else _failed(r.case, error, seconds))
+                           else _failed(r.case, error, seconds, subset=subset))
 
 
-def _rejected(case: Case, reason: str, seconds: float) -> CaseResult:
+def _rejected(case: Case, reason: str, seconds: float, *, subset: bool) -> CaseResult:
     """A configuration the backend refused: PASS for attribute values outside
     the doc's domain (the rejection is what the doc asks for), NOT_SUPPORTED
-    outside the level's table, FAIL inside it."""
+    outside the level's table; inside it (``refused``) FAIL from a backend
+    that claims the tables, NOT_SUPPORTED with its own reason from one that
+    implements a subset of them (``subset``: `BackendInfo.subset`)."""
     if case.out_of_domain:
         return verdict(case, Outcome.PASS, f"rejected cleanly {', '.join(case.out_of_domain)} outside the doc's "
                                            f"range: {reason}", seconds=seconds)
-    if case.expect_supported:
-        return verdict(case, Outcome.FAIL, f"rejected a configuration that the {case.level.short} table "
-                                           f"supports: {reason}", seconds=seconds)
-    return verdict(case, Outcome.NOT_SUPPORTED, reason, seconds=seconds)
+    if case.expect_supported and not subset:
+        return verdict(case, Outcome.FAIL, f"{REFUSED_PREFIX} that the {case.level.short} table supports: {reason}",
+                       seconds=seconds, refused=True)
+    return verdict(case, Outcome.NOT_SUPPORTED, reason, seconds=seconds, refused=case.expect_supported)
 
 
-def _failed(case: Case, exc: Exception, seconds: float) -> CaseResult:
+def _failed(case: Case, exc: Exception, seconds: float, *, subset: bool) -> CaseResult:
     """The result of a case whose backend run raised ``exc``."""
     if isinstance(exc, DeviceLimitError):
         return verdict(case, Outcome.NOT_SUPPORTED, str(exc) or "not supported here", seconds=seconds)
     if isinstance(exc, NotSupportedError):
-        return _rejected(case, str(exc) or "not supported", seconds)
+        return _rejected(case, str(exc) or "not supported", seconds, subset=subset)
     if isinstance(exc, BackendCrashError):
         return verdict(case, Outcome.CRASH, f"the backend crashed: {exc}", seconds=seconds)
     return verdict(case, Outcome.FAIL, f"the backend raised {type(exc).__name__}: {exc}", seconds=seconds)

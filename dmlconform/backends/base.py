@@ -32,7 +32,16 @@ class BackendInfo:
     (a backend whose kernels differ per operator and device, as torch's
     do; ``OPERATOR:VALUE`` for the cases of one enum attribute value), or a
     bool for all of them or none.  A declaration widens the
-    bound, so a backend declares only what it does (`declares_float16`)."""
+    bound, so a backend declares only what it does (`declares_float16`).
+
+    ``subset``: the backend implements a subset of DirectML's
+    tensor-support tables, not the tables themselves (an engine such as
+    onnxruntime or torch, which is no DirectML implementation).  Its
+    refusal of a configuration that its level's table supports is then
+    NOT_SUPPORTED with its own reason (counted as refused, and no failure
+    of the run); from a backend that claims the tables (False: every
+    DirectML implementation, the reference) it stays FAIL, a conformance
+    failure (`runner`, issue #33 item 4)."""
 
     name: str
     device: str
@@ -42,6 +51,7 @@ class BackendInfo:
     available: bool = True
     reason: str | None = None
     float16_accumulation: bool | frozenset[str] = False
+    subset: bool = False
 
     def __post_init__(self) -> None:
         declared = self.float16_accumulation
@@ -49,6 +59,8 @@ class BackendInfo:
         if not isinstance(declared, bool | frozenset) or not all(isinstance(op, str) for op in named):
             raise TypeError(f"BackendInfo.float16_accumulation={declared!r}: give True, False or a frozenset "
                             "of operator names")
+        if not isinstance(self.subset, bool):
+            raise TypeError(f"BackendInfo.subset={self.subset!r}: give True (a subset of the tables) or False")
 
 
 def declares_float16(declared: bool | frozenset[str], operator: str,
@@ -93,6 +105,18 @@ class DeviceLimitError(NotSupportedError):
     its device does not support): NOT_SUPPORTED with the reason even where
     the level's table supports the configuration, since the implementation
     itself never judged it (issue #25)."""
+
+
+class OptionsRequired(InputError):
+    """Raised by a backend's factory that cannot be built without options
+    (the external backend's ``cmd=``, the faulty backend's ``faults=``): a
+    usage error whose message says everything (``run`` prints it, exit 2),
+    and ``summary``, the one line that ``dmlconform backends`` lists it
+    with (what to give; where a long list is, how to see it)."""
+
+    def __init__(self, message: str, *, summary: str) -> None:
+        super().__init__(message)
+        self.summary = summary
 
 
 class BackendCrashError(Exception):
@@ -152,7 +176,8 @@ class BatchBackend(Backend, Protocol):
         """Run every item as ``run`` would, writing its outputs into its
         buffers.  Returns one entry per item, in order: None when it was
         computed; `NotSupportedError` when it is rejected (NOT_SUPPORTED, or
-        FAIL for a configuration the table supports); `BackendCrashError`
+        FAIL for a configuration the table supports from a backend that
+        claims the tables: `BackendInfo.subset`); `BackendCrashError`
         when the out-of-process implementation died on it (CRASH); any other
         exception makes that case FAIL with "the backend raised ...".  One
         bad case must not cost the others; an exception raised by the call
@@ -171,7 +196,7 @@ class ImplementingBackend(Backend, Protocol):
     with no mapping for an operator has no bug in it).  A backend without
     the method implements every operator; whatever it then rejects through
     ``supports`` or `NotSupportedError` for a configuration the table
-    allows stays FAIL."""
+    allows stays FAIL, unless it declares `BackendInfo.subset`."""
 
     def implements(self, spec: Spec) -> str | None:
         """None when the backend implements ``spec``'s operator; else the

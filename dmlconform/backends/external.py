@@ -43,7 +43,14 @@ from typing import IO, Any
 import numpy as np
 
 import dmlconform
-from dmlconform.backends.base import SUPPORTED, BackendCrashError, BackendInfo, NotSupportedError, Support
+from dmlconform.backends.base import (
+    SUPPORTED,
+    BackendCrashError,
+    BackendInfo,
+    NotSupportedError,
+    OptionsRequired,
+    Support,
+)
 from dmlconform.cases.model import Case
 from dmlconform.cases.store import read_npy
 from dmlconform.errors import InputError, LocatedError
@@ -86,6 +93,7 @@ class Hello:
     flush_subnormals: bool
     ops: frozenset[str] | None           # None: it did not say (every operator is tried)
     float16_accumulation: bool | frozenset[str] = False  # `BackendInfo.float16_accumulation`
+    subset: bool = False                 # `BackendInfo.subset`; absent: it implements the tables
 
 
 def wire_dtype(dtype: DataType) -> np.dtype:
@@ -252,7 +260,8 @@ class ExternalBackend:
             raise InputError(f"external backend: unknown option(s) {', '.join(sorted(options))}; "
                              f"it knows {', '.join(_OPTIONS)}")
         if not cmd or not str(cmd).strip():
-            raise InputError(_USAGE)
+            raise OptionsRequired(_USAGE, summary="needs --backend-arg cmd='PROGRAM ARGS': the program that "
+                                                  "speaks the protocol of docs/external-backend.md")
         try:
             self._argv = split_command(str(cmd))
         except ValueError as exc:
@@ -276,7 +285,7 @@ class ExternalBackend:
                                available=False, reason=self._failure)
         return BackendInfo(name="external", device=f"{hello.name} ({hello.device})", version=hello.version,
                            feature_level=hello.feature_level, flush_subnormals=hello.flush_subnormals,
-                           float16_accumulation=hello.float16_accumulation)
+                           float16_accumulation=hello.float16_accumulation, subset=hello.subset)
 
     def implements(self, spec: Spec) -> str | None:
         """Why the program does not implement ``spec``'s operator: absent
@@ -399,10 +408,13 @@ def _parse_hello(reply: Mapping[str, Any]) -> Hello:
         flush = reply.get("flush_subnormals", False)
         if not isinstance(flush, bool):
             raise ValueError(f"flush_subnormals={flush!r} must be true or false")
+        subset = reply.get("subset", False)
+        if not isinstance(subset, bool):
+            raise ValueError(f"subset={subset!r} must be true (a subset of DirectML's tables) or false")
         return Hello(name=str(reply.get("name") or "external program"), device=str(reply.get("device") or "?"),
                      version=str(reply.get("version") or "?"), feature_level=level, flush_subnormals=flush,
                      ops=None if ops is None else frozenset(ops),
-                     float16_accumulation=_float16(reply.get("float16_accumulation", False)))
+                     float16_accumulation=_float16(reply.get("float16_accumulation", False)), subset=subset)
     except KeyError as exc:
         raise ExternalProtocolError(f"the hello reply lacks {exc.args[0]!r}: {_short(reply)}") from None
     except ValueError as exc:

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from dmlconform.backends.base import BackendInfo, NotSupportedError, Support
+from dmlconform.backends.base import BackendInfo, NotSupportedError, OptionsRequired, Support
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.errors import InputError
@@ -146,8 +146,11 @@ class FaultyBackend(CpuBackend):
         except ValueError as exc:  # a bad --backend-arg faults=: usage, exit 2
             raise InputError(f"faulty backend: faults={faults!r}: {exc}") from None
         if not self.faults:
-            raise InputError(f"faulty backend: name the faults to plant: --backend-arg faults=NAME[,NAME...] "
-                             f"(known: {', '.join(FAULTS)}); the cpu backend is this one without faults")
+            raise OptionsRequired(f"faulty backend: name the faults to plant: --backend-arg faults=NAME[,NAME...] "
+                                  f"(known: {', '.join(FAULTS)}); the cpu backend is this one without faults",
+                                  summary=f"needs --backend-arg faults=NAME[,NAME...], from {len(FAULTS)} planted "
+                                          "faults ('dmlconform backends faulty' lists them); the cpu backend is "
+                                          "this one without faults")
 
     def info(self) -> BackendInfo:
         base = super().info()

@@ -71,6 +71,11 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     writes the reports of the cases that finished and exits 130.  Exits 0
     when nothing failed (QUALITY_WARNING and XPASS too with --strict); with
     --baseline, known failures (XFAIL) do not fail the run, new ones do.
+    Wrong values are counted apart from refusals (configurations the
+    table supports that the backend does not run): a backend that claims
+    DirectML's tables (cpu, directml) FAILs on a refusal; one that
+    implements a subset of them (onnxruntime, torch) is NOT_SUPPORTED
+    there, which does not fail the run.
     """
 
     ctx = click.get_current_context()

@@ -25,6 +25,7 @@ from dmlconform.errors import ExitCode, InputError
 from dmlconform.invocation import Invocation
 from dmlconform.parallel import InProcess, Progress, RunOutcome, Workers
 from dmlconform.report.folder import FILE_NAMES, commit_reports, reserve, write_reports
+from dmlconform.report.readings import ambiguity_words
 from dmlconform.report.terminal import render
 from dmlconform.report.view import View
 from dmlconform.results import CaseResult, RunResult
@@ -63,16 +64,17 @@ def execute(ctx: click.Context, engine: Workers | InProcess, *, started: dt.date
                                  execute=lambda progress: engine.run(pairs, progress=progress))
     invocation = _invocation(ctx, backend_name, options, level, seed=seed, cases_dir=cases_dir,
                              tolerances=gate.tolerances)
+    results = _with_repro(suite.with_notes(ties.agreed(pairs, outcome.results), Path(cases_dir) if cases_dir else None),
+                          invocation)
     report = gate.finish(RunResult(
         run_id=folder.run_id, backend=info.name, device=info.device, backend_version=info.version,
         feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
         command="dmlconform " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
         started=started.isoformat(timespec="seconds"),
         finished=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        cases=_with_repro(suite.with_notes(ties.agreed(pairs, outcome.results), Path(cases_dir) if cases_dir else None),
-                          invocation),
+        cases=results, ambiguities=ambiguity_words((s for _, s in specs), results),
         interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3),
-        float16_accumulation=reported_float16(info.float16_accumulation)))
+        float16_accumulation=reported_float16(info.float16_accumulation), subset=info.subset))
     _finish(report, folder, console, view=view, skipped=skipped, show_skipped=show_skipped,
             ran=len(outcome.results), total=len(pairs))
 

@@ -21,7 +21,8 @@ from dmlconform.results import Baseline, RunResult
 #: Facts that must agree between the shards of one run, with how a message names them.
 SAME = (("backend", "backend"), ("backend_version", "backend version"), ("feature_level", "feature level"),
         ("seed", "seed"), ("flush_subnormals", "flush_subnormals"), ("strict", "--strict"),
-        ("overrides", "tolerance overrides"), ("float16_accumulation", "float16_accumulation"))
+        ("overrides", "tolerance overrides"), ("float16_accumulation", "float16_accumulation"),
+        ("subset", "subset (the backend implements a subset of the tables)"))
 
 _SUFFIX = re.compile(r"-shard\d+of\d+$")
 
@@ -111,4 +112,5 @@ def merge_runs(reports: Sequence[tuple[str, RunResult]], *, command: str) -> Run
         seconds=max(r.seconds for r in runs),  # shards run side by side: the longest is the run's
         cases=tuple(sorted((c for r in runs for c in r.cases), key=lambda c: c.case_id)),
         shard="", merged_from=tuple(r.run_id for r in runs), baseline=_baseline(runs),
+        ambiguities=tuple(sorted({a for r in runs for a in r.ambiguities}, key=lambda a: (a.operator, a.ambiguity))),
     )

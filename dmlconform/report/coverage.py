@@ -166,13 +166,16 @@ def spread_failures(run: RunResult) -> tuple[CaseResult, ...]:
     shows its first failing case before any shows a second (then the
     seconds, and so on; group order within each round): the first ten of a
     run where one group fails a thousand times still show ten different
-    problems where there are ten."""
-    rank: dict[str, int] = {}
-    ranked: list[tuple[int, int, CaseResult]] = []
+    problems where there are ten.  Refusals (`CaseResult.refused`: a
+    configuration the table supports, rejected) come after every other
+    failing case: a wrong value is never shown after a refusal."""
+    rank: dict[tuple[bool, str], int] = {}
+    ranked: list[tuple[bool, int, int, CaseResult]] = []
     for case in failed_cases(run):
-        rank[case.group] = rank.get(case.group, -1) + 1
-        ranked.append((rank[case.group], len(ranked), case))
-    return tuple(case for _, _, case in sorted(ranked, key=lambda r: r[:2]))
+        key = (case.refused, case.group)
+        rank[key] = rank.get(key, -1) + 1
+        ranked.append((case.refused, rank[key], len(ranked), case))
+    return tuple(r[-1] for r in sorted(ranked, key=lambda r: r[:3]))
 
 
 def worst_element(case: CaseResult) -> ElementDiff | None:
@@ -238,6 +241,25 @@ def totals_line(run: RunResult) -> str:
     noun = "case" if len(run.cases) == 1 else "cases"
     stopped = " (interrupted: the cases after these did not run)" if run.interrupted else ""
     return f"{len(run.cases)} {noun}: {', '.join(parts) or 'none'} in {seconds:.2f} s{stopped}"
+
+
+def refusals_line(run: RunResult) -> str:
+    """``17 wrong values, 1,419 refused: ...``: the FAIL cases that are wrong
+    values counted apart from the configurations the table supports that
+    the backend refused, and what a refusal means for this backend (it
+    implements a subset of DirectML's tables: NOT_SUPPORTED; it claims
+    them: FAIL); "" for a run with neither."""
+    wrong, refused = run.wrong_values, run.refused
+    if not wrong and not refused:
+        return ""
+    counts = f"{wrong:,} wrong value{'' if wrong == 1 else 's'}, {refused:,} refused"
+    if not refused:
+        return counts
+    if run.subset:
+        return (f"{counts}: {run.backend} implements a subset of DirectML's tables, so its refusal of a "
+                "configuration the table supports is NOT_SUPPORTED and does not fail the run")
+    return (f"{counts}: {run.backend} claims DirectML's tables, so its refusal of a configuration the table "
+            "supports is a FAIL")
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,6 +26,7 @@ from dmlconform.report.distance import distance_text
 from dmlconform.report.readings import summarize as summarize_readings
 from dmlconform.results import (
     OUTCOME_ORDER,
+    AmbiguityWords,
     Baseline,
     BaselineEntry,
     CaseResult,
@@ -78,6 +79,8 @@ def _case_json(c: CaseResult) -> dict[str, Any]:
     }
     if c.readings:  # only where a reading was in play: reports without ambiguities stay as they were
         out["readings"] = [list(r) for r in c.readings]
+    if c.refused:  # only where the backend refused a configuration the table supports
+        out["refused"] = True
     return out
 
 
@@ -86,6 +89,11 @@ def _run_json(run: RunResult) -> dict[str, Any]:
     declared = run.float16_accumulation  # only where declared: reports of other backends stay as they were
     if declared:  # True, or the operators named (none: nothing to show)
         out["float16_accumulation"] = list(declared) if isinstance(declared, tuple) else True
+    if run.subset:  # only where declared: a backend that claims the tables writes what it always wrote
+        out["subset"] = True
+    if run.ambiguities:  # only where a case told readings apart
+        out["ambiguities"] = [{"operator": a.operator, "ambiguity": a.ambiguity, "question": a.question,
+                               "readings": [list(r) for r in a.readings]} for a in run.ambiguities]
     return out
 
 
@@ -140,7 +148,8 @@ def _report_json(run: RunResult) -> dict[str, Any]:
         "version": VERSION,
         "run": _run_json(run),
         "summary": {"cases": len(run.cases), "failed": run.failed,
-                    "outcomes": _outcomes_json(count_outcomes(run.cases))},
+                    "outcomes": _outcomes_json(count_outcomes(run.cases)),
+                    "wrong_values": run.wrong_values, "refused": run.refused},
         "groups": [
             {"operator": g.operator, "dtype": g.dtype, "level": g.level, "cases": len(g.cases),
              "worst": g.worst.value, "outcomes": _outcomes_json(g.counts),
@@ -353,6 +362,7 @@ def _case(value: Any, where: str) -> CaseResult:
         edges=_get(o, "edges", where, lambda v, w: _items(v, w, _str)),
         seconds=_get(o, "seconds", where, decode_float), repro=_get(o, "repro", where, _str),
         readings=_get(o, "readings", where, _reading_uses) if "readings" in o else (),
+        refused=_opt(o, "refused", where, _bool, False),
     )
 
 
@@ -390,7 +400,16 @@ def from_json(data: Any) -> RunResult:
         interrupted=_opt(run, "interrupted", "run", _bool, False),
         seconds=_opt(run, "seconds", "run", decode_float, 0.0),
         float16_accumulation=_opt(run, "float16_accumulation", "run", _float16, _NONE_DECLARED),
+        subset=_opt(run, "subset", "run", _bool, False),
+        ambiguities=_opt(run, "ambiguities", "run", lambda v, w: _items(v, w, _ambiguity_words), ()),
     )
+
+
+def _ambiguity_words(value: Any, where: str) -> AmbiguityWords:
+    o = _obj(value, where)
+    return AmbiguityWords(operator=_get(o, "operator", where, _str), ambiguity=_get(o, "ambiguity", where, _str),
+                          question=_get(o, "question", where, _str),
+                          readings=_get(o, "readings", where, lambda v, w: _items(v, w, _pair(_str, _str))))
 
 
 def from_data(data: Any, *, path: str | Path) -> RunResult:

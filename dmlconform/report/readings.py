@@ -11,15 +11,19 @@ readings apart), "took primary", "took <reading>" (it explains every such
 result; "took <a> or <b>" where the cases do not tell two readings apart),
 "mixed" (no one reading explains them all) or "took none" (every such
 element FAILed).  Plain data in, plain records out; the terminal,
-report.json and the HTML page all render these.
+report.json and the HTML page all render these.  `in_words` says one in
+sentences a newcomer reads (issue #33 item 5): what the doc leaves open,
+what the backend did, and that it is accepted, from the spec's words a run
+keeps (`results.AmbiguityWords`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from dmlconform.results import CaseResult
+from dmlconform.results import AmbiguityWords, CaseResult
+from dmlconform.spec.model import Spec
 
 PREFIX = "reading:"
 
@@ -52,6 +56,12 @@ class ReadingTaken:
         """Whether the backend took anything but the primary reading."""
         return self.status not in ("took primary", "not exercised")
 
+    @property
+    def mixed(self) -> bool:
+        """Whether no one reading explains the backend's results (`status`
+        ``mixed``): it reads the doc one way here, another there."""
+        return self.status == "mixed"
+
     def line(self) -> str:
         """``ACTIVATION_SHRINK nan: took formula (80 elements: propagate 0, formula 80)``."""
         counts = ", ".join(f"{r} {n}" for r, n in self.took)
@@ -75,6 +85,57 @@ class ReadingTaken:
                 and type(elements) is int and len(took) == len(item["took"])):
             return None
         return cls(operator, ambiguity, primary, elements, took)
+
+
+def ambiguity_words(specs: Iterable[Spec], cases: Iterable[CaseResult]) -> tuple[AmbiguityWords, ...]:
+    """The words of every ambiguity of ``specs`` that ``cases`` told
+    readings apart on (`summarize`), sorted: what a run keeps of its specs
+    so that its reports say the readings in words (`RunResult.ambiguities`)."""
+    wanted = {(t.operator, t.ambiguity) for t in summarize(cases)}
+    found = {(spec.operator, a.id): AmbiguityWords(spec.operator, a.id, a.question,
+                                                   tuple((r.id, r.says) for r in a.readings))
+             for spec in specs for a in spec.ambiguities if (spec.operator, a.id) in wanted}
+    return tuple(found[key] for key in sorted(found))
+
+
+def words_of(ambiguities: Iterable[AmbiguityWords]) -> dict[tuple[str, str], AmbiguityWords]:
+    """``ambiguities`` by (operator, ambiguity id), for `in_words`."""
+    return {(a.operator, a.ambiguity): a for a in ambiguities}
+
+
+def in_words(taken: ReadingTaken, words: Mapping[tuple[str, str], AmbiguityWords], backend: str) -> tuple[str, str]:
+    """``taken`` in two sentences: what the doc of its operator leaves open
+    (the spec's question), then what ``backend`` did (the reading it took,
+    as the spec says it; or which readings it mixed) and that it is accepted.
+    Without the spec's words (a report of an older version), the ids."""
+    said = words.get((taken.operator, taken.ambiguity))
+    says = dict(said.readings) if said else {}
+    question = said.question.strip() if said else f"{taken.ambiguity} (docs/ambiguities.md)"
+    opened = f"{taken.operator}: its doc leaves a question open: {question}"
+
+    def reading(r: str) -> str:
+        return f'"{r}" ({says[r]})' if says.get(r) else f'"{r}"'
+
+    n = taken.elements
+    where = f"{n} element{'' if n == 1 else 's'} where the readings differ"
+    explained = [(r, k) for r, k in taken.took if k]
+    if taken.status == "not exercised":
+        return opened, f"No case of {backend}'s run told the readings apart."
+    if taken.status == "took none":
+        return opened, f"{backend} took none of the readings on the {where}: those elements FAIL."
+    if taken.mixed:
+        parts = " and ".join(f"{reading(r)} on {k}" for r, k in explained)
+        return opened, (f"{backend} mixed the readings: no one of them explains all {where}; it took {parts}. "
+                        "Each result that matches a reading is accepted (PASS); worth knowing where a kernel "
+                        "changes reading with the shape or the path.")
+    whole = [r for r, k in taken.took if k == n]
+    primary = taken.primary in whole
+    chosen = [taken.primary] if primary else whole
+    took = " or ".join(reading(r) for r in chosen)
+    apart = "" if len(chosen) == 1 else " (its cases do not tell these apart)"
+    kind = "the primary reading " if primary else "the reading " if len(chosen) == 1 else "the readings "
+    return opened, (f"{backend} took {kind}{took}{apart} on all {where}. Accepted (PASS): the doc allows "
+                    "it, like every reading an honest implementation could take.")
 
 
 def summarize(cases: Iterable[CaseResult]) -> tuple[ReadingTaken, ...]:

@@ -29,13 +29,11 @@ from dmlconform.report.distance import distance_text, ulp_count
 from dmlconform.report.json_report import from_data, to_json
 from dmlconform.report.readings import ReadingTaken
 from dmlconform.report.readings import summarize as summarize_readings
-from dmlconform.results import CaseResult, Outcome, RunResult
+from dmlconform.results import REFUSED_PREFIX, CaseResult, Outcome, RunResult
 from dmlconform.userfiles import loads_json
 
 SUMMARY_FORMAT = "dmlconform-results-summary"
 SUMMARY_VERSION = 1
-#: The message the runner gives a case the backend rejected although the table supports it.
-REJECTED_PREFIX = "rejected a configuration"
 CLASSES = {"bug": "real bug in the implementation", "doc": "doc ambiguity or semantic difference",
            "harness": "harness error", "mapping": "mapping limit (NOT an implementation bug)"}
 
@@ -90,7 +88,10 @@ def label_of(run: RunResult) -> str:
 
 
 def is_rejected(case: CaseResult) -> bool:
-    return case.outcome is Outcome.FAIL and case.message.startswith(REJECTED_PREFIX)
+    """The backend refused a configuration the table supports (`CaseResult.refused`: NOT_SUPPORTED from a
+    backend that implements a subset of the tables, FAIL from one that claims them; a report written
+    before the flag says so in a FAIL's message)."""
+    return case.refused or (case.outcome is Outcome.FAIL and case.message.startswith(REFUSED_PREFIX))
 
 
 def summarise(run: RunResult) -> tuple[Summary, tuple[Row, ...]]:
@@ -109,7 +110,7 @@ def summarise(run: RunResult) -> tuple[Summary, tuple[Row, ...]]:
 
 def _count(row: Row, c: CaseResult) -> Row:
     if is_rejected(c):
-        reason = row.reason or c.message.split(": ", 1)[-1]
+        reason = row.reason or (c.message.split(": ", 1)[-1] if c.outcome is Outcome.FAIL else c.message)
         return dataclasses.replace(row, rejected=row.rejected + 1, reason=reason)
     field = {Outcome.PASS: "passed", Outcome.QUALITY_WARNING: "warned",
              Outcome.NOT_SUPPORTED: "not_supported"}.get(c.outcome, "failed")

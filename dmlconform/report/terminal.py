@@ -5,11 +5,12 @@ a CI log as well as on a screen:
    the run's) folded in, its cases counted by outcome; an operator with a
    failing case stands out (``!`` and red);
 2. the first failing cases in full (message, worst elements, repro), one per
-   operator x data type x level before a second of any, then ``and K more
-   failing cases: see report.html``;
+   operator x data type x level before a second of any, wrong values before
+   refusals, then ``and K more failing cases: see report.html``;
 3. warnings (unexpected passes, stale baseline entries);
 4. the header again (backend, device, version, level, seed, subnormals,
-   the command with its options such as ``faults=``, gating facts) and the
+   the command with its options such as ``faults=``, gating facts), the
+   wrong values counted apart from the refusals (`refusals_line`), and the
    totals line last.
 
 ``verbose`` swaps the operator lines for the full operator x data type x
@@ -36,6 +37,7 @@ from dmlconform.report.coverage import (
     group_rows,
     operator_rows,
     outcome_columns,
+    refusals_line,
     spread_failures,
     stale_entries,
     totals_line,
@@ -43,6 +45,7 @@ from dmlconform.report.coverage import (
     visible,
 )
 from dmlconform.report.distance import distance_text
+from dmlconform.report.readings import in_words, words_of
 from dmlconform.report.readings import summarize as summarize_readings
 from dmlconform.report.view import View
 from dmlconform.results import CaseResult, ElementDiff, Outcome, RunResult
@@ -223,7 +226,7 @@ def render(run: RunResult, console: Console, view: View | None = None) -> None:
     console.print(summary_table(run) if view.verbose else operator_table(run, width=console.width))
     for line in legend(run, verbose=view.verbose):
         console.print(line, soft_wrap=True)
-    for line in reading_lines(run):
+    for line in reading_lines(run, verbose=view.verbose):
         console.print(line, soft_wrap=True)
     print_failures(run, console, view)
     warnings = warning_lines(run)
@@ -248,7 +251,9 @@ def header_lines(run: RunResult) -> list[Text]:
     """The facts of the run printed again just above the totals, so that
     the end of a log says everything: the run line, the command (with the
     backend's options, such as ``faults=``), the gating facts."""
-    return [run_line(run), Text.assemble(("command: ", "bold"), visible(run.command)), *gating_lines(run)]
+    refusals = refusals_line(run)
+    return [run_line(run), Text.assemble(("command: ", "bold"), visible(run.command)), *gating_lines(run),
+            *([data(refusals, "bold")] if refusals else [])]
 
 
 def print_failures(run: RunResult, console: Console, view: View) -> None:
@@ -281,12 +286,20 @@ def more_line(more: int, html: str) -> Text:
                          visible(f": {where} (--show-failures N shows more)"))
 
 
-def reading_lines(run: RunResult) -> list[Text]:
-    """One line per operator and ambiguity where the backend took another
-    reading than the primary one, or several (docs/ambiguities.md): PASS
-    all the same, and worth knowing."""
-    return [Text.assemble(("reading: ", "cyan"), visible(t.line())) for t in summarize_readings(run.cases)
-            if t.notable]
+def reading_lines(run: RunResult, *, verbose: bool = False) -> list[Text]:
+    """The readings of ambiguous docs (docs/ambiguities.md) in words
+    (`readings.in_words`: what the doc leaves open, what the backend did,
+    that it is accepted), two lines each: where the backend mixed readings
+    always (no one reading explains its results), and with ``verbose``
+    every one where it took another than the primary reading.  A reading
+    taken is a PASS all the same: by default only what matters is said."""
+    words = words_of(run.ambiguities)
+    lines = []
+    for taken in summarize_readings(run.cases):
+        if taken.mixed or (verbose and taken.notable):
+            opened, did = in_words(taken, words, run.backend)
+            lines += [Text.assemble(("reading: ", "cyan"), visible(opened)), data(f"  {did}")]
+    return lines
 
 
 def gating_lines(run: RunResult) -> list[Text]:

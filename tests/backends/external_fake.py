@@ -17,6 +17,7 @@ die ARG         exit 3 on a case whose id contains ARG (segfault on POSIX when A
 bad-output      leave a float64 output file
 count           write each run's seq on stderr; exit 0 at "bye" after writing "bye" to the file in ARG
 float16 ARG     hello with "float16_accumulation": ARG (JSON text)
+subset ARG      hello with "subset": ARG (JSON text); "status": "not_supported" for every case
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def hello(mode: str) -> dict:
              "version": "1", "feature_level": "6_4", "ops": ["ELEMENT_WISE_IDENTITY"]}
     if mode == "float16":
         reply["float16_accumulation"] = json.loads(sys.argv[2])
+    if mode == "subset":
+        reply["subset"] = json.loads(sys.argv[2])
     return reply
 
 
@@ -65,7 +68,7 @@ def result(mode: str, arg: str, request: dict) -> dict | str | None:
         return "this is not json"
     if mode == "error":
         return {"status": "error", "message": "out of device memory"}
-    if mode == "not-supported":
+    if mode in ("not-supported", "subset"):
         return {"status": "not_supported", "reason": "no strided tensors here"}
     if mode == "bad-output":
         np.save(request["outputs"][0]["file"], np.zeros(3), allow_pickle=False)

@@ -156,22 +156,18 @@ def test_backends_json_lists_every_backend(site: Path) -> None:
     assert rows["cpu"]["available"] is True and rows["cpu"]["feature_level"] == "6_4"
     assert rows["fake-offline"] == {"available": False, "device": "none", "distribution": "fake-dml-backend 1.2.3",
                                     "feature_level": "6_4", "name": "fake-offline", "reason": "libfake.so not found",
-                                    "version": "1.2.3"}
+                                    "tables": "all", "version": "1.2.3"}
     assert rows["fake-broken"]["available"] is False
     assert rows["fake-broken"]["reason"].startswith("fake-dml-backend[fake-broken]: cannot import")
 
 
-TABLE = """\
-                                        dmlconform backends                                         
-┏━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━┳━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━┓
-┃ name         ┃ distribution        ┃ version ┃ device      ┃ feature level ┃ available           ┃
-┡━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━╇━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━┩
-│ fake         │ fake-dml-backend    │ 1.2.3   │ fake device │ 5_0           │ yes                 │
-│              │ 1.2.3               │         │             │               │                     │
-│ fake-offline │ fake-dml-backend    │ 1.2.3   │ none        │ 6_4           │ no: libfake.so not  │
-│              │ 1.2.3               │         │             │               │ found               │
-└──────────────┴─────────────────────┴─────────┴─────────────┴───────────────┴─────────────────────┘
-"""
+#: One package: no package column; rows a line each.
+TABLE = (
+    "dmlconform backends                                             \n"
+    "name           level   tables   available   device, or why not  \n"
+    "────────────────────────────────────────────────────────────────\n"
+    "fake           5_0     all      yes         fake device         \n"
+    "fake-offline   6_4     all      no          libfake.so not found\n")
 
 
 def test_backends_table_renders(site: Path) -> None:
@@ -179,6 +175,42 @@ def test_backends_table_renders(site: Path) -> None:
     console = Console(file=StringIO(), width=100)
     console.print(backends_table(rows))
     assert console.file.getvalue() == TABLE  # type: ignore[attr-defined]
+    cpu = BackendRow("cpu", "dmlconform 0.1.0", "0.1.0", "numpy", "6_4", True, "", tables="all")
+    console = Console(file=StringIO(), width=100)
+    console.print(backends_table((cpu, *rows)))   # two packages: a column says which
+    assert "package" in console.file.getvalue() and "fake-dml-backend 1.2.3" in console.file.getvalue()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("width", [80, 100, 140])
+def test_the_listing_wraps_at_word_boundaries_and_summarises_the_faults(width: int) -> None:
+    """issue #33 item 5: words were split mid-word, and the faulty backend's
+    row listed every fault over 40 lines, headed ``dmlconform[faulty]:``."""
+    rows = backend_rows()
+    console = Console(file=StringIO(), width=width)
+    console.print(backends_table(rows))
+    text = console.file.getvalue()  # type: ignore[attr-defined]
+    words = set(text.split())
+    for row in rows:
+        shown = row.device if row.available else row.summary
+        assert set(shown.split()) <= words, (row.name, set(shown.split()) - words)
+    assert "dmlconform[faulty]" not in text and "gemm-dropped-term" not in text
+    faulty = next(r for r in rows if r.name == "faulty")
+    assert faulty.status == "needs options"
+    assert f"from {len(FAULTS)} planted faults ('dmlconform backends faulty' lists them)" in faulty.summary
+    assert len([line for line in text.splitlines() if line.strip()]) <= 3 + 2 * len(rows) + 6
+
+
+def test_backends_name_shows_one_backend_in_full() -> None:
+    result = CliRunner().invoke(main, ["backends", "faulty"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("faulty\n") and "dmlconform[faulty]" not in result.output
+    assert set(FAULTS) <= {word.strip("(),;") for word in result.output.split()}
+    assert all(len(line) <= 100 for line in result.output.splitlines())
+    onnx = CliRunner().invoke(main, ["backends", "cpu", "--format", "json"])
+    assert [r["name"] for r in json.loads(onnx.output)] == ["cpu"]
+    assert json.loads(onnx.output)[0]["tables"] == "all"
+    unknown = CliRunner().invoke(main, ["backends", "cpuu"])
+    assert unknown.exit_code == ExitCode.BACKEND_UNAVAILABLE and "did you mean 'cpu'?" in unknown.output
 
 
 def test_backends_table_exit_zero() -> None:
@@ -189,7 +221,8 @@ def test_backends_table_exit_zero() -> None:
 
 def test_row_as_dict_is_sorted_data() -> None:
     row = BackendRow("x", "d 1", "1", "dev", "6_4", True, "")
-    assert list(row.as_dict()) == ["name", "distribution", "version", "device", "feature_level", "available", "reason"]
+    assert list(row.as_dict()) == ["name", "distribution", "version", "device", "feature_level", "available", "reason",
+                                   "tables"]
 
 
 def test_backends_table_shows_brackets_as_written() -> None:

@@ -25,8 +25,9 @@ def test_show_failures_and_the_end_of_the_log(tmp_path: Path) -> None:
     assert sum(1 for line in lines if line.startswith("FAIL  ELEMENT_WISE_IDENTITY")) == 1
     assert sum(1 for line in lines if line.startswith("OutputTensor")) == 2
     assert f"and 32 more failing cases: see {tmp_path / 'out' / 'report.html'} (--show-failures N shows more)" in lines
-    assert lines[-3].startswith("faulty 0.1.0 on ") and "planted faults: one-ulp, feature level 6_4, seed 0" in lines[-3]
-    assert lines[-2].startswith("command: dmlconform ")   # sys.argv: pytest's here
+    assert lines[-4].startswith("faulty 0.1.0 on ") and "planted faults: one-ulp, feature level 6_4, seed 0" in lines[-4]
+    assert lines[-3].startswith("command: dmlconform ")   # sys.argv: pytest's here
+    assert lines[-2] == "33 wrong values, 0 refused"
     assert lines[-1].startswith("FAILED  122 cases: 88 PASS, 33 FAIL, 1 NOT_SUPPORTED in ")
     assert lines[1].rstrip() == "Operators"
     assert lines[2].split() == ["!", "ELEMENT_WISE_IDENTITY", "FLOAT64,FLOAT32,FLOAT16", "+8", "88", "PASS", "33",

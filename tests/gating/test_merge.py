@@ -9,7 +9,7 @@ import pytest
 from dmlconform.errors import InputError
 from dmlconform.gating.merge import merge_runs
 from dmlconform.gating.shard import shard_of
-from dmlconform.results import Baseline, BaselineEntry, Outcome, RunResult, ToleranceOverride
+from dmlconform.results import AmbiguityWords, Baseline, BaselineEntry, Outcome, RunResult, ToleranceOverride
 from tests.gating.helpers import case, run_of
 
 IDS = [f"OP{i % 3}/FLOAT32/{i}d/edges" for i in range(40)]
@@ -51,6 +51,15 @@ def test_merge_gives_the_whole_run(n: int) -> None:
     assert merged.failed is whole.failed
 
 
+def test_merge_keeps_every_shards_words_of_the_readings() -> None:
+    words = [AmbiguityWords("OP1", "nan", "What does NaN give?", (("propagate", "NaN"),)),
+             AmbiguityWords("OP0", "nan", "What does NaN give?", (("formula", "the branch"),))]
+    first, second = _shards(_whole(), 2)
+    merged = merge_runs([(first[0], replace(first[1], ambiguities=(words[0],))),
+                         (second[0], replace(second[1], ambiguities=tuple(words)))], command="m")
+    assert merged.ambiguities == (words[1], words[0])
+
+
 def test_merged_failure_follows_the_cases() -> None:
     whole = replace(_whole(), cases=_whole().cases + (case("OP9/FLOAT32/x", Outcome.FAIL),))
     assert merge_runs(_shards(whole, 2), command="m").failed
@@ -81,6 +90,7 @@ def test_missing_duplicate_and_overlapping_shards() -> None:
     ({"feature_level": "5_0"}, "mismatched runs: feature level is '6_4' in s1/report.json but '5_0'"),
     ({"strict": True}, "mismatched runs: --strict is False in s1/report.json but True"),
     ({"overrides": ()}, "mismatched runs: tolerance overrides"),
+    ({"subset": True}, "mismatched runs: subset (the backend implements a subset of the tables) is False"),
     ({"baseline": None}, "mismatched runs: s1/report.json and s2/report.json were checked against different baselines"),
     ({"shard": "2/3"}, "mismatched runs: s1/report.json is one of 2 shards but s2/report.json one of 3"),
     ({"shard": ""}, "s2/report.json: not a shard report (its run had no --shard K/N)"),

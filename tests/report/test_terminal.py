@@ -143,12 +143,13 @@ def test_the_end_says_everything() -> None:
     gating facts."""
     run = dataclasses.replace(sample_run(), flush_subnormals=True, shard="2/4", strict=True,
                               command="dmlconform run --backend faulty --backend-arg faults=one-ulp")
-    tail = render(run).splitlines()[-5:]
+    tail = render(run).splitlines()[-6:]
     assert tail[0] == ("cpu 0.1.0 on reference CPU <script>alert(1)</script> & \"quoted\" 'single', feature level "
                        "6_4, seed 1234, subnormals flushed")
     assert tail[1] == "command: dmlconform run --backend faulty --backend-arg faults=one-ulp"
     assert tail[2:4] == ["shard: 2/4", "strict: QUALITY_WARNING and XPASS fail the run"]
-    assert tail[4].startswith("FAILED  11 cases:")
+    assert tail[4] == "1 wrong value, 0 refused"
+    assert tail[5].startswith("FAILED  11 cases:")
 
 
 def test_warnings_stay_visible_after_the_failures() -> None:

@@ -17,7 +17,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from dmlconform.backends.directml.stack_client import NOT_TRANSLATED
-from dmlconform.report.results_page import CLASSES, REJECTED_PREFIX, Note
+from dmlconform.report.results_page import CLASSES, Note
+from dmlconform.results import REFUSED_PREFIX
 
 #: The backend label notes match against (`report.results_page.label_of` gives the same).
 LABEL = "directml-cpu"
@@ -28,7 +29,7 @@ _COMPUTED = ("PASS", "QUALITY_WARNING", "FAIL")
 
 def why_not(message: str) -> str:
     """The reason class of a case that did not run (its NOT_SUPPORTED or rejection message)."""
-    if message.startswith(REJECTED_PREFIX):
+    if message.startswith(REFUSED_PREFIX):
         message = message.split(": ", 1)[-1]
     if message.startswith(NOT_TRANSLATED):
         detail = _VKD3D.search(message)
@@ -43,7 +44,7 @@ def why_not(message: str) -> str:
 
 def _ran(case: Mapping[str, Any]) -> bool:
     """Computed by the kernels: a verdict on numbers, not a rejection."""
-    return case["outcome"] in _COMPUTED and not str(case["message"]).startswith(REJECTED_PREFIX)
+    return case["outcome"] in _COMPUTED and not str(case["message"]).startswith(REFUSED_PREFIX)
 
 
 def _cell(text: object) -> str:

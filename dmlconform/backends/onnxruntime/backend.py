@@ -160,7 +160,8 @@ class OnnxRuntimeBackend:
         version = getattr(self._ort, "__version__", "not installed")
         return BackendInfo(name="onnxruntime", device=f"onnxruntime {version} {self.provider} on {platform.machine()}",
                            version=version, feature_level=self.level,
-                           flush_subnormals=False, available=self._reason is None, reason=self._reason)
+                           flush_subnormals=False, available=self._reason is None, reason=self._reason,
+                           subset=True)  # ONNX's operators, not DirectML's: a mapping covers part of each table
 
     def implements(self, spec: Spec) -> str | None:
         """Why onnxruntime does not implement ``spec``'s operator at all

@@ -117,7 +117,8 @@ class TorchBackend:
         return BackendInfo(name="torch", device=f"torch {version} {self.device} on {where}{tf32}", version=version,
                            feature_level=self.level, flush_subnormals=False,
                            available=self._reason is None, reason=self._reason,
-                           float16_accumulation=float16_accumulation(self.device))
+                           float16_accumulation=float16_accumulation(self.device),
+                           subset=True)  # torch's functions, not DirectML's: a mapping covers part of each table
 
     def implements(self, spec: Spec) -> str | None:
         """Why torch does not implement ``spec``'s operator at all

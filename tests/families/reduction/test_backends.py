@@ -56,7 +56,9 @@ def test_onnxruntime_computes_the_reductions_it_has_kernels_for() -> None:
     results = {r.case_id: r for r in run_cases(pairs, backend)}
     assert len(results) == 7
     kernel = results.pop("REDUCE/UINT32/4d/axes=1,3/sum/random")
-    assert kernel.outcome is Outcome.FAIL and "on UINT32" in kernel.message and "ReduceSum" in kernel.message
+    # no UINT32 kernel: refused (onnxruntime implements a subset of the tables), not a wrong value
+    assert kernel.outcome is Outcome.NOT_SUPPORTED and kernel.refused
+    assert "on UINT32" in kernel.message and "ReduceSum" in kernel.message
     assert Counter(r.outcome for r in results.values()) == {Outcome.PASS: 6}, [r.message for r in results.values()]
     assert backend.implements(_spec("REDUCE")) is None
     assert all(r.outcome is Outcome.PASS for r in run_cases(pairs[:1], CpuBackend()))
