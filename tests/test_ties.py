@@ -153,10 +153,10 @@ def test_a_side_that_mixed_agrees_and_two_single_readings_must_match(
 
 def test_the_run_command_reports_the_disagreement(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`dmlconform run` applies the tie: the planted backend's run exits 1."""
-    from dmlconform import parallel
+    from dmlconform.backends import registry
     from dmlconform.cli import main
 
-    monkeypatch.setattr(parallel, "load_backend", lambda name, options: _Max("skip"))  # --no-isolate builds it here
+    monkeypatch.setattr(registry, "load_backend", lambda name, options: _Max("skip"))  # --no-isolate builds it here
     args = ["run", "--backend", "nan-skipping", "--no-isolate", "--no-progress", "--op", "REDUCE", "--op", "ARGMAX",
             "--dtype", "FLOAT32", "-k", "nan", "-o", str(tmp_path / "out")]
     result = CliRunner().invoke(main, args)
