@@ -110,6 +110,9 @@ class F32Sequential(_Honest):
 
 # -- sequential accumulation ----------------------------------------------------------------
 
+#: The tensor types whose sums are float32's (FLOAT64 ones stay the reference's, in float64).
+_FLOAT32_WORK = frozenset({DataType.FLOAT16, DataType.FLOAT32})
+
 def _lined(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     """``x`` with ``axes`` moved last and merged into one, in row-major order."""
     kept = tuple(d for d in range(x.ndim) if d not in axes)
@@ -151,7 +154,7 @@ def _reduce(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Result
     sem = spec.semantics
     assert isinstance(sem, Reduction)
     function, axes = function_of(sem, case), tuple(sorted(axes_of(sem, case)))
-    if function not in _REDUCE or not case.dtype.is_float:
+    if function not in _REDUCE or case.dtype not in _FLOAT32_WORK:
         return reduction.compute(spec, case, buffers)
     x = case.inputs[0].view(buffers[case.inputs[0].name]).astype(F32)
     out = case.outputs[0]
@@ -161,7 +164,7 @@ def _reduce(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Result
 def _softmax(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Results:
     sem = spec.semantics
     assert isinstance(sem, Softmax)
-    if sem.function is Function.HARDMAX or not case.dtype.is_float:
+    if sem.function is Function.HARDMAX or case.dtype not in _FLOAT32_WORK:
         return softmax.compute(spec, case, buffers)
     axes = tuple(sorted(softmax_axes(sem, case)))
     x = case.input(sem.input).view(buffers[sem.input]).astype(F32)
@@ -186,7 +189,7 @@ def _gemm(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Results:
     same scaling, bias and fused activation on the unrounded float32 sum."""
     sem = spec.semantics
     assert isinstance(sem, Contraction)
-    if sem.quantized or not case.dtype.is_float or case.dtype is DataType.FLOAT64:
+    if sem.quantized or case.dtype not in _FLOAT32_WORK:
         return contraction.compute(spec, case, buffers)
     ops = operands(sem, case, dict(buffers))
     alpha, beta = scales(sem, case)
