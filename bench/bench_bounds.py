@@ -367,7 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     else:
         print(generated)
     if args.json is not None:
-        write_atomic(args.json, json.dumps([as_json(r) for r in found], indent=1, allow_nan=False) + "\n")
+        lines = ",\n".join(json.dumps(as_json(r), allow_nan=False) for r in found)  # a row a line: short diffs
+        write_atomic(args.json, f"[\n{lines}\n]\n")
     missing = unexplained(found, text) if args.markdown is not None else []
     honest_fails = [r.name for r in found if r.beyond]
     for name in missing:
