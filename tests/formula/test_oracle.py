@@ -472,6 +472,36 @@ def honest_adam(x, m, v, g, t, lr, b1, b2, eps):  # type: ignore[no-untyped-def]
         return x - lr * alpha * m / (np.sqrt(v) + eps)
 
 
+def test_a_nan_that_float64_rounds_away_is_no_fail_for_float64() -> None:
+    """For T < 0, 1 - pow(Beta2, T) is a tiny negative: the exact update is
+    NaN, but float64 rounds pow to 1 and the update vanishes (X unchanged).
+    The bound audit's float64 implementation FAILed there (issue #32,
+    docs/bounds.md open finding 4, the elements of the two ADAM cases): it
+    is honest.  A clear domain error (T = -1) and a NaN input still demand NaN."""
+    f32, f64 = np.float32, np.float64
+    x = f32([3.4229617, -0.45609087, 3.4229617, 2.0])
+    m = f32([-6.458628551160678e21, 2.0409017, 1.0, 1.0])
+    v = f32([0.44015852, 0.8814048, 0.5, np.nan])
+    g = f32([2.0878518, 0.59577394, 0.5, 0.5])
+    t = f32([-3.258171523919974e-15, -6.492579114988255e-15, -1.0, 3.0])
+    for beta2, eps in ((0.999, 1.999), (0.99999994, 1e-08)):
+        attrs = {"LearningRate": 0.5, "Beta1": 0.9, "Beta2": beta2, "Epsilon": eps}
+        inputs = {"InputParametersTensor": x, "InputFirstMomentTensor": m, "InputSecondMomentTensor": v,
+                  "GradientTensor": g, "TrainingStepTensor": t}
+        result = evaluate(ADAM, inputs, attrs, dtype=np.float32, output="OutputParametersTensor")
+        assert np.isnan(result.expected).all()
+        wide = [a.astype(f64) for a in (x, m, v, g, t)]
+        honest = honest_adam(*wide, 0.5, f64(f32(0.9)), f64(f32(beta2)), f64(f32(eps))).astype(f32)
+        assert honest[:2].tolist() == x[:2].tolist()  # float64 lost the sign: X comes back unchanged
+        verdict = compare(result.expected, honest, policy=result.policy(), bound_strict=result.bound_strict,
+                          bound_relaxed=result.bound_relaxed, alternatives=result.alternatives)
+        assert verdict.status.tolist()[:2] == [Verdict.PASS, Verdict.PASS]
+        finite = np.where(np.isnan(honest), f32(1.0), honest)  # a number where float64 gives NaN too
+        verdict = compare(result.expected, finite, policy=result.policy(), bound_strict=result.bound_strict,
+                          bound_relaxed=result.bound_relaxed, alternatives=result.alternatives)
+        assert verdict.status.tolist()[2:] == [Verdict.FAIL, Verdict.FAIL]
+
+
 def test_intermediate_overflow_and_cancellation_in_float32_are_quality_warnings() -> None:
     """Adam in float32, step by step: G * G overflows (the exact update is
     finite), 1 - pow(Beta1, T) rounds to 0 for a tiny T (0/0 = NaN), even

@@ -20,13 +20,15 @@ the primary reading, unless the backend declares FLOAT16 accumulation):
 * softmax ``y_i``: ``(r_i + sigma + 2u) y_i`` (a division, or a reciprocal
   and a product), plus the accumulator's smallest normal number (an
   ``e_i`` flushed or underflowed) and one spacing of the output type;
-* log-softmax ``z_i``: ``r_i + sigma + 2u + L (|z_i| + ln S) + N / y_i``
+* log-softmax ``z_i``: ``r_i + sigma + 2u + L (|z_i| + ln S) + n N / S``
   with ``L = 2 LOG_ULP u`` (numpy's float32 log 3.5 ULP, onnxruntime's
-  3.2) and ``N`` the accumulator's smallest normal number (a softmax
-  ``y_i`` below it is subnormal, its relative error up to ``N / y_i``;
-  where that exceeds 1, the log's own error of such a value instead:
-  `_underflow`): what the log of a rounded softmax and ``x - m - ln(S)``
-  both stay within, plus one spacing of the output type;
+  3.2) and ``N`` the accumulator's smallest normal number (each ``e_j``
+  below it flushed or subnormal, S short by up to ``n N``): what
+  ``x - m - ln(S)`` stays within, and the log of a rounded softmax where
+  that softmax is normal in the accumulator, plus one spacing of the
+  output type.  The log of a softmax below ``N`` lost its range before
+  the log (issue #32 items 1 and 2: it allowed -103 for -335): no bound
+  covers it;
 * hardmax: exact (0 ULP); softmax of a group of equal values where ``n`` is
   a power of 2: exactly ``1/n``.
 """
@@ -172,29 +174,12 @@ def bounds(sem: Softmax, x: np.ndarray, axes: tuple[int, ...], expected: np.ndar
                 b = (r + sigma + 2 * unit + _OWN) * np.abs(value) + float(finfo(numpy_dtype(acc)).smallest_normal)
             else:
                 b = r + sigma + 2 * unit + 2 * LOG_ULP * unit * (np.abs(value) + np.log(total)) + _OWN * np.abs(value)
-                b = b + _underflow(value, acc)
+                b = b + n * float(finfo(numpy_dtype(acc)).smallest_normal) / total  # e_j flushed
             b = b + spacing_above(np.abs(value) + b, out)
             found.append(_back(b, x.shape, order))
     strict, relaxed = found
     exact = _exact_rows(rows, sem.function)
     return _fixed(strict, x, axes, exact, value, rows), _fixed(relaxed, x, axes, exact, value, rows)
-
-
-def _underflow(z: np.ndarray, acc: m.DataType) -> np.ndarray:
-    """How far the log of a rounded softmax ``y = exp(z)`` may be from
-    ``z`` where ``y`` is below the accumulator's normal range ``N`` (an
-    ``e_i`` flushed or underflowed, an absolute error up to ``N``): the
-    rounded value lies in ``[S, y + N]``, ``S`` the smallest subnormal (0
-    gives -inf: the ``log-of-underflow`` reading), so its log is within
-    ``log(1 + N / y)`` above ``z`` and ``log(y / S)`` below; ``N / y`` (the
-    first order) where ``y >= N``.  In logarithms, so that a ``y`` below
-    float64's range gives a finite bound (``N / y`` overflowed, and the
-    output type's spacing of infinity was NaN: a NaN bound FAILed every
-    value)."""
-    info = finfo(numpy_dtype(acc))
-    log_ratio = np.log(float(info.smallest_normal)) - z  # log(N / y)
-    below = np.maximum(np.logaddexp(0.0, log_ratio), z - np.log(float(info.smallest_subnormal)))
-    return np.where(log_ratio > 0, below, np.exp(np.minimum(log_ratio, 0.0)))
 
 
 def _fixed(b: np.ndarray, x: np.ndarray, axes: tuple[int, ...], exact: np.ndarray, value: np.ndarray,
