@@ -272,8 +272,9 @@ class Evaluator:
         self.overflow = mask if self.overflow is None else (self.overflow | mask)
 
     def check_divisor(self, y: Array, err_abs: Array) -> None:
-        """Note the elements where a divisor's absolute error reaches the
-        divisor itself: it cancels in the target type, which may divide by
+        """Note the elements where a divisor's (or a square root's argument's)
+        absolute error reaches the value itself: it cancels in the target
+        type, which may divide by
         0 (``1 - pow(Beta1, T)`` for a tiny T in Adam), or, of a known sign,
         underflows to 0 (``sqrt(V) + Epsilon`` with ``G * G`` underflowing
         and Epsilon 0: float32 gives inf, and ``0 * inf`` NaN).  ``err_abs``: the
@@ -516,6 +517,10 @@ class Evaluator:
         if name == "sqrt":
             v = _call(name, xs, None)
             extra = None if a.err.abs is None else _sqrt_error(a.err.abs, v, self.s.unit)
+            if extra is not None and self.s.range_limit is not None and isinstance(v, np.ndarray):
+                # an argument within its error of 0 may be negative exactly: NaN where float64 says 0
+                # (Adam's sqrt(1 - pow(Beta2, T)) at T < 0), a second look for `FloatRun`
+                self.check_divisor(xs[0], a.err.abs)
             return Val(v, Err(own + a.err.rel / 2, extra), 1, True)
         arg_bound = self.bound(a)
         if name in B.SLOPE_FROM_VALUE:
