@@ -105,6 +105,7 @@ class Evaluator:
         self.final: Value | None = None  # the root of a statement whose value nothing reads (`final_statements`)
         self.conditions_exact: Array = True  # every comparison so far had exact operands
         self.overflow: Array | None = None    # elements where an intermediate exceeds ``range_limit``
+        self.cancelled: Array | None = None   # of those, where a divisor or a root's argument cancelled
 
     # -- statements ----------------------------------------------------
     def run(self, tree: FormulaTree, output: str | None = None) -> Val:
@@ -285,6 +286,7 @@ class Evaluator:
             mask = np.broadcast_to(err_abs, np.shape(y)) * self.s.unit >= np.abs(y)
         if mask.any():
             self.overflow = mask if self.overflow is None else (self.overflow | mask)
+            self.cancelled = mask if self.cancelled is None else (self.cancelled | mask)
 
     def select(self, conds: list[Array | None], vals: list[Val]) -> Val:
         """First true condition wins; None is ``otherwise``.  Unmatched: NaN."""

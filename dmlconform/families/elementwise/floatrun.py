@@ -97,6 +97,8 @@ class _Indices:
     uncertain: np.ndarray
     risky: np.ndarray
     overflow: np.ndarray
+    #: of ``overflow``, where a divisor or a square root's argument cancelled (`Evaluator.check_divisor`)
+    cancelled: np.ndarray
     range: np.ndarray
     wild: np.ndarray
     #: overflow, range and wild together, sorted: where the literal variants look (`FloatRun.plan`,
@@ -113,6 +115,7 @@ class _Found:
     uncertain: list = field(default_factory=list)
     risky: list = field(default_factory=list)
     overflow: list = field(default_factory=list)
+    cancelled: list = field(default_factory=list)
     range: list = field(default_factory=list)
     wild: list = field(default_factory=list)
     certain_nan: list = field(default_factory=list)  # NaN in exact arithmetic too (no need for mpmath)
@@ -123,7 +126,7 @@ class _Found:
         parts = [i for i in (overflow, range_, wild, limit) if i.size]
         literal = parts[0] if len(parts) == 1 else _sorted_union(parts) if parts else _NONE
         return _Indices(_join(self.nan), limit, _join(self.uncertain), _join(self.risky),
-                        overflow, range_, wild, literal)
+                        overflow, _join(self.cancelled), range_, wild, literal)
 
 
 def _where(mask: np.ndarray, lo: int) -> np.ndarray:
@@ -448,7 +451,7 @@ class FloatRun:
         (`exact_nan` within the range, `risky`, `infinite`, `nan_exactly`), long double (`widen`), the
         literal variants, the limit probes, IEEE min/max."""
         looks = self.looks
-        exact = [i for i in (found.range, found.risky, found.limit, found.overflow) if i.size]
+        exact = [i for i in (found.range, found.risky, found.cancelled) if i.size]
         if exact:  # usually none: no plan costs nothing (`infinite`, `nan_exactly` look at the last two)
             looks.plan(("propagate", True, np.float64), np.concatenate(exact))
         looks.plan(("propagate", False, np.longdouble), found.range)
@@ -464,10 +467,11 @@ class FloatRun:
     def finish(self, expected: np.ndarray, bound: np.ndarray, found: _Indices, *, flush: bool) -> Outcome:
         """What follows the tracked pass (`scan_blocks`): the second looks,
         the alternatives."""
-        refined = self.widen(found.range, expected, bound, found.overflow) if found.range.size else 0
+        refined = self.widen(found.range, expected, bound, found.cancelled) if found.range.size else 0
         refined += self.refine(found.risky, expected, bound) if found.risky.size else 0
-        refined += self.infinite(found.limit, expected, bound) if found.limit.size else 0
-        refined += self.nan_exactly(found.overflow, expected) if found.overflow.size else 0
+        if found.cancelled.size:  # Adam's 1 - pow(Beta1, T) at a tiny T, sqrt(1 - pow(Beta2, T)) at T < 0
+            refined += self.infinite(found.limit[np.isin(found.limit, found.cancelled)], expected, bound)
+            refined += self.nan_exactly(found.cancelled, expected)
         ambiguous = np.zeros(self.size, dtype=bool)
         alternatives = self.alternatives(found, expected, ambiguous, flush)
         uncertain = None
@@ -541,7 +545,7 @@ class FloatRun:
             if nan_in is not None:
                 limit &= ~nan_in
             acc.limit.append(_where(limit, lo))
-        for mask, into in ((ev.uncertain, acc.uncertain), (ev.overflow, acc.overflow)):
+        for mask, into in ((ev.uncertain, acc.uncertain), (ev.overflow, acc.overflow), (ev.cancelled, acc.cancelled)):
             if mask is not None:
                 into.append(_where(mask if np.shape(mask) == values.shape else np.broadcast_to(mask, values.shape),
                                    lo))
@@ -643,16 +647,16 @@ class FloatRun:
         with np.errstate(invalid="ignore"):
             return (err > 0) & (np.abs(w - np.floor(w) - 0.5) <= err)
 
-    def widen(self, index: np.ndarray, expected: np.ndarray, bound: np.ndarray, overflow: np.ndarray) -> int:
+    def widen(self, index: np.ndarray, expected: np.ndarray, bound: np.ndarray, cancelled: np.ndarray) -> int:
         """Finite inputs, yet a float64 result that is not finite: an
         intermediate left float64's range (tanh written with exp(-2x), for
         x < -355) or cancelled to 0 and was divided by.  Recompute in long
         double (wider range, 11 more bits); where that is still not finite,
         where float64 gave NaN (an inf/inf, 0/0 or 0*inf: a cancellation long
-        double may only half resolve), or where an intermediate overflowed
-        the target or a divisor cancelled (``overflow``: Adam's ``1 -
-        pow(Beta1, T)`` at Beta1 = 1.0000001, T = 8.3e-10 keeps 3 digits in
-        long double), exactly (mpmath), for up to `EXACT_LIMIT` elements.
+        double may only half resolve), or where a divisor cancelled
+        (``cancelled``: Adam's ``1 - pow(Beta1, T)`` at Beta1 = 1.0000001,
+        T = 8.3e-10 keeps 3 digits in long double), exactly (mpmath), for up
+        to `EXACT_LIMIT` elements.
         Returns how many changed."""
         nan64 = np.isnan(expected[index].astype(np.float64))
         # NaN exactly (the tracked evaluation knows, or the exact one), whatever long double makes of it:
@@ -670,7 +674,7 @@ class FloatRun:
             scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
             bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
             changed = int(finite.sum())
-        again = ~finite | nan64 | np.isin(index, overflow) if wider else True
+        again = ~finite | nan64 | np.isin(index, cancelled) if wider else True
         rest = index[again & ~nan][:EXACT_LIMIT]
         if rest.size:
             fixed = self.exactly(rest, expected, zeros=True)
@@ -681,7 +685,7 @@ class FloatRun:
         return changed
 
     def nan_exactly(self, index: np.ndarray, expected: np.ndarray) -> int:
-        """Where an intermediate cancelled (``index``: `Evaluator.check_divisor`)
+        """Where an intermediate cancelled (``index``: `_Indices.cancelled`)
         and float64 gives a number although the exact value is NaN: the
         square root of a float64 0 that is negative exactly, divided by an
         infinity (Adam's ``sqrt(1 - pow(Beta2, T)) / (1 - pow(Beta1, T))`` at
@@ -698,12 +702,12 @@ class FloatRun:
         return int(at.size)
 
     def infinite(self, index: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> int:
-        """An infinite input and a float64 NaN: the formula's own NaN (inf -
-        inf, 0 * inf), or one an intermediate made by cancelling in float64
-        (Adam's ``1 - pow(Beta1, T)`` at a tiny T, 0 / 0, beside an infinite
-        X: the value is X).  Evaluated exactly (mpmath's infinities follow
-        IEEE), for up to `EXACT_LIMIT` elements; returns how many became a
-        number."""
+        """An infinite input, a float64 NaN and a divisor that cancelled
+        (``index``): the formula's own NaN (inf - inf, 0 * inf), or one the
+        cancelled divisor made (Adam's ``1 - pow(Beta1, T)`` at a tiny T, 0 /
+        0, beside an infinite X: the value is X).  Evaluated exactly
+        (mpmath's infinities follow IEEE), for up to `EXACT_LIMIT` elements;
+        returns how many became a number."""
         index = index[~self.exact_nan(index)][:EXACT_LIMIT]
         if not index.size:
             return 0
