@@ -10,6 +10,7 @@ test stays fast.
 
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import pytest
@@ -36,6 +37,7 @@ MUTANTS = {
     "one-ulp": ("ELEMENT_WISE_IDENTITY", "ACTIVATION_RELU"),
     "wrong-branch-at-threshold": ("ACTIVATION_SHRINK",),
     "sign-of-negative-zero": ("ELEMENT_WISE_SIGN",),
+    "softplus-overflowing": ("ACTIVATION_SOFTPLUS", "ACTIVATION_PARAMETRIC_SOFTPLUS"),
     "nan-to-zero": ("ACTIVATION_SOFTSIGN", "ACTIVATION_SHRINK"),
     "wrong-in-8d": ("ACTIVATION_SOFTSIGN",),
     "in-place-corrupting": ("ACTIVATION_SOFTSIGN", "ELEMENT_WISE_ADD"),
@@ -126,6 +128,10 @@ def test_where_each_mutant_is_caught() -> None:
     assert all("/exclusive/" in r.case_id for r in by_name["scan-exclusive-ignored"])
     assert any("/exact" in r.case_id for r in by_name["scan-dropped-term"])
     assert any(r.case_id.endswith(("/ties", "/equal", "/example3")) for r in by_name["topk-ties-by-last-index"])
+    # inf where the value is finite: a loss of range, never a reading (issue #32; a quality warning before)
+    overflowed = {r.operator for r in by_name["softplus-overflowing"]
+                  if any(d.verdict == "FAIL" and math.isinf(d.actual) and math.isfinite(d.expected) for d in r.worst)}
+    assert overflowed == {"ACTIVATION_SOFTPLUS", "ACTIVATION_PARAMETRIC_SOFTPLUS"}
 
 
 def test_fault_names() -> None:

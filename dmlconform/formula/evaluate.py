@@ -105,6 +105,7 @@ class Evaluator:
         self.final: Value | None = None  # the root of a statement whose value nothing reads (`final_statements`)
         self.conditions_exact: Array = True  # every comparison so far had exact operands
         self.overflow: Array | None = None    # elements where an intermediate exceeds ``range_limit``
+        self.cancelled: Array | None = None   # of those, where a divisor or a root's argument cancelled
 
     # -- statements ----------------------------------------------------
     def run(self, tree: FormulaTree, output: str | None = None) -> Val:
@@ -272,8 +273,9 @@ class Evaluator:
         self.overflow = mask if self.overflow is None else (self.overflow | mask)
 
     def check_divisor(self, y: Array, err_abs: Array) -> None:
-        """Note the elements where a divisor's absolute error reaches the
-        divisor itself: it cancels in the target type, which may divide by
+        """Note the elements where a divisor's (or a square root's argument's)
+        absolute error reaches the value itself: it cancels in the target
+        type, which may divide by
         0 (``1 - pow(Beta1, T)`` for a tiny T in Adam), or, of a known sign,
         underflows to 0 (``sqrt(V) + Epsilon`` with ``G * G`` underflowing
         and Epsilon 0: float32 gives inf, and ``0 * inf`` NaN).  ``err_abs``: the
@@ -284,6 +286,7 @@ class Evaluator:
             mask = np.broadcast_to(err_abs, np.shape(y)) * self.s.unit >= np.abs(y)
         if mask.any():
             self.overflow = mask if self.overflow is None else (self.overflow | mask)
+            self.cancelled = mask if self.cancelled is None else (self.cancelled | mask)
 
     def select(self, conds: list[Array | None], vals: list[Val]) -> Val:
         """First true condition wins; None is ``otherwise``.  Unmatched: NaN."""
@@ -516,6 +519,10 @@ class Evaluator:
         if name == "sqrt":
             v = _call(name, xs, None)
             extra = None if a.err.abs is None else _sqrt_error(a.err.abs, v, self.s.unit)
+            if extra is not None and self.s.range_limit is not None and isinstance(v, np.ndarray):
+                # an argument within its error of 0 may be negative exactly: NaN where float64 says 0
+                # (Adam's sqrt(1 - pow(Beta2, T)) at T < 0), a second look for `FloatRun`
+                self.check_divisor(xs[0], a.err.abs)
             return Val(v, Err(own + a.err.rel / 2, extra), 1, True)
         arg_bound = self.bound(a)
         if name in B.SLOPE_FROM_VALUE:

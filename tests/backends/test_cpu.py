@@ -19,7 +19,7 @@ from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Case, Layout, TensorData, packed_strides
 from dmlconform.catalog import load_spec
 from dmlconform.errors import InputError
-from dmlconform.families.elementwise.reference import OPS, erf64, erfc64, float32_of
+from dmlconform.families.elementwise.reference import OPS, Call, erf64, erfc64, float32_of
 from dmlconform.spec.model import DataType, FeatureLevel, Spec, numpy_dtype
 
 SPECS = Path(__file__).resolve().parents[2] / "specs"
@@ -145,6 +145,50 @@ def test_smooth_activations(dtype: DataType) -> None:
          [float(np.float32(math.log(2))), 1e4], dtype)
     same(run("ACTIVATION_IDENTITY", dtype, {"InputTensor": [-0.0, NAN]}), [-0.0, NAN], dtype)
     same(run("ACTIVATION_LINEAR", dtype, {"InputTensor": [2.0]}, {"Alpha": 3.0, "Beta": -1.0}), [5.0], dtype)
+
+
+def test_softplus_keeps_the_range_where_an_intermediate_overflows() -> None:
+    """ln(1 + exp(s x)) / s is x for a large s x: never inf for a finite
+    result, whatever overflows on the way (issue #32): exp(100), the product
+    Steepness * x = FLT_MAX * 1.97, and Beta * x = 2 FLT_MAX under Alpha = 2^-126."""
+    same(run("ACTIVATION_SOFTPLUS", F32, {"InputTensor": [100.0, -100.0]}, {"Steepness": 1.0}),
+         [100.0, float(np.float32(math.exp(-100.0)))], F32)
+    same(run("ACTIVATION_SOFTPLUS", F32, {"InputTensor": [1.9693403, 8.175838e26]}, {"Steepness": 3.4028235e38}),
+         [1.9693403, 8.175838e26], F32)
+    same(run("ACTIVATION_SOFTPLUS", F16, {"InputTensor": [1.1337891, 20.0]}, {"Steepness": 3.4028235e38}),
+         [1.1337891, 20.0], F16)
+    same(run("ACTIVATION_PARAMETRIC_SOFTPLUS", F32, {"InputTensor": [3.4028235e38]}, {"Alpha": 2.0 ** -126, "Beta": 2.0}),
+         [8.0 - 2.0 ** -21], F32)  # 2 * (2 - 2^-23) * 2^127 * 2^-126, exactly
+
+
+def test_batch_normalization_keeps_the_range_where_input_minus_mean_overflows() -> None:
+    """(Input - Mean) = 2 FLT_MAX overflows float32; Scale 0.25 brings the
+    result back to FLT_MAX / 2, exactly."""
+    top = 3.4028235e38
+    out = run("BATCH_NORMALIZATION", F32, {"InputTensor": [top], "MeanTensor": [-top], "VarianceTensor": [0.75],
+                                           "ScaleTensor": [0.25], "BiasTensor": [0.0]}, {"Epsilon": 0.25})
+    same(out, [float(np.float32(top)) / 2], F32)
+
+
+def test_adam_at_a_tiny_training_step_is_finite() -> None:
+    """1 - Beta^T at T = 3.3e-34 is 0 in float32 and float64 alike (0 / 0 =
+    NaN); the step is finite: to first order in T, Alpha = sqrt(T ln(1 /
+    Beta2)) / (T ln(1 / Beta1)) (issue #32)."""
+    f32 = np.float32
+    x, m, v, g, t = f32(2.6671579e13), f32(0.59552574), f32(1.1960177), f32(0.23149039), f32(3.329872e-34)
+    lr, b1, b2, eps = f32(0.5), f32(0.9), f32(0.999), f32(1e-8)
+    inputs = {"InputParametersTensor": x, "InputFirstMomentTensor": m, "InputSecondMomentTensor": v,
+              "GradientTensor": g, "TrainingStepTensor": t}
+    call = Call({n: np.asarray([a]) for n, a in inputs.items()},
+                {"LearningRate": 0.5, "Beta1": 0.9, "Beta2": 0.999, "Epsilon": 1e-8}, F32,
+                {n: np.dtype(np.float32) for n in ("OutputParametersTensor", "OutputFirstMomentTensor",
+                                                    "OutputSecondMomentTensor")})
+    got = np.asarray(OPS["ADAM_OPTIMIZER"](call)["OutputParametersTensor"]).astype(np.float32)
+    m1 = float(b1) * float(m) + (1 - float(b1)) * float(g)
+    v1 = float(b2) * float(v) + (1 - float(b2)) * float(g) ** 2
+    alpha = math.sqrt(float(t) * -math.log(float(b2))) / (float(t) * -math.log(float(b1)))
+    want = np.float32(float(x) - float(lr) * alpha * m1 / (math.sqrt(v1) + float(eps)))
+    assert np.isfinite(want) and abs(float(got[0]) - float(want)) <= abs(float(want)) * 2.0 ** -20
 
 
 def test_sigmoid_keeps_the_subnormal_tail() -> None:

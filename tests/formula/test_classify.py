@@ -7,8 +7,10 @@ import sys
 import numpy as np
 import pytest
 
+from dmlconform.compare import Verdict
 from dmlconform.families.elementwise.formula_oracle import evaluate
 from dmlconform.formula import Category, NotParsed, Parsed, classify, to_text
+from dmlconform.oracles.base import range_lost
 from dmlconform.spec.model import Overflow
 from tests.conftest import require_corpus
 from tests.formula import corpus
@@ -133,10 +135,12 @@ def test_every_evaluable_corpus_formula_evaluates(survey: dict[str, tuple[corpus
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 def test_every_evaluable_formula_accepts_its_literal_evaluation(
         survey: dict[str, tuple[corpus.PageResult, ...]], dtype: type) -> None:
-    """Each formula computed step by step in the target type (an honest, naive
-    implementation) never FAILs against the oracle: the ULP budget and the
-    error bound cover it, and where an intermediate overflows the literal
-    value is a quality warning."""
+    """Each formula computed step by step in the target type (a naive
+    implementation) never FAILs against the oracle where it keeps the
+    result's range: the ULP budget and the error bound cover it, and where an
+    intermediate overflows the literal value is a quality warning.  Where it
+    lost the range (+-inf, NaN or +-0 for a finite normal value: PARAMETRIC_SOFTPLUS's
+    inf at 8.41 in float16), it may FAIL (issue #32), and only there."""
     from dmlconform.compare import compare
     from dmlconform.families.elementwise.formula_oracle import literal
 
@@ -155,7 +159,9 @@ def test_every_evaluable_formula_accepts_its_literal_evaluation(
             naive = literal(result.tree, inputs, attrs, dtype=dtype, output=output)
         verdict = compare(oracle.expected, naive, policy=oracle.policy(), bound_strict=oracle.bound_strict,
                           bound_relaxed=oracle.bound_relaxed, alternatives=oracle.alternatives)
-        assert verdict.counts[2] == 0, (page.path, verdict.worst[:2])
+        lost = range_lost(naive, oracle.expected)
+        failed = verdict.status == Verdict.FAIL
+        assert not (failed & ~lost).any(), (page.path, verdict.worst[:2])
 
 
 def _plausible(tensor: str, rng: np.random.Generator, n: int) -> np.ndarray:

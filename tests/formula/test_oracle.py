@@ -15,6 +15,7 @@ from dmlconform.compare import Tier, Verdict, compare, ulp_distance
 from dmlconform.errors import FormulaError, InputError
 from dmlconform.families.elementwise.formula_oracle import evaluate
 from dmlconform.formula import parse
+from dmlconform.oracles.base import range_lost
 from dmlconform.spec.model import NanPolicy, Overflow
 from tests.formula import closed_forms as cf
 
@@ -172,10 +173,11 @@ def test_literal_formula_and_its_limit() -> None:
 def test_an_underflow_of_computed_operands_reaches_the_bound() -> None:
     """A quotient of computed values that underflows in the target type (batch
     normalization's (x - Mean) / sqrt(Variance + Epsilon), then times a huge
-    Scale), and a product of a computed value that underflows under a square
-    root that then divides (Adam's (1 - Beta2) * G * G): the step-by-step
-    float32 result is within the bound, or accepted as a quality warning where
-    it overflows; never a failure."""
+    Scale): the step-by-step float32 result is within the bound.  A product
+    of a computed value that underflows under a square root that then
+    divides (Adam's (1 - Beta2) * G * G): the step-by-step -inf where the
+    value is -1.9e31 lost the range, and FAILs (issue #32: a reading is never
+    a loss of range)."""
     norm = parse("Output = Scale * ((x - Mean) / sqrt(Variance + Epsilon)) + Bias")
     f32 = np.float32
     inputs = {"x": f32([1.4e-45]), "Mean": f32([1.1754944e-38]), "Variance": f32([-3.40282326e38]),
@@ -188,10 +190,27 @@ def test_an_underflow_of_computed_operands_reaches_the_bound() -> None:
     adam = parse("W = Beta2 * V + (1.0 - Beta2) * G * G\nOut = M / (sqrt(W) + Epsilon)")
     inputs = {"V": f32([-0.0]), "G": f32([-2.6482125e-26]), "M": f32([-441262.7])}
     got = evaluate(adam, inputs, {"Beta2": 0.25, "Epsilon": 1.1754944e-38}, dtype=np.float32, output="Out")
-    (alt,) = got.alternatives
-    assert alt.name == "target_literal" and alt.values.tolist() == [-np.inf]
+    assert -1e32 < got.expected[0] < -1e31 and got.alternatives == ()
     assert compare(got.expected, f32([-np.inf]), policy=got.policy(), bound_strict=got.bound_strict,
-                   alternatives=got.alternatives).status.tolist() == [Verdict.QUALITY_WARNING]
+                   alternatives=got.alternatives).status.tolist() == [Verdict.FAIL]
+
+
+def test_a_step_by_step_evaluation_is_accepted_only_where_it_keeps_the_range() -> None:
+    """Softplus ln(1 + exp(x)) step by step in float32: inf at x = 100, where
+    the value is 100, is a loss of range and no alternative (DESIGN,
+    Ambiguities; issue #32); 0 at x = -100 and -103, where the value is a
+    float32 subnormal, stays the accepted ``target_literal`` (and is within
+    the bound's absolute slack there anyway)."""
+    softplus = parse("f(x) = ln(1 + exp(Steepness * x)) / Steepness")
+    x = np.float32([100.0, -100.0, -103.0, 1.0])
+    got = evaluate(softplus, {"x": x}, {"Steepness": 1.0}, dtype=np.float32)
+    assert got.expected[0] == 100 and 0 < got.expected[1] < np.finfo(np.float32).smallest_normal
+    (alt,) = got.alternatives
+    assert (alt.name, alt.index.tolist(), alt.values.tolist()) == ("target_literal", [1, 2], [0.0, 0.0])
+    literal = np.float32([np.inf, 0.0, 0.0, got.expected[3]])
+    verdict = compare(got.expected, literal, policy=got.policy(), bound_strict=got.bound_strict,
+                      bound_relaxed=got.bound_relaxed, alternatives=got.alternatives)
+    assert verdict.status.tolist() == [Verdict.FAIL, Verdict.PASS, Verdict.PASS, Verdict.PASS]
 
 
 def test_an_underflow_in_the_last_step_is_the_results_own_rounding() -> None:
@@ -366,7 +385,8 @@ def test_honest_implementations_pass(dtype: type) -> None:
     implementation of each formula: it PASSes everywhere, except where an
     intermediate overflows the type (swish's exp for large negative x): there
     it matches the literal evaluation in that type: no worse than a
-    QUALITY_WARNING."""
+    QUALITY_WARNING, unless the overflow lost the range (swish's -0 at
+    x = -52, where the value is -1.3e-37, a float32 normal): a FAIL (issue #32)."""
     rng = np.random.default_rng(3)
     limit = 100.0 if dtype == np.float32 else 16.0
     x = rng.uniform(-limit, limit, 4000).astype(dtype)
@@ -383,14 +403,19 @@ def test_honest_implementations_pass(dtype: type) -> None:
     with np.errstate(all="ignore"):
         for tree, attrs, impl in cases:
             result = evaluate(tree, {"x": x}, attrs, dtype=dtype)
-            verdict = compare(result.expected, impl(x).astype(dtype), policy=result.policy(),
+            actual = impl(x).astype(dtype)
+            verdict = compare(result.expected, actual, policy=result.policy(),
                               bound_strict=result.bound_strict, bound_relaxed=result.bound_relaxed,
                               alternatives=result.alternatives)
             overflowed = np.zeros(x.size, dtype=bool)
             for alt in result.alternatives:
                 overflowed[alt.index] = alt.name == "target_literal"
-            assert (verdict.status[~overflowed] == Verdict.PASS).all(), (tree.main, verdict.worst[:3])
+            lost = range_lost(actual, result.expected)
+            assert not (overflowed & lost).any()
+            assert (verdict.status[~overflowed & ~lost] == Verdict.PASS).all(), (tree.main, verdict.worst[:3])
             assert (verdict.status[overflowed] != Verdict.FAIL).all()
+            assert (verdict.status[lost] == Verdict.FAIL).all()
+            assert lost.any() == (tree is SWISH)
 
 
 def test_a_wrong_implementation_fails() -> None:
@@ -422,8 +447,9 @@ def test_float64_range_is_not_always_enough() -> None:
 
 def test_beyond_long_double_range_is_computed_exactly() -> None:
     """x = -1.1e6 overflows exp(-2x) even in long double; the exact value is
-    -1, and an honest float32 implementation (inf / inf = NaN) gets a quality
-    warning, not a FAIL."""
+    -1.  The formula step by step in float32 (inf / inf = NaN) lost the
+    range of a finite value: a FAIL (issue #32), where a quality warning was
+    accepted before; tanh itself PASSes."""
     tanh = parse("f(x) = (1 - exp(-2 * x)) / (1 + exp(-2 * x)).")
     x = np.float32([-1126257.62, -3.4028235e38, -400.0, 3.4028235e38])
     result = evaluate(tanh, {"x": x}, dtype=np.float32)
@@ -431,7 +457,9 @@ def test_beyond_long_double_range_is_computed_exactly() -> None:
     honest = np.float32([np.nan, np.nan, np.nan, 1])
     verdict = compare(result.expected, honest, policy=result.policy(), bound_strict=result.bound_strict,
                       bound_relaxed=result.bound_relaxed, alternatives=result.alternatives)
-    assert verdict.status.tolist() == [Verdict.QUALITY_WARNING] * 3 + [Verdict.PASS]
+    assert verdict.status.tolist() == [Verdict.FAIL] * 3 + [Verdict.PASS]
+    assert compare(result.expected, np.tanh(x), policy=result.policy(), bound_strict=result.bound_strict,
+                   alternatives=result.alternatives).status.tolist() == [Verdict.PASS] * 4
 
 
 def test_exact_zero_where_float64_gives_nan() -> None:
@@ -502,11 +530,12 @@ def test_a_nan_that_float64_rounds_away_is_no_fail_for_float64() -> None:
         assert verdict.status.tolist()[2:] == [Verdict.FAIL, Verdict.FAIL]
 
 
-def test_intermediate_overflow_and_cancellation_in_float32_are_quality_warnings() -> None:
+def test_intermediate_overflow_is_a_quality_warning_and_a_lost_range_fails() -> None:
     """Adam in float32, step by step: G * G overflows (the exact update is
-    finite), 1 - pow(Beta1, T) rounds to 0 for a tiny T (0/0 = NaN), even
-    when LearningRate = 0 hides it from the bound.  Quality warnings, never
-    FAIL; a wrong value still FAILs."""
+    finite, float32 gets another finite value): a quality warning.  1 -
+    pow(Beta1, T) rounds to 0 for a tiny T (0/0 = NaN where the value is
+    finite), even when LearningRate = 0 hides it from the bound: a loss of
+    range, a FAIL (issue #32).  A wrong value FAILs."""
     f32 = np.float32
     x = f32([0.9022616, -0.45197755, -0.00023763880, 0.5])
     m = f32([124928.31, -0.82744282, -0.53847176, 0.25])
@@ -521,8 +550,8 @@ def test_intermediate_overflow_and_cancellation_in_float32_are_quality_warnings(
         honest = honest_adam(x, m, v, g, t, lr, 2.0, 0.25, 1.5)
         verdict = compare(result.expected, honest, policy=result.policy(), bound_strict=result.bound_strict,
                           bound_relaxed=result.bound_relaxed, alternatives=result.alternatives)
-        assert Verdict.FAIL not in verdict.status.tolist(), (lr, result.expected, honest)
-        assert verdict.status.tolist()[3] == Verdict.PASS
+        assert verdict.status.tolist() == [Verdict.QUALITY_WARNING if lr else Verdict.PASS, Verdict.FAIL,
+                                           Verdict.FAIL, Verdict.PASS], (lr, result.expected, honest)
         if lr:
             assert np.isfinite(result.expected).all() and abs(result.expected[1] + 1.351e8) < 1e6
     wrong = result.expected.copy()

@@ -1,8 +1,8 @@
-"""Planted faults of the reviewed-formula operators (bitwise, ROUND:
-docs/bitwise.md) for the ``faulty`` backend: each rewrites an output the
-way a plausible bug would, after the reference computed it.
-`FAULTS` names them; tests/families/elementwise/test_faults.py checks
-that each is caught."""
+"""Planted faults of the element-wise operators (bitwise, ROUND:
+docs/bitwise.md; the softplus pair) for the ``faulty`` backend: each
+rewrites an output the way a plausible bug would, after the reference
+computed it.  `FAULTS` names them; tests/test_mutants.py checks that each
+is caught."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
-from dmlconform.families.elementwise.reference import as_bits
+from dmlconform.families.elementwise.reference import as_bits, float32_of
 from dmlconform.spec import model as m
 
 
@@ -80,6 +80,28 @@ def sign_of_negative_zero(spec: m.Spec, case: Case, buffers: Buffers) -> None:
             y[(x == 0) & np.signbit(x)] = -1
 
 
+def softplus_overflowing(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """SOFTPLUS and PARAMETRIC_SOFTPLUS as the doc writes them, ln(1 + exp(s*x)),
+    step by step in the work type (float32 for FLOAT16): exp overflows to inf
+    from s*x = 88.7 where the result is about s*x, finite (a loss of range,
+    never a reading: DESIGN, Ambiguities)."""
+    if spec.operator not in ("ACTIVATION_SOFTPLUS", "ACTIVATION_PARAMETRIC_SOFTPLUS") or not case.dtype.is_float:
+        return
+    attrs = case.attribute_map()
+    x = _packed_input(case)
+    work = np.float64 if x.dtype == np.float64 else np.float32
+    x = x.astype(work)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        if spec.operator == "ACTIVATION_SOFTPLUS":
+            s = work(float32_of(attrs.get("Steepness", 1.0)))
+            y = np.log(work(1) + np.exp(s * x)) / s
+        else:
+            alpha, beta = work(float32_of(attrs.get("Alpha", 1.0))), work(float32_of(attrs.get("Beta", 1.0)))
+            y = alpha * np.log(work(1) + np.exp(beta * x))
+    out = _output(case, buffers)
+    out[...] = y.astype(out.dtype)
+
+
 #: The family's planted faults by name (`families.Family.faults`; the ``faulty`` backend plants them).
 FAULTS: Mapping[str, Fault] = {
     "round-half-away": round_half_away,
@@ -87,4 +109,5 @@ FAULTS: Mapping[str, Fault] = {
     "bitwise-float-values": bitwise_float_values,
     "wrong-branch-at-threshold": wrong_branch_at_threshold,
     "sign-of-negative-zero": sign_of_negative_zero,
+    "softplus-overflowing": softplus_overflowing,
 }

@@ -26,6 +26,7 @@ from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, cert
 from dmlconform.formula.refine import refine as exact
 from dmlconform.formula.rounding import NATIVE, midpoints, to_float
 from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, walk
+from dmlconform.oracles.base import range_lost
 from dmlconform.plan import ORACLE_BLOCK
 
 #: Safety factor on the float64 error bound when deciding where float64 is not
@@ -74,10 +75,12 @@ LIMIT = AltSpec("limit", Tier.RELAXED,
                 "the literal formula gives NaN for an infinite input; its limit is accepted as a quality warning")
 LITERAL = AltSpec("target_literal", Tier.RELAXED,
                   "an intermediate overflows, underflows or cancels in the target type (the exact result does "
-                  "not); the formula computed step by step in that type is accepted as a quality warning")
+                  "not); the formula computed step by step in that type is accepted as a quality warning where "
+                  "it keeps the result's range (never +-inf, NaN or +-0 for a finite normal result)")
 LITERAL32 = AltSpec("float32_literal", Tier.RELAXED,
                     "an intermediate overflows, underflows or cancels; the formula computed step by step in "
-                    "float32 and rounded to the narrower target type is accepted as a quality warning")
+                    "float32 and rounded to the narrower target type is accepted as a quality warning where it "
+                    "keeps the result's range (never +-inf, NaN or +-0 for a finite normal result)")
 FLUSH = AltSpec("flushed_inputs", Tier.FLUSH, "subnormal inputs flushed to zero (the backend declares flushing)")
 ROUNDED_INTO_DOMAIN = AltSpec(
     "rounded_into_domain", Tier.STRICT,
@@ -98,6 +101,8 @@ class _Indices:
     uncertain: np.ndarray
     risky: np.ndarray
     overflow: np.ndarray
+    #: of ``overflow``, where a divisor or a square root's argument cancelled (`Evaluator.check_divisor`)
+    cancelled: np.ndarray
     range: np.ndarray
     wild: np.ndarray
     #: overflow, range and wild together, sorted: where the literal variants look (`FloatRun.plan`,
@@ -114,6 +119,7 @@ class _Found:
     uncertain: list = field(default_factory=list)
     risky: list = field(default_factory=list)
     overflow: list = field(default_factory=list)
+    cancelled: list = field(default_factory=list)
     range: list = field(default_factory=list)
     wild: list = field(default_factory=list)
     certain_nan: list = field(default_factory=list)  # NaN in exact arithmetic too (no need for mpmath)
@@ -124,7 +130,7 @@ class _Found:
         parts = [i for i in (overflow, range_, wild, limit) if i.size]
         literal = parts[0] if len(parts) == 1 else _sorted_union(parts) if parts else _NONE
         return _Indices(_join(self.nan), limit, _join(self.uncertain), _join(self.risky),
-                        overflow, range_, wild, literal)
+                        overflow, _join(self.cancelled), range_, wild, literal)
 
 
 def _where(mask: np.ndarray, lo: int) -> np.ndarray:
@@ -446,11 +452,12 @@ class FloatRun:
     def plan(self, found: _Indices) -> None:
         """Tell the second looks (`SharedPass.plan`) every element this
         output's `finish` may ask about, per kind: where float64 is exact
-        (`exact_nan` within the range, `risky`), long double (`widen`), the
+        (`exact_nan` within the range, `risky`, `infinite`, `nan_exactly`), long double (`widen`), the
         literal variants, the limit probes, IEEE min/max."""
         looks = self.looks
-        if found.range.size or found.risky.size:  # usually neither: no plan costs nothing
-            looks.plan(("propagate", True, np.float64), np.concatenate((found.range, found.risky)))
+        exact = [i for i in (found.range, found.risky, found.cancelled) if i.size]
+        if exact:  # usually none: no plan costs nothing (`infinite`, `nan_exactly` look at the last two)
+            looks.plan(("propagate", True, np.float64), np.concatenate(exact))
         looks.plan(("propagate", False, np.longdouble), found.range)
         if found.literal.size:
             looks.plan(("propagate", False, self.literal_type), found.literal)
@@ -464,8 +471,11 @@ class FloatRun:
     def finish(self, expected: np.ndarray, bound: np.ndarray, found: _Indices, *, flush: bool) -> Outcome:
         """What follows the tracked pass (`scan_blocks`): the second looks,
         the alternatives."""
-        refined = self.widen(found.range, expected, bound) if found.range.size else 0
+        refined = self.widen(found.range, expected, bound, found.cancelled) if found.range.size else 0
         refined += self.refine(found.risky, expected, bound) if found.risky.size else 0
+        if found.cancelled.size:  # Adam's 1 - pow(Beta1, T) at a tiny T, sqrt(1 - pow(Beta2, T)) at T < 0
+            refined += self.infinite(found.limit[np.isin(found.limit, found.cancelled)], expected, bound)
+            refined += self.nan_exactly(found.cancelled, expected)
         ambiguous = np.zeros(self.size, dtype=bool)
         alternatives = self.alternatives(found, expected, ambiguous, flush)
         uncertain = None
@@ -539,7 +549,7 @@ class FloatRun:
             if nan_in is not None:
                 limit &= ~nan_in
             acc.limit.append(_where(limit, lo))
-        for mask, into in ((ev.uncertain, acc.uncertain), (ev.overflow, acc.overflow)):
+        for mask, into in ((ev.uncertain, acc.uncertain), (ev.overflow, acc.overflow), (ev.cancelled, acc.cancelled)):
             if mask is not None:
                 into.append(_where(mask if np.shape(mask) == values.shape else np.broadcast_to(mask, values.shape),
                                    lo))
@@ -641,17 +651,24 @@ class FloatRun:
         with np.errstate(invalid="ignore"):
             return (err > 0) & (np.abs(w - np.floor(w) - 0.5) <= err)
 
-    def widen(self, index: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> int:
+    def widen(self, index: np.ndarray, expected: np.ndarray, bound: np.ndarray, cancelled: np.ndarray) -> int:
         """Finite inputs, yet a float64 result that is not finite: an
         intermediate left float64's range (tanh written with exp(-2x), for
         x < -355) or cancelled to 0 and was divided by.  Recompute in long
-        double (wider range, 11 more bits); where that is still not finite, or
+        double (wider range, 11 more bits); where that is still not finite,
         where float64 gave NaN (an inf/inf, 0/0 or 0*inf: a cancellation long
-        double may only half resolve), exactly (mpmath), for up to
-        `EXACT_LIMIT` elements.  Returns how many changed."""
+        double may only half resolve), or where a divisor cancelled
+        (``cancelled``: Adam's ``1 - pow(Beta1, T)`` at Beta1 = 1.0000001,
+        T = 8.3e-10 keeps 3 digits in long double), exactly (mpmath), for up
+        to `EXACT_LIMIT` elements.
+        Returns how many changed."""
         nan64 = np.isnan(expected[index].astype(np.float64))
+        # NaN exactly (the tracked evaluation knows, or the exact one), whatever long double makes of it:
+        # Adam's sqrt(1 - pow(Beta2, T)) / (1 - pow(Beta1, T)) at T < 0 is NaN, not 0 / -1e-19 = -0
+        nan = np.isin(index, self.certain) if self.certain.size else np.zeros(index.size, dtype=bool)
+        nan[~nan] = self.exact_nan(index[~nan])
         values, _, _ = self.at(index, work=np.longdouble)
-        finite = np.isfinite(values)
+        finite = np.isfinite(values) & ~nan
         # long double's 64 bits cannot hold trunc(a / b) of a huge quotient
         wider = np.finfo(np.longdouble).maxexp > np.finfo(np.float64).maxexp and not self.integer_rounding
         changed = 0
@@ -661,10 +678,8 @@ class FloatRun:
             scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
             bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
             changed = int(finite.sum())
-        rest = index[~finite | nan64] if wider else index
-        if self.certain.size:  # the tracked evaluation knows these are NaN exactly too
-            rest = rest[~np.isin(rest, self.certain)]
-        rest = rest[~self.exact_nan(rest)][:EXACT_LIMIT]
+        again = ~finite | nan64 | np.isin(index, cancelled) if wider else True
+        rest = index[again & ~nan][:EXACT_LIMIT]
         if rest.size:
             fixed = self.exactly(rest, expected, zeros=True)
             changed += fixed
@@ -672,6 +687,41 @@ class FloatRun:
             scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
             bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
         return changed
+
+    def nan_exactly(self, index: np.ndarray, expected: np.ndarray) -> int:
+        """Where an intermediate cancelled (``index``: `_Indices.cancelled`)
+        and float64 gives a number although the exact value is NaN: the
+        square root of a float64 0 that is negative exactly, divided by an
+        infinity (Adam's ``sqrt(1 - pow(Beta2, T)) / (1 - pow(Beta1, T))`` at
+        T < 0, Beta1 = 0).  Only in a tree that decides nothing, where `Val.nan`
+        holds on the one path.  Returns how many became NaN."""
+        if self.decides:
+            return 0
+        index = index[np.isfinite(expected[index].astype(np.float64))]
+        if not index.size:
+            return 0
+        _, _, nan = self.at(index, exact64=True)
+        at = index[np.broadcast_to(nan, index.shape)]
+        expected[at] = np.nan
+        return int(at.size)
+
+    def infinite(self, index: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> int:
+        """An infinite input, a float64 NaN and a divisor that cancelled
+        (``index``): the formula's own NaN (inf - inf, 0 * inf), or one the
+        cancelled divisor made (Adam's ``1 - pow(Beta1, T)`` at a tiny T, 0 /
+        0, beside an infinite X: the value is X).  Evaluated exactly
+        (mpmath's infinities follow IEEE), for up to `EXACT_LIMIT` elements;
+        returns how many became a number."""
+        index = index[~self.exact_nan(index)][:EXACT_LIMIT]
+        if not index.size:
+            return 0
+        self.exactly(index, expected, zeros=True)
+        at = index[~np.isnan(expected[index].astype(np.float64))]
+        finite = at[np.isfinite(expected[at].astype(np.float64))]
+        scale = self.unit * (2.0 if self.dtype == np.float64 else 1.0)
+        bound[finite] = np.abs(expected[finite].astype(np.float64)) * (self.rel * scale)
+        bound[at[~np.isin(at, finite)]] = 0
+        return int(at.size)
 
     def exact_nan(self, index: np.ndarray) -> np.ndarray:
         """Where float64 gives NaN because a function's exact finite argument
@@ -778,6 +828,8 @@ class FloatRun:
             return []
         alt = self.values_at(index, transform, minmax, literal, work)
         differs = _differs(alt, expected[index])
+        if literal:  # a step-by-step evaluation, never a loss of range (`oracles.base.range_lost`)
+            differs &= ~range_lost(alt, expected[index])
         if not differs.any():
             return []
         ambiguous[index[differs]] = True

@@ -12,8 +12,11 @@ own type as a GPU does:
   numpy has no float32 routine or a float32 step would be wrong, each named
   at its function: ``erf``/``erfc`` (numpy has none), ``swish`` (a subnormal
   sigmoid factor), ``mean`` (``a + b``
-  overflows where ``(a + b) / 2`` does not) and ``dequantize`` (an int32
-  difference is not exact in float32);
+  overflows where ``(a + b) / 2`` does not), ``dequantize`` (an int32
+  difference is not exact in float32), and the softplus pair, batch
+  normalization and Adam, whose float32 intermediates overflow, underflow or
+  cancel to +-inf, NaN or +-0 where the result is a finite number (a loss of
+  range is wrong whatever formula is evaluated: DESIGN, Ambiguities);
 * integer types are computed in the integer type itself, so results wrap
   modulo 2^bits like the hardware (``integer_overflow: wrap``); ``saturate``
   clips a wider result.  A FLOAT attribute meets an integer tensor exactly:
@@ -57,6 +60,11 @@ class Call:
     def x(self, name: str = "InputTensor") -> np.ndarray:
         """An input as it is stored (integers stay integers)."""
         return self.inputs[name]
+
+    def wide(self, name: str = "InputTensor") -> np.ndarray:
+        """A float input in float64: the work type of the operators whose
+        float32 intermediates lose the result's range (module docstring)."""
+        return self.inputs[name].astype(np.float64)
 
     def f(self, name: str = "InputTensor") -> np.ndarray:
         """A float input in its work type: float32 for float16/float32,
@@ -319,16 +327,29 @@ def _relu_grad(c: Call) -> np.ndarray:
     return np.where(x > 0, dy, dy.dtype.type(0))
 
 
+def _log1p_exp_tail(y: np.ndarray) -> np.ndarray:
+    """ln(1 + exp(y)) - max(y, 0) = log1p(exp(-|y|)): the part of a softplus
+    that never overflows (0 <= it <= ln 2)."""
+    return np.log1p(np.exp(-np.abs(y)))
+
+
 def _softplus(c: Call) -> np.ndarray:
-    # ln(1 + exp(s*x)) / s: logaddexp(0, s*x) is the same value without the
-    # intermediate overflow of exp at large s*x.
-    x, s = c.f(), c.a("Steepness", 1.0)
-    return np.logaddexp(x.dtype.type(0), s * x) / s
+    # ln(1 + exp(s*x)) / s = [s*x > 0] x + log1p(exp(-|s*x|)) / s: the linear
+    # part is x itself, so neither exp(s*x) nor the product s*x (3.4e38 * 2)
+    # overflows where the result does not.  float64 (module docstring).
+    x, s = c.wide(), np.float64(c.a("Steepness", 1.0))
+    sx = s * x
+    return np.where(sx > 0, x, 0.0) + _log1p_exp_tail(sx) / s
 
 
 def _parametric_softplus(c: Call) -> np.ndarray:
-    x = c.f()
-    return c.a("Alpha", 1.0) * np.logaddexp(x.dtype.type(0), c.a("Beta", 1.0) * x)
+    # Alpha * ln(1 + exp(Beta*x)) = [Beta*x > 0] (Alpha*Beta) x + Alpha * log1p(exp(-|Beta*x|)):
+    # Alpha*Beta of two float32 values is exact in float64, so Alpha = 2^-126, Beta = 2 at x = 3.4e38
+    # gives 8, not 2^-126 * inf.  float64 (module docstring).
+    x = c.wide()
+    alpha, beta = np.float64(c.a("Alpha", 1.0)), np.float64(c.a("Beta", 1.0))
+    bx = beta * x
+    return np.where(bx > 0, (alpha * beta) * x, 0.0) + alpha * _log1p_exp_tail(bx)
 
 
 def _gelu(c: Call) -> np.ndarray:
@@ -624,21 +645,42 @@ def _dequantize(c: Call) -> np.ndarray:
 def _batch_norm(c: Call) -> np.ndarray:
     # Scale * ((Input - Mean) / sqrt(Variance + Epsilon)) + Bias; a null
     # FusedActivation (the only one a case can name) is the identity.
-    x, mean, var = c.f(), c.f("MeanTensor"), c.f("VarianceTensor")
-    scale, bias = c.f("ScaleTensor"), c.f("BiasTensor")
-    return scale * ((x - mean) / np.sqrt(var + c.a("Epsilon", 0.0))) + bias
+    # float64 (module docstring): Input - Mean of two float32 values, its
+    # quotient by sqrt(2^-149) and the product with Scale all fit, so only a
+    # result beyond float32's range rounds to +-inf.
+    x, mean, var = c.wide(), c.wide("MeanTensor"), c.wide("VarianceTensor")
+    scale, bias = c.wide("ScaleTensor"), c.wide("BiasTensor")
+    return scale * ((x - mean) / np.sqrt(var + np.float64(c.a("Epsilon", 0.0)))) + bias
 
 
 def _adam(c: Call) -> Mapping[str, np.ndarray]:
-    x, m, v = c.f("InputParametersTensor"), c.f("InputFirstMomentTensor"), c.f("InputSecondMomentTensor")
-    g, t = c.f("GradientTensor"), c.f("TrainingStepTensor")
-    lr, b1, b2, eps = c.a("LearningRate"), c.a("Beta1"), c.a("Beta2"), c.a("Epsilon")
-    one = np.float32(1)
-    m = b1 * m + (one - b1) * g
-    v = b2 * v + (one - b2) * g * g
-    alpha = np.sqrt(one - np.power(b2, t)) / (one - np.power(b1, t))
+    # float64 (module docstring): G * G of a float32 G fits, and so does the
+    # step size at a tiny TrainingStep.  The outputs are rounded once, each
+    # from the exact M and V (the step reads V, not V rounded to its type).
+    x, m, v = c.wide("InputParametersTensor"), c.wide("InputFirstMomentTensor"), c.wide("InputSecondMomentTensor")
+    g, t = c.wide("GradientTensor"), c.wide("TrainingStepTensor")
+    lr, b1, b2, eps = (np.float64(c.a(n)) for n in ("LearningRate", "Beta1", "Beta2", "Epsilon"))
+    m = b1 * m + (1.0 - b1) * g
+    v = b2 * v + (1.0 - b2) * g * g
+    with np.errstate(divide="ignore", invalid="ignore"):
+        den = _one_minus_power(b1, t)
+        # Beta1 = 1 divides by an exact 0: +-inf, or NaN where the numerator is 0 too, which it is for
+        # a tiny T in any float type, float64 included (the oracle's exact arithmetic has no x / 0 and
+        # keeps float64's value): there the doc's formula as written, in float64
+        num = np.sqrt(np.where(den == 0, 1.0 - np.power(b2, t), _one_minus_power(b2, t)))
+        alpha = num / den
     x = x - lr * alpha * m / (np.sqrt(v) + eps)
     return {"OutputParametersTensor": x, "OutputFirstMomentTensor": m, "OutputSecondMomentTensor": v}
+
+
+def _one_minus_power(b: np.float64, t: np.ndarray) -> np.ndarray:
+    """1 - b^t, as -expm1(t ln b) for 0 < b != 1: at t = 3.3e-34, b^t rounds
+    to 1 even in float64 and 1 - b^t to 0 (the step size 0 / 0 = NaN), where
+    the value is 3.5e-38.  Otherwise the doc's formula as written, in
+    float64 (C's pow: 1^t = 1 for every t)."""
+    if b > 0 and b != 1:
+        return -np.expm1(t * np.log(b))
+    return 1.0 - np.power(b, t)
 
 
 def _value_scale_2d(c: Call) -> np.ndarray:
