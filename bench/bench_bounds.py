@@ -153,7 +153,9 @@ def measure(case_id: str, expectation: Expectation, ulp: int, actuals: Iterable[
         np.maximum(error, honest_error(expected, actual, expectation.alternatives, ulp), out=error)
     erring = error > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        honest = float(np.min(bound[erring] / error[erring])) if erring.any() else None
+        ratio = bound[erring] / error[erring]
+    ratio[np.isnan(ratio)] = np.inf  # an infinite bound over an infinite error: that bound takes anything
+    honest = float(np.min(ratio)) if erring.any() else None
     return Measured(case_id, value, large, honest, int(np.count_nonzero(error > bound)))
 
 
