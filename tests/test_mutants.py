@@ -75,6 +75,11 @@ MUTANTS = {
     "mmi-bias-ignored": ("MATRIX_MULTIPLY_INTEGER_TO_FLOAT",),
     "value-scale-bias-wrong-axis": ("VALUE_SCALE_2D",),
     "value-scale-scale-ignored": ("VALUE_SCALE_2D",),
+    "gather-negative-index-not-wrapped": ("GATHER", "GATHER_ND"),
+    "gather-axis-ignored": ("GATHER", "GATHER_ELEMENTS"),
+    "gather-last-index-unreachable": ("GATHER_ELEMENTS", "GATHER_ND1"),
+    "gather-batch-ignored": ("GATHER_ND1",),
+    "gather-64-bit-index-truncated": ("GATHER",),
 }
 
 

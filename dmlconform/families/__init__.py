@@ -35,6 +35,12 @@ from dmlconform.families.elementwise import cases as elementwise_cases
 from dmlconform.families.elementwise import faults as elementwise_faults
 from dmlconform.families.elementwise import oracle as elementwise_oracle
 from dmlconform.families.elementwise import overlay as elementwise_overlay
+from dmlconform.families.index_map import cases as index_map_cases
+from dmlconform.families.index_map import faults as index_map_faults
+from dmlconform.families.index_map import oracle as index_map_oracle
+from dmlconform.families.index_map import overlay as index_map_overlay
+from dmlconform.families.index_map import reference as index_map_reference
+from dmlconform.families.index_map.semantics import IndexMap
 from dmlconform.families.reduction import cases as reduction_cases
 from dmlconform.families.reduction import faults as reduction_faults
 from dmlconform.families.reduction import oracle as reduction_oracle
@@ -122,6 +128,10 @@ FAMILIES: tuple[Family, ...] = (
            value_scale_cases.generable, value_scale_cases.case_problems,
            ("value-scale", Kind(value_scale_overlay.SCHEMA, value_scale_overlay.build, value_scale_overlay.against_spec)),
            ValueScale, value_scale_reference.compute, value_scale_faults.FAULTS),
+    Family("index-map", index_map_cases.claims, index_map_cases.generate, index_map_oracle.IndexMapOracle.of,
+           index_map_cases.generable, index_map_cases.case_problems,
+           ("index-map", Kind(index_map_overlay.SCHEMA, index_map_overlay.build, index_map_overlay.against_spec)),
+           IndexMap, index_map_reference.compute, index_map_faults.FAULTS),
     Family("element-wise formula", elementwise_oracle.claims, elementwise_cases.generate,
            elementwise_oracle.FormulaOracle.of, elementwise_cases.is_runnable, None,
            ("formula", Kind(elementwise_overlay.SCHEMA, elementwise_overlay.build, elementwise_overlay.against_spec)),
