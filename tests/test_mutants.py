@@ -80,6 +80,8 @@ MUTANTS = {
     "gather-last-index-unreachable": ("GATHER_ELEMENTS", "GATHER_ND1"),
     "gather-batch-ignored": ("GATHER_ND1",),
     "gather-64-bit-index-truncated": ("GATHER",),
+    "slice-negative-stride-near-end": ("SLICE1",),
+    "slice-stride-magnitude-ignored": ("SLICE", "SLICE1"),
 }
 
 

@@ -13,6 +13,10 @@ merged into the torch backend's `TORCH_OPS`.
   index tensor per tuple coordinate (and the batch's position) is the same
   function, negative indices included.
 
+* SLICE, SLICE1: ``narrow`` from the copy's start and a step slice per
+  dimension, a negative stride on the flipped dimension (torch has no
+  negative step); a stride of 0 (SLICE's ``stride-zero``) NOT_SUPPORTED.
+
 Indices become int64 (every value kept).  An index outside its dimension
 is an error to torch (on CUDA a device assert, which ends the process's
 context): such a case is NOT_SUPPORTED before any kernel runs.
@@ -26,10 +30,11 @@ from typing import Any
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.mapping import Attrs
 from dmlconform.families.index_map.cases import relevant, right_aligned
+from dmlconform.families.index_map.slices import SliceCall, numbers
 
 _INPUTS = ("InputTensor", "IndicesTensor")
-#: torch.gather has no unsigned kernels (2.13: "not implemented for 'UInt32'"): those tensors are
-#: gathered through a signed view of the same bits (a gather moves bits, whatever their type).
+#: torch.gather and flip have no unsigned kernels (2.13: "not implemented for 'UInt32'"): those
+#: tensors move through a signed view of the same bits (a gather moves bits, whatever their type).
 _SIGNED_VIEW = {"uint16": "int16", "uint32": "int32", "uint64": "int64"}
 
 
@@ -57,10 +62,13 @@ def _gather_elements(t: Any, xs: list[Any], a: Attrs) -> Any:
     x, idx = xs
     axis = int(a.raw("Axis") or 0)
     wide = _indices(t, idx, x.shape[axis])
+    return _signed(t, x, lambda data: t.gather(data, axis, t.where(wide < 0, wide + x.shape[axis], wide)))
+
+
+def _signed(t: Any, x: Any, move: Any) -> Any:
+    """``move(x)`` through a signed view of an unsigned ``x``'s bits, viewed back (`_SIGNED_VIEW`)."""
     signed = _SIGNED_VIEW.get(str(x.dtype).removeprefix("torch."))
-    data = x.view(getattr(t, signed)) if signed else x
-    y = t.gather(data, axis, t.where(wide < 0, wide + x.shape[axis], wide))
-    return y.view(x.dtype) if signed else y
+    return move(x.view(getattr(t, signed))).view(x.dtype) if signed else move(x)
 
 
 def _gather_nd(t: Any, xs: list[Any], a: Attrs) -> Any:
@@ -78,6 +86,33 @@ def _gather_nd(t: Any, xs: list[Any], a: Attrs) -> Any:
     return y.reshape(right_aligned(tuple(y.shape), x.dim()))
 
 
+def _slice(window: bool) -> Any:
+    names = ("InputWindowOffsets", "InputWindowSizes", "InputWindowStrides") if window else \
+        ("Offsets", "Sizes", "Strides")
+
+    def call(t: Any, xs: list[Any], a: Attrs) -> Any:
+        (x,) = xs
+        found = SliceCall(window, *(numbers(a.raw(n), n) for n in names))
+        a.raw("DimensionCount")
+        if 0 in found.strides:
+            raise NotSupportedError("a stride of 0: torch slices take steps of 1 or more")
+        return _signed(t, x, lambda data: _steps(data, found, a.output_sizes[0]))
+    return call
+
+
+def _steps(x: Any, call: SliceCall, sizes: tuple[int, ...]) -> Any:
+    """``x`` sliced dimension by dimension: narrowed from the copy's start,
+    every |stride|-th element; a negative stride on the flipped dimension
+    (torch has no negative step) from the mirrored start.  ``sizes``: the
+    output's (SLICE1's may take fewer elements than its window holds)."""
+    y = x
+    for d, (start, step, n) in enumerate(zip(call.starts(), call.strides, sizes)):
+        if step < 0:
+            y, start = y.flip(d), x.shape[d] - 1 - start
+        y = y.narrow(d, start, abs(step) * (n - 1) + 1)[(slice(None),) * d + (slice(None, None, abs(step)),)]
+    return y
+
+
 #: Spec operator -> the keyword arguments of its `TorchOp` (merged into `backends.torch.backend.TORCH_OPS`).
 TORCH_OPS: Mapping[str, dict[str, Any]] = {
     "GATHER": {"fn": _gather, "inputs": _INPUTS, "note": "advanced indexing at Axis (negative indices from the end)"},
@@ -86,4 +121,6 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
     "GATHER_ND": {"fn": _gather_nd, "inputs": _INPUTS, "note": "advanced indexing, one index per tuple coordinate"},
     "GATHER_ND1": {"fn": _gather_nd, "inputs": _INPUTS,
                    "note": "advanced indexing, the batch's position and one index per tuple coordinate"},
+    "SLICE": {"fn": _slice(False), "note": "narrow and a step slice per dimension; a stride of 0 NOT_SUPPORTED"},
+    "SLICE1": {"fn": _slice(True), "note": "narrow and a step slice per dimension, flipped for a negative stride"},
 }

@@ -44,7 +44,8 @@ from dmlconform.cases.draws import stream_key
 from dmlconform.cases.edges import edge_values
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
-from dmlconform.spec.model import DataType, FeatureLevel, Spec, numpy_dtype
+from dmlconform.families.index_map.slices import SliceCall, SlicePlan, plans, slice_call, slice_problem
+from dmlconform.spec.model import DataType, FeatureLevel, Spec, TensorSupport, numpy_dtype
 
 #: The sizes the input's dimensions take in order (a gathered axis takes `AXIS_SIZE`).
 _DIMS = (3, 4, 2, 3, 2, 2, 2, 2)
@@ -160,6 +161,9 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     not fit, an output of other sizes.  ``problem: fix``."""
     sem = semantics_of(spec)
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
+    if sem.indices is None:
+        yield from _slice_problems(sem, case, tensors.get(sem.input), tensors.get(sem.output))
+        return
     x, idx, out = (tensors.get(n) for n in (sem.input, sem.indices, sem.output))
     if x is None or idx is None or out is None:
         return  # a missing tensor is reported as such (`case_folders`)
@@ -177,6 +181,19 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
         yield f"{idx.name} is {idx.dtype.name}: indices are integers, give an integer type"
 
 
+def _slice_problems(sem: IndexMap, case: Case, x: TensorData | None, out: TensorData | None) -> Iterator[str]:
+    if x is None or out is None:
+        return
+    try:
+        call = slice_call(sem, case.attribute_map())
+    except ValueError as exc:
+        yield str(exc)
+        return
+    problem = slice_problem(call, x.sizes, out.sizes)
+    if problem is not None:
+        yield f"{problem}: give a slice the page allows"
+
+
 # -- which cases --------------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Shape:
@@ -189,19 +206,23 @@ class Shape:
     dtype: DataType
     input_sizes: tuple[int, ...]
     indices_sizes: tuple[int, ...]
-    attrs: tuple[tuple[str, int], ...]
-    index_dtype: DataType
+    attrs: tuple[tuple[str, int | tuple[int, ...]], ...]
+    index_dtype: DataType | None
     indices: str = "boundary"
     layout: str = "packed"
     supported: bool = True
     variant: str = ""
     example: Example | None = None
     out_of_domain: tuple[str, ...] = ()
+    output_sizes: tuple[int, ...] | None = None  # a slice's (a gather's follow from the rest)
 
     def case_id(self, operator: str) -> str:
         short = {"axis": "axis", "index_dimensions": "k", "input_dimension_count": "in",
                  "indices_dimension_count": "idx", "batch_dimension_count": "batch"}
         parts = [operator, self.dtype.name, f"{len(self.input_sizes)}d"]
+        if self.index_dtype is None:  # a slice: its plan's name
+            parts += [self.variant] + ([self.layout] if self.layout != "packed" else [])
+            return "/".join(parts)
         parts += [f"{short[p]}={v}" for p, v in self.attrs]
         parts += [f"q={self.indices_sizes[-1]}"] if "input_dimension_count" in dict(self.attrs) else []
         parts += [self.index_dtype.name, self.indices]
@@ -213,6 +234,9 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
     """Every case of ``spec`` at ``level`` before its values, in a fixed order."""
     sem = semantics_of(spec)
     ranks = sem.dims_at(level)
+    if sem.indices is None:
+        (row,) = family.rows_at(spec, level, ranks, sem.input)
+        return _slice_shapes(sem, row, ranks)
     data_row, index_row = family.rows_at(spec, level, ranks, sem.input, sem.indices)
     rep = 4 if 4 in ranks else ranks[-1]
     signed = [t for t in index_row.dtypes if t.is_signed]
@@ -233,6 +257,51 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
     out += [s for s in _examples(sem, first, ranks, index_row.dtypes) if s.dtype in data_row.dtypes]
     out += _negatives(base, calls, ranks, data_row.dtypes, index_row.dtypes)
     return list(dict.fromkeys(out))
+
+
+def _slice_shapes(sem: IndexMap, row: TensorSupport, ranks: tuple[int, ...]) -> list[Shape]:
+    """SLICE and SLICE1: per data type the default plan with the type's edge
+    values; with FLOAT32 every plan at the representative dimension count,
+    the default one at every other, each layout, the page's examples; a
+    data type and a dimension count outside the table (negative)."""
+    window = sem.operation is Operation.SLICE_WINDOW
+    rep = 4 if 4 in ranks else ranks[-1]
+
+    def of(plan: SlicePlan, dtype: DataType, **more: object) -> Shape:
+        attrs = (("offsets", plan.call.offsets), ("sizes", plan.call.sizes), ("strides", plan.call.strides))
+        return replace(Shape(dtype, plan.input_sizes, (), attrs, None, indices="window", variant=plan.variant,
+                             output_sizes=plan.output_sizes), **more)  # type: ignore[arg-type]
+
+    first = DataType.FLOAT32 if DataType.FLOAT32 in row.dtypes else row.dtypes[0]
+    def named(rank: int, variant: str) -> SlicePlan:
+        return next(p for p in plans(rank, window=window) if p.variant == variant)
+
+    whole = named(rep, "reversed" if window else "whole")  # every element copied: every edge value moves
+    default = "mixed" if window else "contiguous"
+    out = [of(whole, t, variant=f"{whole.variant}/edges") for t in row.dtypes]
+    out += [of(p, first, **({"supported": False, "out_of_domain": (sem.strides or "Strides",)}
+                            if p.variant == "repeat" else {})) for p in plans(rep, window=window)]
+    out += [of(named(r, default), first) for r in ranks if r != rep]
+    out += [of(whole, first, layout=layout) for layout in ("padded", "permuted", "broadcast")]
+    out += [s for s in _slice_examples(sem, first, ranks)]
+    bad_data = next((t for t in _OUTSIDE_DATA if t not in row.dtypes), None)
+    if bad_data is not None:
+        out.append(of(whole, bad_data, supported=False, variant=f"{whole.variant}/unsupported"))
+    bad_rank = next((r for r in (3, 2, 6) if r not in ranks), None)
+    if bad_rank is not None:
+        out.append(of(plans(bad_rank, window=window)[0], first, supported=False, variant="contiguous/unsupported"))
+    return list(dict.fromkeys(out))
+
+
+def _slice_examples(sem: IndexMap, dtype: DataType, ranks: tuple[int, ...]) -> Iterator[Shape]:
+    """The page's worked examples, at a dimension count of the table."""
+    for e in sem.examples:
+        given = dict(e.attributes)
+        attrs = tuple((p, given[n]) for p in ("offsets", "sizes", "strides") if (n := sem.attribute(p)) in given)
+        call = SliceCall(sem.operation is Operation.SLICE_WINDOW, *(tuple(v) for _, v in attrs))  # type: ignore[arg-type]
+        if len(e.input_sizes) in ranks and slice_problem(call, e.input_sizes, e.output_sizes) is None:
+            yield Shape(dtype, e.input_sizes, (), attrs, None, indices="example", variant=e.name, example=e,
+                        output_sizes=e.output_sizes)
 
 
 def _negatives(base: Shape, calls: Callable[[int], list[Shape]], ranks: tuple[int, ...],
@@ -348,7 +417,9 @@ def _fits(shape: Shape, printed: tuple[int, ...]) -> bool:
 
 
 def _output_of(shape: Shape) -> tuple[int, ...]:
-    attrs = dict(shape.attrs)
+    if shape.output_sizes is not None:
+        return shape.output_sizes
+    attrs: dict[str, int] = {p: v for p, v in shape.attrs if isinstance(v, int)}
     call = Call(_operation_of(shape), attrs.get("axis", 0), attrs.get("index_dimensions", 0),
                 attrs.get("input_dimension_count", 0), attrs.get("indices_dimension_count", 0),
                 attrs.get("batch_dimension_count", 0))
@@ -372,12 +443,15 @@ def _case(spec: Spec, sem: IndexMap, level: FeatureLevel, seed: int, case_id: st
     out_sizes = _output_of(shape)
     broadcast = _broadcast_dim(shape.input_sizes) if shape.layout == "broadcast" else None
     x = data_values(shape, np.random.default_rng(stream_key(seed, case_id, sem.input)), broadcast)
-    idx = index_values(shape, np.random.default_rng(stream_key(seed, case_id, sem.indices)))
     layout = "padded" if shape.layout == "broadcast" else shape.layout
-    inputs = (tensor(sem.input, shape.dtype, x, shape.input_sizes, layout if broadcast is None else "broadcast",
-                     broadcast),
-              tensor(sem.indices, shape.index_dtype, idx, shape.indices_sizes, layout))
-    named = {sem.attribute(p): v for p, v in shape.attrs}
+    inputs: tuple[TensorData, ...] = (
+        tensor(sem.input, shape.dtype, x, shape.input_sizes, layout if broadcast is None else "broadcast", broadcast),)
+    if sem.indices is not None and shape.index_dtype is not None:
+        idx = index_values(shape, np.random.default_rng(stream_key(seed, case_id, sem.indices)))
+        inputs += (tensor(sem.indices, shape.index_dtype, idx, shape.indices_sizes, layout),)
+    named: dict[str | None, int | str] = {sem.attribute(p): v if isinstance(v, int) else ",".join(map(str, v))
+                                          for p, v in shape.attrs}
+    named[sem.dimension_count] = len(shape.input_sizes)
     attributes = tuple((f.name, named[f.name]) for f in spec.attributes if f.name in named)
     return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype, inputs=inputs,
                 outputs=(tensor(sem.output, shape.dtype, None, out_sizes, layout),), attributes=attributes,
@@ -432,11 +506,12 @@ def index_values(shape: Shape, rng: np.random.Generator) -> np.ndarray:
     ``out-of-range`` a third of them outside (size, size + 1, the type's
     greatest, 2^32 + 1 for a 64-bit type; -size - 1 and the least for a
     signed one)."""
-    nt = numpy_dtype(shape.index_dtype)
+    index_dtype = shape.index_dtype or DataType.UINT32  # a gather's shape always names it
+    nt = numpy_dtype(index_dtype)
     if shape.example is not None:
         return np.array(shape.example.indices_values, dtype=nt).reshape(shape.indices_sizes)
     size = _indexed_sizes(shape)
-    signed = shape.index_dtype.is_signed
+    signed = index_dtype.is_signed
     low = np.where(signed, -size, 0)
     v = low + np.floor(rng.random(size.shape) * (size - low)).astype(np.int64)
     flat = v.reshape(-1)  # the first index tuples (one index each but GATHER_ND's) at each boundary in turn
@@ -470,7 +545,7 @@ def _out_of_range(v: np.ndarray, size: np.ndarray, nt: np.dtype, rng: np.random.
 def _indexed_sizes(shape: Shape) -> np.ndarray:
     """Per element of the indices (their sizes), the size of the input
     dimension it indexes."""
-    attrs = dict(shape.attrs)
+    attrs = {p: v for p, v in shape.attrs if isinstance(v, int)}
     idx = np.zeros(shape.indices_sizes, dtype=np.int64)
     if "input_dimension_count" not in attrs:
         return idx + shape.input_sizes[attrs["axis"]]

@@ -1,6 +1,6 @@
 """Planted faults of the index-map family for the ``faulty`` backend (issue
-#34 item 7): each recomputes a gather's output the way a plausible bug
-would, after the reference computed it.  `FAULTS` names them;
+#34 item 7): each recomputes a gather's or a slice's output the way a
+plausible bug would, after the reference computed it.  `FAULTS` names them;
 tests/test_mutants.py checks that each is caught."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.index_map.cases import Call, call_of, relevant
-from dmlconform.families.index_map.reference import gather
+from dmlconform.families.index_map.reference import gather, sliced
 from dmlconform.families.index_map.semantics import IndexMap, Operation
+from dmlconform.families.index_map.slices import SliceCall, slice_call
 from dmlconform.spec import model as m
 
 #: (the call, the indices as read) -> the call and indices a bug uses instead.
@@ -26,7 +27,7 @@ def _planted(bug: _Bug) -> Fault:
     output's: the garbage such a bug writes)."""
     def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
         sem = spec.semantics
-        if not isinstance(sem, IndexMap):
+        if not isinstance(sem, IndexMap) or sem.indices is None:
             return
         x = case.input(sem.input).view(buffers[sem.input])
         idx = np.array(case.input(sem.indices).view(buffers[sem.indices]))
@@ -77,6 +78,38 @@ def _low_32_bits(call: Call, idx: np.ndarray, sizes: tuple[int, ...]) -> tuple[C
     return call, idx.view(np.uint64) & np.uint64(0xFFFFFFFF)
 
 
+#: (a slice's call, the output's sizes) -> the call a bug uses instead.
+_SliceBug = Callable[[SliceCall, tuple[int, ...]], SliceCall]
+
+
+def _planted_slice(bug: _SliceBug) -> Fault:
+    """A fault that recomputes a slice's output with ``bug`` applied to its attributes."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, IndexMap) or sem.indices is not None:
+            return
+        x = case.input(sem.input).view(buffers[sem.input])
+        out = next(t for t in case.outputs if t.name == sem.output)
+        call = bug(slice_call(sem, case.attribute_map()), out.sizes)
+        writable_view(out, buffers[sem.output])[...] = sliced(call, x, out.sizes)
+    return fault
+
+
+def _near_end(call: SliceCall, sizes: tuple[int, ...]) -> SliceCall:
+    """A negative stride's copy started at the far end of what the output
+    reaches from the offset, not at the window's: the positive-stride
+    selection, reversed (the window's own far end ignored)."""
+    if not call.window:
+        return call
+    counts = tuple(n if s > 0 else (k - 1) * -s + 1 for n, s, k in zip(call.sizes, call.strides, sizes))
+    return replace(call, sizes=counts)
+
+
+def _unit_strides(call: SliceCall, sizes: tuple[int, ...]) -> SliceCall:
+    """Strides read as +-1 (their magnitude ignored)."""
+    return replace(call, strides=tuple((s > 0) - (s < 0) for s in call.strides))
+
+
 #: The family's planted faults by name (`families.Family.faults`; the ``faulty`` backend plants them).
 FAULTS: Mapping[str, Fault] = {
     "gather-negative-index-not-wrapped": _planted(_not_wrapped),
@@ -84,4 +117,6 @@ FAULTS: Mapping[str, Fault] = {
     "gather-last-index-unreachable": _planted(_last_unreachable),
     "gather-batch-ignored": _planted(_batch_ignored),
     "gather-64-bit-index-truncated": _planted(_low_32_bits),
+    "slice-negative-stride-near-end": _planted_slice(_near_end),
+    "slice-stride-magnitude-ignored": _planted_slice(_unit_strides),
 }

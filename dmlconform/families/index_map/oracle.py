@@ -35,6 +35,7 @@ from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
 from dmlconform.families.index_map.cases import Call, call_of, claims, output_sizes, relevant, semantics_of
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
+from dmlconform.families.index_map.slices import SliceCall, slice_call, slice_problem
 from dmlconform.oracles.base import Expectation
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
@@ -135,13 +136,26 @@ def _nd_source(call: Call, input_sizes: tuple[int, ...], indices: np.ndarray, ou
     return [0] * (len(input_sizes) - call.input_rank) + rel, valid
 
 
+def slice_map(call: SliceCall, input_sizes: tuple[int, ...], output_sizes: tuple[int, ...]) -> SourceMap:
+    """Where each output element of a slice comes from: per dimension the
+    copy's start (the window's far end for SLICE1's negative strides) plus
+    the stride times the output coordinate; every element defined."""
+    out: list[Coordinate] = list(np.indices(output_sizes, sparse=True))
+    source = [start + stride * c for start, stride, c in zip(call.starts(), call.strides, out)]
+    position = np.broadcast_to(_position(source, input_sizes), output_sizes)
+    return SourceMap(position, np.ones(output_sizes, dtype=bool))
+
+
 def expected_of(sem: IndexMap, case: Case, buffers: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``case``'s expected output (its logical shape and type; 0 where an
     index is outside) and where it is defined."""
     x = case.input(sem.input).view(None if buffers is None else buffers.get(sem.input))
-    idx = case.input(sem.indices).view(None if buffers is None else buffers.get(sem.indices))
     out = next(t for t in case.outputs if t.name == sem.output)
-    found = source_map(call_of(sem, case), x.shape, np.ascontiguousarray(idx), out.sizes)
+    if sem.indices is None:
+        found = slice_map(slice_call(sem, case.attribute_map()), x.shape, out.sizes)
+    else:
+        idx = case.input(sem.indices).view(None if buffers is None else buffers.get(sem.indices))
+        found = source_map(call_of(sem, case), x.shape, np.ascontiguousarray(idx), out.sizes)
     values = np.ascontiguousarray(x).reshape(-1)
     expected = values[found.position] if values.size else np.zeros(out.sizes, dtype=x.dtype)
     expected = np.where(found.valid, expected, np.zeros((), dtype=expected.dtype))
@@ -204,14 +218,16 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
     at, the message): sizes its own rules reject or that are not its
     output's, values other than the index map of its input, an output type
     other than the input's (the pages: "DataType must match")."""
-    given = dict(e.attributes)
-    call = Call(sem.operation, *(given.get(sem.attribute(p) or "", 0) for p in (
-        "axis", "index_dimensions", "input_dimension_count", "indices_dimension_count", "batch_dimension_count")))
     found: list[tuple[str, str]] = []
     if e.output_type is not e.input_type:
         found.append(("output", f"{e.name} ({e.source}) prints the output's DataType {e.output_type.name}, but it must "
                                 f"be the input's, {e.input_type.name}: the doc's type is wrong"))
     shown = ", ".join(f"{n}={v}" for n, v in e.attributes)
+    given = dict(e.attributes)
+    if sem.indices is None:
+        return found + _slice_example_problems(sem, e, given, shown)
+    call = Call(sem.operation, *(int(given.get(sem.attribute(p) or "", 0)) for p in (  # type: ignore[arg-type]
+        "axis", "index_dimensions", "input_dimension_count", "indices_dimension_count", "batch_dimension_count")))
     try:
         sizes = output_sizes(call, e.input_sizes, e.indices_sizes, len(e.output_sizes))
     except ValueError as exc:
@@ -220,13 +236,29 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
     if sizes != e.output_sizes:
         return [*found, ("output", f"{e.name} ({e.source}) prints the output's sizes {list(e.output_sizes)}, but with "
                                    f"{shown} the page's rule gives {list(sizes)}: the doc's sizes are wrong")]
-    indices = np.array(e.indices_values, dtype=numpy_dtype(e.indices_type)).reshape(e.indices_sizes)
-    where = source_map(call, e.input_sizes, indices, sizes)
+    indices = np.array(e.indices_values, dtype=numpy_dtype(e.indices_type or m.DataType.UINT32))
+    return found + _values_problems(e, source_map(call, e.input_sizes, indices.reshape(e.indices_sizes), sizes))
+
+
+def _slice_example_problems(sem: IndexMap, e: Example, given: dict[str, int | tuple[int, ...]],
+                            shown: str) -> list[tuple[str, str]]:
+    arrays = [given.get(sem.attribute(p) or "", ()) for p in ("offsets", "sizes", "strides")]
+    call = SliceCall(sem.operation is Operation.SLICE_WINDOW,
+                     *(v if isinstance(v, tuple) else (v,) for v in arrays))
+    problem = slice_problem(call, e.input_sizes, e.output_sizes)
+    if problem is not None:
+        return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
+                               "rules: report it")]
+    return _values_problems(e, slice_map(call, e.input_sizes, e.output_sizes))
+
+
+def _values_problems(e: Example, where: SourceMap) -> list[tuple[str, str]]:
+    """The example's output against the index map of its input."""
     got = np.array(e.input_values)[where.position.reshape(-1)]
-    if not (where.valid.all() and np.array_equal(got, np.array(e.output_values))):
-        found.append(("output", f"{e.name} ({e.source}) prints {_show(e.output_values)}, but the index map of its "
-                                f"input gives {_show(got)}: the doc's output is wrong"))
-    return found
+    if where.valid.all() and np.array_equal(got, np.array(e.output_values)):
+        return []
+    return [("output", f"{e.name} ({e.source}) prints {_show(e.output_values)}, but the index map of its input "
+                       f"gives {_show(got)}: the doc's output is wrong")]
 
 
 def _show(values: Sequence[float] | np.ndarray) -> str:

@@ -1,11 +1,13 @@
 """The CPU reference of the index-map family: plain numpy in the tensor's
 own type, written like the ONNX reference implementations of Gather
-(``np.take``), GatherElements (``np.take_along_axis``) and GatherND (a
-loop over the batches, advanced indexing inside).
+(``np.take``), GatherElements (``np.take_along_axis``), GatherND (a
+loop over the batches, advanced indexing inside) and Slice (numpy's
+``start:stop:step``).
 
 Issue #34 item 4; DESIGN.md "The oracle and the CPU reference are two
 things".  It shares nothing with the oracle but the shape rules of
-`families.index_map.cases` (`call_of`, `relevant`, `right_aligned`).  An
+`families.index_map.cases` and `families.index_map.slices` (`call_of`,
+`relevant`, `slice_call`).  An
 index outside its dimension is clamped into it, as the GATHER page says
 DirectML's reads are ("clamped safely within the input tensor's memory").
 """
@@ -19,6 +21,7 @@ import numpy as np
 from dmlconform.cases.model import Case
 from dmlconform.families.index_map.cases import Call, call_of, relevant, semantics_of
 from dmlconform.families.index_map.semantics import Operation
+from dmlconform.families.index_map.slices import SliceCall, slice_call
 from dmlconform.spec.model import Spec
 
 
@@ -26,9 +29,30 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     """The output of ``case`` in its storage type and logical shape, a new array."""
     sem = semantics_of(spec)  # the cpu backend dispatches here only for such specs
     x = case.input(sem.input).view(buffers.get(sem.input))
-    idx = case.input(sem.indices).view(buffers.get(sem.indices))
     out = next(t for t in case.outputs if t.name == sem.output)
+    if sem.indices is None:
+        return {sem.output: np.array(sliced(slice_call(sem, case.attribute_map()), x, out.sizes))}
+    idx = case.input(sem.indices).view(buffers.get(sem.indices))
     return {sem.output: gather(call_of(sem, case), x, idx).reshape(out.sizes)}
+
+
+def sliced(call: SliceCall, x: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
+    """``x[start:stop:step]`` in each dimension, as numpy slices it (a
+    negative step from the window's last element down), its first
+    ``sizes`` elements (SLICE1's output may take fewer than the window
+    holds); a step of 0 repeats the offset's element."""
+    picks = []
+    for offset, count, step in zip(call.offsets, call.sizes, call.strides):
+        if step == 0:  # SLICE's `stride-zero`: the offset's element, repeated below
+            picks.append(slice(offset, offset + 1))
+        elif step > 0:
+            stop = offset + (count - 1) * step + 1 if not call.window else offset + count
+            picks.append(slice(offset, stop, step))
+        else:
+            last = offset + count - 1
+            picks.append(slice(last, offset - 1 if offset > 0 else None, step))
+    y = x[tuple(picks)]
+    return np.broadcast_to(y[tuple(slice(0, n) for n in sizes)], sizes)
 
 
 def clamped(idx: np.ndarray, size: int) -> np.ndarray:

@@ -25,6 +25,12 @@ class Operation(enum.Enum):
     GATHER = "gather"                    # one axis of the input replaced by IndexDimensions of the indices
     GATHER_ELEMENTS = "gather-elements"  # the index at the same coordinate replaces the coordinate on Axis
     GATHER_ND = "gather-nd"              # a tuple of indices (the indices' last dimension) picks a sub-block
+    SLICE = "slice"                      # Offsets + Strides * coordinate (SLICE: strides >= 1)
+    SLICE_WINDOW = "slice-window"        # the same from the window's far end where a stride is negative (SLICE1)
+
+    @property
+    def is_slice(self) -> bool:
+        return self in (Operation.SLICE, Operation.SLICE_WINDOW)
 
 
 #: The attributes each operation reads, by their part (the overlay's keys).
@@ -32,7 +38,11 @@ ATTRIBUTES = {
     Operation.GATHER: ("axis", "index_dimensions"),
     Operation.GATHER_ELEMENTS: ("axis",),
     Operation.GATHER_ND: ("input_dimension_count", "indices_dimension_count"),
+    Operation.SLICE: ("dimension_count", "offsets", "sizes", "strides"),
+    Operation.SLICE_WINDOW: ("dimension_count", "offsets", "sizes", "strides"),
 }
+#: The parts that name an array attribute (the others a UINT).
+ARRAYS = ("offsets", "sizes", "strides")
 #: Those an operation may name besides (GATHER_ND1's batch count; GATHER_ND has none: 0).
 OPTIONAL = {Operation.GATHER_ND: ("batch_dimension_count",)}
 
@@ -40,8 +50,9 @@ OPTIONAL = {Operation.GATHER_ND: ("batch_dimension_count",)}
 @dataclass(frozen=True, slots=True)
 class Example:
     """One worked example of a page, as the reviewer transcribed it: the
-    input and the indices (type, sizes, row-major values), the attributes
-    (by name) and the output the page prints (type, sizes and values).
+    input and the indices (type, sizes, row-major values; a slice has none:
+    empty, type None), the attributes (by name; an array a tuple) and the
+    output the page prints (type, sizes and values).
     ``index`` is its place in the overlay's ``examples`` (lint reports there)."""
 
     name: str
@@ -52,8 +63,8 @@ class Example:
     input_values: tuple[float, ...]
     indices_sizes: tuple[int, ...]
     indices_values: tuple[int, ...]
-    indices_type: DataType
-    attributes: tuple[tuple[str, int], ...]
+    indices_type: DataType | None
+    attributes: tuple[tuple[str, int | tuple[int, ...]], ...]
     output_type: DataType
     output_sizes: tuple[int, ...]
     output_values: tuple[float, ...]
@@ -61,11 +72,13 @@ class Example:
 
 @dataclass(frozen=True, slots=True)
 class IndexMap(Semantics, DimensionCounted):
-    """One gather: ``input``, ``indices`` and ``output`` the tensors; the
-    attributes by their part (None where the operator has none): ``axis``,
-    ``index_dimensions`` (GATHER), ``input_dimension_count``,
-    ``indices_dimension_count`` and ``batch_dimension_count`` (GATHER_ND,
-    GATHER_ND1).  ``out_of_range_stated``: the page says an index outside
+    """One gather or slice: ``input``, ``indices`` (None: a slice) and
+    ``output`` the tensors; the attributes by their part (None where the
+    operator has none): ``axis``, ``index_dimensions`` (GATHER),
+    ``input_dimension_count``, ``indices_dimension_count`` and
+    ``batch_dimension_count`` (GATHER_ND, GATHER_ND1), ``dimension_count``,
+    ``offsets``, ``sizes`` and ``strides`` (SLICE's Sizes, SLICE1's window
+    sizes).  ``out_of_range_stated``: the page says an index outside
     its dimension yields an unspecified value and no failure (GATHER); where
     it is silent, a case with such indices is outside the doc's domain (a
     negative case: a clean rejection passes, and so does a result right at
@@ -74,13 +87,17 @@ class IndexMap(Semantics, DimensionCounted):
 
     operation: Operation
     input: str
-    indices: str
+    indices: str | None
     output: str
     axis: str | None = None
     index_dimensions: str | None = None
     input_dimension_count: str | None = None
     indices_dimension_count: str | None = None
     batch_dimension_count: str | None = None
+    dimension_count: str | None = None
+    offsets: str | None = None
+    sizes: str | None = None
+    strides: str | None = None
     out_of_range_stated: bool = False
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     examples: tuple[Example, ...] = ()

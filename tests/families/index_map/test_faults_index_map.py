@@ -18,7 +18,8 @@ from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
 from tests.conftest import REPO
 
-OPERATORS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
+GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
+OPERATORS = (*GATHERS, "SLICE", "SLICE1")
 
 
 @cache
@@ -34,11 +35,14 @@ def _failed(fault: str) -> tuple[str, ...]:
 
 #: Fault -> (the operators it must be caught on, what holds of every failing case's id).
 WHERE: dict[str, tuple[tuple[str, ...], Callable[[str], bool] | None]] = {
-    "gather-negative-index-not-wrapped": (OPERATORS, lambda i: "/INT64/" in i or "/INT32/" in i),
+    "gather-negative-index-not-wrapped": (GATHERS, lambda i: "/INT64/" in i or "/INT32/" in i),
     "gather-axis-ignored": (("GATHER", "GATHER_ELEMENTS"), lambda i: "/axis=0/" not in i),
-    "gather-last-index-unreachable": (OPERATORS, None),  # every kind of case holds size - 1 or -1
+    "gather-last-index-unreachable": (GATHERS, None),  # every kind of case holds size - 1 or -1
     "gather-batch-ignored": (("GATHER_ND1",), lambda i: "/batch=0/" not in i),
-    "gather-64-bit-index-truncated": (OPERATORS, lambda i: "/INT64/" in i),
+    "gather-64-bit-index-truncated": (GATHERS, lambda i: "/INT64/" in i),
+    "slice-negative-stride-near-end": (("SLICE1",),  # where a negative stride leaves the window's far end unread
+                                       lambda i: i.endswith(("/negative", "/unreached", "/partial", "/example2"))),
+    "slice-stride-magnitude-ignored": (("SLICE", "SLICE1"), lambda i: "/ends" not in i and "/contiguous" not in i),
 }
 
 

@@ -1,5 +1,5 @@
 """The index-map family (issue #34 items 1-4, 7): GATHER, GATHER_ELEMENTS,
-GATHER_ND and GATHER_ND1.  The oracle's coordinates against the numpy
+GATHER_ND, GATHER_ND1, SLICE and SLICE1.  The oracle's coordinates against the numpy
 reference over drawn shapes, the exact comparison (signed zero, NaN,
 indices outside their dimension), the cases the issue asks for, the doc's
 worked examples, and the CPU reference at 0 FAIL."""
@@ -19,16 +19,18 @@ from dmlconform.catalog import load_spec
 from dmlconform.compare import Policy, Verdict, compare_sparse
 from dmlconform.families import cases_of, family_of
 from dmlconform.families.index_map.cases import Call, case_problems, output_sizes, right_aligned
-from dmlconform.families.index_map.oracle import IndexMapOracle, source_map
-from dmlconform.families.index_map.reference import gather
+from dmlconform.families.index_map.oracle import IndexMapOracle, slice_map, source_map
+from dmlconform.families.index_map.reference import gather, sliced
 from dmlconform.families.index_map.semantics import Operation
+from dmlconform.families.index_map.slices import SliceCall
 from dmlconform.lint.examples import findings
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
 from tests.conftest import REPO
 
-OPERATORS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
+GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
+OPERATORS = (*GATHERS, "SLICE", "SLICE1")
 INDEX_TYPES = (np.int32, np.int64, np.uint32, np.uint64)
 
 
@@ -172,25 +174,34 @@ def test_each_operator_is_claimed_and_generable_where_its_tables_are() -> None:
     assert family.generable(_spec("GATHER"), m.FeatureLevel.FL_1_0) == (True, "ok")
 
 
-@pytest.mark.parametrize("op", OPERATORS)
-def test_the_suite_has_what_the_issue_asks_for(op: str) -> None:
+def _suite_checks(op: str) -> tuple[tuple[Case, ...], list[str], m.SupportTable]:
+    """What every operator's suite has: unique ids, every data type and
+    dimension count of the 6_4 table (SLICE1's has none outside it: no
+    negative case there), padded, permuted (the first
+    dimension innermost) and stride-0 inputs, every case a call the page
+    describes.  The cases, their ids and the table."""
     cases = _cases(op)
     ids = [c.id for c in cases]
     assert len(ids) == len(set(ids))
     table = _spec(op).table_at(m.FeatureLevel.FL_6_4)
     assert table is not None
-    data_types = table.rows[0].dtypes
-    index_types = next(r for r in table.rows if r.tensor == "IndicesTensor").dtypes
-    assert {c.dtype for c in cases if c.expect_supported} == set(data_types)
-    assert {c.inputs[1].dtype for c in cases if c.expect_supported} == set(index_types)
+    assert {c.dtype for c in cases if c.expect_supported} == set(table.rows[0].dtypes)
     assert {c.dimension_count for c in cases} == set(range(1, 9))
     assert {c.layout.value for c in cases} >= {"packed", "padded", "broadcast"}
-    assert any(0 in c.inputs[0].strides for c in cases)  # stride 0
-    assert any(c.inputs[0].strides[0] < c.inputs[0].strides[-1] for c in cases)  # permuted: first dim innermost
-    assert any("/out-of-range" in i for i in ids) and any("/example" in i for i in ids)
-    assert any(not c.expect_supported for c in cases)
+    assert any(0 in c.inputs[0].strides for c in cases)
+    assert any(c.inputs[0].strides[0] < c.inputs[0].strides[-1] for c in cases)
+    assert any("/example" in i for i in ids)
     for c in cases:
         assert list(case_problems(_spec(op), c)) == []
+    return cases, ids, table
+
+
+@pytest.mark.parametrize("op", GATHERS)
+def test_the_suite_has_what_the_issue_asks_for(op: str) -> None:
+    cases, ids, table = _suite_checks(op)
+    index_types = next(r for r in table.rows if r.tensor == "IndicesTensor").dtypes
+    assert {c.inputs[1].dtype for c in cases if c.expect_supported} == set(index_types)
+    assert any("/out-of-range" in i for i in ids) and any(not c.expect_supported for c in cases)
 
 
 def test_boundary_indices_are_there_for_each_signed_type() -> None:
@@ -229,7 +240,7 @@ def test_a_case_of_other_output_sizes_is_a_problem() -> None:
 # -- the doc's worked examples -------------------------------------------------------------------
 def test_the_pages_examples_are_cases_and_their_mistakes_lint_findings() -> None:
     examples = {c.id: c for op in OPERATORS for c in _cases(op) if "/example" in c.id}
-    assert len(examples) == 4 + 1 + 2 + 2  # GATHER's Example 3 breaks its own rules: no case
+    assert len(examples) == 4 + 1 + 2 + 2 + 2 + 2  # GATHER's Example 3 breaks its own rules: no case
     assert not examples["GATHER/FLOAT32/1d/axis=0/k=1/UINT32/example/example1"].expect_supported
     gather_findings = [message for _, message in findings(_spec("GATHER"))]
     assert len(gather_findings) == 1 and gather_findings[0].startswith("example3 ") and \
@@ -238,7 +249,8 @@ def test_the_pages_examples_are_cases_and_their_mistakes_lint_findings() -> None
     assert elements == [
         "example1 (operators/sdk-api/ns-directml-dml_gather_elements_operator_desc.md:83) prints the output's "
         "DataType UINT32, but it must be the input's, FLOAT32: the doc's type is wrong"]
-    assert list(findings(_spec("GATHER_ND"))) == [] and list(findings(_spec("GATHER_ND1"))) == []
+    for op in ("GATHER_ND", "GATHER_ND1", "SLICE", "SLICE1"):
+        assert list(findings(_spec(op))) == [], op
 
 
 def test_a_wrong_example_value_is_found() -> None:
@@ -263,3 +275,40 @@ def test_the_reference_passes_every_case(level: m.FeatureLevel) -> None:
     bad = [f"{r.case_id}: {r.outcome.value} {r.message}" for r in results
            if r.outcome not in (Outcome.PASS, Outcome.NOT_SUPPORTED)]
     assert pairs and not bad, "\n".join(bad[:5])
+
+
+# -- slices --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("op", ["SLICE", "SLICE1"])
+def test_the_slice_suite_has_what_the_issue_asks_for(op: str) -> None:
+    cases, ids, _ = _suite_checks(op)
+    if op == "SLICE1":
+        assert {"reversed", "negative", "mixed", "partial", "unreached"} <= {i.split("/")[3] for i in ids}
+    else:
+        repeat = next(c for c in cases if c.id.endswith("/repeat"))
+        assert repeat.out_of_domain == ("Strides",) and not repeat.expect_supported
+
+
+def test_a_negative_stride_starts_at_the_windows_far_end() -> None:
+    call = SliceCall(True, (0, 1), (6, 8), (-3, 2))
+    found = slice_map(call, (7, 9), (2, 4))
+    rows, cols = np.unravel_index(found.position, (7, 9))
+    assert rows[:, 0].tolist() == [5, 2] and cols[0].tolist() == [1, 3, 5, 7]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_the_slice_map_is_numpys_slicing(data: st.DataObject) -> None:
+    rank = data.draw(st.integers(1, 4), label="rank")
+    sizes = tuple(data.draw(st.lists(st.integers(1, 6), min_size=rank, max_size=rank), label="sizes"))
+    offsets, counts, strides, out = [], [], [], []
+    for size in sizes:
+        offset = data.draw(st.integers(0, size - 1), label="offset")
+        count = data.draw(st.integers(1, size - offset), label="window")
+        stride = data.draw(st.sampled_from([-3, -2, -1, 1, 2, 3]), label="stride")
+        reach = 1 + (count - 1) // abs(stride)
+        offsets.append(offset), counts.append(count), strides.append(stride)
+        out.append(data.draw(st.integers(1, reach), label="output size"))
+    call = SliceCall(True, tuple(offsets), tuple(counts), tuple(strides))
+    x = np.arange(int(np.prod(sizes)), dtype=np.float64).reshape(sizes)
+    found = slice_map(call, sizes, tuple(out))
+    assert np.array_equal(x.reshape(-1)[found.position], sliced(call, x, tuple(out)))
