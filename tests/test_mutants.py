@@ -82,6 +82,7 @@ MUTANTS = {
     "gather-64-bit-index-truncated": ("GATHER",),
     "slice-negative-stride-near-end": ("SLICE1",),
     "slice-stride-magnitude-ignored": ("SLICE", "SLICE1"),
+    "tile-each-element-repeated": ("TILE",),
 }
 
 

@@ -20,6 +20,8 @@ is NOT_SUPPORTED with that reason, never run.
   from the copy's start (SLICE1's window far end for a negative stride),
   as many elements as the output has, a stride apart.  ONNX has no step of
   0 (SLICE's ``stride-zero``): NOT_SUPPORTED.
+* TILE: ``Tile`` with the repeats as an input (ONNX tiles the whole, as
+  the page's example does).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from dmlconform.cases.model import Case
 from dmlconform.families.index_map.cases import Call, call_of, relevant, semantics_of
 from dmlconform.families.index_map.semantics import IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call
+from dmlconform.families.index_map.tiles import repeats_of
 from dmlconform.spec.model import Spec, numpy_dtype
 
 OPSET = 13
@@ -44,7 +47,7 @@ _INT64_MIN = -(2 ** 63)
 NOTE = "one node over the case's static shapes; unsigned indices made int64; an index outside its dimension refused"
 #: The spec operators mapped here -> the ONNX operator.
 MAPPED = {"GATHER": "Gather", "GATHER_ELEMENTS": "GatherElements", "GATHER_ND": "GatherND", "GATHER_ND1": "GatherND",
-          "SLICE": "Slice", "SLICE1": "Slice"}
+          "SLICE": "Slice", "SLICE1": "Slice", "TILE": "Tile"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +66,10 @@ def plan(spec: Spec, case: Case) -> GatherPlan:
     """The node of ``case``; NotSupportedError where ONNX cannot run it (an
     index outside its dimension, a slice's stride of 0)."""
     sem = semantics_of(spec)
+    if sem.operation is Operation.TILE:
+        repeats = repeats_of(sem, case.attribute_map())
+        x = case.input(sem.input)
+        return GatherPlan("Tile", ("", 0), x.sizes, (), (spec.operator, "Tile", x.dtype.name, x.sizes, repeats))
     if sem.indices is None:
         return _slice_plan(spec, case)
     call = call_of(sem, case)
@@ -123,6 +130,10 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     p = plan(spec, case)
     session = sessions.get(p.key, lambda: model(p, case), p.op_type)
     x = np.ascontiguousarray(case.input(sem.input).view(buffers[sem.input])).reshape(p.data_shape)
+    if p.op_type == "Tile":
+        (y,) = session.run(None, {"x": x, "repeats": np.array(p.key[-1], dtype=np.int64)})
+        write_output(case.outputs[0], buffers, y)
+        return
     if sem.indices is None:
         starts, ends, axes, steps = p.key[-1]
         (y,) = session.run(None, {"x": x, **{n: np.array(v, dtype=np.int64) for n, v in zip(
@@ -142,11 +153,11 @@ def model(p: GatherPlan, case: Case) -> Any:
     from onnx import TensorProto, helper  # noqa: PLC0415 - onnx is optional and slow to import
 
     elem = helper.np_dtype_to_tensor_dtype(numpy_dtype(case.dtype))
-    if p.op_type == "Slice":
-        names = ("starts", "ends", "axes", "steps")
+    if p.op_type in ("Slice", "Tile"):
+        names = ("starts", "ends", "axes", "steps") if p.op_type == "Slice" else ("repeats",)
         inputs = [helper.make_tensor_value_info("x", elem, p.data_shape)] + \
             [helper.make_tensor_value_info(n, TensorProto.INT64, [len(p.data_shape)]) for n in names]
-        node = helper.make_node("Slice", ["x", *names], ["y"])
+        node = helper.make_node(p.op_type, ["x", *names], ["y"])
         graph = helper.make_graph([node], case.operator.lower(), inputs, [helper.make_tensor_value_info("y", elem, None)])
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=9)
     index_type = TensorProto.INT32 if p.key[2][1] == "INT32" and p.op_type != "GatherND" else TensorProto.INT64

@@ -17,6 +17,8 @@ merged into the torch backend's `TORCH_OPS`.
   dimension, a negative stride on the flipped dimension (torch has no
   negative step); a stride of 0 (SLICE's ``stride-zero``) NOT_SUPPORTED.
 
+* TILE: ``Tensor.repeat``, which tiles the whole as the page's example does.
+
 Indices become int64 (every value kept).  An index outside its dimension
 is an error to torch (on CUDA a device assert, which ends the process's
 context): such a case is NOT_SUPPORTED before any kernel runs.
@@ -113,6 +115,12 @@ def _steps(x: Any, call: SliceCall, sizes: tuple[int, ...]) -> Any:
     return y
 
 
+def _tile(t: Any, xs: list[Any], a: Attrs) -> Any:
+    (x,) = xs
+    a.raw("RepeatsCount")
+    return x.repeat(*numbers(a.raw("Repeats"), "Repeats"))
+
+
 #: Spec operator -> the keyword arguments of its `TorchOp` (merged into `backends.torch.backend.TORCH_OPS`).
 TORCH_OPS: Mapping[str, dict[str, Any]] = {
     "GATHER": {"fn": _gather, "inputs": _INPUTS, "note": "advanced indexing at Axis (negative indices from the end)"},
@@ -123,4 +131,5 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
                    "note": "advanced indexing, the batch's position and one index per tuple coordinate"},
     "SLICE": {"fn": _slice(False), "note": "narrow and a step slice per dimension; a stride of 0 NOT_SUPPORTED"},
     "SLICE1": {"fn": _slice(True), "note": "narrow and a step slice per dimension, flipped for a negative stride"},
+    "TILE": {"fn": _tile, "note": "Tensor.repeat (numpy's tile, as the page's example)"},
 }

@@ -45,6 +45,8 @@ from dmlconform.cases.edges import edge_values
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, SlicePlan, plans, slice_call, slice_problem
+from dmlconform.families.index_map.tiles import TilePlan, repeats_of, tile_problem
+from dmlconform.families.index_map.tiles import plans as tile_plans
 from dmlconform.spec.model import DataType, FeatureLevel, Spec, TensorSupport, numpy_dtype
 
 #: The sizes the input's dimensions take in order (a gathered axis takes `AXIS_SIZE`).
@@ -162,7 +164,7 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     sem = semantics_of(spec)
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
     if sem.indices is None:
-        yield from _slice_problems(sem, case, tensors.get(sem.input), tensors.get(sem.output))
+        yield from _copy_problems(sem, case, tensors.get(sem.input), tensors.get(sem.output))
         return
     x, idx, out = (tensors.get(n) for n in (sem.input, sem.indices, sem.output))
     if x is None or idx is None or out is None:
@@ -181,17 +183,19 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
         yield f"{idx.name} is {idx.dtype.name}: indices are integers, give an integer type"
 
 
-def _slice_problems(sem: IndexMap, case: Case, x: TensorData | None, out: TensorData | None) -> Iterator[str]:
+def _copy_problems(sem: IndexMap, case: Case, x: TensorData | None, out: TensorData | None) -> Iterator[str]:
+    """A slice's or a tile's attributes against the input's and the output's sizes."""
     if x is None or out is None:
         return
+    attrs = case.attribute_map()
     try:
-        call = slice_call(sem, case.attribute_map())
+        problem = tile_problem(repeats_of(sem, attrs), x.sizes, out.sizes) if sem.operation is Operation.TILE \
+            else slice_problem(slice_call(sem, attrs), x.sizes, out.sizes)
     except ValueError as exc:
         yield str(exc)
         return
-    problem = slice_problem(call, x.sizes, out.sizes)
     if problem is not None:
-        yield f"{problem}: give a slice the page allows"
+        yield f"{problem}: give attributes the page allows"
 
 
 # -- which cases --------------------------------------------------------------------------------
@@ -236,7 +240,7 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
     ranks = sem.dims_at(level)
     if sem.indices is None:
         (row,) = family.rows_at(spec, level, ranks, sem.input)
-        return _slice_shapes(sem, row, ranks)
+        return _tile_shapes(sem, row, ranks) if sem.operation is Operation.TILE else _slice_shapes(sem, row, ranks)
     data_row, index_row = family.rows_at(spec, level, ranks, sem.input, sem.indices)
     rep = 4 if 4 in ranks else ranks[-1]
     signed = [t for t in index_row.dtypes if t.is_signed]
@@ -290,6 +294,38 @@ def _slice_shapes(sem: IndexMap, row: TensorSupport, ranks: tuple[int, ...]) -> 
     bad_rank = next((r for r in (3, 2, 6) if r not in ranks), None)
     if bad_rank is not None:
         out.append(of(plans(bad_rank, window=window)[0], first, supported=False, variant="contiguous/unsupported"))
+    return list(dict.fromkeys(out))
+
+
+def _tile_shapes(sem: IndexMap, row: TensorSupport, ranks: tuple[int, ...]) -> list[Shape]:
+    """TILE: per data type the mixed Repeats with the type's edge values;
+    with FLOAT32 every plan at the representative dimension count, the
+    mixed one at every other, each layout, the page's example; a data type
+    and a dimension count outside the table (negative)."""
+    rep = 4 if 4 in ranks else ranks[-1]
+
+    def of(plan: TilePlan, dtype: DataType, **more: object) -> Shape:
+        return replace(Shape(dtype, plan.input_sizes, (), (("repeats", plan.repeats),), None, indices="tile",
+                             variant=plan.variant, output_sizes=plan.output_sizes), **more)  # type: ignore[arg-type]
+
+    first = DataType.FLOAT32 if DataType.FLOAT32 in row.dtypes else row.dtypes[0]
+    mixed = tile_plans(rep)[0]
+    out = [of(mixed, t, variant="mixed/edges") for t in row.dtypes]
+    out += [of(p, first) for p in tile_plans(rep)]
+    out += [of(tile_plans(r)[0], first) for r in ranks if r != rep]
+    out += [of(mixed, first, layout=layout) for layout in ("padded", "permuted", "broadcast")]
+    for e in sem.examples:
+        repeats = dict(e.attributes).get(sem.repeats or "Repeats")
+        if isinstance(repeats, tuple) and len(e.input_sizes) in ranks and \
+                tile_problem(repeats, e.input_sizes, e.output_sizes) is None:
+            out.append(Shape(first, e.input_sizes, (), (("repeats", repeats),), None, indices="example",
+                             variant=e.name, example=e, output_sizes=e.output_sizes))
+    bad_data = next((t for t in _OUTSIDE_DATA if t not in row.dtypes), None)
+    if bad_data is not None:
+        out.append(of(mixed, bad_data, supported=False, variant="mixed/unsupported"))
+    bad_rank = next((r for r in (3, 2, 6) if r not in ranks), None)
+    if bad_rank is not None:
+        out.append(of(tile_plans(bad_rank)[0], first, supported=False, variant="mixed/unsupported"))
     return list(dict.fromkeys(out))
 
 

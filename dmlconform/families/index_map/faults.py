@@ -15,6 +15,7 @@ from dmlconform.families.index_map.cases import Call, call_of, relevant
 from dmlconform.families.index_map.reference import gather, sliced
 from dmlconform.families.index_map.semantics import IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call
+from dmlconform.families.index_map.tiles import repeats_of
 from dmlconform.spec import model as m
 
 #: (the call, the indices as read) -> the call and indices a bug uses instead.
@@ -86,7 +87,7 @@ def _planted_slice(bug: _SliceBug) -> Fault:
     """A fault that recomputes a slice's output with ``bug`` applied to its attributes."""
     def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
         sem = spec.semantics
-        if not isinstance(sem, IndexMap) or sem.indices is not None:
+        if not isinstance(sem, IndexMap) or not sem.operation.is_slice:
             return
         x = case.input(sem.input).view(buffers[sem.input])
         out = next(t for t in case.outputs if t.name == sem.output)
@@ -110,6 +111,20 @@ def _unit_strides(call: SliceCall, sizes: tuple[int, ...]) -> SliceCall:
     return replace(call, strides=tuple((s > 0) - (s < 0) for s in call.strides))
 
 
+def tile_each_element_repeated(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """TILE read as its first sentence might be: each element repeated in
+    place (``np.repeat``: 1 1 2 2 3 3) where the page's example tiles the
+    whole (1 2 3 1 2 3)."""
+    sem = spec.semantics
+    if not isinstance(sem, IndexMap) or sem.operation is not Operation.TILE:
+        return
+    y = np.array(case.input(sem.input).view(buffers[sem.input]))
+    for d, r in enumerate(repeats_of(sem, case.attribute_map())):
+        y = np.repeat(y, r, axis=d)
+    out = next(t for t in case.outputs if t.name == sem.output)
+    writable_view(out, buffers[sem.output])[...] = y
+
+
 #: The family's planted faults by name (`families.Family.faults`; the ``faulty`` backend plants them).
 FAULTS: Mapping[str, Fault] = {
     "gather-negative-index-not-wrapped": _planted(_not_wrapped),
@@ -119,4 +134,5 @@ FAULTS: Mapping[str, Fault] = {
     "gather-64-bit-index-truncated": _planted(_low_32_bits),
     "slice-negative-stride-near-end": _planted_slice(_near_end),
     "slice-stride-magnitude-ignored": _planted_slice(_unit_strides),
+    "tile-each-element-repeated": tile_each_element_repeated,
 }

@@ -36,6 +36,7 @@ from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
 from dmlconform.families.index_map.cases import Call, call_of, claims, output_sizes, relevant, semantics_of
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call, slice_problem
+from dmlconform.families.index_map.tiles import tile_problem
 from dmlconform.oracles.base import Expectation
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
@@ -146,12 +147,22 @@ def slice_map(call: SliceCall, input_sizes: tuple[int, ...], output_sizes: tuple
     return SourceMap(position, np.ones(output_sizes, dtype=bool))
 
 
+def tile_map(input_sizes: tuple[int, ...], output_sizes: tuple[int, ...]) -> SourceMap:
+    """Where each output element of a tile comes from: its coordinate
+    modulo the input's size, per dimension; every element defined."""
+    out: list[Coordinate] = list(np.indices(output_sizes, sparse=True))
+    position = np.broadcast_to(_position([c % n for c, n in zip(out, input_sizes)], input_sizes), output_sizes)
+    return SourceMap(position, np.ones(output_sizes, dtype=bool))
+
+
 def expected_of(sem: IndexMap, case: Case, buffers: dict[str, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``case``'s expected output (its logical shape and type; 0 where an
     index is outside) and where it is defined."""
     x = case.input(sem.input).view(None if buffers is None else buffers.get(sem.input))
     out = next(t for t in case.outputs if t.name == sem.output)
-    if sem.indices is None:
+    if sem.operation is Operation.TILE:
+        found = tile_map(x.shape, out.sizes)
+    elif sem.indices is None:
         found = slice_map(slice_call(sem, case.attribute_map()), x.shape, out.sizes)
     else:
         idx = case.input(sem.indices).view(None if buffers is None else buffers.get(sem.indices))
@@ -224,6 +235,8 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
                                 f"be the input's, {e.input_type.name}: the doc's type is wrong"))
     shown = ", ".join(f"{n}={v}" for n, v in e.attributes)
     given = dict(e.attributes)
+    if sem.operation is Operation.TILE:
+        return found + _tile_example_problems(sem, e, given, shown)
     if sem.indices is None:
         return found + _slice_example_problems(sem, e, given, shown)
     call = Call(sem.operation, *(int(given.get(sem.attribute(p) or "", 0)) for p in (  # type: ignore[arg-type]
@@ -250,6 +263,16 @@ def _slice_example_problems(sem: IndexMap, e: Example, given: dict[str, int | tu
         return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
                                "rules: report it")]
     return _values_problems(e, slice_map(call, e.input_sizes, e.output_sizes))
+
+
+def _tile_example_problems(sem: IndexMap, e: Example, given: dict[str, int | tuple[int, ...]],
+                           shown: str) -> list[tuple[str, str]]:
+    repeats = given.get(sem.repeats or "Repeats", ())
+    problem = tile_problem(repeats if isinstance(repeats, tuple) else (repeats,), e.input_sizes, e.output_sizes)
+    if problem is not None:
+        return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
+                               "rules: report it")]
+    return _values_problems(e, tile_map(e.input_sizes, e.output_sizes))
 
 
 def _values_problems(e: Example, where: SourceMap) -> list[tuple[str, str]]:

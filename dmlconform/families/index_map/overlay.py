@@ -15,7 +15,7 @@ from dmlconform.spec import model as m
 from dmlconform.spec import reviewed_checks as rc
 
 _PARTS = ("axis", "index_dimensions", "input_dimension_count", "indices_dimension_count", "batch_dimension_count",
-          "dimension_count", "offsets", "sizes", "strides")
+          "dimension_count", "offsets", "sizes", "strides", "repeats")
 _NUMBERS = {"type": "array", "items": {"type": "number"}, "maxItems": 4096}
 _SIZES = {"type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "integer", "minimum": 1, "maximum": 64}}
 _EXAMPLE = {
@@ -90,9 +90,9 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
         yield rc.AT, f"a {operation.value} names its {part}; add semantics.{part}"
     for part in sorted((set(_PARTS) - needs - optional) & set(data)):
         yield rc.AT + (part,), f"a {operation.value} has no {part}; drop semantics.{part}"
-    if operation.is_slice == ("indices" in data):
-        yield rc.AT, f"a {operation.value} {'has no' if operation.is_slice else 'names its'} indices tensor; " \
-                     f"{'drop' if operation.is_slice else 'add'} semantics.indices"
+    if operation.has_indices != ("indices" in data):
+        yield rc.AT, f"a {operation.value} {'names its' if operation.has_indices else 'has no'} indices tensor; " \
+                     f"{'add' if operation.has_indices else 'drop'} semantics.indices"
     tensors = (("input", m.TensorRole.INPUT), ("indices", m.TensorRole.INPUT), ("output", m.TensorRole.OUTPUT))
     yield from rc.named_fields(data, spec, (((key,), role) for key, role in tensors),
                                (((part,), _is_array if part in ARRAYS else _is_uint) for part in _PARTS)).problems

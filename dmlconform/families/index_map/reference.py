@@ -1,8 +1,8 @@
 """The CPU reference of the index-map family: plain numpy in the tensor's
 own type, written like the ONNX reference implementations of Gather
 (``np.take``), GatherElements (``np.take_along_axis``), GatherND (a
-loop over the batches, advanced indexing inside) and Slice (numpy's
-``start:stop:step``).
+loop over the batches, advanced indexing inside), Slice (numpy's
+``start:stop:step``) and Tile (``np.tile``).
 
 Issue #34 item 4; DESIGN.md "The oracle and the CPU reference are two
 things".  It shares nothing with the oracle but the shape rules of
@@ -22,6 +22,7 @@ from dmlconform.cases.model import Case
 from dmlconform.families.index_map.cases import Call, call_of, relevant, semantics_of
 from dmlconform.families.index_map.semantics import Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call
+from dmlconform.families.index_map.tiles import repeats_of
 from dmlconform.spec.model import Spec
 
 
@@ -30,6 +31,8 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     sem = semantics_of(spec)  # the cpu backend dispatches here only for such specs
     x = case.input(sem.input).view(buffers.get(sem.input))
     out = next(t for t in case.outputs if t.name == sem.output)
+    if sem.operation is Operation.TILE:
+        return {sem.output: np.tile(x, repeats_of(sem, case.attribute_map()))}
     if sem.indices is None:
         return {sem.output: np.array(sliced(slice_call(sem, case.attribute_map()), x, out.sizes))}
     idx = case.input(sem.indices).view(buffers.get(sem.indices))

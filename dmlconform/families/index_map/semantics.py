@@ -27,10 +27,15 @@ class Operation(enum.Enum):
     GATHER_ND = "gather-nd"              # a tuple of indices (the indices' last dimension) picks a sub-block
     SLICE = "slice"                      # Offsets + Strides * coordinate (SLICE: strides >= 1)
     SLICE_WINDOW = "slice-window"        # the same from the window's far end where a stride is negative (SLICE1)
+    TILE = "tile"                        # the coordinate modulo the input's sizes
 
     @property
     def is_slice(self) -> bool:
         return self in (Operation.SLICE, Operation.SLICE_WINDOW)
+
+    @property
+    def has_indices(self) -> bool:
+        return not self.is_slice and self is not Operation.TILE
 
 
 #: The attributes each operation reads, by their part (the overlay's keys).
@@ -40,9 +45,10 @@ ATTRIBUTES = {
     Operation.GATHER_ND: ("input_dimension_count", "indices_dimension_count"),
     Operation.SLICE: ("dimension_count", "offsets", "sizes", "strides"),
     Operation.SLICE_WINDOW: ("dimension_count", "offsets", "sizes", "strides"),
+    Operation.TILE: ("dimension_count", "repeats"),
 }
 #: The parts that name an array attribute (the others a UINT).
-ARRAYS = ("offsets", "sizes", "strides")
+ARRAYS = ("offsets", "sizes", "strides", "repeats")
 #: Those an operation may name besides (GATHER_ND1's batch count; GATHER_ND has none: 0).
 OPTIONAL = {Operation.GATHER_ND: ("batch_dimension_count",)}
 
@@ -78,7 +84,7 @@ class IndexMap(Semantics, DimensionCounted):
     ``input_dimension_count``, ``indices_dimension_count`` and
     ``batch_dimension_count`` (GATHER_ND, GATHER_ND1), ``dimension_count``,
     ``offsets``, ``sizes`` and ``strides`` (SLICE's Sizes, SLICE1's window
-    sizes).  ``out_of_range_stated``: the page says an index outside
+    sizes), ``repeats`` (TILE; its RepeatsCount is ``dimension_count``).  ``out_of_range_stated``: the page says an index outside
     its dimension yields an unspecified value and no failure (GATHER); where
     it is silent, a case with such indices is outside the doc's domain (a
     negative case: a clean rejection passes, and so does a result right at
@@ -98,6 +104,7 @@ class IndexMap(Semantics, DimensionCounted):
     offsets: str | None = None
     sizes: str | None = None
     strides: str | None = None
+    repeats: str | None = None
     out_of_range_stated: bool = False
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     examples: tuple[Example, ...] = ()

@@ -19,7 +19,7 @@ from dmlconform.spec import model as m
 from tests.conftest import REPO
 
 GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
-OPERATORS = (*GATHERS, "SLICE", "SLICE1")
+OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE")
 
 
 @cache
@@ -43,6 +43,7 @@ WHERE: dict[str, tuple[tuple[str, ...], Callable[[str], bool] | None]] = {
     "slice-negative-stride-near-end": (("SLICE1",),  # where a negative stride leaves the window's far end unread
                                        lambda i: i.endswith(("/negative", "/unreached", "/partial", "/example2"))),
     "slice-stride-magnitude-ignored": (("SLICE", "SLICE1"), lambda i: "/ends" not in i and "/contiguous" not in i),
+    "tile-each-element-repeated": (("TILE",), lambda i: "/copy" not in i),
 }
 
 

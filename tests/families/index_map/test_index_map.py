@@ -1,5 +1,5 @@
 """The index-map family (issue #34 items 1-4, 7): GATHER, GATHER_ELEMENTS,
-GATHER_ND, GATHER_ND1, SLICE and SLICE1.  The oracle's coordinates against the numpy
+GATHER_ND, GATHER_ND1, SLICE, SLICE1 and TILE.  The oracle's coordinates against the numpy
 reference over drawn shapes, the exact comparison (signed zero, NaN,
 indices outside their dimension), the cases the issue asks for, the doc's
 worked examples, and the CPU reference at 0 FAIL."""
@@ -19,7 +19,7 @@ from dmlconform.catalog import load_spec
 from dmlconform.compare import Policy, Verdict, compare_sparse
 from dmlconform.families import cases_of, family_of
 from dmlconform.families.index_map.cases import Call, case_problems, output_sizes, right_aligned
-from dmlconform.families.index_map.oracle import IndexMapOracle, slice_map, source_map
+from dmlconform.families.index_map.oracle import IndexMapOracle, slice_map, source_map, tile_map
 from dmlconform.families.index_map.reference import gather, sliced
 from dmlconform.families.index_map.semantics import Operation
 from dmlconform.families.index_map.slices import SliceCall
@@ -30,7 +30,7 @@ from dmlconform.spec import model as m
 from tests.conftest import REPO
 
 GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
-OPERATORS = (*GATHERS, "SLICE", "SLICE1")
+OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE")
 INDEX_TYPES = (np.int32, np.int64, np.uint32, np.uint64)
 
 
@@ -240,7 +240,7 @@ def test_a_case_of_other_output_sizes_is_a_problem() -> None:
 # -- the doc's worked examples -------------------------------------------------------------------
 def test_the_pages_examples_are_cases_and_their_mistakes_lint_findings() -> None:
     examples = {c.id: c for op in OPERATORS for c in _cases(op) if "/example" in c.id}
-    assert len(examples) == 4 + 1 + 2 + 2 + 2 + 2  # GATHER's Example 3 breaks its own rules: no case
+    assert len(examples) == 4 + 1 + 2 + 2 + 2 + 2 + 1  # GATHER's Example 3 breaks its own rules: no case
     assert not examples["GATHER/FLOAT32/1d/axis=0/k=1/UINT32/example/example1"].expect_supported
     gather_findings = [message for _, message in findings(_spec("GATHER"))]
     assert len(gather_findings) == 1 and gather_findings[0].startswith("example3 ") and \
@@ -249,7 +249,7 @@ def test_the_pages_examples_are_cases_and_their_mistakes_lint_findings() -> None
     assert elements == [
         "example1 (operators/sdk-api/ns-directml-dml_gather_elements_operator_desc.md:83) prints the output's "
         "DataType UINT32, but it must be the input's, FLOAT32: the doc's type is wrong"]
-    for op in ("GATHER_ND", "GATHER_ND1", "SLICE", "SLICE1"):
+    for op in ("GATHER_ND", "GATHER_ND1", "SLICE", "SLICE1", "TILE"):
         assert list(findings(_spec(op))) == [], op
 
 
@@ -278,11 +278,14 @@ def test_the_reference_passes_every_case(level: m.FeatureLevel) -> None:
 
 
 # -- slices --------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("op", ["SLICE", "SLICE1"])
-def test_the_slice_suite_has_what_the_issue_asks_for(op: str) -> None:
+@pytest.mark.parametrize("op", ["SLICE", "SLICE1", "TILE"])
+def test_the_slice_and_tile_suites_have_what_the_issue_asks_for(op: str) -> None:
     cases, ids, _ = _suite_checks(op)
     if op == "SLICE1":
         assert {"reversed", "negative", "mixed", "partial", "unreached"} <= {i.split("/")[3] for i in ids}
+    elif op == "TILE":
+        assert {"mixed", "copy", "last", "first"} <= {i.split("/")[3] for i in ids}
+        assert any(not c.expect_supported and c.dtype is m.DataType.FLOAT64 for c in cases)
     else:
         repeat = next(c for c in cases if c.id.endswith("/repeat"))
         assert repeat.out_of_domain == ("Strides",) and not repeat.expect_supported
@@ -312,3 +315,13 @@ def test_the_slice_map_is_numpys_slicing(data: st.DataObject) -> None:
     x = np.arange(int(np.prod(sizes)), dtype=np.float64).reshape(sizes)
     found = slice_map(call, sizes, tuple(out))
     assert np.array_equal(x.reshape(-1)[found.position], sliced(call, x, tuple(out)))
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 4), st.integers(1, 3)), min_size=1, max_size=5))
+def test_the_tile_map_is_numpys_tile(dims: list[tuple[int, int]]) -> None:
+    sizes = tuple(n for n, _ in dims)
+    repeats = tuple(r for _, r in dims)
+    x = np.arange(int(np.prod(sizes)), dtype=np.float64).reshape(sizes)
+    found = tile_map(sizes, tuple(n * r for n, r in dims))
+    assert np.array_equal(x.reshape(-1)[found.position], np.tile(x, repeats))
