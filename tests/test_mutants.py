@@ -77,6 +77,14 @@ MUTANTS = {
     "mmi-bias-ignored": ("MATRIX_MULTIPLY_INTEGER_TO_FLOAT",),
     "value-scale-bias-wrong-axis": ("VALUE_SCALE_2D",),
     "value-scale-scale-ignored": ("VALUE_SCALE_2D",),
+    "gather-negative-index-not-wrapped": ("GATHER", "GATHER_ND"),
+    "gather-axis-ignored": ("GATHER", "GATHER_ELEMENTS"),
+    "gather-last-index-unreachable": ("GATHER_ELEMENTS", "GATHER_ND1"),
+    "gather-batch-ignored": ("GATHER_ND1",),
+    "gather-64-bit-index-truncated": ("GATHER",),
+    "slice-negative-stride-near-end": ("SLICE1",),
+    "slice-stride-magnitude-ignored": ("SLICE", "SLICE1"),
+    "tile-each-element-repeated": ("TILE",),
 }
 
 

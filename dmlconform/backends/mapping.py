@@ -33,6 +33,7 @@ class Attrs:
         self.values = dict(case.attributes)
         self.defaults = {f.name: f.default for f in spec.fields if f.default is not None}
         self.dtype = numpy_dtype(case.dtype)
+        self.output_sizes = tuple(o.sizes for o in case.outputs)  # where the attributes leave them open (SLICE1)
         self.read: set[str] = set()
 
     def raw(self, name: str) -> Value | None:

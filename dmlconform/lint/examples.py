@@ -16,6 +16,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from dmlconform.families.index_map.oracle import example_problems
+from dmlconform.families.index_map.semantics import IndexMap
 from dmlconform.families.reduction.oracle import exact_values, groups
 from dmlconform.families.reduction.semantics import DECREASING, Example, Reduction
 from dmlconform.spec import model as m
@@ -28,6 +30,10 @@ def findings(spec: m.Spec) -> Iterator[Located]:
     if isinstance(spec.semantics, Reduction):
         for example in spec.semantics.examples:
             yield from _example(example)
+    if isinstance(spec.semantics, IndexMap):  # the gathers' examples (issue #34): sizes, values, types
+        for e in spec.semantics.examples:
+            for key, message in example_problems(spec.semantics, e):
+                yield ("semantics", "examples", e.index, key), message
 
 
 def _show(values: np.ndarray | tuple[float, ...]) -> str:

@@ -1,0 +1,1 @@
+"""The index-map family (issue #34): operators whose every output element is one input element (GATHER, GATHER_ELEMENTS, GATHER_ND, GATHER_ND1, SLICE, SLICE1, TILE so far), compared bit for bit; docs/index-map.md."""

@@ -1,0 +1,110 @@
+"""The index-map kind of reviewed semantics (``family: index-map``: GATHER,
+GATHER_ELEMENTS, GATHER_ND, GATHER_ND1): its schema, its record
+(`families.index_map.semantics.IndexMap`) and its checks against the spec.
+`families.Family.overlay` names it.  Whether a transcribed worked example
+is right is lint's question (`lint.examples`), not a load error: the doc's
+mistakes stay visible (docs/index-map.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from dmlconform.families.index_map.semantics import ARRAYS, ATTRIBUTES, OPTIONAL, Example, IndexMap, Operation
+from dmlconform.spec import model as m
+from dmlconform.spec import reviewed_checks as rc
+
+_PARTS = ("axis", "index_dimensions", "input_dimension_count", "indices_dimension_count", "batch_dimension_count",
+          "dimension_count", "offsets", "sizes", "strides", "repeats")
+_NUMBERS = {"type": "array", "items": {"type": "number"}, "maxItems": 4096}
+_SIZES = {"type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "integer", "minimum": 1, "maximum": 64}}
+_EXAMPLE = {
+    "type": "object", "additionalProperties": False,
+    "required": ["name", "source", "input", "attributes", "output"],
+    "properties": {
+        "name": {"type": "string", "pattern": "^example[0-9]+$"}, "source": rc.SOURCE,
+        "input": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
+                  "properties": {"sizes": _SIZES, "values": _NUMBERS, "type": {"enum": rc.DTYPES}}},
+        "indices": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
+                    "properties": {"sizes": _SIZES, "type": {"enum": rc.DTYPES},
+                                   "values": {"type": "array", "items": {"type": "integer"}, "maxItems": 4096}}},
+        "attributes": {"type": "object", "maxProperties": 8, "propertyNames": rc.IDENT,
+                       "additionalProperties": {"oneOf": [
+                           {"type": "integer", "minimum": 0, "maximum": 8},
+                           {"type": "array", "minItems": 1, "maxItems": 8,
+                            "items": {"type": "integer", "minimum": -64, "maximum": 64}}]}},
+        "output": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
+                   "properties": {"sizes": _SIZES, "values": _NUMBERS, "type": {"enum": rc.DTYPES}}},
+    },
+}
+SCHEMA = {
+    "type": "object", "additionalProperties": False,
+    "required": ["family", "source", "operation", "input", "output"],
+    "properties": {
+        "family": {"const": "index-map"}, "source": rc.SOURCE,
+        "operation": {"enum": [o.value for o in Operation]},
+        "input": rc.IDENT, "indices": rc.IDENT, "output": rc.IDENT,
+        **{part: rc.IDENT for part in _PARTS},
+        "out_of_range_stated": {"type": "boolean"},
+        "dimension_counts": rc.DIMENSION_COUNTS,
+        "examples": {"type": "array", "maxItems": 16, "items": _EXAMPLE},
+    },
+}
+
+
+def build(data: dict[str, Any]) -> IndexMap:
+    """Shape-checked ``semantics`` data -> `IndexMap`."""
+    return IndexMap(
+        source=data["source"], operation=Operation(data["operation"]), input=data["input"],
+        indices=data.get("indices"), output=data["output"], **{part: data.get(part) for part in _PARTS},
+        out_of_range_stated=data.get("out_of_range_stated", False), dimension_counts=rc.dimension_counts(data),
+        examples=tuple(_example(i, e) for i, e in enumerate(data.get("examples", []))))
+
+
+def _example(index: int, e: dict[str, Any]) -> Example:
+    idx = e.get("indices", {"sizes": [], "values": [], "type": None})
+    attributes = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in e["attributes"].items()))
+    return Example(e["name"], e["source"], index, m.DataType[e["input"]["type"]], tuple(e["input"]["sizes"]),
+                   tuple(float(v) for v in e["input"]["values"]), tuple(idx["sizes"]),
+                   tuple(int(v) for v in idx["values"]), None if idx["type"] is None else m.DataType[idx["type"]],
+                   attributes, m.DataType[e["output"]["type"]],
+                   tuple(e["output"]["sizes"]), tuple(float(v) for v in e["output"]["values"]))
+
+
+def _is_uint(f: m.Field) -> str | None:
+    return None if f.kind is m.FieldKind.SCALAR and f.c_type == "UINT" else "a UINT scalar"
+
+
+def _is_array(f: m.Field) -> str | None:
+    return None if f.kind is m.FieldKind.ARRAY and f.c_type in ("const UINT*", "const INT*") else \
+        "an array of UINT or INT"
+
+
+def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
+    """The attributes the operation needs (and no others), the names, kinds
+    and roles of the fields named, every field named, the dimension counts
+    against the support tables, and each example's values filling its sizes."""
+    operation = Operation(data["operation"])
+    needs, optional = set(ATTRIBUTES[operation]), set(OPTIONAL.get(operation, ()))
+    for part in sorted(needs - set(data)):
+        yield rc.AT, f"a {operation.value} names its {part}; add semantics.{part}"
+    for part in sorted((set(_PARTS) - needs - optional) & set(data)):
+        yield rc.AT + (part,), f"a {operation.value} has no {part}; drop semantics.{part}"
+    if operation.has_indices != ("indices" in data):
+        yield rc.AT, f"a {operation.value} {'names its' if operation.has_indices else 'has no'} indices tensor; " \
+                     f"{'add' if operation.has_indices else 'drop'} semantics.indices"
+    tensors = (("input", m.TensorRole.INPUT), ("indices", m.TensorRole.INPUT), ("output", m.TensorRole.OUTPUT))
+    yield from rc.named_fields(data, spec, (((key,), role) for key, role in tensors),
+                               (((part,), _is_array if part in ARRAYS else _is_uint) for part in _PARTS)).problems
+    yield from rc.dims_problems(data, spec, [data[k] for k, _ in tensors if k in data])
+    for i, e in enumerate(data.get("examples", [])):
+        for key in ("input", "indices", "output"):
+            if key not in e:
+                continue
+            count = 1
+            for size in e[key]["sizes"]:
+                count *= size
+            if len(e[key]["values"]) != count:
+                yield ("semantics", "examples", i, key, "values"), (
+                    f"{len(e[key]['values'])} values for sizes {e[key]['sizes']} ({count} elements); "
+                    "transcribe every value")

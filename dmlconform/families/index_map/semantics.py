@@ -1,0 +1,114 @@
+"""Reviewed semantics of the index-map family: operators whose every
+output element is one element of the input, picked by coordinates the
+operator computes (GATHER, GATHER_ELEMENTS, GATHER_ND, GATHER_ND1).
+
+Issue #34 item 2; docs/index-map.md.  The pages give these operators as
+pseudocode (``output[...] = input[..., indices[...], ...]``) and prose on
+sizes; one record (`IndexMap`) holds what a reviewer read there: which
+operation, which tensors and attributes play which part, whether the page
+says what an index outside its dimension gives, the dimension counts per
+level and the page's worked examples.  Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from dmlconform.spec.model import DataType, FeatureLevel, Semantics
+from dmlconform.spec.semantics import DimensionCounted
+
+
+class Operation(enum.Enum):
+    """How an output coordinate finds its input element."""
+
+    GATHER = "gather"                    # one axis of the input replaced by IndexDimensions of the indices
+    GATHER_ELEMENTS = "gather-elements"  # the index at the same coordinate replaces the coordinate on Axis
+    GATHER_ND = "gather-nd"              # a tuple of indices (the indices' last dimension) picks a sub-block
+    SLICE = "slice"                      # Offsets + Strides * coordinate (SLICE: strides >= 1)
+    SLICE_WINDOW = "slice-window"        # the same from the window's far end where a stride is negative (SLICE1)
+    TILE = "tile"                        # the coordinate modulo the input's sizes
+
+    @property
+    def is_slice(self) -> bool:
+        return self in (Operation.SLICE, Operation.SLICE_WINDOW)
+
+    @property
+    def has_indices(self) -> bool:
+        return not self.is_slice and self is not Operation.TILE
+
+
+#: The attributes each operation reads, by their part (the overlay's keys).
+ATTRIBUTES = {
+    Operation.GATHER: ("axis", "index_dimensions"),
+    Operation.GATHER_ELEMENTS: ("axis",),
+    Operation.GATHER_ND: ("input_dimension_count", "indices_dimension_count"),
+    Operation.SLICE: ("dimension_count", "offsets", "sizes", "strides"),
+    Operation.SLICE_WINDOW: ("dimension_count", "offsets", "sizes", "strides"),
+    Operation.TILE: ("dimension_count", "repeats"),
+}
+#: The parts that name an array attribute (the others a UINT).
+ARRAYS = ("offsets", "sizes", "strides", "repeats")
+#: Those an operation may name besides (GATHER_ND1's batch count; GATHER_ND has none: 0).
+OPTIONAL = {Operation.GATHER_ND: ("batch_dimension_count",)}
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One worked example of a page, as the reviewer transcribed it: the
+    input and the indices (type, sizes, row-major values; a slice has none:
+    empty, type None), the attributes (by name; an array a tuple) and the
+    output the page prints (type, sizes and values).
+    ``index`` is its place in the overlay's ``examples`` (lint reports there)."""
+
+    name: str
+    source: str
+    index: int
+    input_type: DataType
+    input_sizes: tuple[int, ...]
+    input_values: tuple[float, ...]
+    indices_sizes: tuple[int, ...]
+    indices_values: tuple[int, ...]
+    indices_type: DataType | None
+    attributes: tuple[tuple[str, int | tuple[int, ...]], ...]
+    output_type: DataType
+    output_sizes: tuple[int, ...]
+    output_values: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexMap(Semantics, DimensionCounted):
+    """One gather or slice: ``input``, ``indices`` (None: a slice) and
+    ``output`` the tensors; the attributes by their part (None where the
+    operator has none): ``axis``, ``index_dimensions`` (GATHER),
+    ``input_dimension_count``, ``indices_dimension_count`` and
+    ``batch_dimension_count`` (GATHER_ND, GATHER_ND1), ``dimension_count``,
+    ``offsets``, ``sizes`` and ``strides`` (SLICE's Sizes, SLICE1's window
+    sizes), ``repeats`` (TILE; its RepeatsCount is ``dimension_count``).  ``out_of_range_stated``: the page says an index outside
+    its dimension yields an unspecified value and no failure (GATHER); where
+    it is silent, a case with such indices is outside the doc's domain (a
+    negative case: a clean rejection passes, and so does a result right at
+    every valid index).  ``dimension_counts`` per feature level (oldest
+    first), as the reviewer read the support tables."""
+
+    operation: Operation
+    input: str
+    indices: str | None
+    output: str
+    axis: str | None = None
+    index_dimensions: str | None = None
+    input_dimension_count: str | None = None
+    indices_dimension_count: str | None = None
+    batch_dimension_count: str | None = None
+    dimension_count: str | None = None
+    offsets: str | None = None
+    sizes: str | None = None
+    strides: str | None = None
+    repeats: str | None = None
+    out_of_range_stated: bool = False
+    dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
+    examples: tuple[Example, ...] = ()
+
+    def attribute(self, part: str) -> str | None:
+        """The attribute named for ``part`` (``"axis"``, ...), None where none is."""
+        return getattr(self, part)
