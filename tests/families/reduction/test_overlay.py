@@ -46,9 +46,10 @@ def test_the_overlays_load_with_their_semantics() -> None:
 
 
 def test_lint_flags_the_reduce_pages_example_3_and_nothing_else() -> None:
-    result = CliRunner().invoke(main, ["lint", str(REPO / "specs" / "reviewed")])
-    assert result.exit_code == 0, result.output  # a warning: the doc is wrong, not the spec
-    lines = [line for line in result.output.splitlines() if "DML131" in line]
+    # (the other families' overlays have doc mistakes of their own: tests/families/index_map)
+    result = CliRunner().invoke(main, ["lint", "--no-baseline", str(REPO / "specs" / "reviewed")])
+    assert result.exit_code == 0, result.output  # a warning: the doc is wrong, not the spec (and baselined)
+    lines = [line for line in result.output.splitlines() if "DML131" in line and "REDUCE" in line]
     assert lines == [
         f"{OVERLAY}:40:13: DML131 example3 (operators/sdk-api/ns-directml-dml_reduce_operator_desc.md:130): the comment "
         "of output element 0 lists sum{1, 2, 3, 3, 0, 4, 2, 5, 2}, but the input's terms there are "
