@@ -102,9 +102,10 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case | Planned]], backend: Backend, 
     A `Planned` case (a ``--large`` one) is made when its turn comes
     (``on_made(i, case)`` then: the parent of a worker learns its facts);
     it and any other large case (`is_large`) are held to the memory left
-    (NOT_SUPPORTED with both figures where they cannot fit) and judged as
-    soon as they ran, so that the run holds the values of one large case at
-    a time.  A MemoryError in any case is that case's ERROR (issue #33)."""
+    (NOT_SUPPORTED with both figures where they cannot fit), never queued
+    for ``run_batch`` (a REDUCE of 2^22 terms has one output element) and
+    judged as soon as they ran, so that the run holds the values of one
+    large case at a time.  A MemoryError in any case is that case's ERROR (issue #33)."""
     info = backend.info()
     judging = Judging(flush_subnormals=info.flush_subnormals, overrides=dict(overrides or {}),
                       float16_accumulation=info.float16_accumulation)
@@ -123,12 +124,12 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case | Planned]], backend: Backend, 
         if progress is not None:
             progress(result)
 
-    for position, (spec, given) in enumerate(pairs):
-        results.append(None)
+    def take(position: int, spec: m.Spec, given: Case | Planned) -> None:
+        """Case ``position`` (a function: a large case made here is let go when it returns)."""
         case = _made(spec, given) if isinstance(given, Planned) else given
         if isinstance(case, CaseResult):
             done(case, position)
-            continue
+            return
         if on_made is not None and isinstance(given, Planned):
             on_made(position, case)
         large = isinstance(given, Planned) or is_large(case)
@@ -137,16 +138,20 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case | Planned]], backend: Backend, 
             if on_start is not None:
                 on_start(position)
             done(refused, position)
-            continue
-        if run_batch is not None and 0 < _size(case) <= BATCH_CASE_ELEMENTS:
+            return
+        if run_batch is not None and not large and 0 < _size(case) <= BATCH_CASE_ELEMENTS:
             queued.setdefault(spec.operator, []).append(_Queued(position, spec, case))
-            continue
+            return
         if on_start is not None:
             on_start(position)
         outcome = _run_one(position, spec, case, backend)
         if isinstance(outcome, Ran) and large:   # judged now: its buffers go before the next case
             outcome = _judged([outcome], oracles, judging)[0]
         done(outcome, position)
+
+    for position, (spec, given) in enumerate(pairs):
+        results.append(None)
+        take(position, spec, given)
     for group in queued.values():
         assert run_batch is not None  # cases are queued only then (for mypy)
         for part in pack([_size(q.case) for q in group], most=BATCH_ELEMENTS):

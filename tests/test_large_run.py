@@ -6,17 +6,19 @@ ERROR, and the run writes its reports."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import re
 import subprocess
 import sys
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from dmlconform import runner, suite
+from dmlconform import families, runner, suite
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Case, Planned
 from dmlconform.catalog import load_spec
@@ -74,6 +76,23 @@ def test_a_large_case_over_the_memory_left_is_not_supported_with_the_figures(
     assert FIGURE.search(results[0].message), results[0].message
     assert results[0].dims == 4   # the made case's facts
     assert [r.outcome for r in results[1:]] == [Outcome.PASS] * 3   # small cases are not held to it
+
+
+def test_a_run_holds_one_made_large_case_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = _pairs("REDUCE", large=True, patterns=("*/large",))
+    assert len(pairs) == 2 and all(isinstance(c, Planned) for _, c in pairs)
+    alive: list[weakref.ref[np.ndarray]] = []
+
+    def make(spec: m.Spec, planned: Planned) -> Case:
+        gc.collect()
+        assert all(buffer() is None for buffer in alive), "an earlier large case is still held"
+        case = families.make(spec, planned)
+        alive.append(weakref.ref(case.inputs[0].buffer))
+        return case
+
+    monkeypatch.setattr(runner, "make", make)
+    results = run_cases(pairs, CpuBackend())
+    assert [r.outcome for r in results] == [Outcome.PASS, Outcome.PASS] and len(alive) == 2
 
 
 class _OutOfMemory(CpuBackend):
@@ -139,7 +158,7 @@ def _worker_address_space() -> int:
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the address space from /proc (Linux)")
 def test_large_under_a_lowered_address_space_writes_the_report(tmp_path: Path) -> None:
     # A worker gets three quarters of what the large IF needs by the estimate: more than making it takes
-    # (it needs between 220 and 470 MB above a worker's own, measured with ulimit -v), too little to run it;
+    # (between 220 and 470 MB above a worker's own, measured with ulimit -v), too little by the estimate;
     # the large GEMM (4 MB of tensors) fits.  On main: no figure, and the run held every large case itself.
     import resource  # POSIX only, as the skip says
 
