@@ -15,7 +15,10 @@ at ``-j 1``, and the parent only schedules, watches and collects:
 * **Chunks** are contiguous runs of the input order (the runner still batches
   the oracle over like cases), at most `plan.WORKER_CASES` cases, about a quarter
   of a worker's share so the workers finish together, and at most
-  `plan.WORKER_ELEMENTS` tensor elements (a large case runs alone).  Results come
+  `plan.WORKER_ELEMENTS` tensor elements (a large case runs alone; a
+  `Planned` one, a ``--large`` case, is made by the worker that runs it,
+  which tells the parent its size and facts: ``("made", i, elements,
+  result template)``).  Results come
   back in input order and are identical to ``-j 1`` and to in-process runs
   apart from ``seconds`` (the runner's batched results equal its per-case
   results).
@@ -249,8 +252,8 @@ def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
     """A worker's life: build the backend, say ``ready``, then run each job
     sent (``(pairs, alone)``) until told to stop (None) or the pipe closes.
     Messages: ``("ready", info)``, ``("fatal", text, exit code)``,
-    ``("start", i)``, ``("result", i, CaseResult)``, ``("done",)``; ``i``
-    counts in the job."""
+    ``("made", i, elements, CaseResult)``, ``("start", i)``, ``("result", i,
+    CaseResult)``, ``("done",)``; ``i`` counts in the job."""
     _ignore_sigint()
     threading.Thread(target=_exit_with_parent, name="dmlconform-parent-watch", daemon=True).start()
 
