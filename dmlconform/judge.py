@@ -25,7 +25,7 @@ import numpy as np
 
 from dmlconform import bias
 from dmlconform.backends.base import declares_float16
-from dmlconform.cases.model import Case, flat_view, joined
+from dmlconform.cases.model import Case, Planned, flat_view, joined
 from dmlconform.compare import AlternativeTrace, Policy, SparseComparison, Verdict, compare_sparse, is_float, summary
 from dmlconform.oracles.base import PREFIX as READING
 from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
@@ -74,9 +74,11 @@ class Judging:
         return declares_float16(self.float16_accumulation, operator, attributes)
 
 
-def verdict(case: Case, outcome: Outcome, message: str, *, seconds: float = 0.0, **more: object) -> CaseResult:
-    """The result of ``case``: its facts and the outcome (``run`` adds the
-    repro line, which needs the run's options: `invocation`)."""
+def verdict(case: Case | Planned, outcome: Outcome, message: str, *, seconds: float = 0.0,
+            **more: object) -> CaseResult:
+    """The result of ``case`` (or of a `Planned` one not made: the facts it
+    has): its facts and the outcome (``run`` adds the repro line, which needs
+    the run's options: `invocation`)."""
     return CaseResult(
         case_id=case.id, operator=case.operator, dtype=case.dtype.name, level=case.level.short,
         dims=len(case.outputs[0].sizes) if case.outputs else 0, layout=case.layout.value, outcome=outcome,
@@ -85,9 +87,15 @@ def verdict(case: Case, outcome: Outcome, message: str, *, seconds: float = 0.0,
     )
 
 
-def harness_error(case: Case, exc: Exception, seconds: float) -> CaseResult:
-    """ERROR: the harness itself failed on this case (never the backend's fault)."""
-    return verdict(case, Outcome.ERROR, f"harness error: {type(exc).__name__}: {exc}", seconds=seconds)
+def harness_error(case: Case | Planned, exc: Exception, seconds: float, *, doing: str = "") -> CaseResult:
+    """ERROR: the harness itself failed on this case (never the backend's
+    fault), ``doing`` something (``making the case``).  A MemoryError says
+    so in words: its own text is mostly empty."""
+    if isinstance(exc, MemoryError):
+        what = f"ran out of memory{f' {doing}' if doing else ''} (MemoryError{f': {exc}' if str(exc) else ''})"
+    else:
+        what = f"{doing + ': ' if doing else ''}{type(exc).__name__}: {exc}"
+    return verdict(case, Outcome.ERROR, f"harness error: {what}", seconds=seconds)
 
 
 def judge(batch: Sequence[Ran], oracle: FamilyOracle, judging: Judging) -> list[CaseResult]:

@@ -143,6 +143,26 @@ near: the workers' wait (``poll``) takes whole milliseconds in a C int, so
 (measured with ``select.poll().poll``, this machine), and a large case gets
 a multiple of the timeout (`parallel.case_timeout`)."""
 
+CASE_MEMORY_FACTOR = 16.0
+CASE_MEMORY_OVERHEAD = 32 * MiB
+"""What a large case needs to be made, run on cpu and judged (`memory.needed`):
+this many times its tensors' bytes, plus this much.  Measured as the growth
+of the address space (VmPeak over VmSize before the case was made, what
+RLIMIT_AS bounds; the peak RSS grew as much) of a fresh process making one
+``--large`` case and running it with ``runner.run_cases`` on cpu, this
+2-core machine (bench/bench_case_memory.py, issue #33): ACTIVATION_GELU
+15.3x its 34 MB (the reference's erf over the whole tensor in float64),
+BATCH_NORMALIZATION 6.8x its 101 MB, REDUCE random 7.0x its 17 MB,
+DEQUANTIZE_LINEAR 5.5x, ADAM_OPTIMIZER 5.1x its 134 MB, ARGMAX 5.0x, EXP
+4.3x, IF (FLOAT64) 4.0x, BIT_SHIFT_LEFT (UINT64) 3.4x, and GEMM k512 12.4x
+its 4 MB (a fixed 30 MB or so: the BLAS's buffers, the oracle's blocks).
+16x and 32 MiB bound every one, GELU by 5%; the others need less, so the
+estimate refuses some that would fit (ADAM_OPTIMIZER: 2.2 GB estimated, 0.7
+GB measured), while every large case of the shipped specs still fits in a
+worker under ``ulimit -v 3000000``.  A case over the memory left is
+NOT_SUPPORTED with both figures before it runs; one the estimate lets
+through that still runs out is that case's ERROR, never the run's end."""
+
 MIN_DIMENSION_COUNT = 1
 MAX_DIMENSION_COUNT = 8
 """A DirectML tensor has 1 to 8 dimensions (DML_TENSOR_DIMENSION_COUNT_MAX1);

@@ -15,7 +15,10 @@ at ``-j 1``, and the parent only schedules, watches and collects:
 * **Chunks** are contiguous runs of the input order (the runner still batches
   the oracle over like cases), at most `plan.WORKER_CASES` cases, about a quarter
   of a worker's share so the workers finish together, and at most
-  `plan.WORKER_ELEMENTS` tensor elements (a large case runs alone).  Results come
+  `plan.WORKER_ELEMENTS` tensor elements (a large case runs alone; a
+  `Planned` one, a ``--large`` case, is made by the worker that runs it,
+  which tells the parent its size and facts: ``("made", i, elements,
+  result template)``).  Results come
   back in input order and are identical to ``-j 1`` and to in-process runs
   apart from ``seconds`` (the runner's batched results equal its per-case
   results).
@@ -76,17 +79,17 @@ from dmlconform.results import CaseResult, Outcome, ToleranceOverride
 # The run's process imports this module before its workers start, and the
 # workers start first thing (`Workers`), so that their start overlaps the
 # loading of the specs, the families and numpy here.  So the runner, the
-# judge and the backends (numpy, every oracle) are imported only where a
-# worker, or a run without workers, first needs them (one case's repro:
-# bench/bench_startup.py; tests/test_parallel.py checks that nothing heavy
-# comes with this module).
+# judge, the cases and the backends (numpy, every oracle) are imported only
+# where a worker, or the parent once the run's cases are made, first needs
+# them (one case's repro: bench/bench_startup.py; tests/commands/
+# test_startup.py checks that nothing heavy comes with this module).
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
     import numpy as np
 
     from dmlconform.backends.base import Backend, BackendInfo, BatchItem, Support
-    from dmlconform.cases.model import Case
+    from dmlconform.cases.model import Case, Planned
     from dmlconform.spec.model import Spec
 
 #: Seconds a case may run before it is TIMEOUT (``--timeout``).
@@ -102,7 +105,7 @@ _LONGEST_WAIT = 3600.0
 #: Seconds a stopped worker gets to exit after terminate() before kill().
 _GRACE = 2.0
 
-Pair = tuple["Spec", "Case"]
+Pair = tuple["Spec", "Case | Planned"]
 Progress = Callable[[CaseResult], None]
 Overrides = Mapping[tuple[str, str], ToleranceOverride]
 
@@ -124,15 +127,27 @@ def default_jobs() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-def case_elements(case: Case) -> int:
-    """Elements in all of a case's buffers: its size for chunking and timing."""
-    return sum(int(t.buffer.size) for t in (*case.inputs, *case.outputs))
-
-
 def case_timeout(case: Case, timeout: float) -> float:
     """``timeout`` seconds, times elements / `LARGE_ELEMENTS` for a case
     larger than that."""
-    return timeout * max(1.0, case_elements(case) / LARGE_ELEMENTS)
+    from dmlconform.runner import case_elements  # noqa: PLC0415 - off the parent's start (see the imports)
+
+    return _scaled(timeout, case_elements(case))
+
+
+def _scaled(seconds: float, elements: int) -> float:
+    """``seconds``, times elements / `LARGE_ELEMENTS` for more elements than that."""
+    return seconds * max(1.0, elements / LARGE_ELEMENTS)
+
+
+def planned_size(case: Case | Planned) -> int:
+    """A case's elements, where it is made; for a `Planned` one (a large
+    case, made by the worker that runs it) more than a chunk holds, so that
+    it goes alone, until the worker says how large it is."""
+    from dmlconform.cases.model import Planned  # noqa: PLC0415 - off the parent's start (see the imports)
+    from dmlconform.runner import case_elements  # noqa: PLC0415 - off the parent's start (see the imports)
+
+    return WORKER_ELEMENTS + 1 if isinstance(case, Planned) else case_elements(case)
 
 
 def plan_chunks(sizes: Sequence[int], jobs: int) -> list[range]:
@@ -149,7 +164,7 @@ class _Placer:
     the runner reports batched results out of order (ids are unique in a
     suite; a repeated id takes the positions in order)."""
 
-    def __init__(self, cases: Sequence[Case]) -> None:
+    def __init__(self, cases: Sequence[Case | Planned]) -> None:
         self._slots: dict[str, deque[int]] = {}
         for i, case in enumerate(cases):
             self._slots.setdefault(case.id, deque()).append(i)
@@ -163,7 +178,6 @@ def run_in_process(pairs: Sequence[Pair], backend: Backend, *, overrides: Overri
     """``--no-isolate``: the runner in this process, as one batch (a crash
     ends the run, nothing times out).  Ctrl-C keeps the results known so
     far."""
-
     from dmlconform.runner import run_cases  # noqa: PLC0415 - off the parent's start (see the imports)
 
     results: list[CaseResult | None] = [None] * len(pairs)
@@ -248,8 +262,8 @@ def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
     """A worker's life: build the backend, say ``ready``, then run each job
     sent (``(pairs, alone)``) until told to stop (None) or the pipe closes.
     Messages: ``("ready", info)``, ``("fatal", text, exit code)``,
-    ``("start", i)``, ``("result", i, CaseResult)``, ``("done",)``; ``i``
-    counts in the job."""
+    ``("made", i, elements, CaseResult)``, ``("start", i)``, ``("result", i,
+    CaseResult)``, ``("done",)``; ``i`` counts in the job."""
     from dmlconform.backends.registry import load_backend  # noqa: PLC0415 - off the parent's start (see the imports)
 
     _ignore_sigint()
@@ -313,8 +327,8 @@ def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bo
              overrides: Overrides) -> None:
     """``pairs`` through the runner (one call, or one call per case when
     ``alone``), each start and each result sent to the parent."""
-
-    from dmlconform.runner import run_cases  # noqa: PLC0415 - off the parent's start (see the imports)
+    from dmlconform.judge import verdict  # noqa: PLC0415 - off the parent's start (see the imports)
+    from dmlconform.runner import case_elements, run_cases  # noqa: PLC0415 - off the parent's start (see the imports)
 
     place = _Placer([case for _, case in pairs])
     parts = [range(i, i + 1) for i in range(len(pairs))] if alone else [range(len(pairs))]
@@ -322,7 +336,10 @@ def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bo
         def started(i: int, base: int = part.start) -> None:
             conn.send(("start", base + i))
 
-        run_cases([pairs[i] for i in part], backend, overrides=overrides, on_start=started,
+        def made(i: int, case: Case, base: int = part.start) -> None:   # the parent's facts of a planned case
+            conn.send(("made", base + i, case_elements(case), verdict(case, Outcome.ERROR, "")))
+
+        run_cases([pairs[i] for i in part], backend, overrides=overrides, on_start=started, on_made=made,
                   progress=lambda r: conn.send(("result", place(r), r)))
 
 
@@ -423,6 +440,7 @@ class Workers:
         self.args = _WorkerArgs(backend, dict(options or {}), dict(overrides or {}))
         self.jobs, self.timeout = jobs, timeout
         self.pairs: list[Pair] = []
+        self.made: dict[int, tuple[int, CaseResult]] = {}   # a planned case's elements and facts, once made
         self.progress: Progress | None = None
         self.results: list[CaseResult | None] = []
         self.missing = 0
@@ -456,7 +474,7 @@ class Workers:
         """Every case, results in input order; Ctrl-C returns those so far."""
         self.pairs, self.progress = list(pairs), progress
         self.results, self.missing = [None] * len(self.pairs), len(self.pairs)
-        chunks = plan_chunks([case_elements(c) for _, c in self.pairs], self.jobs)
+        chunks = plan_chunks([planned_size(c) for _, c in self.pairs], self.jobs)
         self.queue = deque(_Job("chunk", tuple(r)) for r in chunks)
         self.slots = max(1, min(self.jobs, len(chunks)))
         interrupted = False
@@ -501,14 +519,16 @@ class Workers:
         return worker
 
     def _send(self, worker: _Worker) -> None:
+        from dmlconform.cases.model import Planned  # noqa: PLC0415 - off the parent's start (see the imports)
+
         if worker.ready and worker.job is not None and not worker.sent:
             job = worker.job
             with contextlib.suppress(OSError):   # it died: the next step sees its sentinel
                 worker.conn.send(([self.pairs[i] for i in job.indices], job.alone))
             worker.sent = True
-            elements = sum(case_elements(self.pairs[i][1]) for i in job.indices)
-            worker.harness = max(self.timeout, _HARNESS_SECONDS) * max(1.0, elements / LARGE_ELEMENTS)
-            worker.deadline = time.monotonic() + self.timeout
+            worker.harness = self._harness(job)
+            planned = any(isinstance(self.pairs[i][1], Planned) for i in job.indices)
+            worker.deadline = time.monotonic() + (worker.harness if planned else self.timeout)  # making is the harness's
 
     def _stop(self, worker: _Worker) -> None:
         """Ask an idle worker to exit; else (or if it does not) terminate,
@@ -570,7 +590,10 @@ class Workers:
         if kind == "start":
             index = job.indices[message[1]]
             worker.started.append(index)
-            worker.deadline = time.monotonic() + case_timeout(self.pairs[index][1], self.timeout)
+            worker.deadline = time.monotonic() + self._timeout(index)
+        elif kind == "made":
+            self.made[job.indices[message[1]]] = message[2], message[3]
+            worker.harness = self._harness(job)
         elif kind in ("ran", "result"):
             if kind == "result":
                 self._record(job.indices[message[1]], message[2])
@@ -600,7 +623,21 @@ class Workers:
     def _verdict(self, index: int, outcome: Outcome, message: str, seconds: float = 0.0) -> CaseResult:
         from dmlconform.judge import verdict  # noqa: PLC0415 - off the parent's start (see the imports)
 
+        if index in self.made:   # a planned case made in a worker: its facts from there
+            return dataclasses.replace(self.made[index][1], outcome=outcome, message=message, seconds=round(seconds, 6))
         return verdict(self.pairs[index][1], outcome, message, seconds=seconds)
+
+    def _elements(self, index: int) -> int:
+        """Elements of case ``index``: a planned one's once made (until then, as `planned_size`)."""
+        return self.made[index][0] if index in self.made else planned_size(self.pairs[index][1])
+
+    def _timeout(self, index: int) -> float:
+        """Seconds case ``index`` may run (`case_timeout`)."""
+        return _scaled(self.timeout, self._elements(index))
+
+    def _harness(self, job: _Job) -> float:
+        """Seconds the harness may take on ``job`` without a word (by its cases' elements)."""
+        return _scaled(max(self.timeout, _HARNESS_SECONDS), sum(self._elements(i) for i in job.indices))
 
     # -- what happened to a job
 
@@ -677,7 +714,7 @@ class Workers:
     def _hung_together(self, origin: int) -> None:
         """No case of a hung batch call hangs alone: the last one started is
         TIMEOUT anyway, so that the hang is in the report."""
-        limit = case_timeout(self.pairs[origin][1], self.timeout)
+        limit = self._timeout(origin)
         self.results[origin] = self._verdict(
             origin, Outcome.TIMEOUT,
             f"no answer within {limit:g} s (--timeout) from the backend's batch call (run_batch) of this case and "
@@ -702,7 +739,7 @@ class Workers:
             self.queue.appendleft(_Job("split", tuple(sorted(in_call)), origin=in_call[-1]))
             return
         if in_call:
-            suspect, limit = in_call[0], case_timeout(self.pairs[in_call[0]][1], self.timeout)
+            suspect, limit = in_call[0], self._timeout(in_call[0])
             verdict = self._verdict(suspect, Outcome.TIMEOUT,
                                     f"no answer within {limit:g} s (--timeout); the worker was stopped", limit)
         else:

@@ -31,10 +31,11 @@ from dmlconform.backends.base import (
     implements_of,
     run_batch_of,
 )
-from dmlconform.cases.model import Case
-from dmlconform.families import Oracles
+from dmlconform.cases.model import Case, Planned
+from dmlconform.families import Oracles, make
 from dmlconform.judge import Judging, Ran, harness_error, judge, verdict
-from dmlconform.plan import BATCH_CASE_ELEMENTS, BATCH_ELEMENTS, pack
+from dmlconform.memory import available, needed, size_text
+from dmlconform.plan import BATCH_CASE_ELEMENTS, BATCH_ELEMENTS, LARGE_ELEMENTS, pack
 from dmlconform.results import REFUSED_PREFIX, CaseResult, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
@@ -86,16 +87,25 @@ def run_case(spec: m.Spec, case: Case, backend: Backend) -> CaseResult:
     return run_cases([(spec, case)], backend)[0]
 
 
-def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
+def run_cases(pairs: Iterable[tuple[m.Spec, Case | Planned]], backend: Backend, *,
               progress: Callable[[CaseResult], None] | None = None,
               overrides: Overrides | None = None,
-              on_start: Callable[[int], None] | None = None) -> tuple[CaseResult, ...]:
+              on_start: Callable[[int], None] | None = None,
+              on_made: Callable[[int, Case], None] | None = None) -> tuple[CaseResult, ...]:
     """Every case, results in input order; ``progress`` is called after each
     result (batched results come after their batch is judged, so not in
     input order).  ``overrides`` loosens the comparison per (operator, data
     type); ``on_start(i)`` is called just before the backend runs the i-th
     case (a worker reports it to its parent, which then knows the case in
-    flight; with ``run_batch`` every case of a call is started before it)."""
+    flight; with ``run_batch`` every case of a call is started before it).
+
+    A `Planned` case (a ``--large`` one) is made when its turn comes
+    (``on_made(i, case)`` then: the parent of a worker learns its facts);
+    it and any other large case (`is_large`) are held to the memory left
+    (NOT_SUPPORTED with both figures where they cannot fit), never queued
+    for ``run_batch`` (a REDUCE of 2^22 terms has one output element) and
+    judged as soon as they ran, so that the run holds the values of one
+    large case at a time.  A MemoryError in any case is that case's ERROR (issue #33)."""
     info = backend.info()
     judging = Judging(flush_subnormals=info.flush_subnormals, overrides=dict(overrides or {}),
                       float16_accumulation=info.float16_accumulation)
@@ -105,6 +115,7 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
     run_batch = run_batch_of(backend)
     refusals = _Refusals(implements_of(backend))
     subset = info.subset
+    oracles = Oracles()
 
     def done(result: CaseResult | Ran, position: int) -> None:
         if isinstance(result, Ran):
@@ -114,31 +125,80 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case]], backend: Backend, *,
         if progress is not None:
             progress(result)
 
-    for position, (spec, case) in enumerate(pairs):
-        results.append(None)
-        refused = refusals.of(spec, case)
+    def take(position: int, spec: m.Spec, given: Case | Planned) -> None:
+        """Case ``position`` (a function: a large case made here is let go when it returns)."""
+        case = _made(spec, given) if isinstance(given, Planned) else given
+        if isinstance(case, CaseResult):
+            done(case, position)
+            return
+        if on_made is not None and isinstance(given, Planned):
+            on_made(position, case)
+        large = isinstance(given, Planned) or is_large(case)
+        refused = refusals.of(spec, case) or (_no_room(case) if large else None)
         if refused is not None:
             if on_start is not None:
                 on_start(position)
             done(refused, position)
-            continue
-        if run_batch is not None and 0 < _size(case) <= BATCH_CASE_ELEMENTS:
+            return
+        if run_batch is not None and not large and 0 < _size(case) <= BATCH_CASE_ELEMENTS:
             queued.setdefault(spec.operator, []).append(_Queued(position, spec, case))
-            continue
+            return
         if on_start is not None:
             on_start(position)
-        done(_run_one(position, spec, case, backend, subset=subset), position)
+        outcome = _run_one(position, spec, case, backend, subset=subset)
+        if isinstance(outcome, Ran) and large:   # judged now: its buffers go before the next case
+            outcome = _judged([outcome], oracles, judging)[0]
+        done(outcome, position)
+
+    for position, (spec, given) in enumerate(pairs):
+        results.append(None)
+        take(position, spec, given)
     for group in queued.values():
         assert run_batch is not None  # cases are queued only then (for mypy)
         for part in pack([_size(q.case) for q in group], most=BATCH_ELEMENTS):
             for position, result in _run_batch([group[i] for i in part], backend, run_batch, on_start,
                                                subset=subset):
                 done(result, position)
-    oracles = Oracles()
     for batch in _batches(ran):
         for item, result in zip(batch, _judged(batch, oracles, judging)):
             done(result, item.position)
     return tuple(r for r in results if r is not None)
+
+
+def case_elements(case: Case) -> int:
+    """Elements in all of a case's buffers: its size for chunking, timing and memory."""
+    return sum(int(t.buffer.size) for t in (*case.inputs, *case.outputs))
+
+
+def is_large(case: Case) -> bool:
+    """Whether ``case`` has `plan.LARGE_ELEMENTS` or more."""
+    return case_elements(case) >= LARGE_ELEMENTS
+
+
+def _made(spec: m.Spec, planned: Planned) -> Case | CaseResult:
+    """The case ``planned`` stands for, or its ERROR where making it failed
+    (out of memory, most likely: the values are the biggest part of it)."""
+    started = time.perf_counter()
+    try:
+        return make(spec, planned)
+    except Exception as exc:  # noqa: BLE001 - the harness itself: this case's ERROR, the run goes on
+        return harness_error(planned, exc, time.perf_counter() - started, doing="making the case")
+
+
+def _no_room(case: Case) -> CaseResult | None:
+    """NOT_SUPPORTED, with the figures, for a case that needs more memory
+    than this process has left (its own tensors, made already, count as
+    room it has); None where it fits or nothing is known."""
+    left = available()
+    if left is None:
+        return None
+    held = sum(t.buffer.nbytes for t in (*case.inputs, *case.outputs))
+    need = needed(held)
+    if need <= left + held:
+        return None
+    return verdict(case, Outcome.NOT_SUPPORTED, f"not run: needs {size_text(need)} of memory, {size_text(left + held)} "
+                                                f"available (the least of the address-space limit and the free "
+                                                f"physical memory, less what this process holds)")
 
 
 class _Refusals:
@@ -179,7 +239,7 @@ def _judged(batch: list[Ran], oracles: Oracles, judging: Judging) -> list[CaseRe
     spec), every case is a harness ERROR saying why."""
     try:
         oracle = oracles.get(batch[0].spec)
-    except ValueError as exc:
+    except Exception as exc:  # noqa: BLE001 - no family tests the spec (ValueError), or no memory to make its oracle
         return [harness_error(r.case, exc, r.seconds) for r in batch]
     return judge(batch, oracle, judging)
 
@@ -272,7 +332,10 @@ def _rejected(case: Case, reason: str, seconds: float, *, subset: bool) -> CaseR
 
 
 def _failed(case: Case, exc: Exception, seconds: float, *, subset: bool) -> CaseResult:
-    """The result of a case whose backend run raised ``exc``."""
+    """The result of a case whose backend run raised ``exc``: a MemoryError
+    is this process's (the harness's) lack, not the backend's error."""
+    if isinstance(exc, MemoryError):
+        return harness_error(case, exc, seconds, doing="while the backend ran")
     if isinstance(exc, DeviceLimitError):
         return verdict(case, Outcome.NOT_SUPPORTED, str(exc) or "not supported here", seconds=seconds)
     if isinstance(exc, NotSupportedError):

@@ -126,6 +126,29 @@ class Case:
         return dict(self.attributes)
 
 
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A case of a run that is not made yet: a ``--large`` one, tens of
+    megabytes of values that take seconds to draw (issue #33).  The run
+    holds this instead, and the runner makes the case where and when it
+    runs (`families.make`: in the worker that runs it, from the seed and
+    the id as generation would), so that a run holds the values of the cases
+    in flight only.  Its facts are those known before the case is made
+    (generation's ``keep`` sees the id and the data type); the rest keep
+    `Case`'s defaults (``outputs`` none, so a result of a case that could not
+    be made says 0 dimensions)."""
+
+    id: str
+    operator: str
+    level: FeatureLevel
+    dtype: DataType
+    seed: int
+    outputs: tuple[TensorData, ...] = ()
+    layout: Layout = Layout.PACKED
+    expect_supported: bool = True
+    edges: tuple[str, ...] = ()
+
+
 # -- views: a tensor's logical elements over a buffer -------------------------------------
 
 def flat_view(tensor: TensorData, buffer: np.ndarray | None, sizes: tuple[int, ...]) -> np.ndarray:

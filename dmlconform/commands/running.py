@@ -18,6 +18,7 @@ import click
 
 from dmlconform import suite, ties
 from dmlconform.backends.base import reported_float16
+from dmlconform.cases.model import Case
 from dmlconform.commands.gating_options import Gate
 from dmlconform.commands.options import console as make_console
 from dmlconform.commands.options import load_specs, parse_dtypes, parse_level
@@ -64,7 +65,8 @@ def execute(ctx: click.Context, engine: Workers | InProcess, *, started: dt.date
                                  execute=lambda progress: engine.run(pairs, progress=progress))
     invocation = _invocation(ctx, backend_name, options, level, seed=seed, cases_dir=cases_dir,
                              tolerances=gate.tolerances)
-    results = _with_repro(suite.with_notes(ties.agreed(pairs, outcome.results), Path(cases_dir) if cases_dir else None),
+    made = [(s, c) for s, c in pairs if isinstance(c, Case)]   # a --large case made in its worker ties nothing
+    results = _with_repro(suite.with_notes(ties.agreed(made, outcome.results), Path(cases_dir) if cases_dir else None),
                           invocation)
     report = gate.finish(RunResult(
         run_id=folder.run_id, backend=info.name, device=info.device, backend_version=info.version,

@@ -24,7 +24,7 @@ from importlib.metadata import entry_points
 from types import MappingProxyType, ModuleType
 from typing import Any
 
-from dmlconform.cases.model import Case, Fault, Reference
+from dmlconform.cases.model import Case, Fault, Planned, Reference
 from dmlconform.errors import InputError
 from dmlconform.families.contraction import overlay as contraction_overlay
 from dmlconform.families.contraction.semantics import Contraction
@@ -44,7 +44,7 @@ from dmlconform.spec.model import DataType, FeatureLevel, Semantics, Spec
 from dmlconform.spec.reviewed import Kind
 
 __all__ = ["FAMILIES", "GROUP", "Family", "Later", "LaterFaults", "Oracles", "cases_of", "faults", "family_of", "holds",
-           "overlay_kinds", "references", "registered"]
+           "make", "overlay_kinds", "references", "registered"]
 
 @dataclass(frozen=True, slots=True)
 class Family:
@@ -246,3 +246,14 @@ def cases_of(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     family (none when no family tests it)."""
     family, _ = family_of(spec)
     return family.generate(spec, level, seed=seed, large=large, keep=keep) if family is not None else iter(())
+
+
+def make(spec: Spec, planned: Planned) -> Case:
+    """The case ``planned`` stands for, made by ``spec``'s family as the
+    whole suite makes it: generation keeps only its id, so only its values
+    are drawn, and they depend on the seed and the id alone (`cases.draws`).
+    ValueError where generation makes no case of that id, or several."""
+    made = list(cases_of(spec, planned.level, seed=planned.seed, large=True, keep=lambda i, _: i == planned.id))
+    if len(made) != 1:
+        raise ValueError(f"{planned.id}: generation made {len(made)} cases of this id, not 1")
+    return made[0]
