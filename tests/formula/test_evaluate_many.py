@@ -141,7 +141,10 @@ def test_plain_float64_looks_ride_on_the_exactness_pass(dtype: type, monkeypatch
     """The limit probes in float64 (and, into float64, the literal variant)
     need the values alone, which the exactness pass computes identically:
     they take no pass of their own, and every result is the one that looks
-    at their own elements (no prefetch, so no sharing) give."""
+    at their own elements (no prefetch, so no sharing) give.  (The look at
+    exact NaNs of finite inputs, `floatrun.ROUNDED_INTO_DOMAIN`, is a float64
+    pass of its own over those elements alone: left out here.)"""
+    monkeypatch.setattr(floatrun.FloatRun, "exact_nan_of_finite_inputs", lambda self, expected: np.zeros(0, np.intp))
     inputs = _adam_inputs(dtype, 300)
     attrs = {"LearningRate": 0.5, "Beta1": 2.0, "Beta2": 0.25, "Epsilon": 1.5}
     passes = _passes(monkeypatch)
