@@ -75,6 +75,14 @@ MUTANTS = {
     "mmi-bias-ignored": ("MATRIX_MULTIPLY_INTEGER_TO_FLOAT",),
     "value-scale-bias-wrong-axis": ("VALUE_SCALE_2D",),
     "value-scale-scale-ignored": ("VALUE_SCALE_2D",),
+    "conv-no-flip": ("CONVOLUTION",),
+    "conv-flip-in-cross-correlation": ("CONVOLUTION",),
+    "conv-pads-swapped": ("CONVOLUTION",),
+    "conv-dilation-ignored": ("CONVOLUTION",),
+    "conv-groups-mixed": ("CONVOLUTION",),
+    "conv-output-padding-ignored": ("CONVOLUTION",),
+    "conv-dropped-border-tap": ("CONVOLUTION",),
+    "conv-float16-accumulation": ("CONVOLUTION",),
 }
 
 

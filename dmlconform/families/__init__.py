@@ -59,6 +59,12 @@ from dmlconform.families.value_scale import oracle as value_scale_oracle
 from dmlconform.families.value_scale import overlay as value_scale_overlay
 from dmlconform.families.value_scale import reference as value_scale_reference
 from dmlconform.families.value_scale.semantics import ValueScale
+from dmlconform.families.window import cases as window_cases
+from dmlconform.families.window import faults as window_faults
+from dmlconform.families.window import oracle as window_oracle
+from dmlconform.families.window import overlay as window_overlay
+from dmlconform.families.window import reference as window_reference
+from dmlconform.families.window.semantics import Window
 from dmlconform.oracles.base import FamilyOracle
 from dmlconform.spec.model import DataType, FeatureLevel, Semantics, Spec
 from dmlconform.spec.reviewed import Kind
@@ -122,6 +128,10 @@ FAMILIES: tuple[Family, ...] = (
            value_scale_cases.generable, value_scale_cases.case_problems,
            ("value-scale", Kind(value_scale_overlay.SCHEMA, value_scale_overlay.build, value_scale_overlay.against_spec)),
            ValueScale, value_scale_reference.compute, value_scale_faults.FAULTS),
+    Family("window", window_cases.claims, window_cases.generate, window_oracle.WindowOracle.of,
+           window_cases.generable, window_cases.case_problems,
+           ("window", Kind(window_overlay.SCHEMA, window_overlay.build, window_overlay.against_spec)),
+           Window, window_reference.compute, window_faults.FAULTS),
     Family("element-wise formula", elementwise_oracle.claims, elementwise_cases.generate,
            elementwise_oracle.FormulaOracle.of, elementwise_cases.is_runnable, None,
            ("formula", Kind(elementwise_overlay.SCHEMA, elementwise_overlay.build, elementwise_overlay.against_spec)),
