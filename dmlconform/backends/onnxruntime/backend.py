@@ -55,6 +55,7 @@ from dmlconform.backends.onnxruntime import reduction as onnx_reduction
 from dmlconform.backends.onnxruntime import sequence as onnx_sequence
 from dmlconform.backends.onnxruntime import softmax as onnx_softmax
 from dmlconform.backends.onnxruntime import value_scale as onnx_value_scale
+from dmlconform.backends.onnxruntime import window as onnx_window
 from dmlconform.backends.onnxruntime.node import OnnxMapping
 from dmlconform.backends.onnxruntime.shaped import Sessions
 from dmlconform.cases.model import Case
@@ -86,7 +87,7 @@ Item = tuple[Spec, Case, Mapping[str, np.ndarray]]
 #: adapter's (`backends.onnxruntime.<family>`), in this order.
 MAPPINGS: Mapping[str, OnnxMapping] = {
     **onnx_elementwise.MAPPINGS, **onnx_softmax.MAPPINGS, **onnx_reduction.MAPPINGS, **onnx_sequence.MAPPINGS,
-    **onnx_contraction.MAPPINGS, **onnx_value_scale.MAPPINGS,
+    **onnx_contraction.MAPPINGS, **onnx_value_scale.MAPPINGS, **onnx_window.MAPPINGS,
 }
 
 

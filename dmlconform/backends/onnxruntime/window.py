@@ -1,0 +1,81 @@
+"""The window family on onnxruntime: CONVOLUTION as ONNX Conv (FORWARD) or
+ConvTranspose (BACKWARD), one node (issue #35 item 5).
+
+ONNX's Conv is a cross-correlation with asymmetric ``pads`` [starts...,
+ends...], ``strides``, ``dilations`` and ``group``, its weight {M, C/G,
+K...}: DirectML's FORWARD CROSS_CORRELATION exactly.  ConvTranspose, the
+adjoint of Conv, takes the weight {C, M/G, K...}, the same ``pads`` (the
+full output cropped) and ``output_padding``: DirectML's BACKWARD
+CROSS_CORRELATION, the primary reading of ``output-padding`` (computed).
+CONVOLUTION mode feeds the filter reversed along every spatial dimension
+(a data rearrangement, exact; the ``every-spatial`` reading of
+``flip-axes``).  A fused activation is NOT_SUPPORTED (two nodes).  One
+session per direction, data type, rank and attribute set; the backend's
+``run_batch`` hands each case to `run`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from dmlconform.backends.base import NotSupportedError
+from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
+from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
+from dmlconform.cases.model import Case
+from dmlconform.families.window.cases import geometry, operands, semantics_of
+from dmlconform.spec.model import Spec
+
+OPSET = 13
+NOTE = ("FORWARD: Conv; BACKWARD: ConvTranspose (pads crop the full output, output_padding computed); "
+        "CONVOLUTION mode: the filter fed reversed; FusedActivation not mapped")
+
+
+def check(spec: Spec, case: Case) -> None:
+    """NotSupportedError for a case one node does not express (a fused activation)."""
+    sem = semantics_of(spec)
+    if sem.fused_activation and case.attribute_map().get(sem.fused_activation):
+        raise NotSupportedError("FusedActivation: ONNX Conv has none (a second node would round twice)")
+
+
+def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
+    """``case`` through its Conv or ConvTranspose node, written into the output buffer."""
+    sem = semantics_of(spec)
+    ops, geo = operands(sem, case, buffers), geometry(sem, case)
+    x = np.ascontiguousarray(ops.x)
+    w = ops.w[(slice(None), slice(None)) + (slice(None, None, -1),) * (ops.w.ndim - 2)] if geo.flipped else ops.w
+    attrs: dict[str, Any] = {"strides": list(geo.strides), "dilations": list(geo.dilations),
+                             "pads": [*geo.start, *geo.end], "group": geo.groups}
+    if geo.transposed:
+        attrs["output_padding"] = list(geo.output_padding)
+    op_type = "ConvTranspose" if geo.transposed else "Conv"
+    feeds = {"x": x, "w": np.ascontiguousarray(w)}
+    if ops.bias is not None:
+        feeds["b"] = np.ascontiguousarray(ops.bias)
+    key = ("window", op_type, x.ndim, case.dtype.name, ops.bias is not None, tuple(sorted((k, str(v)) for k, v in
+                                                                                          attrs.items())))
+    session = sessions.get(key, lambda: _model(op_type, x.ndim, x.dtype, ops.bias is not None, attrs), op_type)
+    (y,) = session.run(None, feeds)
+    write_output(case.outputs[0], buffers, y)
+
+
+def _model(op_type: str, rank: int, dtype: np.dtype, bias: bool, attrs: dict[str, Any]) -> Any:
+    """One ``op_type`` node over tensors of ``rank`` dimensions of any size."""
+    from onnx import helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import
+
+    elem = helper.np_dtype_to_tensor_dtype(dtype)
+    names = ["x", "w", "b"] if bias else ["x", "w"]
+    inputs = [helper.make_tensor_value_info(n, elem, [f"{n}{i}" for i in range(rank if n != "b" else 1)])
+              for n in names]
+    node = helper.make_node(op_type, names, ["y"], **attrs)
+    graph = helper.make_graph([node], "window", inputs,
+                              [helper.make_tensor_value_info("y", elem, [f"y{i}" for i in range(rank)])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=9)
+
+
+#: The operators this adapter maps (`backend.MAPPINGS` merges them).
+MAPPINGS: Mapping[str, OnnxMapping] = {
+    "CONVOLUTION": OnnxMapping("Conv", inputs=("InputTensor", "FilterTensor", "BiasTensor"), attrs=every_attribute,
+                               integer=False, runner=run, check=check, note=NOTE)}
