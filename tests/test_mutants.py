@@ -83,6 +83,7 @@ MUTANTS = {
     "conv-output-padding-ignored": ("CONVOLUTION",),
     "conv-dropped-border-tap": ("CONVOLUTION",),
     "conv-float16-accumulation": ("CONVOLUTION",),
+    "avgpool-divisor-padding-flipped": ("AVERAGE_POOLING", "AVERAGE_POOLING1"),
 }
 
 

@@ -1,5 +1,6 @@
 """The window family on onnxruntime: CONVOLUTION as ONNX Conv (FORWARD) or
-ConvTranspose (BACKWARD), one node (issue #35 item 5).
+ConvTranspose (BACKWARD), AVERAGE_POOLING(1) as AveragePool, one node
+(issue #35 item 5).
 
 ONNX's Conv is a cross-correlation with asymmetric ``pads`` [starts...,
 ends...], ``strides``, ``dilations`` and ``group``, its weight {M, C/G,
@@ -25,10 +26,12 @@ from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case
-from dmlconform.families.window.cases import geometry, operands, semantics_of
+from dmlconform.families.window.cases import geometry, operands, semantics_of, window
 from dmlconform.spec.model import Spec
 
 OPSET = 13
+#: AveragePool's dilations came with opset 19.
+AVERAGE_OPSET = 19
 NOTE = ("FORWARD: Conv; BACKWARD: ConvTranspose (pads crop the full output, output_padding computed); "
         "CONVOLUTION mode: the filter fed reversed; FusedActivation not mapped")
 
@@ -41,8 +44,11 @@ def check(spec: Spec, case: Case) -> None:
 
 
 def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
-    """``case`` through its Conv or ConvTranspose node, written into the output buffer."""
+    """``case`` through its Conv, ConvTranspose or AveragePool node, written into the output buffer."""
     sem = semantics_of(spec)
+    if sem.operation == "average_pooling":
+        _average(spec, case, buffers, sessions)
+        return
     ops, geo = operands(sem, case, buffers), geometry(sem, case)
     x = np.ascontiguousarray(ops.x)
     w = ops.w[(slice(None), slice(None)) + (slice(None, None, -1),) * (ops.w.ndim - 2)] if geo.flipped else ops.w
@@ -61,21 +67,45 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     write_output(case.outputs[0], buffers, y)
 
 
-def _model(op_type: str, rank: int, dtype: np.dtype, bias: bool, attrs: dict[str, Any]) -> Any:
+def _average(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
+    """AVERAGE_POOLING as AveragePool (opset 19: dilations): ``count_include_pad`` is IncludePadding.  ONNX
+    asks for pads below the kernel: a window wholly in padding is NOT_SUPPORTED."""
+    sem = semantics_of(spec)
+    geo, kernel = geometry(sem, case), window(sem, case)
+    if len(kernel) > 3:
+        raise NotSupportedError(f"{len(kernel)} spatial dimensions: onnxruntime's AveragePool has 1 to 3")
+    if any(p >= k for p, k in zip((*geo.start, *geo.end), (*kernel, *kernel))):
+        raise NotSupportedError(f"pads {[*geo.start, *geo.end]} reach the kernel {list(kernel)}: ONNX AveragePool "
+                                "needs pads below it")
+    x = np.ascontiguousarray(case.input(sem.input).view(buffers[sem.input]))
+    attrs: dict[str, Any] = {"kernel_shape": list(kernel), "strides": list(geo.strides), "dilations": list(geo.dilations),
+                             "pads": [*geo.start, *geo.end], "count_include_pad": int(geo.include_padding)}
+    key = ("window", "AveragePool", x.ndim, case.dtype.name, tuple(sorted((k, str(v)) for k, v in attrs.items())))
+    session = sessions.get(key, lambda: _model("AveragePool", x.ndim, x.dtype, False, attrs, fed=("x",),
+                                               opset=AVERAGE_OPSET), "AveragePool")
+    (y,) = session.run(None, {"x": x})
+    write_output(case.outputs[0], buffers, y)
+
+
+def _model(op_type: str, rank: int, dtype: np.dtype, bias: bool, attrs: dict[str, Any],
+           fed: tuple[str, ...] = ("x", "w"), opset: int = OPSET) -> Any:
     """One ``op_type`` node over tensors of ``rank`` dimensions of any size."""
     from onnx import helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import
 
     elem = helper.np_dtype_to_tensor_dtype(dtype)
-    names = ["x", "w", "b"] if bias else ["x", "w"]
+    names = [*fed, "b"] if bias else list(fed)
     inputs = [helper.make_tensor_value_info(n, elem, [f"{n}{i}" for i in range(rank if n != "b" else 1)])
               for n in names]
     node = helper.make_node(op_type, names, ["y"], **attrs)
     graph = helper.make_graph([node], "window", inputs,
                               [helper.make_tensor_value_info("y", elem, [f"y{i}" for i in range(rank)])])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=9)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)
 
 
 #: The operators this adapter maps (`backend.MAPPINGS` merges them).
 MAPPINGS: Mapping[str, OnnxMapping] = {
     "CONVOLUTION": OnnxMapping("Conv", inputs=("InputTensor", "FilterTensor", "BiasTensor"), attrs=every_attribute,
-                               integer=False, runner=run, check=check, note=NOTE)}
+                               integer=False, runner=run, check=check, note=NOTE),
+    **{op: OnnxMapping("AveragePool", attrs=every_attribute, integer=False, runner=run, opset=AVERAGE_OPSET,
+                       note="AveragePool, count_include_pad = IncludePadding; pads must stay below the kernel")
+       for op in ("AVERAGE_POOLING", "AVERAGE_POOLING1")}}

@@ -63,6 +63,7 @@ class Geometry:
     groups: int = 1
     flipped: bool = False
     transposed: bool = False
+    include_padding: bool = False
 
 
 def claims(spec: Spec) -> tuple[bool, str]:
@@ -97,7 +98,17 @@ def geometry(sem: Window, case: Case) -> Geometry:
     return Geometry(array(sem.strides, 1), array(sem.dilations, 1), array(sem.start_padding, 0),
                     array(sem.end_padding, 0), array(sem.output_padding, 0), groups,
                     attrs.get(sem.mode) == CONVOLUTION if sem.mode else False,
-                    attrs.get(sem.direction) == BACKWARD if sem.direction else False)
+                    attrs.get(sem.direction) == BACKWARD if sem.direction else False,
+                    bool(attrs.get(sem.include_padding, False)) if sem.include_padding else False)
+
+
+def window(sem: Window, case: Case) -> tuple[int, ...]:
+    """The window's spatial sizes: the filter's (a convolution) or the
+    ``WindowSize`` attribute's (pooling); ValueError as `geometry`."""
+    if sem.filter is not None:
+        return case.input(sem.filter).sizes[2:]
+    text = case.attribute_map().get(sem.window_size or "", "")
+    return family.parse_axes(text, name=sem.window_size or "WindowSize")
 
 
 def output_sizes(geo: Geometry, input_spatial: tuple[int, ...], kernel: tuple[int, ...]) -> tuple[int, ...]:
@@ -146,6 +157,9 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     are ``problem: fix``."""
     sem = semantics_of(spec)
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
+    if sem.filter is None:
+        yield from _pooling_problems(sem, case, tensors)
+        return
     x, w, out = tensors.get(sem.input), tensors.get(sem.filter or ""), tensors.get(sem.output)
     if x is None or w is None or out is None:
         return
@@ -168,6 +182,30 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     if work > MAX_CASE_WORK:
         yield (f"{work:,} products are over the {MAX_CASE_WORK:,} one case may ask for (limits.MAX_CASE_WORK): "
                "give smaller tensors")
+
+
+def _pooling_problems(sem: Window, case: Case, tensors: Mapping[str, TensorData]) -> Iterator[str]:
+    """A pooling's: input and output of one dimension count (3 or more), a
+    window of that many spatial sizes, the output's sizes the geometry's."""
+    x, out = tensors.get(sem.input), tensors.get(sem.output)
+    if x is None or out is None:
+        return
+    if x.dimension_count != out.dimension_count or x.dimension_count < 3 or out.sizes[:2] != x.sizes[:2]:
+        yield (f"{x.name} {list(x.sizes)} and {out.name} {list(out.sizes)}: give both {{N, C, spatial...}}, the same "
+               "N and C")
+        return
+    try:
+        geo, kernel = geometry(sem, case), window(sem, case)
+    except ValueError as exc:
+        yield str(exc)
+        return
+    if len(kernel) != x.dimension_count - 2 or min(kernel, default=0) < 1:
+        yield f"{sem.window_size}={list(kernel)}: give {x.dimension_count - 2} sizes of 1 or more"
+        return
+    wanted = output_sizes(geo, x.sizes[2:], kernel)
+    if out.sizes[2:] != wanted:
+        yield (f"{out.name}'s spatial sizes {list(out.sizes[2:])} are not the geometry's {list(wanted)}: give "
+               f"{out.name} sizes {[*out.sizes[:2], *wanted]}")
 
 
 def _channel_problems(sem: Window, geo: Geometry, x: TensorData, w: TensorData, out: TensorData,
@@ -214,13 +252,15 @@ class Shape:
     bias: bool = True
     padded: bool = False
     supported: bool = True
+    include_padding: bool = False
     tags: tuple[str, ...] = field(default=())
 
-    def case_id(self, operator: str) -> str:
+    def case_id(self, operator: str, convolution: bool = True) -> str:
         direction = "backward" if self.direction == BACKWARD else "forward"
         mode = "conv" if self.mode == CONVOLUTION else "cross"
         extra = [t for t in self.tags if t]
-        return "/".join([operator, self.dtype.name, f"{self.rank}d", direction, mode, self.name, self.data, *extra])
+        head = [operator, self.dtype.name, f"{self.rank}d"] + ([direction, mode] if convolution else [])
+        return "/".join([*head, self.name, self.data, *extra])
 
     def spatial(self, values: tuple[int, int, int]) -> tuple[int, ...]:
         return values[3 - (self.rank - 2):] if self.rank <= 5 else (values[0],) * (self.rank - 5) + values
@@ -277,11 +317,12 @@ def shapes(spec: Spec, level: FeatureLevel, *, large: bool) -> list[Shape]:
     (row,) = family.rows_at(spec, level, ranks, sem.output)
     rep = 4 if 4 in ranks else ranks[0]
     types = [t for t in row.dtypes if t.is_float]
-    out = [s for i, t in enumerate(types) for s in _per_dtype(t, rep, ranks, large and i == 0)]
+    make = _per_dtype if sem.operation == "convolution" else _pooling_per_dtype
+    out = [s for i, t in enumerate(types) for s in make(t, rep, ranks, large and i == 0, sem)]
     return out + _negatives(types[0] if types else DataType.FLOAT32, rep, ranks, row.dtypes)
 
 
-def _per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool) -> Iterator[Shape]:
+def _per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool, sem: Window) -> Iterator[Shape]:
     for direction, table in ((FORWARD, FORWARD_SHAPES), (BACKWARD, BACKWARD_SHAPES)):
         for given in table:
             base = replace(Shape(dtype, rep, "", direction=direction), **given)  # type: ignore[arg-type]
@@ -296,6 +337,42 @@ def _per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool) -
     yield replace(k3, padded=True, tags=("padded",))
     if large:
         yield replace(k3, rank=4, size=(1, 56, 56), batch=1, channels=(64, 64), tags=("large",))
+
+
+#: The pooling geometries: 1x1, 3x3 padded, 2x2 stride 2, asymmetric padding, a window over the input,
+#: stride above the window, dilation (where the operator has Dilations), and a window wholly in padding.
+POOLING_SHAPES: tuple[dict[str, object], ...] = (
+    {"name": "k1", "kernel": _same(1), "start": _same(0), "end": _same(0)},
+    {"name": "k3"},
+    {"name": "k2-s2", "size": _same(8), "kernel": _same(2), "strides": _same(2), "start": _same(0), "end": _same(0)},
+    {"name": "asym-pad", "start": (2, 0, 1), "end": (0, 2, 1)},
+    {"name": "k5-over", "size": _same(3), "kernel": _same(5), "start": _same(2), "end": _same(2)},
+    {"name": "stride3-k2", "size": _same(8), "kernel": _same(2), "strides": _same(3), "start": _same(0),
+     "end": _same(0)},
+    {"name": "dilation2", "dilations": (2, 2, 3), "start": _same(2), "end": (2, 2, 1)},
+    {"name": "all-padding", "size": _same(4), "kernel": _same(2), "strides": _same(2), "start": _same(2),
+     "end": _same(0)},
+)
+
+
+def _pooling_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool,
+                       sem: Window) -> Iterator[Shape]:
+    """Each pooling geometry with IncludePadding TRUE and FALSE (``incl``,
+    ``excl``), exact and random; the other dimension counts; adversarial
+    and padded-stride cases of ``k3``."""
+    for given in POOLING_SHAPES:
+        base = replace(Shape(dtype, rep, "", channels=(3, 3), bias=False), **given)  # type: ignore[arg-type]
+        if base.dilations != _same(1) and sem.dilations is None:
+            continue
+        for include in (True, False):
+            tagged = replace(base, name=f"{base.name}-{'incl' if include else 'excl'}", include_padding=include)
+            yield from (replace(tagged, data=data) for data in DATA)
+    k3 = Shape(dtype, rep, "k3-excl", channels=(3, 3), bias=False)
+    yield from (replace(k3, rank=r, data=d) for r in ranks if r != rep for d in DATA)
+    yield from (replace(k3, data=data) for data in ("range", "nan"))
+    yield replace(k3, padded=True, tags=("padded",))
+    if large:
+        yield replace(k3, size=(1, 56, 56), batch=1, channels=(64, 64), tags=("large",))
 
 
 def _negatives(first: DataType, rep: int, ranks: tuple[int, ...], allowed: tuple[DataType, ...]) -> list[Shape]:
@@ -360,8 +437,9 @@ def _case(spec: Spec, sem: Window, level: FeatureLevel, seed: int, case_id: str,
     w_sizes = (c, m // shape.groups, *kernel) if geo.transposed else (m, c // shape.groups, *kernel)
     out_sizes = (shape.batch, m, *output_sizes(geo, x_sizes[2:], kernel))
     x, w, b = _values(shape, x_sizes, w_sizes, m, lambda name: stream_key(seed, case_id, name))
-    inputs = [family.input_tensor(sem.input, shape.dtype, x, padded=shape.padded),
-              family.input_tensor(sem.filter or "FilterTensor", shape.dtype, w, padded=shape.padded)]
+    inputs = [family.input_tensor(sem.input, shape.dtype, x, padded=shape.padded)]
+    if sem.filter is not None:
+        inputs.append(family.input_tensor(sem.filter, shape.dtype, w, padded=shape.padded))
     if shape.bias and sem.bias is not None:
         inputs.append(family.input_tensor(sem.bias, shape.dtype, b.reshape((1, m) + (1,) * (shape.rank - 2)),
                                           padded=shape.padded))
@@ -378,7 +456,8 @@ def _attributes(spec: Spec, sem: Window, shape: Shape, geo: Geometry) -> tuple[t
     def text(values: tuple[int, ...]) -> str:
         return ",".join(str(v) for v in values)
 
-    given: dict[str | None, int | str] = {
+    given: dict[str | None, int | str | bool] = {
+        sem.window_size: text(shape.spatial(shape.kernel)), sem.include_padding: shape.include_padding,
         sem.mode: shape.mode, sem.direction: shape.direction, sem.spatial_count: shape.rank - 2,
         sem.strides: text(geo.strides), sem.dilations: text(geo.dilations), sem.start_padding: text(geo.start),
         sem.end_padding: text(geo.end), sem.output_padding: text(geo.output_padding), sem.group_count: shape.groups}
@@ -397,6 +476,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     identical for a ``seed``."""
     family.check_seed(seed)
     sem = semantics_of(spec)
-    for case_id, shape in family.selected(shapes(spec, level, large=large), lambda s: s.case_id(spec.operator), keep,
-                                          negative=negative):
+    conv = sem.operation == "convolution"
+    for case_id, shape in family.selected(shapes(spec, level, large=large), lambda s: s.case_id(spec.operator, conv),
+                                          keep, negative=negative):
         yield _case(spec, sem, level, seed, case_id, shape)

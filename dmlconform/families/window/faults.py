@@ -11,8 +11,8 @@ from dataclasses import replace
 import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
-from dmlconform.families.window.cases import Geometry, Operands, geometry, operands
-from dmlconform.families.window.reference import convolution
+from dmlconform.families.window.cases import Geometry, Operands, geometry, operands, window
+from dmlconform.families.window.reference import average, convolution
 from dmlconform.families.window.semantics import Window
 from dmlconform.spec import model as m
 
@@ -25,7 +25,7 @@ def _planted(change: Change, work: np.dtype | None = None, dtype: m.DataType | N
     where given, only on ``dtype`` cases where given)."""
     def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
         sem = spec.semantics
-        if not isinstance(sem, Window) or (dtype is not None and case.dtype is not dtype):
+        if not isinstance(sem, Window) or sem.operation != "convolution" or (dtype is not None and case.dtype is not dtype):
             return
         changed = change(operands(sem, case, dict(buffers)), geometry(sem, case))
         if changed is None:
@@ -76,10 +76,24 @@ def _dropped_border_tap(ops: Operands, geo: Geometry) -> tuple[Operands, Geometr
     return replace(ops, x=x), geo
 
 
+def _divisor_flipped(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """AVERAGE_POOLING's IncludePadding read backwards: the padding counted in the divisor where it must not be, and
+    left out where it must be counted."""
+    sem = spec.semantics
+    if not isinstance(sem, Window) or sem.operation != "average_pooling":
+        return
+    geo = geometry(sem, case)
+    out = case.outputs[0]
+    x = case.input(sem.input).view(buffers[sem.input])
+    writable_view(out, buffers[out.name])[...] = average(x, window(sem, case),
+                                                         replace(geo, include_padding=not geo.include_padding),
+                                                         out.sizes, out.dtype)
+
+
 def _outpad_write(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """`_output_padding_ignored`: the reference's output, its OutputPadding elements zero."""
     sem = spec.semantics
-    if not isinstance(sem, Window):
+    if not isinstance(sem, Window) or sem.operation != "convolution":
         return
     geo = geometry(sem, case)
     if _output_padding_ignored(operands(sem, case, dict(buffers)), geo) is None:
@@ -102,4 +116,5 @@ FAULTS: Mapping[str, Fault] = {
     "conv-output-padding-ignored": _outpad_write,
     "conv-dropped-border-tap": _planted(_dropped_border_tap),
     "conv-float16-accumulation": _planted(lambda ops, geo: (ops, geo), np.dtype(np.float16), m.DataType.FLOAT16),
+    "avgpool-divisor-padding-flipped": _divisor_flipped,
 }

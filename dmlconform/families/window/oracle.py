@@ -40,7 +40,7 @@ import numpy as np
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, finfo
 from dmlconform.families.window import windowmap
-from dmlconform.families.window.cases import Geometry, geometry, operands, semantics_of
+from dmlconform.families.window.cases import Geometry, geometry, operands, semantics_of, window
 from dmlconform.families.window.semantics import Window
 from dmlconform.oracles.base import (
     Expectation,
@@ -154,31 +154,78 @@ def _products(patches: np.ndarray, filt: np.ndarray) -> np.ndarray:
 
 
 def _part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) -> _Part:
+    if sem.operation == "average_pooling":
+        return _average_part(spec, sem, case, float16_accumulation)
     ops = operands(sem, case)
     geo = geometry(sem, case)
     out = case.outputs[0]
     spatial = len(out.sizes) - 2
     sums = convolve(ops.x, ops.w, ops.bias, geo, out.sizes[2:], flip=(geo.flipped,) * spatial)
     nt = numpy_dtype(out.dtype)
-    acc = m.DataType.FLOAT16 if float16_accumulation and out.dtype is m.DataType.FLOAT16 else \
-        sem.accumulator(out.dtype)
-    u = unit_roundoff(acc)
+    acc = _accumulator(sem, out.dtype, float16_accumulation)
     exact = _integral(ops) & (sums.magnitude <= 2.0 ** min(_digits(acc), _digits(out.dtype)))
     expected = sums.value.reshape(-1).astype(nt)
     magnitude, n = sums.magnitude.reshape(-1), sums.n.reshape(-1).astype(np.float64)
+    strict, relaxed = _bounds(expected, magnitude, n, unit_roundoff(acc), exact.reshape(-1))
+    return _Part(expected, strict, relaxed, magnitude, n,
+                 _alternatives(spec, sem, case, geo, sums, exact.reshape(-1), expected))
+
+
+def _accumulator(sem: Window, dtype: m.DataType, float16_accumulation: bool) -> m.DataType:
+    """The type sums are bounded in: FLOAT16 where the backend declares it, else the reviewed reading."""
+    return m.DataType.FLOAT16 if float16_accumulation and dtype is m.DataType.FLOAT16 else sem.accumulator(dtype)
+
+
+def _bounds(expected: np.ndarray, magnitude: np.ndarray, n: np.ndarray, u: float,
+            exact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Strict and relaxed bounds of sums of ``n`` roundings over terms of
+    magnitude ``magnitude`` (the module's docstring), 0 where ``exact`` or
+    not finite; ``expected`` is made read-only."""
     own = gamma(n, _U64) * magnitude
     with np.errstate(invalid="ignore", over="ignore"):
         relaxed = gamma(n, u) * magnitude + own
         strict = gamma_probable(n, u) * magnitude + own
-        spacing = spacing_above(np.abs(expected.astype(np.float64)) + relaxed, nt)
+        spacing = spacing_above(np.abs(expected.astype(np.float64)) + relaxed, expected.dtype)
         relaxed += spacing
         strict += spacing
-    zero = exact.reshape(-1) | ~np.isfinite(expected)
+    zero = exact | ~np.isfinite(expected)
     relaxed[zero] = 0.0
     strict[zero] = 0.0
     expected.setflags(write=False)
-    return _Part(expected, strict, relaxed, magnitude, n,
-                 _alternatives(spec, sem, case, geo, sums, exact.reshape(-1), expected))
+    return strict, relaxed
+
+
+def _average_part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) -> _Part:
+    """AVERAGE_POOLING: each window's sum through the map divided by the
+    window's size (IncludePadding TRUE) or its taps inside the input
+    (FALSE; 0/0 = NaN for a window wholly in padding, the primary reading
+    of ``empty-window``).  The bound is the sum's, with one rounding more
+    for the division (two: a reciprocal, then a product), over the divisor."""
+    geo, kernel, out = geometry(sem, case), window(sem, case), case.outputs[0]
+    x = case.input(sem.input).view()
+    maps = tuple(windowmap.taps(x.shape[2 + j], out.sizes[2 + j], kernel[j], stride=geo.strides[j],
+                                dilation=geo.dilations[j], start=geo.start[j], transposed=False)
+                 for j in range(len(kernel)))
+    patches = windowmap.gather(x.astype(np.float64), maps)
+    axes = tuple(range(2 + len(kernel), 2 + 2 * len(kernel)))
+    count = np.broadcast_to(windowmap.counts(maps), out.sizes).reshape(-1)
+    divisor = np.full(count.shape, float(np.prod(kernel))) if geo.include_padding else count.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = patches.sum(axis=axes).reshape(-1) / divisor
+        magnitude = np.abs(patches).sum(axis=axes).reshape(-1) / divisor
+    expected = value.astype(numpy_dtype(out.dtype))
+    n = count.astype(np.float64) + 2
+    strict, relaxed = _bounds(expected, np.nan_to_num(magnitude), n,
+                              unit_roundoff(_accumulator(sem, out.dtype, float16_accumulation)),
+                              np.zeros(expected.shape, bool))
+    readings = {"empty-window:zero": np.where(count == 0, 0.0, np.nan)} if not geo.include_padding else {}
+    return _Part(expected, strict, relaxed, np.nan_to_num(magnitude), n, _offered(spec, readings, expected))
+
+
+def _offered(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray) -> tuple[Alternative, ...]:
+    """``readings`` (NaN: no reading at that element) as alternatives."""
+    primary = expected.astype(np.float64)
+    return reading_alternatives(spec, {k: np.where(np.isnan(v), primary, v) for k, v in readings.items()}, expected)
 
 
 def _integral(ops: object) -> bool:
@@ -205,8 +252,7 @@ def _alternatives(spec: m.Spec, sem: Window, case: Case, geo: Geometry, sums: Su
         readings["flip-axes:height-width"] = np.where(exact, other.value.reshape(-1), np.nan)
     if geo.transposed and any(geo.output_padding):
         readings["output-padding:zero"] = _zero_padded(sums, geo, ops.bias).reshape(-1)
-    primary = expected.astype(np.float64)
-    return reading_alternatives(spec, {k: np.where(np.isnan(v), primary, v) for k, v in readings.items()}, expected)
+    return _offered(spec, readings, expected)
 
 
 def _zero_padded(sums: Sums, geo: Geometry, bias: np.ndarray | None) -> np.ndarray:

@@ -12,7 +12,7 @@ from dmlconform.spec import model as m
 from dmlconform.spec import reviewed_checks as rc
 
 #: The attribute roles, each with the check of the field it names.
-_ARRAYS = ("strides", "dilations", "start_padding", "end_padding", "output_padding")
+_ARRAYS = ("strides", "dilations", "start_padding", "end_padding", "output_padding", "window_size")
 _ENUMS = ("mode", "direction")
 _UINTS = ("spatial_count", "group_count")
 SCHEMA = {
@@ -20,7 +20,7 @@ SCHEMA = {
     "properties": {
         "family": {"const": "window"}, "source": rc.SOURCE, "operation": {"enum": list(OPERATIONS)},
         "input": rc.IDENT, "output": rc.IDENT, "filter": rc.IDENT, "bias": rc.IDENT,
-        **{role: rc.IDENT for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation")},
+        **{role: rc.IDENT for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation", "include_padding")},
         "dimension_counts": rc.DIMENSION_COUNTS,
         "accumulators": {"type": "object", "propertyNames": {"enum": rc.DTYPES},
                          "additionalProperties": {"enum": rc.DTYPES}},
@@ -30,7 +30,8 @@ SCHEMA = {
 
 def build(data: dict[str, Any]) -> Window:
     """Shape-checked ``semantics`` data -> `Window`."""
-    roles = {role: data.get(role) for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation", "filter", "bias")}
+    roles = {role: data.get(role) for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation", "include_padding",
+                                               "filter", "bias")}
     return Window(source=data["source"], operation=data["operation"], input=data["input"], output=data["output"],
                   dimension_counts=rc.dimension_counts(data), accumulators=rc.accumulators(data), **roles)
 
@@ -43,13 +44,18 @@ def _is_uint(f: m.Field) -> str | None:
     return None if f.kind is m.FieldKind.SCALAR and f.c_type == "UINT" else "a UINT scalar"
 
 
+def _is_bool(f: m.Field) -> str | None:
+    return None if f.kind is m.FieldKind.SCALAR and f.c_type == "BOOL" else "a BOOL scalar"
+
+
 def _is_enum(f: m.Field) -> str | None:
     return None if f.kind is m.FieldKind.ENUM else "an enum"
 
 
 _CHECKS: tuple[tuple[tuple[str, ...], Callable[[m.Field], str | None]], ...] = (
     *(((role,), _is_uint_array) for role in _ARRAYS), *(((role,), _is_enum) for role in _ENUMS),
-    *(((role,), _is_uint) for role in _UINTS), (("fused_activation",), rc.is_pointer))
+    *(((role,), _is_uint) for role in _UINTS), (("fused_activation",), rc.is_pointer),
+    (("include_padding",), _is_bool))
 
 
 def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.cases.model import Case
-from dmlconform.families.window.cases import Geometry, Operands, geometry, operands, semantics_of
+from dmlconform.families.window.cases import Geometry, Operands, geometry, operands, semantics_of, window
 from dmlconform.spec.model import DataType, Spec, numpy_dtype
 
 #: The type each tensor type computes in: its own, FLOAT16 in float32.
@@ -30,7 +30,32 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     """The output of ``case`` in its storage type and logical shape, a new array."""
     sem = semantics_of(spec)
     out = case.outputs[0]
+    if sem.operation == "average_pooling":
+        x = case.input(sem.input).view(buffers[sem.input])
+        return {sem.output: average(x, window(sem, case), geometry(sem, case), out.sizes, out.dtype)}
     return {sem.output: convolution(operands(sem, case, buffers), geometry(sem, case), out.sizes, out.dtype)}
+
+
+def average(x: np.ndarray, kernel: tuple[int, ...], geo: Geometry, out_sizes: tuple[int, ...],
+            dtype: DataType) -> np.ndarray:
+    """Average pooling as sliding windows: the input zero-padded, a strided
+    slice per window tap added up, divided by the window's size
+    (IncludePadding) or by the same sum over a padded array of ones (the
+    taps inside the input; 0/0 is NaN)."""
+    work = _WORK.get(dtype, numpy_dtype(dtype))
+    out_spatial = out_sizes[2:]
+    pads = [(0, 0), (0, 0)] + [(a, max(0, (o - 1) * s + (k - 1) * d + 1 - i - a)) for i, o, k, s, d, a in
+                               zip(x.shape[2:], out_spatial, kernel, geo.strides, geo.dilations, geo.start)]
+    xp, ones = np.pad(x.astype(work), pads), np.pad(np.ones(x.shape, work), pads)
+    total, count = np.zeros(out_sizes, work), np.zeros(out_sizes, work)
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        at = _at(slice(None), slice(None), *(slice(k * d, k * d + (o - 1) * s + 1, s) for k, d, s, o in
+                                             zip(tap, geo.dilations, geo.strides, out_spatial)))
+        total += xp[at]
+        count += ones[at]
+    with np.errstate(all="ignore"):
+        y = total / (work.type(np.prod(kernel)) if geo.include_padding else count)
+    return y.astype(numpy_dtype(dtype))
 
 
 def convolution(ops: Operands, geo: Geometry, out_sizes: tuple[int, ...], dtype: DataType,

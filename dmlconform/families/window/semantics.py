@@ -19,14 +19,17 @@ CONVOLUTION = "DML_CONVOLUTION_MODE_CONVOLUTION"
 CROSS_CORRELATION = "DML_CONVOLUTION_MODE_CROSS_CORRELATION"
 FORWARD = "DML_CONVOLUTION_DIRECTION_FORWARD"
 BACKWARD = "DML_CONVOLUTION_DIRECTION_BACKWARD"
-#: What a window operator computes over its window (only ``convolution`` so far).
-OPERATIONS = ("convolution",)
+#: What a window operator computes over its window: a convolution with a filter, or the average of the window.
+OPERATIONS = ("convolution", "average_pooling")
 
 
 @dataclass(frozen=True, slots=True)
 class Window(Semantics, Accumulated, DimensionCounted):
     """``output[n, m, o] = sum over the window of o of input x filter (+ bias[m])``
-    (``operation`` ``convolution``).
+    (``operation`` ``convolution``), or ``output[n, c, o] = sum over the
+    window of input / divisor`` (``average_pooling``: the divisor the
+    window's size where ``include_padding`` is TRUE, else its taps inside
+    the input).
 
     The tensors are ``input``, ``output``, ``filter`` and the optional
     ``bias`` (None: the operator has none); the attributes, by role, name
@@ -52,6 +55,8 @@ class Window(Semantics, Accumulated, DimensionCounted):
     end_padding: str | None = None
     output_padding: str | None = None
     group_count: str | None = None
+    window_size: str | None = None
+    include_padding: str | None = None
     fused_activation: str | None = None
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     accumulators: tuple[tuple[DataType, DataType], ...] = ()

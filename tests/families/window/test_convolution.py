@@ -122,7 +122,7 @@ WHERE = {"conv-no-flip": (("/conv/",), "/5d/"), "conv-flip-in-cross-correlation"
          "conv-float16-accumulation": (("FLOAT16",), "/random")}
 
 
-@pytest.mark.parametrize("name", sorted(FAULTS))
+@pytest.mark.parametrize("name", sorted(n for n in FAULTS if n.startswith("conv-")))
 def test_each_fault_is_caught_by_name(name: str) -> None:
     failed = [r.case_id for r in _run(name) if r.outcome is Outcome.FAIL]
     every, some = WHERE[name]
