@@ -84,6 +84,8 @@ MUTANTS = {
     "conv-dropped-border-tap": ("CONVOLUTION",),
     "conv-float16-accumulation": ("CONVOLUTION",),
     "avgpool-divisor-padding-flipped": ("AVERAGE_POOLING", "AVERAGE_POOLING1"),
+    "maxpool-last-tie": ("MAX_POOLING1",),
+    "maxpool-padding-as-zero": ("MAX_POOLING",),
 }
 
 

@@ -206,6 +206,9 @@ def _pooling_problems(sem: Window, case: Case, tensors: Mapping[str, TensorData]
     if out.sizes[2:] != wanted:
         yield (f"{out.name}'s spatial sizes {list(out.sizes[2:])} are not the geometry's {list(wanted)}: give "
                f"{out.name} sizes {[*out.sizes[:2], *wanted]}")
+    indices = tensors.get(sem.indices or "")
+    if indices is not None and indices.sizes != out.sizes:
+        yield f"{indices.name}'s sizes {list(indices.sizes)} are not {out.name}'s {list(out.sizes)}: give it those"
 
 
 def _channel_problems(sem: Window, geo: Geometry, x: TensorData, w: TensorData, out: TensorData,
@@ -253,6 +256,7 @@ class Shape:
     padded: bool = False
     supported: bool = True
     include_padding: bool = False
+    index_type: DataType | None = None
     tags: tuple[str, ...] = field(default=())
 
     def case_id(self, operator: str, convolution: bool = True) -> str:
@@ -316,6 +320,10 @@ def shapes(spec: Spec, level: FeatureLevel, *, large: bool) -> list[Shape]:
     ranks = tuple(d for d in sem.dims_at(level) if 3 <= d <= 5)
     (row,) = family.rows_at(spec, level, ranks, sem.output)
     rep = 4 if 4 in ranks else ranks[0]
+    if sem.operation == "max_pooling":
+        index_types = family.rows_at(spec, level, ranks, sem.indices)[0].dtypes if sem.indices else ()
+        out = [s for t in row.dtypes for s in _max_per_dtype(t, rep, ranks, index_types)]
+        return out + _negatives(row.dtypes[0], rep, ranks, row.dtypes)
     types = [t for t in row.dtypes if t.is_float]
     make = _per_dtype if sem.operation == "convolution" else _pooling_per_dtype
     out = [s for i, t in enumerate(types) for s in make(t, rep, ranks, large and i == 0, sem)]
@@ -375,6 +383,30 @@ def _pooling_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large:
         yield replace(k3, size=(1, 56, 56), batch=1, channels=(64, 64), tags=("large",))
 
 
+def _max_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...],
+                   index_types: tuple[DataType, ...]) -> Iterator[Shape]:
+    """Max pooling: each pooling geometry but the empty window (no maximum
+    there) with ``random`` and ``ties`` data (and ``nan`` for floats, the
+    type's extremes for integers), indices in the first index type of the
+    table (UINT32); ``noindices`` without them, ``idx64`` in UINT64 where
+    the table allows it; the other dimension counts; padded strides (the
+    indices are logical, not the buffer's)."""
+    index = DataType.UINT32 if DataType.UINT32 in index_types else (index_types[0] if index_types else None)
+    kinds = ("random", "ties", "nan") if dtype.is_float else ("random", "ties", "extremes")
+    for given in POOLING_SHAPES:
+        base = replace(Shape(dtype, rep, "", channels=(3, 3), bias=False, index_type=index), **given)  # type: ignore[arg-type]
+        if base.name != "all-padding":
+            yield from (replace(base, data=data) for data in kinds)
+    k3 = Shape(dtype, rep, "k3", channels=(3, 3), bias=False, index_type=index)
+    yield from (replace(k3, rank=r) for r in ranks if r != rep)
+    if dtype.is_float:  # the gaps hold NaN, which an integer type has not
+        yield replace(k3, padded=True, tags=("padded",))
+    if index is not None:
+        yield replace(k3, index_type=None, tags=("noindices",))
+    if DataType.UINT64 in index_types and index is not DataType.UINT64:
+        yield replace(k3, index_type=DataType.UINT64, tags=("idx64",))
+
+
 def _negatives(first: DataType, rep: int, ranks: tuple[int, ...], allowed: tuple[DataType, ...]) -> list[Shape]:
     """One data type and one dimension count outside the table (expected NOT_SUPPORTED or computed right)."""
     out = []
@@ -399,6 +431,14 @@ def exact_range(dtype: DataType, terms: int) -> int:
 
 
 def _draw(shape: Shape, sizes: tuple[int, ...], rng: np.random.Generator, terms: int) -> np.ndarray:
+    if shape.data == "ties":  # few distinct values: windows with equal maxima
+        return rng.integers(0 if shape.dtype.name.startswith("UINT") else -1, 2, size=sizes).astype(np.float64)
+    if not shape.dtype.is_float:
+        info = np.iinfo(numpy_dtype(shape.dtype))
+        if shape.data == "extremes":
+            picks = np.array([info.min, info.min + 1, info.max - 1, info.max, 0, 1], dtype=numpy_dtype(shape.dtype))
+            return picks[rng.integers(0, picks.size, size=sizes)]
+        return rng.integers(info.min, info.max, size=sizes, dtype=numpy_dtype(shape.dtype), endpoint=True)
     if shape.data == "exact":
         r = exact_range(shape.dtype, terms)
         return rng.integers(-r, r + 1, size=sizes).astype(np.float64)
@@ -437,15 +477,18 @@ def _case(spec: Spec, sem: Window, level: FeatureLevel, seed: int, case_id: str,
     w_sizes = (c, m // shape.groups, *kernel) if geo.transposed else (m, c // shape.groups, *kernel)
     out_sizes = (shape.batch, m, *output_sizes(geo, x_sizes[2:], kernel))
     x, w, b = _values(shape, x_sizes, w_sizes, m, lambda name: stream_key(seed, case_id, name))
-    inputs = [family.input_tensor(sem.input, shape.dtype, x, padded=shape.padded)]
+    with np.errstate(invalid="ignore"):  # input_tensor fills the gaps with NaN, which an integer type casts to junk
+        inputs = [family.input_tensor(sem.input, shape.dtype, x, padded=shape.padded)]
     if sem.filter is not None:
         inputs.append(family.input_tensor(sem.filter, shape.dtype, w, padded=shape.padded))
     if shape.bias and sem.bias is not None:
         inputs.append(family.input_tensor(sem.bias, shape.dtype, b.reshape((1, m) + (1,) * (shape.rank - 2)),
                                           padded=shape.padded))
-    output = family.output_tensor(sem.output, shape.dtype, out_sizes, padded=shape.padded)
+    outputs = [family.output_tensor(sem.output, shape.dtype, out_sizes, padded=shape.padded)]
+    if sem.indices is not None and shape.index_type is not None:
+        outputs.append(family.output_tensor(sem.indices, shape.index_type, out_sizes, padded=shape.padded))
     return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype, inputs=tuple(inputs),
-                outputs=(output,), attributes=_attributes(spec, sem, shape, geo),
+                outputs=tuple(outputs), attributes=_attributes(spec, sem, shape, geo),
                 layout=Layout.PADDED if shape.padded else Layout.PACKED, expect_supported=shape.supported,
                 edges=(shape.data,), seed=seed)
 

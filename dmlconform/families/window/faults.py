@@ -12,7 +12,7 @@ import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.window.cases import Geometry, Operands, geometry, operands, window
-from dmlconform.families.window.reference import average, convolution
+from dmlconform.families.window.reference import average, convolution, maximum
 from dmlconform.families.window.semantics import Window
 from dmlconform.spec import model as m
 
@@ -90,6 +90,20 @@ def _divisor_flipped(spec: m.Spec, case: Case, buffers: Buffers) -> None:
                                                          out.sizes, out.dtype)
 
 
+def _max_fault(**change: object) -> Fault:
+    """A max pooling fault: the reference's `maximum` with ``change``."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, Window) or sem.operation != "max_pooling":
+            return
+        x = case.input(sem.input).view(buffers[sem.input])
+        value, index = maximum(x, window(sem, case), geometry(sem, case), case.outputs[0].sizes,
+                               **change)  # type: ignore[arg-type]
+        for out, result in zip(case.outputs, (value, index)):
+            writable_view(out, buffers[out.name])[...] = result.astype(buffers[out.name].dtype)
+    return fault
+
+
 def _outpad_write(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """`_output_padding_ignored`: the reference's output, its OutputPadding elements zero."""
     sem = spec.semantics
@@ -117,4 +131,6 @@ FAULTS: Mapping[str, Fault] = {
     "conv-dropped-border-tap": _planted(_dropped_border_tap),
     "conv-float16-accumulation": _planted(lambda ops, geo: (ops, geo), np.dtype(np.float16), m.DataType.FLOAT16),
     "avgpool-divisor-padding-flipped": _divisor_flipped,
+    "maxpool-last-tie": _max_fault(last_tie=True),
+    "maxpool-padding-as-zero": _max_fault(padding=0.0),
 }

@@ -71,9 +71,11 @@ class WindowOracle:
         return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
-             float16_accumulation: bool = False) -> WindowBatch:
+             float16_accumulation: bool = False) -> WindowBatch | MaxBatch:
         """Each case's T, S, n and readings end to end.  ``flush_subnormals``
         changes nothing: a flushed subnormal is within one spacing of the output."""
+        if self.semantics.operation == "max_pooling":
+            return _max_batch(self.spec, self.semantics, cases)
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
         offsets = np.concatenate(([0], np.cumsum([p.expected.size for p in parts], dtype=np.int64)))
         alternatives = tuple(Alternative(a.name, a.index + offsets[i], a.values, a.tier, a.reason)
@@ -289,3 +291,84 @@ class WindowBatch:
         """What decides an element's bound: its term count n and the terms' magnitude S."""
         return (("n", [float(x) for x in self.n[flat].tolist()]),
                 ("S", [float(x) for x in self.magnitude[flat].tolist()]))
+
+
+# -- max pooling: exact values and indices ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MaxBatch:
+    """Max pooling bound to a batch: values and (where the cases have them)
+    indices end to end, both exact, with the NaN reading's alternatives."""
+
+    outputs: tuple[np.ndarray, ...]
+    alternatives: tuple[tuple[Alternative, ...], ...]
+
+    def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
+        return tuple(Expectation(values[lo:hi], None, None, within(alts, lo, hi), 0, RELAXED_FACTOR, False)
+                     for values, alts in zip(self.outputs, self.alternatives))
+
+    def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
+        return ()
+
+
+def _max_batch(spec: m.Spec, sem: Window, cases: Sequence[Case]) -> MaxBatch:
+    """Each case's maximum and its first index, joined end to end per output."""
+    parts = [_max_part(spec, sem, c) for c in cases]
+    offsets = np.concatenate(([0], np.cumsum([p[0][0].size for p in parts], dtype=np.int64)))
+    outputs, alternatives = [], []
+    for j in range(len(parts[0][0])):
+        joined = np.concatenate([p[0][j] for p in parts])
+        joined.setflags(write=False)
+        outputs.append(joined)
+        alternatives.append(tuple(Alternative(a.name, a.index + offsets[i], a.values, a.tier, a.reason)
+                                  for i, p in enumerate(parts) for a in p[1][j]))
+    return MaxBatch(tuple(outputs), tuple(alternatives))
+
+
+def _max_part(spec: m.Spec, sem: Window, case: Case) -> tuple[tuple[np.ndarray, ...], tuple[tuple[Alternative, ...], ...]]:
+    """The maximum of each window and the flat logical index of its first
+    occurrence, through the map: every element ranked (equal values one
+    rank, NaN above all: the ``propagate`` reading of ``nan``), the taps
+    outside the input ranked below all, the first largest rank taken.  The
+    ``ignore`` reading ranks NaN below every number instead."""
+    geo, kernel, out = geometry(sem, case), window(sem, case), case.outputs[0]
+    x = case.input(sem.input).view()
+    maps = tuple(windowmap.taps(x.shape[2 + j], out.sizes[2 + j], kernel[j], stride=geo.strides[j],
+                                dilation=geo.dilations[j], start=geo.start[j], transposed=False)
+                 for j in range(len(kernel)))
+    valid = np.ones((), bool)
+    for t in maps:  # (O..., K...) as the map's outer product
+        valid = np.multiply.outer(valid, t.valid)
+    d = len(kernel)
+    valid = valid.transpose([2 * j for j in range(d)] + [2 * j + 1 for j in range(d)])
+    _, rank = np.unique(x.reshape(-1), return_inverse=True)
+    rank = rank.reshape(x.shape).astype(np.int64)
+    flat = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+    values, where = windowmap.gather(x, maps), windowmap.gather(flat, maps)
+    lead, taps = x.shape[:2] + out.sizes[2:], int(np.prod(kernel))
+
+    def pick(ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r = np.where(valid, windowmap.gather(ranks, maps), -2).reshape(*lead, taps)
+        first = np.argmax(r, axis=-1)[..., None]
+        return (np.take_along_axis(values.reshape(*lead, taps), first, -1).reshape(-1),
+                np.take_along_axis(where.reshape(*lead, taps), first, -1).reshape(-1))
+
+    value, index = pick(rank)
+    found: list[tuple[np.ndarray, ...]] = [(value,), (index,)]
+    if x.dtype.kind == "f" and np.isnan(x).any():
+        found = [(value, pick(np.where(np.isnan(x), -1, rank))[k]) for k, value in ((0, value), (1, index))]
+    results, alternatives = [], []
+    for o, options in zip(case.outputs, found):
+        expected = options[0].astype(numpy_dtype(o.dtype))
+        readings = {"nan:ignore": options[1]} if len(options) > 1 else {}
+        results.append(expected)
+        alternatives.append(_max_readings(spec, readings, expected))
+    return tuple(results), tuple(alternatives)
+
+
+def _max_readings(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray) -> tuple[Alternative, ...]:
+    """The ``nan`` readings of one output, in its type (indices exact as integers)."""
+    if not readings:
+        return ()
+    return reading_alternatives(spec, {k: v.astype(expected.dtype) for k, v in readings.items()}, expected)

@@ -19,7 +19,7 @@ SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["family", "source", "operation", "input", "output"],
     "properties": {
         "family": {"const": "window"}, "source": rc.SOURCE, "operation": {"enum": list(OPERATIONS)},
-        "input": rc.IDENT, "output": rc.IDENT, "filter": rc.IDENT, "bias": rc.IDENT,
+        "input": rc.IDENT, "output": rc.IDENT, "filter": rc.IDENT, "bias": rc.IDENT, "indices": rc.IDENT,
         **{role: rc.IDENT for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation", "include_padding")},
         "dimension_counts": rc.DIMENSION_COUNTS,
         "accumulators": {"type": "object", "propertyNames": {"enum": rc.DTYPES},
@@ -31,7 +31,7 @@ SCHEMA = {
 def build(data: dict[str, Any]) -> Window:
     """Shape-checked ``semantics`` data -> `Window`."""
     roles = {role: data.get(role) for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation", "include_padding",
-                                               "filter", "bias")}
+                                               "filter", "bias", "indices")}
     return Window(source=data["source"], operation=data["operation"], input=data["input"], output=data["output"],
                   dimension_counts=rc.dimension_counts(data), accumulators=rc.accumulators(data), **roles)
 
@@ -63,7 +63,7 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     named, and the dimension counts (of the input, filter and output: the
     bias has the same) and types against the support tables."""
     roles = [(("input",), m.TensorRole.INPUT), (("filter",), m.TensorRole.INPUT), (("bias",), m.TensorRole.INPUT),
-             (("output",), m.TensorRole.OUTPUT)]
+             (("output",), m.TensorRole.OUTPUT), (("indices",), m.TensorRole.OUTPUT)]
     named = rc.named_fields(data, spec, roles, _CHECKS)
     yield from named.problems
     tensors = [n for n in named.names if (f := spec.field(n)) is not None and f.is_tensor]

@@ -30,6 +30,13 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     """The output of ``case`` in its storage type and logical shape, a new array."""
     sem = semantics_of(spec)
     out = case.outputs[0]
+    if sem.operation == "max_pooling":
+        x = case.input(sem.input).view(buffers[sem.input])
+        value, index = maximum(x, window(sem, case), geometry(sem, case), out.sizes)
+        found = {sem.output: value.astype(numpy_dtype(out.dtype))}
+        if len(case.outputs) > 1:
+            found[case.outputs[1].name] = index.astype(numpy_dtype(case.outputs[1].dtype))
+        return found
     if sem.operation == "average_pooling":
         x = case.input(sem.input).view(buffers[sem.input])
         return {sem.output: average(x, window(sem, case), geometry(sem, case), out.sizes, out.dtype)}
@@ -116,3 +123,34 @@ def backward(x: np.ndarray, w: np.ndarray, geo: Geometry, out_sizes: tuple[int, 
 def _at(*index: slice | int) -> tuple[Any, ...]:
     """A basic index of slices and taps."""
     return index
+
+
+def maximum(x: np.ndarray, kernel: tuple[int, ...], geo: Geometry, out_sizes: tuple[int, ...], *,
+            last_tie: bool = False, padding: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Max pooling as sliding windows, taps in row-major order: a tap
+    replaces the best so far where it is larger (``last_tie``: or equal, a
+    fault's) or NaN over a number (NaN propagates; the first NaN stays);
+    taps in the padding never count (``padding``: a fault's value for them).
+    The flat index of the input element kept comes along."""
+    out_spatial = out_sizes[2:]
+    pads = [(0, 0), (0, 0)] + [(a, max(0, (o - 1) * s + (k - 1) * d + 1 - i - a)) for i, o, k, s, d, a in
+                               zip(x.shape[2:], out_spatial, kernel, geo.strides, geo.dilations, geo.start)]
+    xp = np.pad(x, pads)
+    inside = np.pad(np.ones(x.shape, bool), pads)
+    flat = np.pad(np.arange(x.size, dtype=np.int64).reshape(x.shape), pads, constant_values=-1)
+    best, best_index = np.zeros(out_sizes, x.dtype), np.full(out_sizes, -1, np.int64)
+    for tap in itertools.product(*(range(k) for k in kernel)):
+        at = _at(slice(None), slice(None), *(slice(k * d, k * d + (o - 1) * s + 1, s) for k, d, s, o in
+                                             zip(tap, geo.dilations, geo.strides, out_spatial)))
+        value, ok = xp[at], inside[at]
+        if padding is not None:
+            value, ok = np.where(ok, value, np.array(padding).astype(x.dtype)), np.ones(ok.shape, bool)
+        with np.errstate(invalid="ignore"):
+            larger = (value >= best) if last_tie else (value > best)
+            if x.dtype.kind == "f":
+                larger |= np.isnan(value) & ~np.isnan(best)
+                larger &= ~(np.isnan(best) & (best_index >= 0))
+        take = ok & ((best_index < 0) | larger)
+        best = np.where(take, value, best)
+        best_index = np.where(take, flat[at], best_index)
+    return best, best_index

@@ -20,7 +20,7 @@ CROSS_CORRELATION = "DML_CONVOLUTION_MODE_CROSS_CORRELATION"
 FORWARD = "DML_CONVOLUTION_DIRECTION_FORWARD"
 BACKWARD = "DML_CONVOLUTION_DIRECTION_BACKWARD"
 #: What a window operator computes over its window: a convolution with a filter, or the average of the window.
-OPERATIONS = ("convolution", "average_pooling")
+OPERATIONS = ("convolution", "average_pooling", "max_pooling")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +29,9 @@ class Window(Semantics, Accumulated, DimensionCounted):
     (``operation`` ``convolution``), or ``output[n, c, o] = sum over the
     window of input / divisor`` (``average_pooling``: the divisor the
     window's size where ``include_padding`` is TRUE, else its taps inside
-    the input).
+    the input), or its largest element (``max_pooling``; ``indices``, an
+    optional output, the flat index of that element in the logical input,
+    the first of equal ones).
 
     The tensors are ``input``, ``output``, ``filter`` and the optional
     ``bias`` (None: the operator has none); the attributes, by role, name
@@ -46,6 +48,7 @@ class Window(Semantics, Accumulated, DimensionCounted):
     output: str
     filter: str | None = None
     bias: str | None = None
+    indices: str | None = None
     mode: str | None = None
     direction: str | None = None
     spatial_count: str | None = None

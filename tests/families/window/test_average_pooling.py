@@ -5,37 +5,20 @@ reference at 0 FAIL, the planted fault caught, onnxruntime's AveragePool."""
 from __future__ import annotations
 
 from collections import Counter
-from functools import cache
 
 import numpy as np
 import pytest
 
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.faulty import FaultyBackend
-from dmlconform.cases.model import Case
-from dmlconform.catalog import load_spec
-from dmlconform.families import cases_of
 from dmlconform.families.window.oracle import WindowOracle
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
-from dmlconform.spec import model as m
-from tests.conftest import REPO
+from tests.families.window.suites import case as _case
+from tests.families.window.suites import cases as _cases
+from tests.families.window.suites import spec as _spec
 
 OPS = ("AVERAGE_POOLING", "AVERAGE_POOLING1")
-
-
-@cache
-def _spec(op: str) -> m.Spec:
-    return load_spec(REPO / "specs" / f"{op}.yaml")
-
-
-@cache
-def _cases(op: str) -> tuple[Case, ...]:
-    return tuple(cases_of(_spec(op), m.FeatureLevel.FL_6_4, seed=0))
-
-
-def _case(op: str, suffix: str) -> Case:
-    return next(c for c in _cases(op) if c.id == f"{op}/{suffix}")
 
 
 def test_the_suites_have_every_geometry_both_ways() -> None:
