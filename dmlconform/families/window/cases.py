@@ -322,12 +322,14 @@ def shapes(spec: Spec, level: FeatureLevel, *, large: bool) -> list[Shape]:
     rep = 4 if 4 in ranks else ranks[0]
     if sem.operation == "max_pooling":
         index_types = family.rows_at(spec, level, ranks, sem.indices)[0].dtypes if sem.indices else ()
-        out = [s for t in row.dtypes for s in _max_per_dtype(t, rep, ranks, index_types)]
-        return out + _negatives(row.dtypes[0], rep, ranks, row.dtypes)
-    types = [t for t in row.dtypes if t.is_float]
-    make = _per_dtype if sem.operation == "convolution" else _pooling_per_dtype
-    out = [s for i, t in enumerate(types) for s in make(t, rep, ranks, large and i == 0, sem)]
-    return out + _negatives(types[0] if types else DataType.FLOAT32, rep, ranks, row.dtypes)
+        out = [s for t in row.dtypes for s in _max_per_dtype(t, rep, ranks, index_types, sem)]
+    else:
+        types = [t for t in row.dtypes if t.is_float]
+        make = _per_dtype if sem.operation == "convolution" else _pooling_per_dtype
+        out = [s for i, t in enumerate(types) for s in make(t, rep, ranks, large and i == 0, sem)]
+    pooling = {} if sem.operation == "convolution" else {"channels": (3, 3), "bias": False}
+    return out + [replace(s, **pooling) for s in  # type: ignore[arg-type]
+                  _negatives(next((t for t in row.dtypes if t.is_float), row.dtypes[0]), rep, ranks, row.dtypes)]
 
 
 def _per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool, sem: Window) -> Iterator[Shape]:
@@ -383,10 +385,10 @@ def _pooling_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large:
         yield replace(k3, size=(1, 56, 56), batch=1, channels=(64, 64), tags=("large",))
 
 
-def _max_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...],
-                   index_types: tuple[DataType, ...]) -> Iterator[Shape]:
+def _max_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], index_types: tuple[DataType, ...],
+                   sem: Window) -> Iterator[Shape]:
     """Max pooling: each pooling geometry but the empty window (no maximum
-    there) with ``random`` and ``ties`` data (and ``nan`` for floats, the
+    there; dilation only where the operator has Dilations) with ``random`` and ``ties`` data (and ``nan`` for floats, the
     type's extremes for integers), indices in the first index type of the
     table (UINT32); ``noindices`` without them, ``idx64`` in UINT64 where
     the table allows it; the other dimension counts; padded strides (the
@@ -395,7 +397,7 @@ def _max_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...],
     kinds = ("random", "ties", "nan") if dtype.is_float else ("random", "ties", "extremes")
     for given in POOLING_SHAPES:
         base = replace(Shape(dtype, rep, "", channels=(3, 3), bias=False, index_type=index), **given)  # type: ignore[arg-type]
-        if base.name != "all-padding":
+        if base.name != "all-padding" and (base.dilations == _same(1) or sem.dilations is not None):
             yield from (replace(base, data=data) for data in kinds)
     k3 = Shape(dtype, rep, "k3", channels=(3, 3), bias=False, index_type=index)
     yield from (replace(k3, rank=r) for r in ranks if r != rep)
