@@ -86,6 +86,7 @@ MUTANTS = {
     "avgpool-divisor-padding-flipped": ("AVERAGE_POOLING", "AVERAGE_POOLING1"),
     "maxpool-last-tie": ("MAX_POOLING1",),
     "maxpool-padding-as-zero": ("MAX_POOLING",),
+    "maxpool-buffer-index": ("MAX_POOLING2",),
 }
 
 

@@ -104,6 +104,18 @@ def _max_fault(**change: object) -> Fault:
     return fault
 
 
+def _buffer_index(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """MAX_POOLING1/2's indices as offsets into the input's strided buffer, not the logical input."""
+    sem = spec.semantics
+    if not isinstance(sem, Window) or sem.operation != "max_pooling" or len(case.outputs) < 2:
+        return
+    x = case.input(sem.input)
+    _, index = maximum(x.view(buffers[sem.input]), window(sem, case), geometry(sem, case), case.outputs[0].sizes)
+    offsets = np.dot(np.stack(np.unravel_index(index, x.sizes), axis=-1), np.array(x.strides, np.int64))
+    out = case.outputs[1]
+    writable_view(out, buffers[out.name])[...] = offsets.astype(buffers[out.name].dtype)
+
+
 def _outpad_write(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """`_output_padding_ignored`: the reference's output, its OutputPadding elements zero."""
     sem = spec.semantics
@@ -133,4 +145,5 @@ FAULTS: Mapping[str, Fault] = {
     "avgpool-divisor-padding-flipped": _divisor_flipped,
     "maxpool-last-tie": _max_fault(last_tie=True),
     "maxpool-padding-as-zero": _max_fault(padding=0.0),
+    "maxpool-buffer-index": _buffer_index,
 }

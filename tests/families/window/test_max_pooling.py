@@ -67,11 +67,13 @@ def test_the_cpu_reference_passes(op: str) -> None:
 
 @pytest.mark.parametrize(("fault", "op", "where"), [
     ("maxpool-last-tie", "MAX_POOLING1", "/ties"), ("maxpool-last-tie", "MAX_POOLING2", "/ties"),
-    ("maxpool-padding-as-zero", "MAX_POOLING", "")])
+    ("maxpool-padding-as-zero", "MAX_POOLING", ""), ("maxpool-buffer-index", "MAX_POOLING2", "/padded")])
 def test_the_faults_are_caught(fault: str, op: str, where: str) -> None:
     failed = [r.case_id for r in run_cases([(_spec(op), c) for c in _cases(op)], FaultyBackend(fault))
               if r.outcome is Outcome.FAIL]
     assert failed and any(where in i for i in failed)
+    if fault == "maxpool-buffer-index":
+        assert all(i.endswith("/padded") for i in failed)  # packed tensors' offsets are their logical indices
     if fault == "maxpool-padding-as-zero":
         assert not any("/k1/" in i or "/k2-s2/" in i or "/stride3-k2/" in i for i in failed)  # no padding there
 
