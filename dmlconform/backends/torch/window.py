@@ -1,5 +1,6 @@
 """The window family on torch: CONVOLUTION as ``torch.nn.functional.conv{1,2,3}d``
-(FORWARD) or ``conv_transpose{1,2,3}d`` (BACKWARD) (issue #35 item 5).
+(FORWARD) or ``conv_transpose{1,2,3}d`` (BACKWARD), the MAX_POOLINGs as
+``max_pool{1,2,3}d`` (`max_pooling`) (issue #35 item 5).
 
 FORWARD: the input zero-padded by ``F.pad`` (start and end apart: torch's
 own ``padding`` is symmetric), then ``conv{d}d`` with stride, dilation and
@@ -24,6 +25,8 @@ from dmlconform.backends.mapping import Attrs
 from dmlconform.cases import family
 
 NOTE = "conv{d}d after F.pad / conv_transpose{d}d cropped; CONVOLUTION mode: filter flipped; no FusedActivation"
+POOL_NOTE = ("max_pool{d}d (its symmetric padding, else F.pad(-inf)), indices made flat over the tensor; "
+             "asymmetric integer padding not mapped")
 _BACKWARD = "DML_CONVOLUTION_DIRECTION_BACKWARD"
 _FLIPPED = "DML_CONVOLUTION_MODE_CONVOLUTION"
 
@@ -63,6 +66,44 @@ def convolution(t: Any, xs: list[Any], a: Attrs) -> Any:
     return y[(slice(None), slice(None), *crop)]
 
 
+def max_pooling(t: Any, xs: list[Any], a: Attrs, *, indices: bool) -> Any:
+    """``max_pool{d}d`` with ``return_indices``: the padding by ``F.pad`` with -inf (floats; exact, as no case's
+    window lies wholly in padding), torch's indices (flat within each (batch, channel) plane of the padded
+    input) converted to the doc's (flat over the whole logical input)."""
+    x = xs[0]
+    d = x.dim() - 2
+    if not 1 <= d <= 3:
+        raise NotSupportedError(f"{d} spatial dimensions: torch has max_pool1d to max_pool3d")
+    a.raw("DimensionCount")
+    kernel, strides = _ints(a, "WindowSize"), _ints(a, "Strides")
+    start, end = _ints(a, "StartPadding"), _ints(a, "EndPadding")
+    dilations = _ints(a, "Dilations") if a.raw("Dilations") is not None else [1] * d
+    own = start == end and all(2 * p <= (k - 1) * dl + 1 for p, k, dl in zip(start, kernel, dilations))
+    pads = [] if own else [p for j in reversed(range(d)) for p in (start[j], end[j])]
+    if any(pads) and not x.dtype.is_floating_point:
+        raise NotSupportedError("asymmetric integer padding: torch pads with a value, which can tie with the "
+                                "input's smallest")
+    padded = t.nn.functional.pad(x, pads, value=float("-inf")) if any(pads) else x
+    y, where = getattr(t.nn.functional, f"max_pool{d}d")(padded, kernel, stride=strides, dilation=dilations,
+                                                         padding=start if own else 0, return_indices=True)
+    if own:  # torch's own padding: its indices are already in the input's plane
+        start = [0] * d
+    if not indices:
+        return y
+    logical, rest = t.zeros_like(where), where
+    scale = 1
+    for j in reversed(range(d)):
+        coordinate = rest % padded.shape[2 + j] - start[j]
+        rest = rest // padded.shape[2 + j]
+        logical += coordinate * scale
+        scale *= x.shape[2 + j]
+    plane = t.arange(x.shape[0] * x.shape[1], device=x.device).view(x.shape[0], x.shape[1], *([1] * d)) * scale
+    return y, logical + plane
+
+
 #: Spec operator -> the keyword arguments of its `TorchOp` (merged into `backends.torch.backend.TORCH_OPS`).
 TORCH_OPS: Mapping[str, dict[str, Any]] = {
-    "CONVOLUTION": {"fn": convolution, "inputs": ("InputTensor", "FilterTensor", "BiasTensor"), "note": NOTE}}
+    "CONVOLUTION": {"fn": convolution, "inputs": ("InputTensor", "FilterTensor", "BiasTensor"), "note": NOTE},
+    "MAX_POOLING": {"fn": lambda t, xs, a: max_pooling(t, xs, a, indices=False), "note": POOL_NOTE},
+    **{op: {"fn": lambda t, xs, a: max_pooling(t, xs, a, indices=True), "outputs": 2, "note": POOL_NOTE}
+       for op in ("MAX_POOLING1", "MAX_POOLING2")}}
