@@ -85,6 +85,18 @@ MUTANTS = {
     "slice-negative-stride-near-end": ("SLICE1",),
     "slice-stride-magnitude-ignored": ("SLICE", "SLICE1"),
     "tile-each-element-repeated": ("TILE",),
+    "conv-no-flip": ("CONVOLUTION",),
+    "conv-flip-in-cross-correlation": ("CONVOLUTION",),
+    "conv-pads-swapped": ("CONVOLUTION",),
+    "conv-dilation-ignored": ("CONVOLUTION",),
+    "conv-groups-mixed": ("CONVOLUTION",),
+    "conv-output-padding-ignored": ("CONVOLUTION",),
+    "conv-dropped-border-tap": ("CONVOLUTION",),
+    "conv-float16-accumulation": ("CONVOLUTION",),
+    "avgpool-divisor-padding-flipped": ("AVERAGE_POOLING", "AVERAGE_POOLING1"),
+    "maxpool-last-tie": ("MAX_POOLING1",),
+    "maxpool-padding-as-zero": ("MAX_POOLING",),
+    "maxpool-buffer-index": ("MAX_POOLING2",),
 }
 
 

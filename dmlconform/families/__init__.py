@@ -39,6 +39,8 @@ from dmlconform.families.softmax import overlay as softmax_overlay
 from dmlconform.families.softmax.semantics import Softmax
 from dmlconform.families.value_scale import overlay as value_scale_overlay
 from dmlconform.families.value_scale.semantics import ValueScale
+from dmlconform.families.window import overlay as window_overlay
+from dmlconform.families.window.semantics import Window
 from dmlconform.oracles.base import FamilyOracle
 from dmlconform.spec.model import DataType, FeatureLevel, Semantics, Spec
 from dmlconform.spec.reviewed import Kind
@@ -151,6 +153,7 @@ FAMILIES: tuple[Family, ...] = (
     _family("sequence", "sequence", SequenceOp, sequence_overlay, "SequenceOracle"),
     _family("value-scale", "value_scale", ValueScale, value_scale_overlay, "ValueScaleOracle"),
     _family("index-map", "index_map", IndexMap, index_map_overlay, "IndexMapOracle"),
+    _family("window", "window", Window, window_overlay, "WindowOracle"),
     Family("element-wise formula", Later(f"{__name__}.elementwise.cases", "is_runnable"),
            Later(f"{__name__}.elementwise.cases", "generate"), Later(f"{__name__}.elementwise.oracle", "FormulaOracle.of"),
            Later(f"{__name__}.elementwise.cases", "is_runnable"), None,

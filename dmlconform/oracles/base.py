@@ -124,6 +124,49 @@ def marker(ambiguity: m.Ambiguity, alternatives: list[Alternative], expected: np
                        f"{ambiguity.id}: the primary reading ({ambiguity.primary})")
 
 
+def reading_alternatives(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray, *,
+                         evaluations: frozenset[str] = frozenset()) -> tuple[Alternative, ...]:
+    """Each reading (``"<ambiguity>:<reading>"`` -> its values over the
+    output, flat) as a STRICT alternative where it gives another value than
+    ``expected`` (`marker` first, so that the judge counts who took the
+    primary); a key the spec's ambiguities lack is left out.  A key in
+    ``evaluations`` is a literal evaluation, kept only where it keeps the
+    exact result's range (`range_lost`).  The reduction and window families' one path."""
+    known = {a.id: a for a in spec.ambiguities}
+    markers, singles = [], []
+    for key, values in sorted(readings.items()):
+        ambiguity_id, reading_id = key.split(":")
+        ambiguity = known.get(ambiguity_id)
+        reading = ambiguity.reading(reading_id) if ambiguity is not None else None
+        if ambiguity is None or reading is None:
+            continue
+        with np.errstate(invalid="ignore", over="ignore"):
+            cast = values.astype(expected.dtype)
+        differ = cast != expected
+        if cast.dtype.kind == "f":
+            differ &= ~(np.isnan(cast) & np.isnan(expected))
+        if key in evaluations:
+            differ &= ~range_lost(cast, expected)
+        where = np.flatnonzero(differ)
+        if where.size:
+            alt = Alternative(f"{PREFIX}{ambiguity.id}:{reading.id}", where, cast[where], Tier.STRICT,
+                              f"{ambiguity.id}: {reading.says}")
+            markers.append(marker(ambiguity, [alt], expected))
+            singles.append(alt)
+    return tuple(markers + singles)
+
+
+def within(alternatives: tuple[Alternative, ...], lo: int, hi: int, *, empty: bool = False) -> tuple[Alternative, ...]:
+    """The parts of ``alternatives`` (indices end to end) over [lo, hi),
+    indices counted from ``lo``; one with no index at all kept where ``empty``."""
+    out = []
+    for a in alternatives:
+        keep = (a.index >= lo) & (a.index < hi)
+        if keep.any() or (empty and not a.index.size):
+            out.append(Alternative(a.name, a.index[keep] - lo, a.values[keep], a.tier, a.reason))
+    return tuple(out)
+
+
 # -- accumulation: the error bounds of sums (DESIGN, accumulation tolerances) --------------
 
 #: The probabilistic bound's lambda: 2 exp(-lambda^2/2) = 7.5e-6, the

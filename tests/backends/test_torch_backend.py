@@ -133,7 +133,8 @@ def test_the_declared_float16_accumulation_is_per_device() -> None:
     from dmlconform.backends.torch.backend import float16_accumulation
 
     assert TorchBackend().info().float16_accumulation == {"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1",
-                                                          "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY"}
+                                                          "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY",
+                                                          "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD"}
     assert float16_accumulation("cuda:1") == {"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"}
     assert float16_accumulation("mps") == frozenset()
 

@@ -56,6 +56,7 @@ from dmlconform.backends.onnxruntime import reduction as onnx_reduction
 from dmlconform.backends.onnxruntime import sequence as onnx_sequence
 from dmlconform.backends.onnxruntime import softmax as onnx_softmax
 from dmlconform.backends.onnxruntime import value_scale as onnx_value_scale
+from dmlconform.backends.onnxruntime import window as onnx_window
 from dmlconform.backends.onnxruntime.node import OnnxMapping
 from dmlconform.backends.onnxruntime.shaped import Sessions
 from dmlconform.cases.model import Case
@@ -88,6 +89,7 @@ Item = tuple[Spec, Case, Mapping[str, np.ndarray]]
 MAPPINGS: Mapping[str, OnnxMapping] = {
     **onnx_elementwise.MAPPINGS, **onnx_softmax.MAPPINGS, **onnx_reduction.MAPPINGS, **onnx_sequence.MAPPINGS,
     **onnx_contraction.MAPPINGS, **onnx_value_scale.MAPPINGS, **onnx_index_map.MAPPINGS,
+    **onnx_window.MAPPINGS,
 }
 
 

@@ -39,6 +39,7 @@ from dmlconform.backends.torch import reduction as torch_reduction
 from dmlconform.backends.torch import sequence as torch_sequence
 from dmlconform.backends.torch import softmax as torch_softmax
 from dmlconform.backends.torch import value_scale as torch_value_scale
+from dmlconform.backends.torch import window as torch_window
 from dmlconform.backends.torch.ops import TorchOp
 from dmlconform.cases.model import Case
 from dmlconform.errors import InputError
@@ -52,7 +53,7 @@ INSTALL_HINT = "pip install 'dmlconform[torch]'"
 TORCH_OPS: Mapping[str, TorchOp] = {
     **torch_elementwise.TORCH_OPS,
     **{op: TorchOp(**kwargs) for family in (torch_softmax, torch_sequence, torch_reduction, torch_contraction,
-                                            torch_value_scale, torch_index_map)
+                                            torch_value_scale, torch_index_map, torch_window)
        for op, kwargs in family.TORCH_OPS.items()},
 }
 
@@ -77,13 +78,18 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 #:   in float32 (10,000 ones sum to 10,000): declared for that Function value
 #:   only, so SUM's bounds stay float32's.  cumsum/cumprod keep
 #:   ``at::acc_type`` (float32) and pass; so does GEMM.
+#: * cpu, CONVOLUTION BACKWARD: ``conv_transpose{d}d`` in FLOAT16 sums the taps'
+#:   overlapping columns in ``scalar_t`` (col2im): measured (torch 2.13 CPU), every
+#:   FLOAT16 backward random case beyond float32's bound, within FLOAT16's;
+#:   FORWARD passes float32's.
 #: * cuda, cumsum/cumprod: ``scan_dim<scalar_t>`` with ``std::plus<scalar_t>``
 #:   and ``std::multiplies<scalar_t>`` (aten/src/ATen/native/cuda/CumsumKernel.cu,
 #:   CumprodKernel.cu): every running value rounded to at::Half.  CUDA's
 #:   ``prod`` and ``sum`` accumulate at::Half in float (``reduce_dispatch``,
 #:   ReduceSumProdKernel.cu), its softmax in ``acc_type`` (float32).
 FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
-    "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1", "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY"}),
+    "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1", "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY",
+                      "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD"}),
     "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"}),
 }
 

@@ -43,18 +43,17 @@ from dataclasses import dataclass
 import numpy as np
 
 from dmlconform.cases.model import Case
-from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
+from dmlconform.compare import RELAXED_FACTOR, Alternative, finfo
 from dmlconform.families.reduction.cases import axes_of, function_of, last_wins, semantics_of
 from dmlconform.families.reduction.semantics import ARG_FUNCTIONS, Reduction
 from dmlconform.oracles.base import (
-    PREFIX,
     Expectation,
     gamma,
     gamma_probable,
-    marker,
-    range_lost,
+    reading_alternatives,
     spacing_above,
     unit_roundoff,
+    within,
 )
 from dmlconform.plan import SUM_BLOCK
 from dmlconform.spec import model as m
@@ -113,13 +112,8 @@ class ReductionBatch:
     magnitude: np.ndarray
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
-        alternatives = []
-        for a in self.alternatives:
-            keep = (a.index >= lo) & (a.index < hi)
-            if keep.any() or not a.index.size:
-                alternatives.append(Alternative(a.name, a.index[keep] - lo, a.values[keep], a.tier, a.reason))
-        return (Expectation(self.expected[lo:hi], self.strict[lo:hi], self.relaxed[lo:hi], tuple(alternatives), 0,
-                            RELAXED_FACTOR, False),)
+        return (Expectation(self.expected[lo:hi], self.strict[lo:hi], self.relaxed[lo:hi],
+                            within(self.alternatives, lo, hi, empty=True), 0, RELAXED_FACTOR, False),)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its term count N and the terms' magnitude S."""
@@ -370,29 +364,8 @@ _EVALUATIONS = frozenset({"log-sum-exp-overflow:literal"})
 
 
 def _alternatives(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray) -> tuple[Alternative, ...]:
-    """Each reading as a STRICT alternative where it gives another value
-    (`readings.marker` first, so the judge counts who took the primary)."""
-    known = {a.id: a for a in spec.ambiguities}
-    markers, singles = [], []
-    for key, values in sorted(readings.items()):
-        ambiguity_id, reading_id = key.split(":")
-        ambiguity = known.get(ambiguity_id)
-        reading = ambiguity.reading(reading_id) if ambiguity is not None else None
-        if ambiguity is None or reading is None:
-            continue
-        cast = values.astype(expected.dtype)
-        differ = cast != expected
-        if cast.dtype.kind == "f":
-            differ &= ~(np.isnan(cast) & np.isnan(expected))
-        if key in _EVALUATIONS:
-            differ &= ~range_lost(cast, expected)
-        where = np.flatnonzero(differ)
-        if where.size:
-            alt = Alternative(f"{PREFIX}{ambiguity.id}:{reading.id}", where, cast[where], Tier.STRICT,
-                              f"{ambiguity.id}: {reading.says}")
-            markers.append(marker(ambiguity, [alt], expected))
-            singles.append(alt)
-    return tuple(markers + singles)
+    """Each reading as a STRICT alternative where it gives another value (`oracles.base.reading_alternatives`)."""
+    return reading_alternatives(spec, readings, expected, evaluations=_EVALUATIONS)
 
 
 def _digits(dtype: m.DataType) -> int:

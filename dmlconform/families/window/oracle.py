@@ -1,0 +1,374 @@
+"""The window family's oracle (CONVOLUTION): expected values in float64 and a
+bound from the error analysis of summation, per output element.
+
+Issue #35 items 1 and 2; DESIGN.md "Tolerances for accumulating
+operators"; docs/window.md works one real case through it.  Per output
+element the window map (`families.window.windowmap`) gives the taps it
+reads; in float64 (every product of two float32 or FLOAT16 values is exact
+there) the oracle computes the value ``T = sum x w + b``, the sum of the
+terms' magnitudes ``S = sum |x w| + |b|`` and the term count ``n`` (the
+valid taps times the group's channels, plus the bias: it varies at the
+borders and with a transposed output's phase).  With ``u`` the unit
+roundoff of the accumulator (float32's for FLOAT16 tensors, the primary
+reading, unless the backend declares FLOAT16 accumulation), as the
+contraction family (`families.contraction.oracle`):
+
+* FAIL beyond ``gamma_n(u) S + gamma_n(2^-53) S + spacing``: summation in
+  any order (Higham, eq. 3.5), the oracle's own float64 error and one
+  spacing of the output type (its rounding);
+* QUALITY_WARNING beyond the probabilistic ``gamma~_n(lambda, u) S`` (Higham
+  and Mary 2019) in its place;
+* 0 where every value is an integer and S fits the significands of the
+  accumulator and the output (every partial sum exact in any order: a
+  dropped tap at a border is caught for certain), or where the result is
+  not finite (compared as a value; any NaN matches).
+
+Readings (the overlay's ambiguities) offered as STRICT alternatives where
+they give another value: ``flip-axes:height-width`` (CONVOLUTION mode
+reverses only the last two spatial dimensions of a 3D filter), on the
+exact cases that tell it apart; ``output-padding:zero`` (the backward
+output's OutputPadding elements are zero before the bias).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dmlconform.cases.model import Case
+from dmlconform.compare import RELAXED_FACTOR, Alternative, finfo
+from dmlconform.families.window import windowmap
+from dmlconform.families.window.cases import Geometry, geometry, operands, semantics_of, window
+from dmlconform.families.window.semantics import Window
+from dmlconform.oracles.base import (
+    Expectation,
+    gamma,
+    gamma_probable,
+    reading_alternatives,
+    spacing_above,
+    unit_roundoff,
+    within,
+)
+from dmlconform.spec import model as m
+from dmlconform.spec.model import numpy_dtype
+
+__all__ = ["WindowBatch", "WindowOracle"]
+
+_U64 = 2.0 ** -53
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WindowOracle:
+    """The oracle of one window operator (its reviewed semantics)."""
+
+    spec: m.Spec
+    semantics: Window
+
+    @classmethod
+    def of(cls, spec: m.Spec) -> WindowOracle:
+        return cls(spec, semantics_of(spec))
+
+    def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
+             float16_accumulation: bool = False) -> WindowBatch | MaxBatch:
+        """Each case's T, S, n and readings end to end.  ``flush_subnormals``
+        changes nothing: a flushed subnormal is within one spacing of the output."""
+        if self.semantics.operation == "max_pooling":
+            return _max_batch(self.spec, self.semantics, cases)
+        parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
+        offsets = np.concatenate(([0], np.cumsum([p.expected.size for p in parts], dtype=np.int64)))
+        alternatives = tuple(Alternative(a.name, a.index + offsets[i], a.values, a.tier, a.reason)
+                             for i, p in enumerate(parts) for a in p.alternatives)
+        expected = np.concatenate([p.expected for p in parts])
+        expected.setflags(write=False)
+        return WindowBatch(expected, np.concatenate([p.strict for p in parts]),
+                           np.concatenate([p.relaxed for p in parts]), alternatives,
+                           np.concatenate([p.magnitude for p in parts]), np.concatenate([p.n for p in parts]))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Part:
+    """One case, flat in C order of the output."""
+
+    expected: np.ndarray
+    strict: np.ndarray
+    relaxed: np.ndarray
+    magnitude: np.ndarray
+    n: np.ndarray
+    alternatives: tuple[Alternative, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Sums:
+    """A convolution's sums per output element (N, M, O...): ``value`` T,
+    ``magnitude`` S and ``n`` the term count (bias included)."""
+
+    value: np.ndarray
+    magnitude: np.ndarray
+    n: np.ndarray
+
+
+def convolve(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, geo: Geometry, out_spatial: tuple[int, ...],
+             *, flip: tuple[bool, ...]) -> Sums:
+    """T, S and n of every output element through the window map, the
+    filter reversed along the spatial dimensions ``flip`` says (the
+    forward map: CONVOLUTION mode; the backward map, the adjoint's, with
+    the same flip: the mode table's two "transposed" rows are the gather
+    form of that adjoint)."""
+    spatial = len(out_spatial)
+    maps = tuple(windowmap.taps(x.shape[2 + j], out_spatial[j], w.shape[2 + j], stride=geo.strides[j],
+                                dilation=geo.dilations[j], start=geo.start[j], transposed=geo.transposed)
+                 for j in range(spatial))
+    w = w[(slice(None), slice(None), *(slice(None, None, -1) if f else slice(None) for f in flip))]
+    g = geo.groups
+    n_batch, c = x.shape[:2]
+    positions, taps = int(np.prod(out_spatial)), int(np.prod(w.shape[2:]))
+    gathered = windowmap.gather(x.astype(np.float64), maps)  # (N, C, O..., K...)
+    gathered = gathered.reshape(n_batch, g, c // g, positions, taps).transpose(0, 1, 3, 2, 4)
+    patches = gathered.reshape(n_batch, g, positions, (c // g) * taps)
+    if geo.transposed:  # (C, M/G, K...) -> (G, M/G, C/G * K)
+        grouped = w.reshape(g, c // g, w.shape[1], taps).transpose(0, 2, 1, 3)
+    else:  # (M, C/G, K...) -> (G, M/G, C/G * K)
+        grouped = w.reshape(g, w.shape[0] // g, c // g, taps)
+    filt = grouped.reshape(g, grouped.shape[1], -1).astype(np.float64)
+    value = _products(patches, filt)
+    magnitude = _products(np.abs(patches), np.abs(filt))
+    m_out = g * filt.shape[1]
+    value = value.transpose(0, 1, 3, 2).reshape(n_batch, m_out, *out_spatial)
+    magnitude = magnitude.transpose(0, 1, 3, 2).reshape(n_batch, m_out, *out_spatial)
+    n = np.broadcast_to(windowmap.counts(maps) * (c // g), value.shape)
+    if bias is not None:
+        b = bias.astype(np.float64).reshape((1, m_out) + (1,) * spatial)
+        value = value + b
+        magnitude = magnitude + np.abs(b)
+        n = n + 1
+    return Sums(value, magnitude, n)
+
+
+def _products(patches: np.ndarray, filt: np.ndarray) -> np.ndarray:
+    """(N, G, P, CK) x (G, M, CK) -> (N, G, P, M) sums of products; where an
+    operand is not finite, as an explicit float64 sum (IEEE's inf and NaN
+    rules whatever the BLAS)."""
+    if np.isfinite(patches).all() and np.isfinite(filt).all():
+        return np.matmul(patches, np.swapaxes(filt, -1, -2)[None])
+    return (patches[:, :, :, None, :] * filt[None, :, None, :, :]).sum(axis=-1)
+
+
+def _part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) -> _Part:
+    if sem.operation == "average_pooling":
+        return _average_part(spec, sem, case, float16_accumulation)
+    ops = operands(sem, case)
+    geo = geometry(sem, case)
+    out = case.outputs[0]
+    spatial = len(out.sizes) - 2
+    sums = convolve(ops.x, ops.w, ops.bias, geo, out.sizes[2:], flip=(geo.flipped,) * spatial)
+    nt = numpy_dtype(out.dtype)
+    acc = _accumulator(sem, out.dtype, float16_accumulation)
+    exact = _integral(ops) & (sums.magnitude <= 2.0 ** min(_digits(acc), _digits(out.dtype)))
+    expected = sums.value.reshape(-1).astype(nt)
+    magnitude, n = sums.magnitude.reshape(-1), sums.n.reshape(-1).astype(np.float64)
+    strict, relaxed = _bounds(expected, magnitude, n, unit_roundoff(acc), exact.reshape(-1))
+    return _Part(expected, strict, relaxed, magnitude, n,
+                 _alternatives(spec, sem, case, geo, sums, exact.reshape(-1), expected))
+
+
+def _accumulator(sem: Window, dtype: m.DataType, float16_accumulation: bool) -> m.DataType:
+    """The type sums are bounded in: FLOAT16 where the backend declares it, else the reviewed reading."""
+    return m.DataType.FLOAT16 if float16_accumulation and dtype is m.DataType.FLOAT16 else sem.accumulator(dtype)
+
+
+def _bounds(expected: np.ndarray, magnitude: np.ndarray, n: np.ndarray, u: float,
+            exact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Strict and relaxed bounds of sums of ``n`` roundings over terms of
+    magnitude ``magnitude`` (the module's docstring), 0 where ``exact`` or
+    not finite; ``expected`` is made read-only."""
+    own = gamma(n, _U64) * magnitude
+    with np.errstate(invalid="ignore", over="ignore"):
+        relaxed = gamma(n, u) * magnitude + own
+        strict = gamma_probable(n, u) * magnitude + own
+        spacing = spacing_above(np.abs(expected.astype(np.float64)) + relaxed, expected.dtype)
+        relaxed += spacing
+        strict += spacing
+    zero = exact | ~np.isfinite(expected)
+    relaxed[zero] = 0.0
+    strict[zero] = 0.0
+    expected.setflags(write=False)
+    return strict, relaxed
+
+
+def _average_part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) -> _Part:
+    """AVERAGE_POOLING: each window's sum through the map divided by the
+    window's size (IncludePadding TRUE) or its taps inside the input
+    (FALSE; 0/0 = NaN for a window wholly in padding, the primary reading
+    of ``empty-window``).  The bound is the sum's, with one rounding more
+    for the division (two: a reciprocal, then a product), over the divisor."""
+    geo, kernel, out = geometry(sem, case), window(sem, case), case.outputs[0]
+    x = case.input(sem.input).view()
+    maps = tuple(windowmap.taps(x.shape[2 + j], out.sizes[2 + j], kernel[j], stride=geo.strides[j],
+                                dilation=geo.dilations[j], start=geo.start[j], transposed=False)
+                 for j in range(len(kernel)))
+    patches = windowmap.gather(x.astype(np.float64), maps)
+    axes = tuple(range(2 + len(kernel), 2 + 2 * len(kernel)))
+    count = np.broadcast_to(windowmap.counts(maps), out.sizes).reshape(-1)
+    divisor = np.full(count.shape, float(np.prod(kernel))) if geo.include_padding else count.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = patches.sum(axis=axes).reshape(-1) / divisor
+        magnitude = np.abs(patches).sum(axis=axes).reshape(-1) / divisor
+    expected = value.astype(numpy_dtype(out.dtype))
+    n = count.astype(np.float64) + 2
+    strict, relaxed = _bounds(expected, np.nan_to_num(magnitude), n,
+                              unit_roundoff(_accumulator(sem, out.dtype, float16_accumulation)),
+                              np.zeros(expected.shape, bool))
+    readings = {"empty-window:zero": np.where(count == 0, 0.0, np.nan)} if not geo.include_padding else {}
+    return _Part(expected, strict, relaxed, np.nan_to_num(magnitude), n, _offered(spec, readings, expected))
+
+
+def _offered(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray) -> tuple[Alternative, ...]:
+    """``readings`` (NaN: no reading at that element) as alternatives."""
+    primary = expected.astype(np.float64)
+    return reading_alternatives(spec, {k: np.where(np.isnan(v), primary, v) for k, v in readings.items()}, expected)
+
+
+def _integral(ops: object) -> bool:
+    """Whether every operand value is an integer (NaN and inf are not)."""
+    arrays = [getattr(ops, name) for name in ("x", "w", "bias")]
+    return all(a is None or bool(np.all(np.mod(a, 1) == 0)) for a in arrays)
+
+
+def _digits(dtype: m.DataType) -> int:
+    return int(finfo(numpy_dtype(dtype)).nmant) + 1
+
+
+def _alternatives(spec: m.Spec, sem: Window, case: Case, geo: Geometry, sums: Sums, exact: np.ndarray,
+                  expected: np.ndarray) -> tuple[Alternative, ...]:
+    """Each reading's values where they differ from the expected ones: the
+    flip of the last two spatial dimensions only (where the case is exact:
+    a reading's sum has no bound of its own) and the zero OutputPadding."""
+    readings: dict[str, np.ndarray] = {}
+    ops = operands(sem, case)
+    spatial = ops.x.ndim - 2
+    if geo.flipped and spatial > 2:
+        other = convolve(ops.x, ops.w, ops.bias, geo, case.outputs[0].sizes[2:],
+                         flip=(False,) * (spatial - 2) + (True, True))
+        readings["flip-axes:height-width"] = np.where(exact, other.value.reshape(-1), np.nan)
+    if geo.transposed and any(geo.output_padding):
+        readings["output-padding:zero"] = _zero_padded(sums, geo, ops.bias).reshape(-1)
+    return _offered(spec, readings, expected)
+
+
+def _zero_padded(sums: Sums, geo: Geometry, bias: np.ndarray | None) -> np.ndarray:
+    """The output with its OutputPadding elements (the last ``p`` along each
+    spatial dimension) holding the bias alone, NaN elsewhere (no reading there)."""
+    shape = sums.value.shape
+    padding = np.zeros(shape[2:], bool)
+    for j, p in enumerate(geo.output_padding):
+        if p:
+            index = [slice(None)] * len(shape[2:])
+            index[j] = slice(shape[2 + j] - p, None)
+            padding[tuple(index)] = True
+    b = np.zeros(shape[1]) if bias is None else bias.astype(np.float64)
+    return np.where(padding, np.broadcast_to(b.reshape((1, -1) + (1,) * (len(shape) - 2)), shape), np.nan)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WindowBatch:
+    """`WindowOracle` bound to a batch: everything end to end."""
+
+    expected: np.ndarray
+    strict: np.ndarray
+    relaxed: np.ndarray
+    alternatives: tuple[Alternative, ...]
+    magnitude: np.ndarray
+    n: np.ndarray
+
+    def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
+        strict = self.strict[lo:hi]
+        return (Expectation(self.expected[lo:hi], strict, self.relaxed[lo:hi], within(self.alternatives, lo, hi), 0,
+                            RELAXED_FACTOR, False, bias_scale=strict),)
+
+    def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
+        """What decides an element's bound: its term count n and the terms' magnitude S."""
+        return (("n", [float(x) for x in self.n[flat].tolist()]),
+                ("S", [float(x) for x in self.magnitude[flat].tolist()]))
+
+
+# -- max pooling: exact values and indices ----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class MaxBatch:
+    """Max pooling bound to a batch: values and (where the cases have them)
+    indices end to end, both exact, with the NaN reading's alternatives."""
+
+    outputs: tuple[np.ndarray, ...]
+    alternatives: tuple[tuple[Alternative, ...], ...]
+
+    def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
+        return tuple(Expectation(values[lo:hi], None, None, within(alts, lo, hi), 0, RELAXED_FACTOR, False)
+                     for values, alts in zip(self.outputs, self.alternatives))
+
+    def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
+        return ()
+
+
+def _max_batch(spec: m.Spec, sem: Window, cases: Sequence[Case]) -> MaxBatch:
+    """Each case's maximum and its first index, joined end to end per output."""
+    parts = [_max_part(spec, sem, c) for c in cases]
+    offsets = np.concatenate(([0], np.cumsum([p[0][0].size for p in parts], dtype=np.int64)))
+    outputs, alternatives = [], []
+    for j in range(len(parts[0][0])):
+        joined = np.concatenate([p[0][j] for p in parts])
+        joined.setflags(write=False)
+        outputs.append(joined)
+        alternatives.append(tuple(Alternative(a.name, a.index + offsets[i], a.values, a.tier, a.reason)
+                                  for i, p in enumerate(parts) for a in p[1][j]))
+    return MaxBatch(tuple(outputs), tuple(alternatives))
+
+
+def _max_part(spec: m.Spec, sem: Window, case: Case) -> tuple[tuple[np.ndarray, ...], tuple[tuple[Alternative, ...], ...]]:
+    """The maximum of each window and the flat logical index of its first
+    occurrence, through the map: every element ranked (equal values one
+    rank, NaN above all: the ``propagate`` reading of ``nan``), the taps
+    outside the input ranked below all, the first largest rank taken.  The
+    ``ignore`` reading ranks NaN below every number instead."""
+    geo, kernel, out = geometry(sem, case), window(sem, case), case.outputs[0]
+    x = case.input(sem.input).view()
+    maps = tuple(windowmap.taps(x.shape[2 + j], out.sizes[2 + j], kernel[j], stride=geo.strides[j],
+                                dilation=geo.dilations[j], start=geo.start[j], transposed=False)
+                 for j in range(len(kernel)))
+    valid = np.ones((), bool)
+    for t in maps:  # (O..., K...) as the map's outer product
+        valid = np.multiply.outer(valid, t.valid)
+    d = len(kernel)
+    valid = valid.transpose([2 * j for j in range(d)] + [2 * j + 1 for j in range(d)])
+    _, rank = np.unique(x.reshape(-1), return_inverse=True)
+    rank = rank.reshape(x.shape).astype(np.int64)
+    flat = np.arange(x.size, dtype=np.int64).reshape(x.shape)
+    values, where = windowmap.gather(x, maps), windowmap.gather(flat, maps)
+    lead, taps = x.shape[:2] + out.sizes[2:], int(np.prod(kernel))
+
+    def pick(ranks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r = np.where(valid, windowmap.gather(ranks, maps), -2).reshape(*lead, taps)
+        first = np.argmax(r, axis=-1)[..., None]
+        return (np.take_along_axis(values.reshape(*lead, taps), first, -1).reshape(-1),
+                np.take_along_axis(where.reshape(*lead, taps), first, -1).reshape(-1))
+
+    value, index = pick(rank)
+    found: list[tuple[np.ndarray, ...]] = [(value,), (index,)]
+    if x.dtype.kind == "f" and np.isnan(x).any():
+        found = [(value, pick(np.where(np.isnan(x), -1, rank))[k]) for k, value in ((0, value), (1, index))]
+    results, alternatives = [], []
+    for o, options in zip(case.outputs, found):
+        expected = options[0].astype(numpy_dtype(o.dtype))
+        readings = {"nan:ignore": options[1]} if len(options) > 1 else {}
+        results.append(expected)
+        alternatives.append(_max_readings(spec, readings, expected))
+    return tuple(results), tuple(alternatives)
+
+
+def _max_readings(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray) -> tuple[Alternative, ...]:
+    """The ``nan`` readings of one output, in its type (indices exact as integers)."""
+    if not readings:
+        return ()
+    return reading_alternatives(spec, {k: v.astype(expected.dtype) for k, v in readings.items()}, expected)

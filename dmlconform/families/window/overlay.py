@@ -1,0 +1,71 @@
+"""The window kind of reviewed semantics (``family: window``, CONVOLUTION):
+its schema, its record (`families.window.semantics.Window`) and its checks
+against the spec.  `families.Family.overlay` names it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from dmlconform.families.window.semantics import OPERATIONS, Window
+from dmlconform.spec import model as m
+from dmlconform.spec import reviewed_checks as rc
+
+#: The attribute roles, each with the check of the field it names.
+_ARRAYS = ("strides", "dilations", "start_padding", "end_padding", "output_padding", "window_size")
+_ENUMS = ("mode", "direction")
+_UINTS = ("spatial_count", "group_count")
+SCHEMA = {
+    "type": "object", "additionalProperties": False, "required": ["family", "source", "operation", "input", "output"],
+    "properties": {
+        "family": {"const": "window"}, "source": rc.SOURCE, "operation": {"enum": list(OPERATIONS)},
+        "input": rc.IDENT, "output": rc.IDENT, "filter": rc.IDENT, "bias": rc.IDENT, "indices": rc.IDENT,
+        **{role: rc.IDENT for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation", "include_padding")},
+        "dimension_counts": rc.DIMENSION_COUNTS,
+        "accumulators": {"type": "object", "propertyNames": {"enum": rc.DTYPES},
+                         "additionalProperties": {"enum": rc.DTYPES}},
+    },
+}
+
+
+def build(data: dict[str, Any]) -> Window:
+    """Shape-checked ``semantics`` data -> `Window`."""
+    roles = {role: data.get(role) for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation", "include_padding",
+                                               "filter", "bias", "indices")}
+    return Window(source=data["source"], operation=data["operation"], input=data["input"], output=data["output"],
+                  dimension_counts=rc.dimension_counts(data), accumulators=rc.accumulators(data), **roles)
+
+
+def _is_uint_array(f: m.Field) -> str | None:
+    return None if f.kind is m.FieldKind.ARRAY and "UINT" in f.c_type else "a UINT array"
+
+
+def _is_uint(f: m.Field) -> str | None:
+    return None if f.kind is m.FieldKind.SCALAR and f.c_type == "UINT" else "a UINT scalar"
+
+
+def _is_bool(f: m.Field) -> str | None:
+    return None if f.kind is m.FieldKind.SCALAR and f.c_type == "BOOL" else "a BOOL scalar"
+
+
+def _is_enum(f: m.Field) -> str | None:
+    return None if f.kind is m.FieldKind.ENUM else "an enum"
+
+
+_CHECKS: tuple[tuple[tuple[str, ...], Callable[[m.Field], str | None]], ...] = (
+    *(((role,), _is_uint_array) for role in _ARRAYS), *(((role,), _is_enum) for role in _ENUMS),
+    *(((role,), _is_uint) for role in _UINTS), (("fused_activation",), rc.is_pointer),
+    (("include_padding",), _is_bool))
+
+
+def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
+    """Names, kinds and roles of the fields the semantics name, every field
+    named, and the dimension counts (of the input, filter and output: the
+    bias has the same) and types against the support tables."""
+    roles = [(("input",), m.TensorRole.INPUT), (("filter",), m.TensorRole.INPUT), (("bias",), m.TensorRole.INPUT),
+             (("output",), m.TensorRole.OUTPUT), (("indices",), m.TensorRole.OUTPUT)]
+    named = rc.named_fields(data, spec, roles, _CHECKS)
+    yield from named.problems
+    tensors = [n for n in named.names if (f := spec.field(n)) is not None and f.is_tensor]
+    yield from rc.dims_problems(data, spec, tensors)
+    yield from rc.accumulator_problems(data, spec)

@@ -1,0 +1,73 @@
+"""The window map (issue #35 item 1): for each output element, the input
+positions it reads, per filter tap, written once for the family's oracle.
+
+Along one spatial dimension with stride S, dilation D and start padding P,
+output position o and filter tap k read input position
+
+* forward: ``i = o S + k D - P``;
+* backward (transposed, the adjoint of the forward map): the ``i`` with
+  ``i S + k D - P = o``, where ``o + P - k D`` is a multiple of S;
+
+a tap is *valid* where that ``i`` lies inside the input (else it reads the
+zero padding, or no input at all, and adds no term).  The map of several
+spatial dimensions is the outer product of each one's, so an output
+element's term count is the product of its valid taps per dimension times
+the channels of its group (it varies at the borders and, transposed, with
+the output's phase modulo the stride).  End padding and output padding
+appear only through the output's sizes.  Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Taps:
+    """One spatial dimension's map: ``index`` (O, K), the input position
+    each (output, tap) reads, the input's size (one past its end: a zero
+    appended there) where the tap is not ``valid``."""
+
+    index: np.ndarray
+    valid: np.ndarray
+
+
+def taps(input_size: int, output_size: int, kernel: int, *, stride: int, dilation: int, start: int,
+         transposed: bool) -> Taps:
+    """The map of one spatial dimension (the module's docstring)."""
+    o = np.arange(output_size, dtype=np.int64)[:, None]
+    k = np.arange(kernel, dtype=np.int64)[None, :]
+    if transposed:
+        num = o + start - k * dilation
+        i = np.floor_divide(num, stride)
+        valid = (np.mod(num, stride) == 0) & (i >= 0) & (i < input_size)
+    else:
+        i = o * stride + k * dilation - start
+        valid = (i >= 0) & (i < input_size)
+    return Taps(np.where(valid, i, input_size), valid)
+
+
+def gather(x: np.ndarray, maps: tuple[Taps, ...]) -> np.ndarray:
+    """``x`` (N, C, spatial...) read through ``maps`` (one per spatial
+    dimension): (N, C, O1..Od, K1..Kd), 0 where a tap is not valid."""
+    d = len(maps)
+    padded = np.pad(x, [(0, 0), (0, 0)] + [(0, 1)] * d)  # the zero an invalid tap reads
+    index = []
+    for j, t in enumerate(maps):
+        shape = [1] * (2 * d)
+        shape[j], shape[d + j] = t.index.shape
+        index.append(t.index.reshape(shape))
+    where: tuple[Any, ...] = (slice(None), slice(None), *index)
+    return padded[where]
+
+
+def counts(maps: tuple[Taps, ...]) -> np.ndarray:
+    """Per output position (O1..Od), its valid taps: the product over the
+    dimensions of each one's valid count."""
+    out = np.ones((), np.int64)
+    for t in maps:
+        out = np.multiply.outer(out, t.valid.sum(axis=1))
+    return out

@@ -1,0 +1,65 @@
+"""The window family on real implementations (issue #35 item 5):
+onnxruntime's Conv/ConvTranspose and torch's conv*/conv_transpose* pass
+the CONVOLUTION suite; what they cannot express is NOT_SUPPORTED with the
+reason, never FAIL."""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+
+import pytest
+
+from dmlconform.cases.model import Case
+from dmlconform.catalog import load_spec
+from dmlconform.families import cases_of
+from dmlconform.results import Outcome
+from dmlconform.runner import run_cases
+from dmlconform.spec import model as m
+from tests.conftest import REPO
+
+
+@cache
+def _spec() -> m.Spec:
+    return load_spec(REPO / "specs" / "CONVOLUTION.yaml")
+
+
+@cache
+def _cases() -> tuple[Case, ...]:
+    return tuple(cases_of(_spec(), m.FeatureLevel.FL_6_4, seed=0))
+
+
+def test_onnxruntime_passes_the_convolution_suite() -> None:
+    pytest.importorskip("onnxruntime", reason="the onnxruntime extra is not installed")
+    from dmlconform.backends.onnxruntime.backend import OnnxRuntimeBackend
+
+    results = run_cases([(_spec(), c) for c in _cases()], OnnxRuntimeBackend())
+    assert Counter(r.outcome for r in results) == {Outcome.PASS: 149, Outcome.NOT_SUPPORTED: 1}
+    (refused,) = [r for r in results if r.outcome is Outcome.NOT_SUPPORTED]
+    assert refused.case_id.startswith("CONVOLUTION/FLOAT64/") and "Conv" in refused.message
+
+
+def test_torch_passes_the_convolution_suite_with_its_declared_float16_sums() -> None:
+    """torch's CPU conv_transpose sums FLOAT16 in FLOAT16 (declared: judged by that reading); without the
+    declaration those cases FAIL, so the declaration is what lets them pass."""
+    pytest.importorskip("torch", reason="the torch extra is not installed")
+    from dmlconform.backends.torch.backend import TorchBackend
+
+    results = run_cases([(_spec(), c) for c in _cases()], TorchBackend())
+    assert Counter(r.outcome for r in results) == {Outcome.PASS: 149, Outcome.NOT_SUPPORTED: 1}
+    (refused,) = [r for r in results if r.outcome is Outcome.NOT_SUPPORTED]
+    assert "/6d/" in refused.case_id and "conv1d to conv3d" in refused.message
+
+
+def test_torch_float16_backward_fails_the_float32_bound() -> None:
+    pytest.importorskip("torch", reason="the torch extra is not installed")
+    from dmlconform.backends.torch import backend
+
+    class Undeclared(backend.TorchBackend):
+        def info(self):  # type: ignore[no-untyped-def]
+            import dataclasses
+            return dataclasses.replace(super().info(), float16_accumulation=frozenset())
+
+    case = next(c for c in _cases() if c.id == "CONVOLUTION/FLOAT16/4d/backward/cross/k3/random")
+    (result,) = run_cases([(_spec(), case)], Undeclared())
+    assert result.outcome is Outcome.FAIL
