@@ -430,8 +430,9 @@ class Workers:
 
     The first worker starts, and builds its backend, as soon as this is made,
     so that it is ready when the caller has generated the cases (a real
-    device takes a while to open).  A context manager; `run` once, and the
-    workers are gone when it returns or the block ends."""
+    device takes a while to open).  A context manager; `run` once: when it
+    returns the workers are told to exit (stopped at once on Ctrl-C or an
+    error), and they are gone when the block ends."""
 
     def __init__(self, backend: str, options: Mapping[str, str] | None = None, *, jobs: int,
                  timeout: float = DEFAULT_TIMEOUT, overrides: Overrides | None = None) -> None:
@@ -484,9 +485,22 @@ class Workers:
                 self._step()
         except KeyboardInterrupt:
             interrupted = True
-        finally:
             self.close()
+        except BaseException:
+            self.close()
+            raise
+        self._dismiss()
         return RunOutcome(tuple(r for r in self.results if r is not None), interrupted=interrupted)
+
+    def _dismiss(self) -> None:
+        """Tell every idle worker to exit, without waiting for it: its exit
+        (a Python process with numpy and the backend to tear down) overlaps
+        the run's reports instead of preceding them; `close`, at the end of
+        the block, waits for it."""
+        for worker in self.workers:
+            if worker.ready and worker.job is None:
+                with contextlib.suppress(OSError):
+                    worker.conn.send(None)
 
     # -- scheduling
 

@@ -43,7 +43,7 @@ from dmlconform.families.window import overlay as window_overlay
 from dmlconform.families.window.semantics import Window
 from dmlconform.oracles.base import FamilyOracle
 from dmlconform.spec.model import DataType, FeatureLevel, Semantics, Spec
-from dmlconform.spec.reviewed import Kind
+from dmlconform.spec.reviewed_checks import Kind
 
 __all__ = ["FAMILIES", "GROUP", "Family", "Later", "LaterFaults", "Oracles", "cases_of", "faults", "family_of", "holds",
            "make", "overlay_kinds", "references", "registered"]

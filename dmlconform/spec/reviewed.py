@@ -16,28 +16,13 @@ problems (through it).  ``ambiguities`` are `load`'s.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from dmlconform.errors import LocatedError, SpecError
 from dmlconform.spec import load
 from dmlconform.spec import model as m
-from dmlconform.spec.model import Semantics
-from dmlconform.spec.reviewed_checks import JsonPath, Located
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Kind:
-    """One kind of semantics: the JSON schema of its ``semantics`` mapping
-    (``family`` its name), ``build`` (shape-checked data -> its record) and
-    ``against_spec`` (the problems of the data against the spec).  Each
-    family gives its own (`families.Family.overlay`); equal only to itself,
-    so that its schema's validator is made once."""
-
-    schema: dict[str, Any]
-    build: Callable[[dict[str, Any]], Semantics]
-    against_spec: Callable[[dict[str, Any], m.Spec], Iterator[Located]]
+from dmlconform.spec.reviewed_checks import JsonPath, Kind, Located
 
 
 def with_semantics(spec: m.Spec, doc: load.Document, kinds: Mapping[str, Kind]) -> m.Spec:

@@ -1,4 +1,6 @@
-"""Checks every kind of reviewed semantics shares (`spec.reviewed`): schema
+"""What every kind of reviewed semantics shares (`spec.reviewed`): a kind
+itself (`Kind`: a family's schema, builder and checks, kept apart from the
+overlay reader so that the families' registry loads no YAML), schema
 pieces, and the checks of the names the semantics give against the spec's
 fields and support tables.  Each yields ``(path, message)`` pairs, the path
 a JSON path from the overlay's top, that `spec.reviewed` locates."""
@@ -10,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dmlconform.spec import model as m
+from dmlconform.spec.model import Semantics
 
 IDENT = {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"}
 SOURCE = {"type": "string", "pattern": "^[^:\\n]+:[1-9][0-9]*$"}
@@ -159,3 +162,16 @@ def accumulator_problems(data: dict[str, Any], spec: m.Spec) -> Iterator[Located
             yield ("semantics", "accumulators", name), \
                 f"{name} is no tensor type of {spec.operator} (its tables allow " \
                 f"{', '.join(t.name for t in m.sort_dtypes(allowed))}); name one of those"
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Kind:
+    """One kind of semantics: the JSON schema of its ``semantics`` mapping
+    (``family`` its name), ``build`` (shape-checked data -> its record) and
+    ``against_spec`` (the problems of the data against the spec).  Each
+    family gives its own (`families.Family.overlay`); equal only to itself,
+    so that its schema's validator is made once."""
+
+    schema: dict[str, Any]
+    build: Callable[[dict[str, Any]], Semantics]
+    against_spec: Callable[[dict[str, Any], m.Spec], Iterator[Located]]

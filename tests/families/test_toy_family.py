@@ -77,7 +77,7 @@ from dmlconform.compare import Alternative
 from dmlconform.families import Family
 from dmlconform.oracles.base import Expectation
 from dmlconform.spec.model import DataType, FeatureLevel, Semantics
-from dmlconform.spec.reviewed import Kind
+from dmlconform.spec.reviewed_checks import Kind
 
 
 @dataclass(frozen=True, slots=True)
