@@ -197,7 +197,8 @@ def test_the_listing_wraps_at_word_boundaries_and_summarises_the_faults(width: i
     faulty = next(r for r in rows if r.name == "faulty")
     assert faulty.status == "needs options"
     assert f"from {len(FAULTS)} planted faults ('dmlconform backends faulty' lists them)" in faulty.summary
-    assert len([line for line in text.splitlines() if line.strip()]) <= 3 + 2 * len(rows) + 6
+    # a few lines a row (the faulty row was 40 lines alone): an uninstalled engine's reason wraps at 80 columns
+    assert len([line for line in text.splitlines() if line.strip()]) <= 3 + 4 * len(rows) + 6
 
 
 def test_backends_name_shows_one_backend_in_full() -> None:
