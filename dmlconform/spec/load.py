@@ -189,6 +189,11 @@ def _compose(text: str, path: str) -> yaml.Node | None:
     loader = _Loader(text, path=path)  # the reader checks every character here
     try:
         return loader.get_single_node()
+    except (ValueError, OverflowError):  # PyYAML's scanner: chr() of an escape beyond U+10FFFF
+        mark = loader.get_mark()
+        raise LocatedError("an escape in a double-quoted string names no Unicode character (beyond "
+                           "\\U0010FFFF): write the character itself, or a valid escape",
+                           path=path, line=mark.line + 1, column=mark.column + 1) from None
     finally:
         loader.dispose()
 

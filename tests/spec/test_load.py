@@ -624,3 +624,12 @@ def _typed(value: Any) -> Any:
     if isinstance(value, list):
         return [_typed(v) for v in value]
     return type(value).__name__, repr(value)
+
+
+@pytest.mark.parametrize("escape", ["\\U12345678", "\\U99999999999"])
+def test_an_escape_beyond_unicode_is_a_located_spec_error(escape: str) -> None:
+    """Found by the mutation test above: PyYAML's scanner raised ValueError
+    (chr() beyond U+10FFFF) or OverflowError, a traceback on bad input."""
+    with pytest.raises(SpecError) as caught:
+        parse_document(f'operator: "{escape}"\n', path="x.yaml")
+    assert (caught.value.line, caught.value.column) == (1, 14) and "U0010FFFF" in str(caught.value)
