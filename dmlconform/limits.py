@@ -100,6 +100,17 @@ float type (long double ends near exp(11357)), and mpmath computes it with a
 log 2 of as many bits as the argument's integer part has, so
 ``exp(exp(exp(x)))`` ran for minutes; a 16384-bit log 2 takes milliseconds."""
 
+MAX_EXACT_ROWS = 4096
+"""Most distinct rows of operands one exact evaluation (`formula.refine`,
+mpmath at 256 bits) takes on; the elements of further rows are accepted
+with any value (the relaxed tier) and the case says so in a note.  One row
+costs about a millisecond, more where the formula nests (CELU: ...); a row
+per element would be minutes for a large case: TANH's 4.2 million freely
+drawn values held 84,393 distinct tiny ones where 1 - exp(-2x) cancels in
+float64, and the comparison ran past 600 s.  The generator's large cases
+draw at most this many distinct rows (`draws.Request.period`), so they stay
+within it; only a case folder's data can meet it."""
+
 MAX_FORMULA_DEPTH = 32
 """Deepest nesting of a formula: brackets, operators, calls and branches
 inside one another (``a + b + c`` is ``(a + b) + c``: three levels), counted

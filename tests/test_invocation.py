@@ -66,6 +66,7 @@ def _shim(folder: Path) -> dict[str, str]:
     return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
 
 
+@pytest.mark.slow  # about 12 s on 2 idle cores: run by .ci/run
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash to paste the repro lines into")
 def test_pasted_repro_lines_of_hostile_ids_run_nothing_and_give_the_same_verdict(tmp_path: Path) -> None:
     cases = tmp_path / "cases"

@@ -10,6 +10,7 @@ import functools
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -89,6 +90,7 @@ def test_masks_give_what_set_operations_gave(sp: SparseComparison) -> None:
         assert got[key][1].tolist() == took.tolist()
 
 
+@pytest.mark.slow  # about 30 s on 2 idle cores: run by .ci/run
 def test_a_batch_cut_into_chunks_has_the_readings_of_the_whole() -> None:
     """A batch over `plan.COMPARE_ELEMENTS` is compared a chunk at a time;
     its readings, alternatives and every other field of each result are

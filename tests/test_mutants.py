@@ -128,6 +128,7 @@ def test_reference_passes_the_mutants_suites() -> None:
     assert any(r.outcome is Outcome.NOT_SUPPORTED and not r.expect_supported for r in results)
 
 
+@pytest.mark.slow  # about 10 s on 2 idle cores: run by .ci/run
 def test_where_each_mutant_is_caught() -> None:
     """The failures point at what the mutant broke."""
     by_name = {name: [r for r in _run(FaultyBackend(name), ops) if r.outcome is Outcome.FAIL]

@@ -24,6 +24,13 @@ pools the generator passes in; these are the rest):
 
 Each tensor's values are the pool's first elements (as many as fit) followed
 by random values, then shuffled.
+
+A request with a ``period`` (the large cases) draws only that many values so,
+and each element picks one of them by its place: bits of ``picker``, which
+every tensor of the case shares, so that element ``i`` of each tensor takes
+the same pick and the case has at most ``period`` distinct rows of operands.
+The oracle then evaluates each distinct row once where float64 is not enough
+(`formula.refine`), whatever the tensor's size.
 """
 
 from __future__ import annotations
@@ -66,13 +73,17 @@ def mix(x: np.ndarray) -> np.ndarray:
 class Request:
     """One tensor to fill: ``count`` values of ``dtype``, the ``pool`` first
     (cut to ``count``), the rest random, all shuffled; or ``fixed`` values
-    as they are."""
+    as they are.  With a ``period``, only that many values are drawn so and
+    each element is one of them, picked by ``picker``'s bits (module
+    docstring)."""
 
     key: int
     dtype: DataType
     count: int
     pool: np.ndarray | None = None
     fixed: np.ndarray | None = None
+    period: int = 0
+    picker: int = 0
 
 
 def fill(requests: Sequence[Request]) -> list[np.ndarray]:
@@ -87,6 +98,8 @@ def fill(requests: Sequence[Request]) -> list[np.ndarray]:
     for k, r in enumerate(requests):
         if r.fixed is not None:
             out[k] = np.asarray(r.fixed, dtype=np_dtype(r.dtype))
+        elif 0 < r.period < r.count:
+            out[k] = _picked(r)
         else:
             by_dtype.setdefault(r.dtype, []).append(k)
     if by_dtype:
@@ -139,6 +152,17 @@ def _fill_all(requests: list[Request]) -> list[np.ndarray]:
         shuffled = into[perm[a:b] - a]
         shuffled.setflags(write=False)  # once for all its requests (each is a slice of it)
         out.extend(shuffled[s - a:e - a] for s, e in zip(bounds[k0:k1], bounds[k0 + 1:k1 + 1]))
+    return out
+
+
+def _picked(r: Request) -> np.ndarray:
+    """The values of a request with a period: ``period`` values drawn as a
+    request of that count, each element one of them by ``picker``'s bits."""
+    base = _fill_all([Request(r.key, r.dtype, r.period, r.pool)])[0]
+    picks = mix(np.uint64(r.picker) + np.arange(1, r.count + 1, dtype=np.uint64) * GOLDEN)
+    picks %= np.uint64(r.period)
+    out = base[picks]
+    out.setflags(write=False)
     return out
 
 

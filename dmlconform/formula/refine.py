@@ -4,8 +4,11 @@ DESIGN.md, "The oracle" (mpmath where float64 is not enough).  The float64
 evaluation carries an error bound; where that bound reaches a rounding boundary
 of the target type, the one rounding could go either way, and only those
 elements are recomputed here with mpmath at 256 bits and rounded exactly.  They
-are rare (a few per 2**28 random values), so a scalar loop over them is cheap;
-the array path never comes here.
+are rare (a few per 2**28 random values) where float64 holds the formula well,
+and each distinct row of operands is evaluated once, so a scalar loop over
+them is cheap; the array path never comes here.  Where a formula cancels or
+overflows (TANH's 1 - exp(-2x) for tiny x) they are not rare: at most
+`limits.MAX_EXACT_ROWS` distinct rows are evaluated.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from dmlconform.formula.tree import (
     Value,
     walk,
 )
-from dmlconform.limits import MAX_EXACT_MAGNITUDE
+from dmlconform.limits import MAX_EXACT_MAGNITUDE, MAX_EXACT_ROWS
 
 PRECISION = 256
 #: Functions that round to an integer: ``trunc(a / b)`` of float64 operands
@@ -59,13 +62,16 @@ def precision(tree: FormulaTree) -> int:
 
 def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: tuple[int, ...],
            dtype: np.dtype, *, minmax: str, output: str | None = None,
-           zeros: bool = False) -> tuple[np.ndarray, np.ndarray]:
+           zeros: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Exactly rounded values of ``tree`` at the flat ``index`` positions.
     ``env`` maps names to float64 arrays (broadcastable to ``shape``) or
-    scalars.  Returns (values in ``dtype``, mask of positions refined; a
-    position whose exact evaluation fails keeps its float64 value).  An exact
-    zero keeps the float64 result's IEEE sign, unless ``zeros`` (the float64
-    result is not finite, so it has none): then it is +0."""
+    scalars.  Returns (values in ``dtype``, mask of positions refined, mask
+    of positions left out); a position whose exact evaluation fails keeps
+    its float64 value.  An exact zero keeps the float64 result's IEEE sign,
+    unless ``zeros`` (the float64 result is not finite, so it has none):
+    then it is +0.  Only the first `MAX_EXACT_ROWS` distinct rows of
+    operands are evaluated (bounded time); the positions of the others are
+    left out, for the caller to accept any value there."""
 
     ctx = mp_context(precision(tree))
     coords = np.unravel_index(index, shape)
@@ -74,6 +80,9 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
     out = np.zeros(index.size, dtype=dtype)
     done = np.zeros(index.size, dtype=bool)
     rows, inverse = _distinct(picked, index.size)
+    left_out = inverse >= MAX_EXACT_ROWS
+    if left_out.any():
+        rows, inverse = rows[:MAX_EXACT_ROWS], np.where(left_out, 0, inverse)
     exacts = _exact_values(ctx, tree, picked, rows, minmax, output)
     kept: list[int] = []
     for r, exact in enumerate(exacts):  # distinct rare elements only (module docstring)
@@ -81,7 +90,7 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
             continue
         if not isinstance(exact, str) and not ctx.isnan(exact) and exact == 0:
             if zeros:
-                at = inverse == r
+                at = (inverse == r) & ~left_out
                 out[at], done[at] = 0, True
             continue  # an exact zero: the float64 result has the IEEE sign
         kept.append(r)
@@ -92,10 +101,10 @@ def refine(tree: FormulaTree, env: Mapping[str, Any], index: np.ndarray, shape: 
             _untie(ctx, tree, picked, rows, kept, exacts, rounded, dtype, minmax, output)
         hit = np.zeros(len(exacts), dtype=bool)
         hit[kept] = True
-        at = hit[inverse]
+        at = hit[inverse] & ~left_out
         out[at] = rounded[inverse[at]]
         done[at] = True
-    return out, done
+    return out, done, left_out
 
 
 #: A failed exact evaluation (division by zero, a domain error).

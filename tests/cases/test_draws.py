@@ -127,3 +127,32 @@ def test_values_do_not_depend_on_the_chunking(monkeypatch):
     whole = draws.fill(requests)
     monkeypatch.setattr(draws, "DRAW_CHUNK", 7)
     assert [_bits(a) for a in draws.fill(requests)] == [_bits(a) for a in whole]
+
+
+@given(st.integers(0, 2 ** 64 - 1), st.integers(0, 2 ** 64 - 1), st.integers(1, 64))
+@settings(max_examples=30, deadline=None)
+def test_a_period_bounds_the_distinct_rows_of_a_case(key, picker, period):
+    """A large case draws ``period`` values per tensor and every element of
+    each tensor picks by the case's shared ``picker``: at most ``period``
+    distinct rows of operands (what the exact evaluation pays for), each
+    value of the pool among them."""
+    pool = np.array([0.0, -0.0, np.inf, np.nan], dtype=np.float32)
+    count = 40 * period + 7
+    a, b = draws.fill([draws.Request(key, DataType.FLOAT32, count, pool=pool, period=period, picker=picker),
+                       draws.Request(key ^ 1, DataType.FLOAT16, count, period=period, picker=picker)])
+    assert a.shape == b.shape == (count,) and a.dtype == np.float32 and b.dtype == np.float16
+    rows = {(x, y) for x, y in zip(a.view(np.uint32).tolist(), b.view(np.uint16).tolist())}
+    assert len(rows) <= period
+    base = draws.fill([draws.Request(key, DataType.FLOAT32, period, pool=pool)])[0]
+    assert set(a.view(np.uint32).tolist()) <= set(base.view(np.uint32).tolist())  # the period's values, no others
+    if period >= pool.size:
+        assert np.isin(pool.view(np.uint32), a.view(np.uint32)).all()
+    again = draws.fill([draws.Request(key, DataType.FLOAT32, count, pool=pool, period=period, picker=picker)])[0]
+    assert _bits(again) == _bits(a)
+
+
+def test_the_picker_places_the_values():
+    made = [draws.fill([draws.Request(3, DataType.FLOAT32, 5000, period=16, picker=p)])[0] for p in (1, 2)]
+    assert not np.array_equal(made[0], made[1])
+    assert np.unique(made[0]).size == 16  # 5000 picks of 16 values reach them all
+    assert not np.array_equal(made[0][:16], made[0][16:32])  # no period in the places

@@ -76,6 +76,7 @@ from dmlconform.errors import FormulaError, InputError
 from dmlconform.formula import Parsed, boundaries, classified
 from dmlconform.formula.boundaries import Boundary
 from dmlconform.formula.refine import rounds_to_integer
+from dmlconform.limits import MAX_EXACT_ROWS
 from dmlconform.plan import DRAW_ELEMENTS, pack
 from dmlconform.spec.ambiguity import meeting_groups, value_names
 from dmlconform.spec.model import (
@@ -98,6 +99,13 @@ _SHAPES: dict[int, tuple[int, ...]] = {
     7: (1, 2, 3, 1, 1, 11, 1), 8: (1, 2, 1, 3, 1, 11, 1, 1), 9: (1, 1, 1, 1, 1, 1, 2, 3, 11),
 }
 _LARGE = (2, 2049, 1025)  # 4,200,450 >= 2**22 elements
+#: The distinct rows of operands of a large case (`draws.Request.period`): a
+#: large case tests size (chunks, offsets past 2**31 bytes), the small cases
+#: test values.  Drawn freely, TANH's 4.2 million values held 84,393 whose
+#: float64 value is not enough (tiny x: 1 - exp(-2x) cancels) and over 4,096
+#: beyond long double's range, which took mpmath more than 600 s; with at
+#: most `MAX_EXACT_ROWS` distinct rows each is evaluated once, within its budget.
+LARGE_DISTINCT = MAX_EXACT_ROWS
 _TYPICAL = (0.5, 2.0, 0.25, 1.5)  # FLOAT attributes without a default, by position
 _ENUM_RE = re.compile(r"\bDML_[A-Z0-9_]+\b")
 _F32 = np.finfo(np.float32)
@@ -777,8 +785,9 @@ def _plan(ctx: _Ctx, draft: _Draft) -> _Plan:
     dtypes = types.dtypes
     count = math.prod(shape.sizes)
     recipe, edges = draft.fill(types, count)
+    period, picker = (LARGE_DISTINCT, draws.stream_key(ctx.seed, case_id, "")) if shape.tag == "large" else (0, 0)
     requests = tuple([draws.Request(draws.stream_key(ctx.seed, case_id, name), dtypes[name], count,
-                                    *recipe.get(name, (None, None)))
+                                    *recipe.get(name, (None, None)), period=period, picker=picker)
                       for name in ctx.bound.inputs])
     return _Plan(case_id, shape, dtypes, requests, edges)
 

@@ -40,9 +40,6 @@ WIDE_WINDOW = 4096.0
 #: an exp argument off by a few ULPs) push it over.
 OVERFLOW_MARGIN = 1 / 16
 _NONE = np.zeros(0, dtype=np.intp)
-#: At most this many elements of one evaluation whose float64 result is not
-#: finite are recomputed exactly (mpmath); the others keep long double.
-EXACT_LIMIT = 4096
 #: Elements up to which the second looks of one kind of evaluation, of every
 #: output and step, share one pass (`SharedPass.plan`): where its fixed cost
 #: outweighs evaluating elements that only some of them ask about.
@@ -59,6 +56,7 @@ class Outcome:
     alternatives: tuple[Alternative, ...]
     uncertain: np.ndarray | None
     refined: int
+    left_out: int = 0  # elements past the exact evaluation's budget, in ``uncertain``
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +69,9 @@ class AltSpec:
 
 
 MINMAX = AltSpec("ieee_minmax", Tier.STRICT, "IEEE maxNum/minNum: a NaN operand of min/max yields the other operand")
+LEFT_OUT = AltSpec("past_exact_budget", Tier.RELAXED,
+                   "past the exact evaluation's budget (limits.MAX_EXACT_ROWS distinct rows of operands): "
+                   "no value is known there, any is accepted as a quality warning")
 LIMIT = AltSpec("limit", Tier.RELAXED,
                 "the literal formula gives NaN for an infinite input; its limit is accepted as a quality warning")
 LITERAL = AltSpec("target_literal", Tier.RELAXED,
@@ -366,6 +367,7 @@ class FloatRun:
         self.literal_type = facts.literal_type
         self.integer_rounding = formula.integer_rounding
         self.certain: np.ndarray = _NONE  # flat indices whose exact value is NaN (`evaluate.certain_nan`)
+        self.left_out: list[np.ndarray] = []  # flat indices past the exact evaluation's budget (`exactly`)
 
     # -- evaluation ------------------------------------------------------
     def run(self, arrays: Mapping[str, np.ndarray], *, track: bool, minmax: str = "propagate",
@@ -479,13 +481,20 @@ class FloatRun:
         ambiguous = np.zeros(self.size, dtype=bool)
         alternatives = self.alternatives(found, expected, ambiguous, flush)
         uncertain = None
-        if found.uncertain.size:
+        left_out = np.unique(_join(self.left_out))
+        if left_out.size:  # any value accepted (relaxed): a finite one within the relaxed bound, NaN as an alternative
+            unknown = left_out[~np.isfinite(expected[left_out].astype(np.float64))]
+            expected[unknown] = 0
+            alternatives += (Alternative(LEFT_OUT.name, left_out, np.full(left_out.size, np.nan, dtype=self.dtype),
+                                         LEFT_OUT.tier, LEFT_OUT.reason),)
+        if found.uncertain.size or left_out.size:
             uncertain = np.zeros(self.size, dtype=bool)
             uncertain[found.uncertain] = True
+            uncertain[left_out] = True
             ambiguous |= uncertain
             uncertain = uncertain.reshape(self.shape)
         return Outcome(expected.reshape(self.shape), bound.reshape(self.shape), ambiguous.reshape(self.shape),
-                       alternatives, uncertain, refined)
+                       alternatives, uncertain, refined, int(left_out.size))
 
     def block(self, lo: int, hi: int, expected: np.ndarray, bound: np.ndarray, acc: _Found, *, refine: bool) -> None:
         """Evaluate elements [lo, hi) and note what needs a second look."""
@@ -660,7 +669,7 @@ class FloatRun:
         double may only half resolve), or where a divisor cancelled
         (``cancelled``: Adam's ``1 - pow(Beta1, T)`` at Beta1 = 1.0000001,
         T = 8.3e-10 keeps 3 digits in long double), exactly (mpmath), for up
-        to `EXACT_LIMIT` elements.
+        to `limits.MAX_EXACT_ROWS` distinct rows.
         Returns how many changed."""
         nan64 = np.isnan(expected[index].astype(np.float64))
         # NaN exactly (the tracked evaluation knows, or the exact one), whatever long double makes of it:
@@ -679,7 +688,7 @@ class FloatRun:
             bound[at] = np.abs(expected[at].astype(np.float64)) * (self.rel * scale)
             changed = int(finite.sum())
         again = ~finite | nan64 | np.isin(index, cancelled) if wider else True
-        rest = index[again & ~nan][:EXACT_LIMIT]
+        rest = index[again & ~nan]
         if rest.size:
             fixed = self.exactly(rest, expected, zeros=True)
             changed += fixed
@@ -710,9 +719,9 @@ class FloatRun:
         (``index``): the formula's own NaN (inf - inf, 0 * inf), or one the
         cancelled divisor made (Adam's ``1 - pow(Beta1, T)`` at a tiny T, 0 /
         0, beside an infinite X: the value is X).  Evaluated exactly
-        (mpmath's infinities follow IEEE), for up to `EXACT_LIMIT` elements;
+        (mpmath's infinities follow IEEE), for up to `limits.MAX_EXACT_ROWS` distinct rows;
         returns how many became a number."""
-        index = index[~self.exact_nan(index)][:EXACT_LIMIT]
+        index = index[~self.exact_nan(index)]
         if not index.size:
             return 0
         self.exactly(index, expected, zeros=True)
@@ -738,9 +747,11 @@ class FloatRun:
     def exactly(self, index: np.ndarray, expected: np.ndarray, *, zeros: bool = False) -> int:
         env: dict[str, Any] = dict(self.arrays)
         env.update({n: v.v for n, v in self.attrs.items()})
-        fixed, done = exact(self.tree, env, index, self.shape, self.dtype, minmax="propagate", output=self.output,
-                            zeros=zeros)
+        fixed, done, left_out = exact(self.tree, env, index, self.shape, self.dtype, minmax="propagate",
+                                      output=self.output, zeros=zeros)
         expected[index[done]] = fixed[done]
+        if left_out.any():
+            self.left_out.append(index[left_out])
         return int(done.sum())
 
     def refine(self, index: np.ndarray, expected: np.ndarray, bound: np.ndarray) -> int:

@@ -48,6 +48,7 @@ from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.formula.rounding import fraction_to_float, to_float
 from dmlconform.formula.tolerance import default_ulp, signed_zero
 from dmlconform.formula.tree import Binary, Call, FormulaTree, Name, Unary, names, walk
+from dmlconform.limits import MAX_EXACT_ROWS
 from dmlconform.spec import model as m
 from dmlconform.spec.model import NanPolicy, Overflow, numpy_dtype
 
@@ -317,7 +318,12 @@ def _float_to_integer_result(run: FloatRun, nan_policy: NanPolicy, overflow: Ove
 
 
 def _float_result(formula: Prepared, out: Outcome, relaxed_factor: float) -> OracleResult:
-    notes = ("discontinuity within rounding error at some elements",) if out.uncertain is not None else ()
+    notes: tuple[str, ...] = ()
+    if out.uncertain is not None and out.left_out < int(out.uncertain.sum()):
+        notes += ("discontinuity within rounding error at some elements",)
+    if out.left_out:
+        notes += (f"{out.left_out} elements past the exact evaluation's budget of {MAX_EXACT_ROWS} distinct "
+                  "rows of operands: any finite value accepted there (relaxed tier)",)
     return OracleResult(
         frozen(out.expected), frozen(out.bound), frozen(out.ambiguous), out.alternatives,
         formula.ulp, formula.signed_zero, relaxed_factor, out.refined,
