@@ -120,11 +120,17 @@ class RunOutcome:
 
 
 def default_jobs() -> int:
-    """Workers when ``-j`` is not given: one per core.  Measured on 2 idle
-    cores (bench/bench_cli.py, whole default suite): 2 workers 2.86 s, 1
-    worker 3.35 s; one worker per core leaves the run's own process (cases
-    out, results in) to share a core, which costs less than it saves."""
-    return max(1, os.cpu_count() or 1)
+    """Workers when ``-j`` is not given: one per core this process may run
+    on.  Measured on 2 idle cores (bench/bench_cli.py, whole default
+    suite): 2 workers 2.86 s, 1 worker 3.35 s; one worker per core leaves
+    the run's own process (cases out, results in) to share a core, which
+    costs less than it saves.  The cores are those of the process's CPU
+    affinity where the system has one (a container or ``taskset`` limited
+    to 2 of 16 cores: ``os.cpu_count()`` says 16, and 16 workers starting
+    on 2 cores made ``--shard 1/16`` take 0.56 of the full run, not 0.3)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity is not None else os.cpu_count()
+    return max(1, cores or 1)
 
 
 def case_timeout(case: Case, timeout: float) -> float:
@@ -212,6 +218,9 @@ class InProcess:
             self.backend = load_backend(self.name, self.options)
         return self.backend.info()
 
+    def prepare(self, families: Sequence[str]) -> None:
+        """Nothing: in this process an oracle is imported when first used."""
+
     def run(self, pairs: Sequence[Pair], *, progress: Progress | None = None) -> RunOutcome:
         if self.backend is None:
             self.info()
@@ -260,7 +269,9 @@ def _exit_with_parent() -> None:
 
 def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
     """A worker's life: build the backend, say ``ready``, then run each job
-    sent (``(pairs, alone)``) until told to stop (None) or the pipe closes.
+    sent (``(pairs, alone)``) until told to stop (None) or the pipe closes;
+    ``("prepare", families)`` imports those families' oracles meanwhile
+    and says ``("prepared",)``.
     Messages: ``("ready", info)``, ``("fatal", text, exit code)``,
     ``("made", i, elements, CaseResult)``, ``("start", i)``, ``("result", i,
     CaseResult)``, ``("done",)``; ``i`` counts in the job."""
@@ -285,9 +296,25 @@ def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
             return
         if job is None:
             return
+        if job[0] == "prepare":
+            _preload_judging(job[1])
+            conn.send(("prepared",))
+            continue
         pairs, alone = job
         _run_job(conn, backend, pairs, alone=alone, overrides=args.overrides)
         conn.send(("done",))
+
+
+def _preload_judging(names: Sequence[str]) -> None:
+    """Import the runner and the oracles of the families ``names`` now,
+    while the parent makes the first cases (a one-case repro waited for
+    them after its case ran: issue #31)."""
+    from dmlconform.families import preload, registered  # noqa: PLC0415 - off the parent's start (see the imports)
+    from dmlconform.runner import run_cases  # noqa: F401, PLC0415 - off the parent's start (see the imports)
+
+    for family in registered():
+        if family.name in names:
+            preload(family, "oracle")
 
 
 class _Watched:
@@ -382,6 +409,7 @@ class _Worker:
     conn: Connection
     deadline: float                   # time.monotonic() by which it must say something
     ready: bool = False
+    preparing: bool = False           # importing the oracles `Workers.prepare` named (the harness's time)
     harness: float = 0.0              # seconds the harness may compare without a word
     used: bool = False                # has taken a job (a fresh one has not)
     job: _Job | None = None
@@ -449,6 +477,7 @@ class Workers:
         self.slots = 1
         self.workers: list[_Worker] = []
         self.backend_info: BackendInfo | None = None   # what the first worker's backend says of itself
+        self.families: tuple[str, ...] = ()   # those whose oracles the workers import before their first job
         self.ctx = _spawn_context()
         self._spawn()
 
@@ -459,6 +488,19 @@ class Workers:
         while self.backend_info is None:
             self._step()
         return self.backend_info
+
+    def prepare(self, families: Sequence[str]) -> None:
+        """Have every worker, now and later, import the oracles of
+        ``families`` (by name) while the cases are made."""
+        self.families = tuple(families)
+        for worker in self.workers:
+            self._prepare(worker)
+
+    def _prepare(self, worker: _Worker) -> None:
+        if self.families:
+            with contextlib.suppress(OSError):   # it died: the next step sees its sentinel
+                worker.conn.send(("prepare", self.families))
+            worker.preparing = True
 
     def __enter__(self) -> Self:
         return self
@@ -530,19 +572,27 @@ class Workers:
         child.close()
         worker = _Worker(process, parent, deadline=time.monotonic() + max(self.timeout, 60.0))
         self.workers.append(worker)
+        self._prepare(worker)
         return worker
 
     def _send(self, worker: _Worker) -> None:
-        from dmlconform.cases.model import Planned  # noqa: PLC0415 - off the parent's start (see the imports)
-
         if worker.ready and worker.job is not None and not worker.sent:
             job = worker.job
             with contextlib.suppress(OSError):   # it died: the next step sees its sentinel
                 worker.conn.send(([self.pairs[i] for i in job.indices], job.alone))
             worker.sent = True
             worker.harness = self._harness(job)
-            planned = any(isinstance(self.pairs[i][1], Planned) for i in job.indices)
-            worker.deadline = time.monotonic() + (worker.harness if planned else self.timeout)  # making is the harness's
+            worker.deadline = time.monotonic() + self._before_start(worker)
+
+    def _before_start(self, worker: _Worker) -> float:
+        """Seconds a worker may take between its job's arrival and its
+        first case's start: the harness's while it imports oracles or makes
+        a planned case, else ``--timeout`` (the backend's ``supports``)."""
+        from dmlconform.cases.model import Planned  # noqa: PLC0415 - off the parent's start (see the imports)
+
+        assert worker.job is not None
+        planned = any(isinstance(self.pairs[i][1], Planned) for i in worker.job.indices)
+        return worker.harness if planned or worker.preparing else self.timeout
 
     def _stop(self, worker: _Worker) -> None:
         """Ask an idle worker to exit; else (or if it does not) terminate,
@@ -600,6 +650,11 @@ class Workers:
             return
         if kind == "fatal":  # the backend's own error, as building it here would have raised it
             raise (InputError if message[2] == ExitCode.USAGE else BackendLoadError)(message[1])
+        if kind == "prepared":
+            worker.preparing = False
+            if job is not None and worker.sent and not worker.started:
+                worker.deadline = time.monotonic() + self._before_start(worker)
+            return
         assert job is not None, f"worker message {kind!r} without a job"
         if kind == "start":
             index = job.indices[message[1]]

@@ -17,7 +17,7 @@ from pathlib import Path
 from dmlconform.case_folders import SHOWN, folder_error, folder_problems
 from dmlconform.cases.model import Case, Planned
 from dmlconform.cases.store import MANIFEST, case_columns, case_lines, read_cases, read_notes
-from dmlconform.families import Family, family_of
+from dmlconform.families import Family, family_of, preload
 from dmlconform.gating.shard import Shard
 from dmlconform.results import CaseResult
 from dmlconform.spec import model as m
@@ -40,6 +40,19 @@ class Selection:
             return False
         return (self.shard is None or self.shard.holds(case_id)) and all(
             fnmatch.fnmatchcase(case_id, p if any(c in p for c in "*?[") else f"*{p}*") for p in self.patterns)
+
+
+def prepare(specs: Sequence[tuple[Path, m.Spec]]) -> tuple[str, ...]:
+    """Import the generators of the families that test ``specs`` and name
+    those families: `run` does it while its backend starts, before `pairs`
+    needs the backend's feature level, and has its workers import those
+    families' oracles meanwhile (a one-case repro's worker and generator
+    then start side by side; issue #31)."""
+    found = (family_of(spec)[0] for _, spec in specs)
+    families = {f.name: f for f in found if f is not None}
+    for family in families.values():
+        preload(family, "generate")
+    return tuple(families)
 
 
 def pairs(specs: Sequence[tuple[Path, m.Spec]], level: m.FeatureLevel, *, seed: int, large: bool,

@@ -492,3 +492,33 @@ def test_jobs_above_the_cores_run_one_worker_per_core_and_say_so(tmp_path: Path,
     assert (f"note: -j 10000 runs {cores} worker{'s' if cores > 1 else ''}, one per core of this machine: more only "
             "compete for the cores (and each builds its own backend)") in result.output
     assert set(started) == {cores} and len(started) <= cores
+
+
+def test_default_jobs_counts_the_cores_this_process_may_run_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a container or under ``taskset`` limited to 2 of 16 cores,
+    ``os.cpu_count()`` says 16: one worker per core means 2."""
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(parallel.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert parallel.default_jobs() == 2
+    monkeypatch.delattr(parallel.os, "sched_getaffinity")  # where the system has no affinity (macOS, Windows)
+    assert parallel.default_jobs() == 16
+
+
+def test_prepared_workers_give_the_results_of_in_process(pairs, reference) -> None:  # type: ignore[no-untyped-def]
+    """Issue #31: the run names its families while the backend starts, and
+    its workers import those oracles before their first job; the results
+    are those of a run without it, and no harness time counts as a case's."""
+    with Workers("cpu", jobs=2) as workers:
+        workers.prepare(("element-wise formula",))
+        outcome = workers.run(pairs[:30])
+    assert [r.outcome for r in outcome.results] == [r.outcome for r in reference[:30]]
+    assert [r.case_id for r in outcome.results] == [r.case_id for r in reference[:30]]
+    assert _no_workers_left()
+
+
+def test_a_worker_prepares_only_the_families_named() -> None:
+    code = ("import sys; from dmlconform.parallel import _preload_judging; _preload_judging(['window']); "
+            "print(*('dmlconform.families.' + f + '.oracle' in sys.modules for f in ('window', 'elementwise')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert out.stdout.split() == ["True", "False"]

@@ -64,10 +64,12 @@ def available_backends(*, path: Sequence[str] | None = None) -> list[BackendEntr
         metadata.distributions() if path is None else metadata.distributions(path=list(path)))
     found: dict[tuple[str, str], BackendEntry] = {}
     for dist in dists:
+        points = [ep for ep in dist.entry_points if ep.group == GROUP]
+        if not points:
+            continue  # its METADATA unread: parsing every installed package's cost a run 40 ms per process
         dist_name = dist.metadata["Name"] or "?"
-        for ep in dist.entry_points:
-            if ep.group == GROUP:
-                found.setdefault((ep.name, dist_name), BackendEntry(ep.name, ep.value, dist_name, dist.version or "?"))
+        for ep in points:
+            found.setdefault((ep.name, dist_name), BackendEntry(ep.name, ep.value, dist_name, dist.version or "?"))
     return sorted(found.values(), key=lambda e: (e.name, e.dist))
 
 

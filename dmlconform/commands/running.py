@@ -52,6 +52,7 @@ def execute(ctx: click.Context, engine: Workers | InProcess, *, started: dt.date
     specs = load_specs(specs_dir, needed, option=option)  # input errors before waiting for the backend
     selection = suite.Selection(frozenset(ids), patterns, frozenset(parse_dtypes(dtypes)), gate.shard)
     cases = suite.checked_cases(Path(cases_dir), [s for _, s in specs], every_operator=not ops) if cases_dir else None
+    engine.prepare(suite.prepare(specs))  # while the backend starts: its feature level decides which cases there are
     info = _available(engine.info(), skip_unavailable)
     level = parse_level(level_text, "--feature-level") or info.feature_level
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{info.name}-{level.short}-s{seed}" + gate.run_id_suffix

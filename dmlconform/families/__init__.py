@@ -46,7 +46,7 @@ from dmlconform.spec.model import DataType, FeatureLevel, Semantics, Spec
 from dmlconform.spec.reviewed_checks import Kind
 
 __all__ = ["FAMILIES", "GROUP", "Family", "Later", "LaterFaults", "Oracles", "cases_of", "faults", "family_of", "holds",
-           "make", "overlay_kinds", "references", "registered"]
+           "make", "overlay_kinds", "preload", "references", "registered"]
 
 @dataclass(frozen=True, slots=True)
 class Family:
@@ -94,10 +94,14 @@ class Later:
         self.module, self.name = module, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.load()(*args, **kwargs)
+
+    def load(self) -> Any:
+        """The function, its module imported now."""
         found: Any = importlib.import_module(self.module)
         for part in self.name.split("."):
             found = getattr(found, part)
-        return found(*args, **kwargs)
+        return found
 
     def __repr__(self) -> str:
         return f"{self.module}:{self.name}"
@@ -211,6 +215,17 @@ def faults() -> Mapping[str, Fault]:
                 raise InputError(f"fault {name!r} is planted by two families; name it after its family")
             found[name] = fault
     return MappingProxyType(found)
+
+
+def preload(family: Family, *parts: str) -> None:
+    """Import the modules of ``family``'s ``parts`` (``"generate"``,
+    ``"oracle"``) now, while something else is waited for: a run imports
+    its families' generators while its backend starts, a worker the
+    oracles while its first cases are made (issue #31: a one-case repro)."""
+    for part in parts:
+        found = getattr(family, part)
+        if isinstance(found, Later):
+            found.load()
 
 
 def family_of(spec: Spec) -> tuple[Family | None, str]:

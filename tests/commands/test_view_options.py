@@ -15,7 +15,9 @@ FAULTY = ["run", "--backend", "faulty", "--backend-arg", "faults=one-ulp", "--op
 
 
 def _run(tmp_path: Path, *options: str) -> list[str]:
-    result = CliRunner().invoke(main, [*FAULTY, "-o", str(tmp_path / "out"), *options])
+    # a terminal wide enough for the element table's rows (as narrow ones fold them); pinned, so that the
+    # test does not depend on the terminal pytest runs in (an xdist worker's is 80 columns)
+    result = CliRunner(env={"COLUMNS": "200"}).invoke(main, [*FAULTY, "-o", str(tmp_path / "out"), *options])
     assert result.exit_code == 1, result.output
     return result.stdout.splitlines()
 
