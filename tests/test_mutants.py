@@ -85,6 +85,8 @@ MUTANTS = {
     "slice-negative-stride-near-end": ("SLICE1",),
     "slice-stride-magnitude-ignored": ("SLICE", "SLICE1"),
     "tile-each-element-repeated": ("TILE",),
+    "padding-reflection-symmetric-swapped": ("PADDING", "PADDING1"),
+    "padding-start-end-swapped": ("PADDING", "PADDING1"),
     "conv-no-flip": ("CONVOLUTION",),
     "conv-flip-in-cross-correlation": ("CONVOLUTION",),
     "conv-pads-swapped": ("CONVOLUTION",),
