@@ -87,6 +87,7 @@ MUTANTS = {
     "tile-each-element-repeated": ("TILE",),
     "padding-reflection-symmetric-swapped": ("PADDING", "PADDING1"),
     "padding-start-end-swapped": ("PADDING", "PADDING1"),
+    "depth-space-order-swapped": ("DEPTH_TO_SPACE", "SPACE_TO_DEPTH1"),
     "conv-no-flip": ("CONVOLUTION",),
     "conv-flip-in-cross-correlation": ("CONVOLUTION",),
     "conv-pads-swapped": ("CONVOLUTION",),

@@ -43,6 +43,8 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.edges import edge_values
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
+from dmlconform.families.index_map.blocks import ORDER_PREFIX, ORDERS, BlockPlan, block_call, block_problem
+from dmlconform.families.index_map.blocks import plans as block_plans
 from dmlconform.families.index_map.pads import (
     MODE_PREFIX,
     MODES,
@@ -196,6 +198,8 @@ def _copy_problems(sem: IndexMap, case: Case, x: TensorData | None, out: TensorD
     try:
         if sem.operation is Operation.PAD:
             problem = pad_problem(pad_call(sem, attrs), x.sizes, out.sizes, out.dtype)
+        elif sem.operation in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
+            problem = block_problem(block_call(sem, attrs), x.sizes, out.sizes)
         elif sem.operation is Operation.TILE:
             problem = tile_problem(repeats_of(sem, attrs), x.sizes, out.sizes)
         else:
@@ -251,6 +255,8 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
         (row,) = family.rows_at(spec, level, ranks, sem.input)
         if sem.operation is Operation.PAD:
             return _pad_shapes(sem, row, ranks, level)
+        if sem.operation in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
+            return _block_shapes(sem, row, ranks)
         return _tile_shapes(sem, row, ranks) if sem.operation is Operation.TILE else _slice_shapes(sem, row, ranks)
     data_row, index_row = family.rows_at(spec, level, ranks, sem.input, sem.indices)
     rep = 4 if 4 in ranks else ranks[-1]
@@ -415,6 +421,47 @@ def _pad_examples(sem: IndexMap, dtype: DataType, ranks: tuple[int, ...], level:
                 not (mode.endswith("SYMMETRIC") and level < SYMMETRIC_FROM):
             yield Shape(dtype, e.input_sizes, (), attrs, None, indices="example", variant=e.name, example=e,
                         output_sizes=e.output_sizes)
+
+
+def _block_shapes(sem: IndexMap, row: TensorSupport, ranks: tuple[int, ...]) -> list[Shape]:
+    """The depth/space moves, per order (the *1's both, the others' DCR):
+    per data type BlockSize 2 with the type's edge values; with FLOAT32
+    every plan and each layout; the page's examples.  Negative: a data
+    type outside the table (before 5_0).  No dimension count outside it:
+    the pages name the four dimensions, and a call of three or five has
+    no meaning to compute."""
+    to_space = sem.operation is Operation.DEPTH_TO_SPACE
+    first = DataType.FLOAT32 if DataType.FLOAT32 in row.dtypes else row.dtypes[0]
+    orders = ORDERS if sem.order is not None else {"DEPTH_COLUMN_ROW": "DCR"}
+
+    def of(plan: BlockPlan, dtype: DataType, order: str, **more: object) -> Shape:
+        attrs: tuple[tuple[str, int | float | str | tuple[int, ...]], ...] = (("block_size", plan.block),)
+        attrs += (("order", ORDER_PREFIX + order),) if sem.order is not None else ()
+        call = block_call(sem, {sem.attribute(p) or p: v for p, v in attrs})
+        return replace(Shape(dtype, plan.input_sizes, (), attrs, None, indices="block",
+                             variant=f"{ORDERS[order].lower()}/{plan.variant}",
+                             output_sizes=call.output_sizes(plan.input_sizes)), **more)  # type: ignore[arg-type]
+
+    out: list[Shape] = []
+    for order in orders:
+        b2 = block_plans(to_space)[0]
+        out += [of(b2, t, order, variant=f"{ORDERS[order].lower()}/b2/edges") for t in row.dtypes]
+        out += [of(p, first, order) for p in block_plans(to_space)]
+        out += [of(b2, first, order, layout=layout) for layout in ("padded", "permuted", "broadcast")]
+    for e in sem.examples:
+        given = dict(e.attributes)
+        attrs = tuple((p, given[n]) for p in ("block_size", "order") if (n := sem.attribute(p)) in given)
+        try:
+            call = block_call(sem, given)
+        except ValueError:
+            continue
+        if block_problem(call, e.input_sizes, e.output_sizes) is None and e.input_type in row.dtypes:
+            out.append(Shape(e.input_type, e.input_sizes, (), attrs, None, indices="example", variant=e.name,
+                             example=e, output_sizes=e.output_sizes))
+    bad_data = next((t for t in _OUTSIDE_DATA if t not in row.dtypes), None)
+    if bad_data is not None:
+        out.append(of(block_plans(to_space)[0], bad_data, next(iter(orders)), supported=False, variant="b2/unsupported"))
+    return list(dict.fromkeys(out))
 
 
 def _slice_examples(sem: IndexMap, dtype: DataType, ranks: tuple[int, ...]) -> Iterator[Shape]:

@@ -1,6 +1,6 @@
-"""The oracle's coordinates for PADDING and PADDING1 (issue #34 item 1):
-per output element, the C-order position of the input element it is, or
-that it is the constant.  Computed from the pages' words alone, never by
+"""The oracle's coordinates for PADDING, PADDING1 and the depth/space moves
+(issue #34 item 1): per output element, the C-order position of the input
+element it is, or that it is the constant (`block_map` for the moves).  Computed from the pages' words alone, never by
 ``np.pad`` (the CPU reference's tool):
 
 * CONSTANT: coordinate c of a dimension of n elements (after StartPadding)
@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from dmlconform.families.index_map.blocks import BlockCall
 from dmlconform.families.index_map.pads import PadCall
 from dmlconform.spec.model import DataType, numpy_dtype
 
@@ -76,3 +77,35 @@ def constant(call: PadCall, dtype: DataType) -> np.ndarray:
         return np.array(call.value, dtype=nt)
     held = float(np.float32(call.value))
     return np.array(held if dtype.is_float else math.trunc(held), dtype=nt)
+
+
+def block_map(call: BlockCall, input_sizes: tuple[int, ...]) -> np.ndarray:
+    """Per output element of a depth/space move, the C-order position of
+    the input element it is.  The space version is ``[Batch, Channels,
+    (Height, BlockHeight), (Width, BlockWidth)]``, the depth version's
+    channel ``(BlockHeight, BlockWidth, Channels)`` flattened (DCR) or
+    ``(Channels, BlockHeight, BlockWidth)`` (CRD), as the
+    DML_DEPTH_SPACE_ORDER page has them: the coordinates of one are
+    computed from the other's."""
+    b = call.block
+    out = np.indices(call.output_sizes(input_sizes), sparse=True)
+    if call.to_space:  # output: the space version; input: the depth version
+        n, c, y, x = out
+        channels = input_sizes[1] // (b * b)
+        bh, bw = y % b, x % b
+        depth = (bh * b + bw) * channels + c if call.order == "DCR" else (c * b + bh) * b + bw
+        source = (n, depth, y // b, x // b)
+    else:  # output: the depth version; input: the space version
+        n, depth, h, w = out
+        channels = input_sizes[1]
+        if call.order == "DCR":
+            bh, bw, c = depth // (b * channels), depth // channels % b, depth % channels
+        else:
+            c, bh, bw = depth // (b * b), depth // b % b, depth % b
+        source = (n, c, h * b + bh, w * b + bw)
+    position = np.zeros((), dtype=np.int64)
+    after = 1
+    for coordinate, size in zip(reversed(source), reversed(input_sizes)):
+        position = position + coordinate.astype(np.int64) * after
+        after *= size
+    return np.broadcast_to(position, call.output_sizes(input_sizes))

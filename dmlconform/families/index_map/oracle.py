@@ -33,8 +33,9 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
+from dmlconform.families.index_map.blocks import block_call, block_problem
 from dmlconform.families.index_map.cases import Call, call_of, output_sizes, relevant, semantics_of
-from dmlconform.families.index_map.moves import constant, pad_map
+from dmlconform.families.index_map.moves import block_map, constant, pad_map
 from dmlconform.families.index_map.pads import PadCall, pad_call, pad_problem
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call, slice_problem
@@ -166,6 +167,8 @@ def expected_of(sem: IndexMap, case: Case, buffers: dict[str, np.ndarray] | None
         return padded(pad_call(sem, case.attribute_map()), np.ascontiguousarray(x), out.dtype)
     if sem.operation is Operation.TILE:
         found = tile_map(x.shape, out.sizes)
+    elif sem.operation in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
+        found = SourceMap(block_map(block_call(sem, case.attribute_map()), x.shape), np.ones(out.sizes, dtype=bool))
     elif sem.indices is None:
         found = slice_map(slice_call(sem, case.attribute_map()), x.shape, out.sizes)
     else:
@@ -243,6 +246,8 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
         return found + _tile_example_problems(sem, e, given, shown)
     if sem.operation is Operation.PAD:
         return found + _pad_example_problems(sem, e, shown)
+    if sem.operation in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
+        return found + _block_example_problems(sem, e, shown)
     if sem.indices is None:
         return found + _slice_example_problems(sem, e, given, shown)
     call = Call(sem.operation, *(int(given.get(sem.attribute(p) or "", 0)) for p in (  # type: ignore[arg-type]
@@ -321,3 +326,15 @@ def _pad_example_problems(sem: IndexMap, e: Example, shown: str) -> list[tuple[s
         return []
     return [("output", f"{e.name} ({e.source}) prints {_show(e.output_values)}, but the padding of its input "
                        f"gives {_show(got.reshape(-1))}: the doc's output is wrong")]
+
+
+def _block_example_problems(sem: IndexMap, e: Example, shown: str) -> list[tuple[str, str]]:
+    try:
+        call = block_call(sem, dict(e.attributes))
+    except ValueError as exc:
+        return [("attributes", f"{e.name} ({e.source}): {exc}")]
+    problem = block_problem(call, e.input_sizes, e.output_sizes)
+    if problem is not None:
+        return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
+                               "rules: report it")]
+    return _values_problems(e, SourceMap(block_map(call, e.input_sizes), np.ones(e.output_sizes, dtype=bool)))

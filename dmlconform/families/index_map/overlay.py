@@ -16,7 +16,7 @@ from dmlconform.spec import reviewed_checks as rc
 
 _PARTS = ("axis", "index_dimensions", "input_dimension_count", "indices_dimension_count", "batch_dimension_count",
           "dimension_count", "offsets", "sizes", "strides", "repeats",
-          "start_padding", "end_padding", "padding_mode", "padding_value", "padding_value_type")
+          "start_padding", "end_padding", "padding_mode", "padding_value", "padding_value_type", "block_size", "order")
 _NUMBERS = {"type": "array", "items": {"type": "number"}, "maxItems": 4096}
 _SIZES = {"type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "integer", "minimum": 1, "maximum": 64}}
 _EXAMPLE = {
@@ -89,7 +89,7 @@ def _is_value(f: m.Field) -> str | None:
 
 
 #: The kind each part other than a UINT or an array names.
-_KINDS = {"padding_mode": _is_enum, "padding_value_type": _is_enum, "padding_value": _is_value}
+_KINDS = {"padding_mode": _is_enum, "padding_value_type": _is_enum, "padding_value": _is_value, "order": _is_enum}
 
 
 def _is_array(f: m.Field) -> str | None:

@@ -29,6 +29,8 @@ class Operation(enum.Enum):
     SLICE_WINDOW = "slice-window"        # the same from the window's far end where a stride is negative (SLICE1)
     TILE = "tile"                        # the coordinate modulo the input's sizes
     PAD = "pad"                          # a constant, the edge, or the fold of the coordinate (pads.py)
+    DEPTH_TO_SPACE = "depth-to-space"    # channels into blocks of height and width, by Order (blocks.py)
+    SPACE_TO_DEPTH = "space-to-depth"    # blocks of height and width into channels, by Order
 
     @property
     def is_slice(self) -> bool:
@@ -36,7 +38,8 @@ class Operation(enum.Enum):
 
     @property
     def has_indices(self) -> bool:
-        return not self.is_slice and self not in (Operation.TILE, Operation.PAD)
+        return not self.is_slice and self not in (Operation.TILE, Operation.PAD, Operation.DEPTH_TO_SPACE,
+                                                  Operation.SPACE_TO_DEPTH)
 
 
 #: The attributes each operation reads, by their part (the overlay's keys).
@@ -48,11 +51,14 @@ ATTRIBUTES = {
     Operation.SLICE_WINDOW: ("dimension_count", "offsets", "sizes", "strides"),
     Operation.TILE: ("dimension_count", "repeats"),
     Operation.PAD: ("dimension_count", "start_padding", "end_padding", "padding_mode", "padding_value"),
+    Operation.DEPTH_TO_SPACE: ("block_size",),
+    Operation.SPACE_TO_DEPTH: ("block_size",),
 }
 #: The parts that name an array attribute (the others a UINT).
 ARRAYS = ("offsets", "sizes", "strides", "repeats", "start_padding", "end_padding")
 #: Those an operation may name besides (GATHER_ND1's batch count; GATHER_ND has none: 0).
-OPTIONAL = {Operation.GATHER_ND: ("batch_dimension_count",), Operation.PAD: ("padding_value_type",)}
+OPTIONAL = {Operation.GATHER_ND: ("batch_dimension_count",), Operation.PAD: ("padding_value_type",),
+            Operation.DEPTH_TO_SPACE: ("order",), Operation.SPACE_TO_DEPTH: ("order",)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +94,8 @@ class IndexMap(Semantics, DimensionCounted):
     ``offsets``, ``sizes`` and ``strides`` (SLICE's Sizes, SLICE1's window
     sizes), ``repeats`` (TILE; its RepeatsCount is ``dimension_count``),
     ``start_padding``, ``end_padding``, ``padding_mode``, ``padding_value``
-    and ``padding_value_type`` (PADDING, PADDING1: the last PADDING1's alone).  ``out_of_range_stated``: the page says an index outside
+    and ``padding_value_type`` (PADDING, PADDING1: the last PADDING1's alone),
+    ``block_size`` and ``order`` (the depth/space moves: Order the *1's alone).  ``out_of_range_stated``: the page says an index outside
     its dimension yields an unspecified value and no failure (GATHER); where
     it is silent, a case with such indices is outside the doc's domain (a
     negative case: a clean rejection passes, and so does a result right at
@@ -114,6 +121,8 @@ class IndexMap(Semantics, DimensionCounted):
     padding_mode: str | None = None
     padding_value: str | None = None
     padding_value_type: str | None = None
+    block_size: str | None = None
+    order: str | None = None
     out_of_range_stated: bool = False
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     examples: tuple[Example, ...] = ()

@@ -20,7 +20,8 @@ from tests.conftest import REPO
 
 GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
 PADS = ("PADDING", "PADDING1")
-OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *PADS)
+BLOCKS = ("DEPTH_TO_SPACE", "DEPTH_TO_SPACE1", "SPACE_TO_DEPTH", "SPACE_TO_DEPTH1")
+OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *PADS, *BLOCKS)
 
 
 @cache
@@ -48,6 +49,7 @@ WHERE: dict[str, tuple[tuple[str, ...], Callable[[str], bool] | None]] = {
     "padding-reflection-symmetric-swapped": (PADS, lambda i: "/reflection/" in i or "/symmetric/" in i
                                              or i.endswith(("/example3", "/example4"))),
     "padding-start-end-swapped": (PADS, lambda i: "/none" not in i),
+    "depth-space-order-swapped": (BLOCKS, lambda i: "/b1" not in i and "/single" not in i),  # one channel: alike
 }
 
 
