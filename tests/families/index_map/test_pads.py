@@ -164,3 +164,20 @@ def test_torch_pads_where_torch_has_the_mode() -> None:
     from dmlconform.backends.torch.backend import TorchBackend
 
     _engine_check(TorchBackend())
+
+
+def test_the_overlay_names_each_part_by_its_kind() -> None:
+    """PaddingMode must name an enum, PaddingValue a FLOAT or a union, the paddings arrays."""
+    from dmlconform.families.index_map.overlay import against_spec
+
+    data = {"family": "index-map", "source": "x.md:1", "operation": "pad", "input": "InputTensor",
+            "output": "OutputTensor", "dimension_count": "DimensionCount", "start_padding": "StartPadding",
+            "end_padding": "EndPadding", "padding_mode": "PaddingMode", "padding_value": "PaddingValue",
+            "dimension_counts": {"1_0": [4, 5], "2_1": [4, 5], "3_1": list(range(1, 9)), "5_0": list(range(1, 9))}}
+    assert list(against_spec(data, _spec("PADDING"))) == []
+    swapped = {**data, "padding_mode": "PaddingValue", "padding_value": "PaddingMode"}
+    messages = [message for _, message in against_spec(swapped, _spec("PADDING"))]
+    assert len(messages) == 2 and any("an enum" in t for t in messages) and any("a FLOAT or" in t for t in messages)
+    missing = [message for _, message in against_spec({k: v for k, v in data.items() if k != "end_padding"},
+                                                      _spec("PADDING"))]
+    assert missing and missing[0] == "a pad names its end_padding; add semantics.end_padding"
