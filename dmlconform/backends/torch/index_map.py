@@ -31,6 +31,7 @@ from typing import Any
 
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.mapping import Attrs
+from dmlconform.backends.torch import index_map_blocks, index_map_pads
 from dmlconform.families.index_map.cases import relevant, right_aligned
 from dmlconform.families.index_map.slices import SliceCall, numbers
 
@@ -132,4 +133,6 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
     "SLICE": {"fn": _slice(False), "note": "narrow and a step slice per dimension; a stride of 0 NOT_SUPPORTED"},
     "SLICE1": {"fn": _slice(True), "note": "narrow and a step slice per dimension, flipped for a negative stride"},
     "TILE": {"fn": _tile, "note": "Tensor.repeat (numpy's tile, as the page's example)"},
+    **index_map_pads.TORCH_OPS,
+    **index_map_blocks.TORCH_OPS,
 }

@@ -43,6 +43,18 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.edges import edge_values
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
+from dmlconform.families.index_map.blocks import ORDER_PREFIX, ORDERS, BlockPlan, block_call, block_problem
+from dmlconform.families.index_map.blocks import plans as block_plans
+from dmlconform.families.index_map.pads import (
+    MODE_PREFIX,
+    MODES,
+    SYMMETRIC_FROM,
+    TYPE_PREFIX,
+    PadPlan,
+    pad_call,
+    pad_problem,
+)
+from dmlconform.families.index_map.pads import plans as pad_plans
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, SlicePlan, plans, slice_call, slice_problem
 from dmlconform.families.index_map.tiles import TilePlan, repeats_of, tile_problem
@@ -184,8 +196,14 @@ def _copy_problems(sem: IndexMap, case: Case, x: TensorData | None, out: TensorD
         return
     attrs = case.attribute_map()
     try:
-        problem = tile_problem(repeats_of(sem, attrs), x.sizes, out.sizes) if sem.operation is Operation.TILE \
-            else slice_problem(slice_call(sem, attrs), x.sizes, out.sizes)
+        if sem.operation is Operation.PAD:
+            problem = pad_problem(pad_call(sem, attrs), x.sizes, out.sizes, out.dtype)
+        elif sem.operation in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
+            problem = block_problem(block_call(sem, attrs), x.sizes, out.sizes)
+        elif sem.operation is Operation.TILE:
+            problem = tile_problem(repeats_of(sem, attrs), x.sizes, out.sizes)
+        else:
+            problem = slice_problem(slice_call(sem, attrs), x.sizes, out.sizes)
     except ValueError as exc:
         yield str(exc)
         return
@@ -205,7 +223,7 @@ class Shape:
     dtype: DataType
     input_sizes: tuple[int, ...]
     indices_sizes: tuple[int, ...]
-    attrs: tuple[tuple[str, int | tuple[int, ...]], ...]
+    attrs: tuple[tuple[str, int | float | str | tuple[int, ...]], ...]
     index_dtype: DataType | None
     indices: str = "boundary"
     layout: str = "packed"
@@ -235,6 +253,10 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
     ranks = sem.dims_at(level)
     if sem.indices is None:
         (row,) = family.rows_at(spec, level, ranks, sem.input)
+        if sem.operation is Operation.PAD:
+            return _pad_shapes(sem, row, ranks, level)
+        if sem.operation in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
+            return _block_shapes(sem, row, ranks)
         return _tile_shapes(sem, row, ranks) if sem.operation is Operation.TILE else _slice_shapes(sem, row, ranks)
     data_row, index_row = family.rows_at(spec, level, ranks, sem.input, sem.indices)
     rep = 4 if 4 in ranks else ranks[-1]
@@ -321,6 +343,124 @@ def _tile_shapes(sem: IndexMap, row: TensorSupport, ranks: tuple[int, ...]) -> l
     bad_rank = next((r for r in (3, 2, 6) if r not in ranks), None)
     if bad_rank is not None:
         out.append(of(tile_plans(bad_rank)[0], first, supported=False, variant="mixed/unsupported"))
+    return list(dict.fromkeys(out))
+
+
+def _pad_shapes(sem: IndexMap, row: TensorSupport, ranks: tuple[int, ...], level: FeatureLevel) -> list[Shape]:
+    """PADDING and PADDING1, per mode: per data type the mixed paddings
+    with the type's edge values; with FLOAT32 every plan at the
+    representative dimension count, the mixed one at every other, each
+    layout; CONSTANT besides: the constants that show a conversion (`_constants`);
+    the page's examples.  Negative: SYMMETRIC before FL 3_0, REFLECTION of
+    a one-element dimension (nothing to fold over: its element, or a clean
+    rejection), a data type and a dimension count outside the table."""
+    rep = 4 if 4 in ranks else ranks[-1]
+    first = DataType.FLOAT32 if DataType.FLOAT32 in row.dtypes else row.dtypes[0]
+
+    def of(plan: PadPlan, dtype: DataType, mode: str, value: float | int = 9, **more: object) -> Shape:
+        attrs: tuple[tuple[str, int | float | str | tuple[int, ...]], ...] = (
+            ("start_padding", plan.start), ("end_padding", plan.end), ("padding_mode", MODE_PREFIX + mode),
+            ("padding_value", value))
+        if sem.padding_value_type is not None:
+            attrs += (("padding_value_type", TYPE_PREFIX + dtype.name),)
+        early = mode == "SYMMETRIC" and level < SYMMETRIC_FROM
+        shape = Shape(dtype, plan.input_sizes, (), attrs, None, indices="pad", variant=f"{mode.lower()}/{plan.variant}",
+                      output_sizes=plan.output_sizes, supported=not early,
+                      out_of_domain=(sem.padding_mode or "PaddingMode",) if early else ())
+        if mode == "REFLECTION" and any(n == 1 and s + e for n, s, e in zip(plan.input_sizes, plan.start, plan.end)):
+            shape = replace(shape, supported=False, out_of_domain=(sem.start_padding or "StartPadding",))
+        return replace(shape, **more)  # type: ignore[arg-type]
+
+    out: list[Shape] = []
+    for mode in MODES:
+        mixed = pad_plans(rep)[0]
+        out += [of(mixed, t, mode, variant=f"{mode.lower()}/mixed/edges") for t in row.dtypes]
+        out += [of(p, first, mode) for p in pad_plans(rep)]
+        out += [of(pad_plans(r)[0], first, mode) for r in ranks if r != rep]
+        out += [of(mixed, first, mode, layout=layout) for layout in ("padded", "permuted", "broadcast")]
+        if mode == "CONSTANT":
+            out += [of(mixed, t, mode, v, variant=f"constant/mixed/{name}")
+                    for t in row.dtypes for name, v in _constants(t, union=sem.padding_value_type is not None)]
+    out += list(_pad_examples(sem, first, ranks, level))
+    bad_data = next((t for t in _OUTSIDE_DATA if t not in row.dtypes), None)
+    if bad_data is not None:
+        out.append(of(pad_plans(rep)[0], bad_data, "EDGE", supported=False, variant="edge/mixed/unsupported"))
+    bad_rank = next((r for r in (3, 2, 6) if r not in ranks), None)
+    if bad_rank is not None:
+        out.append(of(pad_plans(bad_rank)[0], first, "EDGE", supported=False, variant="edge/mixed/unsupported"))
+    return list(dict.fromkeys(out))
+
+
+def _constants(dtype: DataType, *, union: bool) -> list[tuple[str, float | int]]:
+    """The constants beyond 9 that show how PaddingValue reaches the type:
+    a float's -0 (its sign kept); PADDING1's integer union the type's
+    extreme (every bit of a 64-bit value kept); PADDING's FLOAT for an
+    integer type a fraction, truncated toward zero (the page: "10.6 will
+    become 10")."""
+    if dtype.is_float:
+        return [("negative-zero", -0.0)]
+    if union:
+        info = np.iinfo(numpy_dtype(dtype))
+        return [("extreme", int(info.min) if dtype.is_signed else int(info.max))]
+    return [("fraction", -10.6 if dtype.is_signed else 10.6)]
+
+
+def _pad_examples(sem: IndexMap, dtype: DataType, ranks: tuple[int, ...], level: FeatureLevel) -> Iterator[Shape]:
+    """The page's worked examples, at a dimension count of the table (SYMMETRIC's from FL 3_0)."""
+    for e in sem.examples:
+        given = dict(e.attributes)
+        mode = str(given.get(sem.padding_mode or "", ""))
+        attrs: tuple[tuple[str, int | float | str | tuple[int, ...]], ...] = tuple(
+            (p, given.get(n, 0)) for p in ("start_padding", "end_padding", "padding_mode", "padding_value",
+                                           "padding_value_type") if (n := sem.attribute(p)) is not None)
+        try:
+            call = pad_call(sem, {sem.attribute(p) or p: v for p, v in attrs})
+        except ValueError:
+            continue
+        if len(e.input_sizes) in ranks and pad_problem(call, e.input_sizes, e.output_sizes, dtype) is None and \
+                not (mode.endswith("SYMMETRIC") and level < SYMMETRIC_FROM):
+            yield Shape(dtype, e.input_sizes, (), attrs, None, indices="example", variant=e.name, example=e,
+                        output_sizes=e.output_sizes)
+
+
+def _block_shapes(sem: IndexMap, row: TensorSupport, ranks: tuple[int, ...]) -> list[Shape]:
+    """The depth/space moves, per order (the *1's both, the others' DCR):
+    per data type BlockSize 2 with the type's edge values; with FLOAT32
+    every plan and each layout; the page's examples.  Negative: a data
+    type outside the table (before 5_0).  No dimension count outside it:
+    the pages name the four dimensions, and a call of three or five has
+    no meaning to compute."""
+    to_space = sem.operation is Operation.DEPTH_TO_SPACE
+    first = DataType.FLOAT32 if DataType.FLOAT32 in row.dtypes else row.dtypes[0]
+    orders = ORDERS if sem.order is not None else {"DEPTH_COLUMN_ROW": "DCR"}
+
+    def of(plan: BlockPlan, dtype: DataType, order: str, **more: object) -> Shape:
+        attrs: tuple[tuple[str, int | float | str | tuple[int, ...]], ...] = (("block_size", plan.block),)
+        attrs += (("order", ORDER_PREFIX + order),) if sem.order is not None else ()
+        call = block_call(sem, {sem.attribute(p) or p: v for p, v in attrs})
+        return replace(Shape(dtype, plan.input_sizes, (), attrs, None, indices="block",
+                             variant=f"{ORDERS[order].lower()}/{plan.variant}",
+                             output_sizes=call.output_sizes(plan.input_sizes)), **more)  # type: ignore[arg-type]
+
+    out: list[Shape] = []
+    for order in orders:
+        b2 = block_plans(to_space)[0]
+        out += [of(b2, t, order, variant=f"{ORDERS[order].lower()}/b2/edges") for t in row.dtypes]
+        out += [of(p, first, order) for p in block_plans(to_space)]
+        out += [of(b2, first, order, layout=layout) for layout in ("padded", "permuted", "broadcast")]
+    for e in sem.examples:
+        given = dict(e.attributes)
+        attrs = tuple((p, given[n]) for p in ("block_size", "order") if (n := sem.attribute(p)) in given)
+        try:
+            call = block_call(sem, given)
+        except ValueError:
+            continue
+        if block_problem(call, e.input_sizes, e.output_sizes) is None and e.input_type in row.dtypes:
+            out.append(Shape(e.input_type, e.input_sizes, (), attrs, None, indices="example", variant=e.name,
+                             example=e, output_sizes=e.output_sizes))
+    bad_data = next((t for t in _OUTSIDE_DATA if t not in row.dtypes), None)
+    if bad_data is not None:
+        out.append(of(block_plans(to_space)[0], bad_data, next(iter(orders)), supported=False, variant="b2/unsupported"))
     return list(dict.fromkeys(out))
 
 
@@ -480,8 +620,8 @@ def _case(spec: Spec, sem: IndexMap, level: FeatureLevel, seed: int, case_id: st
     if sem.indices is not None and shape.index_dtype is not None:
         idx = index_values(shape, np.random.default_rng(stream_key(seed, case_id, sem.indices)))
         inputs += (tensor(sem.indices, shape.index_dtype, idx, shape.indices_sizes, layout),)
-    named: dict[str | None, int | str] = {sem.attribute(p): v if isinstance(v, int) else ",".join(map(str, v))
-                                          for p, v in shape.attrs}
+    named: dict[str | None, int | float | str] = {
+        sem.attribute(p): ",".join(map(str, v)) if isinstance(v, tuple) else v for p, v in shape.attrs}
     named[sem.dimension_count] = len(shape.input_sizes)
     attributes = tuple((f.name, named[f.name]) for f in spec.attributes if f.name in named)
     return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype, inputs=inputs,

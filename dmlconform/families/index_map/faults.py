@@ -11,8 +11,10 @@ from dataclasses import replace
 import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
+from dmlconform.families.index_map.blocks import block_call
 from dmlconform.families.index_map.cases import Call, call_of, relevant
-from dmlconform.families.index_map.reference import gather, sliced
+from dmlconform.families.index_map.pads import PadCall, pad_call
+from dmlconform.families.index_map.reference import gather, moved, pad, sliced
 from dmlconform.families.index_map.semantics import IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call
 from dmlconform.families.index_map.tiles import repeats_of
@@ -125,6 +127,46 @@ def tile_each_element_repeated(spec: m.Spec, case: Case, buffers: Buffers) -> No
     writable_view(out, buffers[sem.output])[...] = y
 
 
+#: (a padding's call) -> the call a bug uses instead.
+_PadBug = Callable[[PadCall], PadCall]
+
+
+def _planted_pad(bug: _PadBug) -> Fault:
+    """A fault that recomputes a padding's output with ``bug`` applied to its attributes."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, IndexMap) or sem.operation is not Operation.PAD:
+            return
+        x = np.array(case.input(sem.input).view(buffers[sem.input]))
+        out = next(t for t in case.outputs if t.name == sem.output)
+        writable_view(out, buffers[sem.output])[...] = pad(bug(pad_call(sem, case.attribute_map())), x)
+    return fault
+
+
+def _mirrors_swapped(call: PadCall) -> PadCall:
+    """REFLECTION computed as SYMMETRIC and SYMMETRIC as REFLECTION (the edge repeated where it must not be)."""
+    swap = {"REFLECTION": "SYMMETRIC", "SYMMETRIC": "REFLECTION"}
+    return replace(call, mode=swap.get(call.mode, call.mode))
+
+
+def _ends_swapped(call: PadCall) -> PadCall:
+    """StartPadding read as EndPadding and the other way round."""
+    return replace(call, start=call.end, end=call.start)
+
+
+def depth_space_order_swapped(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """A depth/space move with DCR and CRD swapped (the depth version's
+    channels read as (Channels, BlockHeight, BlockWidth) where they are
+    (BlockHeight, BlockWidth, Channels), and the other way round)."""
+    sem = spec.semantics
+    if not isinstance(sem, IndexMap) or sem.operation not in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
+        return
+    call = block_call(sem, case.attribute_map())
+    x = np.array(case.input(sem.input).view(buffers[sem.input]))
+    out = next(t for t in case.outputs if t.name == sem.output)
+    writable_view(out, buffers[sem.output])[...] = moved(replace(call, order="CRD" if call.order == "DCR" else "DCR"), x)
+
+
 #: The family's planted faults by name (`families.Family.faults`; the ``faulty`` backend plants them).
 FAULTS: Mapping[str, Fault] = {
     "gather-negative-index-not-wrapped": _planted(_not_wrapped),
@@ -135,4 +177,7 @@ FAULTS: Mapping[str, Fault] = {
     "slice-negative-stride-near-end": _planted_slice(_near_end),
     "slice-stride-magnitude-ignored": _planted_slice(_unit_strides),
     "tile-each-element-repeated": tile_each_element_repeated,
+    "padding-reflection-symmetric-swapped": _planted_pad(_mirrors_swapped),
+    "padding-start-end-swapped": _planted_pad(_ends_swapped),
+    "depth-space-order-swapped": depth_space_order_swapped,
 }

@@ -33,7 +33,10 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
+from dmlconform.families.index_map.blocks import block_call, block_problem
 from dmlconform.families.index_map.cases import Call, call_of, output_sizes, relevant, semantics_of
+from dmlconform.families.index_map.moves import block_map, constant, pad_map
+from dmlconform.families.index_map.pads import PadCall, pad_call, pad_problem
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call, slice_problem
 from dmlconform.families.index_map.tiles import tile_problem
@@ -160,8 +163,12 @@ def expected_of(sem: IndexMap, case: Case, buffers: dict[str, np.ndarray] | None
     index is outside) and where it is defined."""
     x = case.input(sem.input).view(None if buffers is None else buffers.get(sem.input))
     out = next(t for t in case.outputs if t.name == sem.output)
+    if sem.operation is Operation.PAD:
+        return padded(pad_call(sem, case.attribute_map()), np.ascontiguousarray(x), out.dtype)
     if sem.operation is Operation.TILE:
         found = tile_map(x.shape, out.sizes)
+    elif sem.operation in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
+        found = SourceMap(block_map(block_call(sem, case.attribute_map()), x.shape), np.ones(out.sizes, dtype=bool))
     elif sem.indices is None:
         found = slice_map(slice_call(sem, case.attribute_map()), x.shape, out.sizes)
     else:
@@ -234,9 +241,13 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
         found.append(("output", f"{e.name} ({e.source}) prints the output's DataType {e.output_type.name}, but it must "
                                 f"be the input's, {e.input_type.name}: the doc's type is wrong"))
     shown = ", ".join(f"{n}={v}" for n, v in e.attributes)
-    given = dict(e.attributes)
+    given = {n: v for n, v in e.attributes if isinstance(v, (int, tuple))}  # a padding's enums and floats aside
     if sem.operation is Operation.TILE:
         return found + _tile_example_problems(sem, e, given, shown)
+    if sem.operation is Operation.PAD:
+        return found + _pad_example_problems(sem, e, shown)
+    if sem.operation in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
+        return found + _block_example_problems(sem, e, shown)
     if sem.indices is None:
         return found + _slice_example_problems(sem, e, given, shown)
     call = Call(sem.operation, *(int(given.get(sem.attribute(p) or "", 0)) for p in (  # type: ignore[arg-type]
@@ -286,3 +297,44 @@ def _values_problems(e: Example, where: SourceMap) -> list[tuple[str, str]]:
 
 def _show(values: Sequence[float] | np.ndarray) -> str:
     return "{" + ", ".join(f"{float(v):g}" for v in values) + "}"
+
+
+def padded(call: PadCall, x: np.ndarray, dtype: m.DataType) -> tuple[np.ndarray, np.ndarray]:
+    """A padding's expected output in ``dtype`` (`moves`: each element the
+    input's at its folded coordinate, or the constant) and where it is
+    defined (everywhere)."""
+    position, is_constant = pad_map(call, x.shape)
+    values = x.reshape(-1)
+    moved = values[position] if values.size else np.zeros(position.shape, dtype=x.dtype)
+    expected = np.where(is_constant, constant(call, dtype), moved).astype(numpy_dtype(dtype))
+    return expected, np.ones(expected.shape, dtype=bool)
+
+
+def _pad_example_problems(sem: IndexMap, e: Example, shown: str) -> list[tuple[str, str]]:
+    try:
+        call = pad_call(sem, {**dict(e.attributes), sem.padding_value or "": dict(e.attributes).get(
+            sem.padding_value or "", 0)})
+    except ValueError as exc:
+        return [("attributes", f"{e.name} ({e.source}): {exc}")]
+    problem = pad_problem(call, e.input_sizes, e.output_sizes, e.output_type)
+    if problem is not None:
+        return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
+                               "rules: report it")]
+    got, _ = padded(call, np.array(e.input_values, dtype=numpy_dtype(e.input_type)).reshape(e.input_sizes),
+                    e.output_type)
+    if np.array_equal(got.reshape(-1), np.array(e.output_values, dtype=got.dtype)):
+        return []
+    return [("output", f"{e.name} ({e.source}) prints {_show(e.output_values)}, but the padding of its input "
+                       f"gives {_show(got.reshape(-1))}: the doc's output is wrong")]
+
+
+def _block_example_problems(sem: IndexMap, e: Example, shown: str) -> list[tuple[str, str]]:
+    try:
+        call = block_call(sem, dict(e.attributes))
+    except ValueError as exc:
+        return [("attributes", f"{e.name} ({e.source}): {exc}")]
+    problem = block_problem(call, e.input_sizes, e.output_sizes)
+    if problem is not None:
+        return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
+                               "rules: report it")]
+    return _values_problems(e, SourceMap(block_map(call, e.input_sizes), np.ones(e.output_sizes, dtype=bool)))

@@ -15,7 +15,8 @@ from dmlconform.spec import model as m
 from dmlconform.spec import reviewed_checks as rc
 
 _PARTS = ("axis", "index_dimensions", "input_dimension_count", "indices_dimension_count", "batch_dimension_count",
-          "dimension_count", "offsets", "sizes", "strides", "repeats")
+          "dimension_count", "offsets", "sizes", "strides", "repeats",
+          "start_padding", "end_padding", "padding_mode", "padding_value", "padding_value_type", "block_size", "order")
 _NUMBERS = {"type": "array", "items": {"type": "number"}, "maxItems": 4096}
 _SIZES = {"type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "integer", "minimum": 1, "maximum": 64}}
 _EXAMPLE = {
@@ -29,8 +30,10 @@ _EXAMPLE = {
                     "properties": {"sizes": _SIZES, "type": {"enum": rc.DTYPES},
                                    "values": {"type": "array", "items": {"type": "integer"}, "maxItems": 4096}}},
         "attributes": {"type": "object", "maxProperties": 8, "propertyNames": rc.IDENT,
-                       "additionalProperties": {"oneOf": [
+                       "additionalProperties": {"anyOf": [
                            {"type": "integer", "minimum": 0, "maximum": 8},
+                           {"type": "number", "minimum": -1e9, "maximum": 1e9},  # a PaddingValue
+                           {"type": "string", "pattern": "^DML_[A-Z0-9_]{1,60}$"},  # an enum's constant
                            {"type": "array", "minItems": 1, "maxItems": 8,
                             "items": {"type": "integer", "minimum": -64, "maximum": 64}}]}},
         "output": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
@@ -75,6 +78,20 @@ def _is_uint(f: m.Field) -> str | None:
     return None if f.kind is m.FieldKind.SCALAR and f.c_type == "UINT" else "a UINT scalar"
 
 
+def _is_enum(f: m.Field) -> str | None:
+    return None if f.kind is m.FieldKind.ENUM else "an enum"
+
+
+def _is_value(f: m.Field) -> str | None:
+    """PADDING's FLOAT PaddingValue, PADDING1's DML_SCALAR_UNION."""
+    return None if (f.kind is m.FieldKind.SCALAR and f.c_type == "FLOAT") or f.c_type == "DML_SCALAR_UNION" else \
+        "a FLOAT or a DML_SCALAR_UNION"
+
+
+#: The kind each part other than a UINT or an array names.
+_KINDS = {"padding_mode": _is_enum, "padding_value_type": _is_enum, "padding_value": _is_value, "order": _is_enum}
+
+
 def _is_array(f: m.Field) -> str | None:
     return None if f.kind is m.FieldKind.ARRAY and f.c_type in ("const UINT*", "const INT*") else \
         "an array of UINT or INT"
@@ -95,7 +112,7 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
                      f"{'add' if operation.has_indices else 'drop'} semantics.indices"
     tensors = (("input", m.TensorRole.INPUT), ("indices", m.TensorRole.INPUT), ("output", m.TensorRole.OUTPUT))
     yield from rc.named_fields(data, spec, (((key,), role) for key, role in tensors),
-                               (((part,), _is_array if part in ARRAYS else _is_uint) for part in _PARTS)).problems
+                               (((part,), _KINDS.get(part, _is_array if part in ARRAYS else _is_uint)) for part in _PARTS)).problems
     yield from rc.dims_problems(data, spec, [data[k] for k, _ in tensors if k in data])
     for i, e in enumerate(data.get("examples", [])):
         for key in ("input", "indices", "output"):

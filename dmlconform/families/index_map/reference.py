@@ -2,7 +2,8 @@
 own type, written like the ONNX reference implementations of Gather
 (``np.take``), GatherElements (``np.take_along_axis``), GatherND (a
 loop over the batches, advanced indexing inside), Slice (numpy's
-``start:stop:step``) and Tile (``np.tile``).
+``start:stop:step``), Tile (``np.tile``), Pad (``np.pad``), DepthToSpace
+and SpaceToDepth (reshape, transpose, reshape).
 
 Issue #34 item 4; DESIGN.md "The oracle and the CPU reference are two
 things".  It shares nothing with the oracle but the shape rules of
@@ -15,11 +16,14 @@ DirectML's reads are ("clamped safely within the input tensor's memory").
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Literal
 
 import numpy as np
 
 from dmlconform.cases.model import Case
+from dmlconform.families.index_map.blocks import BlockCall, block_call
 from dmlconform.families.index_map.cases import Call, call_of, relevant, semantics_of
+from dmlconform.families.index_map.pads import PadCall, pad_call
 from dmlconform.families.index_map.semantics import Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call
 from dmlconform.families.index_map.tiles import repeats_of
@@ -33,6 +37,10 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     out = next(t for t in case.outputs if t.name == sem.output)
     if sem.operation is Operation.TILE:
         return {sem.output: np.tile(x, repeats_of(sem, case.attribute_map()))}
+    if sem.operation is Operation.PAD:
+        return {sem.output: pad(pad_call(sem, case.attribute_map()), np.array(x))}
+    if sem.operation in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
+        return {sem.output: np.array(moved(block_call(sem, case.attribute_map()), x))}
     if sem.indices is None:
         return {sem.output: np.array(sliced(slice_call(sem, case.attribute_map()), x, out.sizes))}
     idx = case.input(sem.indices).view(buffers.get(sem.indices))
@@ -92,3 +100,40 @@ def gather_nd(data: np.ndarray, idx: np.ndarray, batch: int) -> np.ndarray:
         picks = tuple(clamped(tuples[b, :, j], data.shape[batch + j]) for j in range(q))
         results.append(blocks[b][picks])
     return np.stack(results).reshape(idx.shape[:-1] + data.shape[batch + q:])
+
+
+#: The pages' padding modes as numpy's (its reflect leaves the edge out, symmetric repeats it).
+_NUMPY_MODES: dict[str, Literal["edge", "reflect", "symmetric"]] = {
+    "EDGE": "edge", "REFLECTION": "reflect", "SYMMETRIC": "symmetric"}
+
+
+def pad(call: PadCall, x: np.ndarray) -> np.ndarray:
+    """``np.pad`` of ``x`` with the call's paddings: the constant as the
+    desc holds it in the tensor's type (PADDING's FLOAT as a float32 first,
+    C's conversion to an integer type truncating), or numpy's mode of the
+    same name.  numpy's reflect pads a one-element dimension with that
+    element, and folds paddings beyond a dimension over and over."""
+    widths = list(zip(call.start, call.end))
+    if call.mode != "CONSTANT":
+        return np.pad(x, widths, mode=_NUMPY_MODES[call.mode])
+    value = np.array(call.value, dtype=x.dtype) if call.value_type is not None else \
+        np.float32(call.value).astype(x.dtype)
+    return np.pad(x, widths, mode="constant", constant_values=value)
+
+
+def moved(call: BlockCall, x: np.ndarray) -> np.ndarray:
+    """DepthToSpace or SpaceToDepth as the ONNX reference writes them: the
+    depth version's channels split into (b, b, C) for DCR or (C, b, b) for
+    CRD, the space version's height and width into (H, b) and (W, b),
+    transposed from one to the other."""
+    n, c, h, w = x.shape
+    b = call.block
+    if call.to_space:
+        if call.order == "DCR":
+            y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+        else:
+            y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+        return y.reshape(n, c // (b * b), h * b, w * b)
+    y = x.reshape(n, c, h // b, b, w // b, b)
+    y = y.transpose(0, 3, 5, 1, 2, 4) if call.order == "DCR" else y.transpose(0, 1, 3, 5, 2, 4)
+    return y.reshape(n, c * b * b, h // b, w // b)

@@ -28,6 +28,9 @@ class Operation(enum.Enum):
     SLICE = "slice"                      # Offsets + Strides * coordinate (SLICE: strides >= 1)
     SLICE_WINDOW = "slice-window"        # the same from the window's far end where a stride is negative (SLICE1)
     TILE = "tile"                        # the coordinate modulo the input's sizes
+    PAD = "pad"                          # a constant, the edge, or the fold of the coordinate (pads.py)
+    DEPTH_TO_SPACE = "depth-to-space"    # channels into blocks of height and width, by Order (blocks.py)
+    SPACE_TO_DEPTH = "space-to-depth"    # blocks of height and width into channels, by Order
 
     @property
     def is_slice(self) -> bool:
@@ -35,7 +38,8 @@ class Operation(enum.Enum):
 
     @property
     def has_indices(self) -> bool:
-        return not self.is_slice and self is not Operation.TILE
+        return not self.is_slice and self not in (Operation.TILE, Operation.PAD, Operation.DEPTH_TO_SPACE,
+                                                  Operation.SPACE_TO_DEPTH)
 
 
 #: The attributes each operation reads, by their part (the overlay's keys).
@@ -46,11 +50,15 @@ ATTRIBUTES = {
     Operation.SLICE: ("dimension_count", "offsets", "sizes", "strides"),
     Operation.SLICE_WINDOW: ("dimension_count", "offsets", "sizes", "strides"),
     Operation.TILE: ("dimension_count", "repeats"),
+    Operation.PAD: ("dimension_count", "start_padding", "end_padding", "padding_mode", "padding_value"),
+    Operation.DEPTH_TO_SPACE: ("block_size",),
+    Operation.SPACE_TO_DEPTH: ("block_size",),
 }
 #: The parts that name an array attribute (the others a UINT).
-ARRAYS = ("offsets", "sizes", "strides", "repeats")
+ARRAYS = ("offsets", "sizes", "strides", "repeats", "start_padding", "end_padding")
 #: Those an operation may name besides (GATHER_ND1's batch count; GATHER_ND has none: 0).
-OPTIONAL = {Operation.GATHER_ND: ("batch_dimension_count",)}
+OPTIONAL = {Operation.GATHER_ND: ("batch_dimension_count",), Operation.PAD: ("padding_value_type",),
+            Operation.DEPTH_TO_SPACE: ("order",), Operation.SPACE_TO_DEPTH: ("order",)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +78,7 @@ class Example:
     indices_sizes: tuple[int, ...]
     indices_values: tuple[int, ...]
     indices_type: DataType | None
-    attributes: tuple[tuple[str, int | tuple[int, ...]], ...]
+    attributes: tuple[tuple[str, int | float | str | tuple[int, ...]], ...]
     output_type: DataType
     output_sizes: tuple[int, ...]
     output_values: tuple[float, ...]
@@ -84,7 +92,10 @@ class IndexMap(Semantics, DimensionCounted):
     ``input_dimension_count``, ``indices_dimension_count`` and
     ``batch_dimension_count`` (GATHER_ND, GATHER_ND1), ``dimension_count``,
     ``offsets``, ``sizes`` and ``strides`` (SLICE's Sizes, SLICE1's window
-    sizes), ``repeats`` (TILE; its RepeatsCount is ``dimension_count``).  ``out_of_range_stated``: the page says an index outside
+    sizes), ``repeats`` (TILE; its RepeatsCount is ``dimension_count``),
+    ``start_padding``, ``end_padding``, ``padding_mode``, ``padding_value``
+    and ``padding_value_type`` (PADDING, PADDING1: the last PADDING1's alone),
+    ``block_size`` and ``order`` (the depth/space moves: Order the *1's alone).  ``out_of_range_stated``: the page says an index outside
     its dimension yields an unspecified value and no failure (GATHER); where
     it is silent, a case with such indices is outside the doc's domain (a
     negative case: a clean rejection passes, and so does a result right at
@@ -105,6 +116,13 @@ class IndexMap(Semantics, DimensionCounted):
     sizes: str | None = None
     strides: str | None = None
     repeats: str | None = None
+    start_padding: str | None = None
+    end_padding: str | None = None
+    padding_mode: str | None = None
+    padding_value: str | None = None
+    padding_value_type: str | None = None
+    block_size: str | None = None
+    order: str | None = None
     out_of_range_stated: bool = False
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     examples: tuple[Example, ...] = ()

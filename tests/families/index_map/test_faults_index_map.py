@@ -19,7 +19,9 @@ from dmlconform.spec import model as m
 from tests.conftest import REPO
 
 GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
-OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE")
+PADS = ("PADDING", "PADDING1")
+BLOCKS = ("DEPTH_TO_SPACE", "DEPTH_TO_SPACE1", "SPACE_TO_DEPTH", "SPACE_TO_DEPTH1")
+OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *PADS, *BLOCKS)
 
 
 @cache
@@ -44,6 +46,10 @@ WHERE: dict[str, tuple[tuple[str, ...], Callable[[str], bool] | None]] = {
                                        lambda i: i.endswith(("/negative", "/unreached", "/partial", "/example2"))),
     "slice-stride-magnitude-ignored": (("SLICE", "SLICE1"), lambda i: "/ends" not in i and "/contiguous" not in i),
     "tile-each-element-repeated": (("TILE",), lambda i: "/copy" not in i),
+    "padding-reflection-symmetric-swapped": (PADS, lambda i: "/reflection/" in i or "/symmetric/" in i
+                                             or i.endswith(("/example3", "/example4"))),
+    "padding-start-end-swapped": (PADS, lambda i: "/none" not in i),
+    "depth-space-order-swapped": (BLOCKS, lambda i: "/b1" not in i and "/single" not in i),  # one channel: alike
 }
 
 
