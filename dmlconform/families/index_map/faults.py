@@ -13,6 +13,8 @@ import numpy as np
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.index_map.cases import Call, call_of, relevant
 from dmlconform.families.index_map.reference import gather, sliced
+from dmlconform.families.index_map.scatter_reference import scatter
+from dmlconform.families.index_map.scatters import ScatterCall, scatter_call
 from dmlconform.families.index_map.semantics import IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call
 from dmlconform.families.index_map.tiles import repeats_of
@@ -28,7 +30,7 @@ def _planted(bug: _Bug) -> Fault:
     output's: the garbage such a bug writes)."""
     def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
         sem = spec.semantics
-        if not isinstance(sem, IndexMap) or sem.indices is None:
+        if not isinstance(sem, IndexMap) or sem.indices is None or sem.operation.is_scatter:
             return
         x = case.input(sem.input).view(buffers[sem.input])
         idx = np.array(case.input(sem.indices).view(buffers[sem.indices]))
@@ -125,6 +127,42 @@ def tile_each_element_repeated(spec: m.Spec, case: Case, buffers: Buffers) -> No
     writable_view(out, buffers[sem.output])[...] = y
 
 
+#: (a scatter's call, the indices as read) -> the call and indices a bug uses instead.
+_ScatterBug = Callable[[ScatterCall, np.ndarray], tuple[ScatterCall, np.ndarray]]
+
+
+def _planted_scatter(bug: _ScatterBug) -> Fault:
+    """A fault that recomputes a scatter's output with ``bug`` applied to
+    its call and indices (none where the bug's call has no result)."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, IndexMap) or not sem.operation.is_scatter:
+            return
+        x, idx, upd = (case.input(n).view(buffers[n]) for n in (sem.input, sem.indices or "", sem.updates or ""))
+        call, idx = bug(scatter_call(sem, case.attribute_map()), np.array(idx))
+        try:
+            wrong = scatter(call, x, idx, upd)
+        except (ValueError, IndexError):  # the indices do not fit the bug's axis
+            return
+        writable_view(case.outputs[0], buffers[sem.output])[...] = wrong
+    return fault
+
+
+def _next_axis(call: ScatterCall, idx: np.ndarray) -> tuple[ScatterCall, np.ndarray]:
+    """SCATTER written along the next axis (the last: the first), not Axis."""
+    return (call, idx) if call.nd else (replace(call, axis=(call.axis + 1) % idx.ndim), idx)
+
+
+def _scatter_not_wrapped(call: ScatterCall, idx: np.ndarray) -> tuple[ScatterCall, np.ndarray]:
+    """A negative index written at 0 (clamped, not counted from the end)."""
+    return call, np.maximum(idx, 0) if idx.dtype.kind == "i" else idx
+
+
+def _tuple_reversed(call: ScatterCall, idx: np.ndarray) -> tuple[ScatterCall, np.ndarray]:
+    """SCATTER_ND's tuple read last coordinate first."""
+    return (call, idx[..., ::-1]) if call.nd else (call, idx)
+
+
 #: The family's planted faults by name (`families.Family.faults`; the ``faulty`` backend plants them).
 FAULTS: Mapping[str, Fault] = {
     "gather-negative-index-not-wrapped": _planted(_not_wrapped),
@@ -135,4 +173,7 @@ FAULTS: Mapping[str, Fault] = {
     "slice-negative-stride-near-end": _planted_slice(_near_end),
     "slice-stride-magnitude-ignored": _planted_slice(_unit_strides),
     "tile-each-element-repeated": tile_each_element_repeated,
+    "scatter-wrong-axis": _planted_scatter(_next_axis),
+    "scatter-negative-index-not-wrapped": _planted_scatter(_scatter_not_wrapped),
+    "scatter-nd-tuple-reversed": _planted_scatter(_tuple_reversed),
 }

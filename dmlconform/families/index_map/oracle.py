@@ -33,11 +33,13 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
+from dmlconform.families.index_map import scatter_oracle
 from dmlconform.families.index_map.cases import Call, call_of, output_sizes, relevant, semantics_of
+from dmlconform.families.index_map.scatters import scatter_call, scatter_problem
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call, slice_problem
 from dmlconform.families.index_map.tiles import tile_problem
-from dmlconform.oracles.base import Expectation
+from dmlconform.oracles.base import Expectation, within
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -188,7 +190,12 @@ class IndexMapOracle:
              float16_accumulation: bool = False) -> IndexMapBatch:
         """Each case's expected output end to end; ``flush_subnormals`` and
         ``float16_accumulation`` change nothing (the comparator accepts a
-        flushed subnormal from a backend that declares flushing)."""
+        flushed subnormal from a backend that declares flushing).  A
+        scatter's from `scatter_oracle`, with its readings."""
+        if self.semantics.operation.is_scatter:
+            expected, valid, readings = scatter_oracle.bind(self.spec, self.semantics, cases)
+            expected.setflags(write=False)
+            return IndexMapBatch(expected, None if valid.all() else valid, readings)
         found = [expected_of(self.semantics, case) for case in cases]
         expected = np.concatenate([e.reshape(-1) for e, _ in found])
         valid = np.concatenate([v.reshape(-1) for _, v in found])
@@ -199,21 +206,24 @@ class IndexMapOracle:
 @dataclass(frozen=True, slots=True, eq=False)
 class IndexMapBatch:
     """`IndexMapOracle` bound to a batch: the expected output end to end and
-    where an index was inside its dimension (None: everywhere)."""
+    where an index was inside its dimension (None: everywhere); ``readings``:
+    the alternatives of an ambiguity's other readings (a scatter's
+    duplicates), their indices end to end."""
 
     expected: np.ndarray
     valid: np.ndarray | None
+    readings: tuple[Alternative, ...] = ()
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
         expected = self.expected[lo:hi]
+        alternatives = within(self.readings, lo, hi)
         if self.valid is None:
-            return (Expectation(expected, None, None, (), 0, RELAXED_FACTOR, True),)
+            return (Expectation(expected, None, None, alternatives, 0, RELAXED_FACTOR, True),)
         valid = self.valid[lo:hi]
         bound = np.where(valid, np.nan, np.inf)  # NaN: no error is within it (exact); inf: any value
-        alternatives: tuple[Alternative, ...] = ()
         bad = np.flatnonzero(~valid)
         if expected.dtype.kind == "f" and bad.size:
-            alternatives = (Alternative(ANY_VALUE, bad, np.full(bad.size, np.nan, dtype=expected.dtype), Tier.STRICT,
+            alternatives += (Alternative(ANY_VALUE, bad, np.full(bad.size, np.nan, dtype=expected.dtype), Tier.STRICT,
                                         "an index outside its dimension: no value is expected there"),)
         return (Expectation(expected, bound, bound, alternatives, 0, RELAXED_FACTOR, True),)
 
@@ -237,6 +247,8 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
     given = dict(e.attributes)
     if sem.operation is Operation.TILE:
         return found + _tile_example_problems(sem, e, given, shown)
+    if sem.operation.is_scatter:
+        return found + _scatter_example_problems(sem, e, given, shown)
     if sem.indices is None:
         return found + _slice_example_problems(sem, e, given, shown)
     call = Call(sem.operation, *(int(given.get(sem.attribute(p) or "", 0)) for p in (  # type: ignore[arg-type]
@@ -273,6 +285,27 @@ def _tile_example_problems(sem: IndexMap, e: Example, given: dict[str, int | tup
         return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
                                "rules: report it")]
     return _values_problems(e, tile_map(e.input_sizes, e.output_sizes))
+
+
+def _scatter_example_problems(sem: IndexMap, e: Example, given: dict[str, int | tuple[int, ...]],
+                              shown: str) -> list[tuple[str, str]]:
+    call = scatter_call(sem, given)
+    problem = scatter_problem(call, e.input_sizes, e.indices_sizes, e.updates_sizes, e.output_sizes)
+    if problem is not None:
+        return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
+                               "rules: report it")]
+    if e.indices_type is None or e.indices_type.is_float:
+        return [("indices", f"{e.name} ({e.source}) prints the indices' DataType "
+                            f"{e.indices_type.name if e.indices_type else 'none'}: indices are integers, the doc's "
+                            "type is wrong")]
+    wanted = scatter_oracle.example_problem(
+        call, np.array(e.input_values).reshape(e.input_sizes),
+        np.array(e.indices_values, dtype=numpy_dtype(e.indices_type)).reshape(e.indices_sizes),
+        np.array(e.updates_values).reshape(e.updates_sizes), np.array(e.output_values))
+    if wanted is None:
+        return []
+    return [("output", f"{e.name} ({e.source}) prints {_show(e.output_values)}, but the scatter of its input "
+                       f"gives {_show(wanted)}: the doc's output is wrong")]
 
 
 def _values_problems(e: Example, where: SourceMap) -> list[tuple[str, str]]:

@@ -28,10 +28,16 @@ class Operation(enum.Enum):
     SLICE = "slice"                      # Offsets + Strides * coordinate (SLICE: strides >= 1)
     SLICE_WINDOW = "slice-window"        # the same from the window's far end where a stride is negative (SLICE1)
     TILE = "tile"                        # the coordinate modulo the input's sizes
+    SCATTER_ELEMENTS = "scatter-elements"  # the input, each update written where GATHER_ELEMENTS would read it
+    SCATTER_ND = "scatter-nd"            # the input, each update block written where GATHER_ND would read it
 
     @property
     def is_slice(self) -> bool:
         return self in (Operation.SLICE, Operation.SLICE_WINDOW)
+
+    @property
+    def is_scatter(self) -> bool:
+        return self in (Operation.SCATTER_ELEMENTS, Operation.SCATTER_ND)
 
     @property
     def has_indices(self) -> bool:
@@ -46,6 +52,8 @@ ATTRIBUTES = {
     Operation.SLICE: ("dimension_count", "offsets", "sizes", "strides"),
     Operation.SLICE_WINDOW: ("dimension_count", "offsets", "sizes", "strides"),
     Operation.TILE: ("dimension_count", "repeats"),
+    Operation.SCATTER_ELEMENTS: ("axis",),
+    Operation.SCATTER_ND: ("input_dimension_count", "indices_dimension_count"),
 }
 #: The parts that name an array attribute (the others a UINT).
 ARRAYS = ("offsets", "sizes", "strides", "repeats")
@@ -58,7 +66,8 @@ class Example:
     """One worked example of a page, as the reviewer transcribed it: the
     input and the indices (type, sizes, row-major values; a slice has none:
     empty, type None), the attributes (by name; an array a tuple) and the
-    output the page prints (type, sizes and values).
+    output the page prints (type, sizes and values); a scatter's updates
+    (sizes and values; empty for the others).
     ``index`` is its place in the overlay's ``examples`` (lint reports there)."""
 
     name: str
@@ -74,6 +83,8 @@ class Example:
     output_type: DataType
     output_sizes: tuple[int, ...]
     output_values: tuple[float, ...]
+    updates_sizes: tuple[int, ...] = ()
+    updates_values: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +100,8 @@ class IndexMap(Semantics, DimensionCounted):
     it is silent, a case with such indices is outside the doc's domain (a
     negative case: a clean rejection passes, and so does a result right at
     every valid index).  ``dimension_counts`` per feature level (oldest
-    first), as the reviewer read the support tables."""
+    first), as the reviewer read the support tables.  ``updates``: a
+    scatter's updates tensor (SCATTER, SCATTER_ND; scatters.py)."""
 
     operation: Operation
     input: str
@@ -108,6 +120,7 @@ class IndexMap(Semantics, DimensionCounted):
     out_of_range_stated: bool = False
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     examples: tuple[Example, ...] = ()
+    updates: str | None = None
 
     def attribute(self, part: str) -> str | None:
         """The attribute named for ``part`` (``"axis"``, ...), None where none is."""

@@ -19,7 +19,8 @@ from dmlconform.spec import model as m
 from tests.conftest import REPO
 
 GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
-OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE")
+SCATTERS = ("SCATTER", "SCATTER_ND")
+OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *SCATTERS)
 
 
 @cache
@@ -44,6 +45,10 @@ WHERE: dict[str, tuple[tuple[str, ...], Callable[[str], bool] | None]] = {
                                        lambda i: i.endswith(("/negative", "/unreached", "/partial", "/example2"))),
     "slice-stride-magnitude-ignored": (("SLICE", "SLICE1"), lambda i: "/ends" not in i and "/contiguous" not in i),
     "tile-each-element-repeated": (("TILE",), lambda i: "/copy" not in i),
+    "scatter-wrong-axis": (("SCATTER",), lambda i: "/narrower" not in i),
+    "scatter-negative-index-not-wrapped": (SCATTERS, lambda i: i.split("/")[4 if i.startswith("SCATTER/") else 6]
+                                           in ("INT32", "INT64")),
+    "scatter-nd-tuple-reversed": (("SCATTER_ND",), lambda i: "/q=1/" not in i),
 }
 
 
