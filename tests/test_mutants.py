@@ -88,6 +88,8 @@ MUTANTS = {
     "scatter-wrong-axis": ("SCATTER",),
     "scatter-negative-index-not-wrapped": ("SCATTER", "SCATTER_ND"),
     "scatter-nd-tuple-reversed": ("SCATTER_ND",),
+    "one-hot-off-by-one": ("ONE_HOT",),
+    "one-hot-negative-index-not-wrapped": ("ONE_HOT",),
     "conv-no-flip": ("CONVOLUTION",),
     "conv-flip-in-cross-correlation": ("CONVOLUTION",),
     "conv-pads-swapped": ("CONVOLUTION",),

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
+from dmlconform.backends.onnxruntime import onehot as onnx_onehot
 from dmlconform.backends.onnxruntime import scatters as onnx_scatters
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
@@ -175,4 +176,4 @@ def model(p: GatherPlan, case: Case) -> Any:
 MAPPINGS: Mapping[str, OnnxMapping] = {
     op: OnnxMapping(t, inputs=("InputTensor", "IndicesTensor"), attrs=every_attribute, runner=run, check=plan, note=NOTE)
     for op, t in MAPPED.items()}
-MAPPINGS = {**MAPPINGS, **onnx_scatters.MAPPINGS}  # the scatters (scatters.py)
+MAPPINGS = {**MAPPINGS, **onnx_scatters.MAPPINGS, **onnx_onehot.MAPPINGS}  # scatters.py, onehot.py

@@ -12,6 +12,7 @@ import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.index_map.cases import Call, call_of, relevant
+from dmlconform.families.index_map.onehot_reference import one_hot
 from dmlconform.families.index_map.reference import gather, sliced
 from dmlconform.families.index_map.scatter_reference import scatter
 from dmlconform.families.index_map.scatters import ScatterCall, scatter_call
@@ -163,6 +164,30 @@ def _tuple_reversed(call: ScatterCall, idx: np.ndarray) -> tuple[ScatterCall, np
     return (call, idx[..., ::-1]) if call.nd else (call, idx)
 
 
+def _planted_onehot(bug: Callable[[np.ndarray], np.ndarray]) -> Fault:
+    """A fault that recomputes ONE_HOT's output from the indices as ``bug`` reads them."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, IndexMap) or sem.operation is not Operation.ONE_HOT:
+            return
+        idx = np.array(case.input(sem.indices or "").view(buffers[sem.indices or ""]))
+        values = case.input(sem.input).view(buffers[sem.input])
+        axis = int(case.attribute_map().get(sem.axis or "Axis", 0))
+        out = case.outputs[0]
+        writable_view(out, buffers[sem.output])[...] = one_hot(axis, bug(idx), values, out.sizes)
+    return fault
+
+
+def _one_past(idx: np.ndarray) -> np.ndarray:
+    """An off-by-one: OnValue one element further along the sequence (a 1-based index)."""
+    return np.where(idx == np.iinfo(idx.dtype).max, idx, idx + idx.dtype.type(1))
+
+
+def _onehot_not_wrapped(idx: np.ndarray) -> np.ndarray:
+    """A negative index taken as outside the sequence (all OffValue), not counted from the end."""
+    return np.where(idx < 0, np.iinfo(idx.dtype).min, idx) if idx.dtype.kind == "i" else idx
+
+
 #: The family's planted faults by name (`families.Family.faults`; the ``faulty`` backend plants them).
 FAULTS: Mapping[str, Fault] = {
     "gather-negative-index-not-wrapped": _planted(_not_wrapped),
@@ -176,4 +201,6 @@ FAULTS: Mapping[str, Fault] = {
     "scatter-wrong-axis": _planted_scatter(_next_axis),
     "scatter-negative-index-not-wrapped": _planted_scatter(_scatter_not_wrapped),
     "scatter-nd-tuple-reversed": _planted_scatter(_tuple_reversed),
+    "one-hot-off-by-one": _planted_onehot(_one_past),
+    "one-hot-negative-index-not-wrapped": _planted_onehot(_onehot_not_wrapped),
 }

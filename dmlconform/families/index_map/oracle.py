@@ -35,6 +35,8 @@ from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
 from dmlconform.families.index_map import scatter_oracle
 from dmlconform.families.index_map.cases import Call, call_of, output_sizes, relevant, semantics_of
+from dmlconform.families.index_map.onehot import onehot_problem
+from dmlconform.families.index_map.onehot_oracle import onehot_expected
 from dmlconform.families.index_map.scatters import scatter_call, scatter_problem
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call, slice_problem
@@ -162,6 +164,11 @@ def expected_of(sem: IndexMap, case: Case, buffers: dict[str, np.ndarray] | None
     index is outside) and where it is defined."""
     x = case.input(sem.input).view(None if buffers is None else buffers.get(sem.input))
     out = next(t for t in case.outputs if t.name == sem.output)
+    if sem.operation is Operation.ONE_HOT:  # onehot_oracle.py: OffValue or OnValue, every element defined
+        idx = case.input(sem.indices or "IndicesTensor").view(None if buffers is None else buffers.get(sem.indices or ""))
+        axis = int(case.attribute_map().get(sem.axis or "Axis", 0))
+        hot = onehot_expected(axis, np.ascontiguousarray(idx), x, out.sizes).astype(numpy_dtype(out.dtype))
+        return hot, np.ones(out.sizes, dtype=bool)
     if sem.operation is Operation.TILE:
         found = tile_map(x.shape, out.sizes)
     elif sem.indices is None:
@@ -249,6 +256,8 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
         return found + _tile_example_problems(sem, e, given, shown)
     if sem.operation.is_scatter:
         return found + _scatter_example_problems(sem, e, given, shown)
+    if sem.operation is Operation.ONE_HOT:
+        return found + _onehot_example_problems(sem, e, given, shown)
     if sem.indices is None:
         return found + _slice_example_problems(sem, e, given, shown)
     call = Call(sem.operation, *(int(given.get(sem.attribute(p) or "", 0)) for p in (  # type: ignore[arg-type]
@@ -306,6 +315,22 @@ def _scatter_example_problems(sem: IndexMap, e: Example, given: dict[str, int | 
         return []
     return [("output", f"{e.name} ({e.source}) prints {_show(e.output_values)}, but the scatter of its input "
                        f"gives {_show(wanted)}: the doc's output is wrong")]
+
+
+def _onehot_example_problems(sem: IndexMap, e: Example, given: dict[str, int | tuple[int, ...]],
+                             shown: str) -> list[tuple[str, str]]:
+    given_axis = given.get(sem.axis or "Axis", 0)
+    axis = given_axis if isinstance(given_axis, int) else -1
+    problem = onehot_problem(axis, e.indices_sizes, e.input_sizes, e.output_sizes)
+    if problem is not None:
+        return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
+                               "rules: report it")]
+    idx = np.array(e.indices_values, dtype=numpy_dtype(e.indices_type or m.DataType.UINT32)).reshape(e.indices_sizes)
+    got = onehot_expected(axis, idx, np.array(e.input_values), e.output_sizes).reshape(-1)
+    if np.array_equal(got, np.array(e.output_values)):
+        return []
+    return [("output", f"{e.name} ({e.source}) prints {_show(e.output_values)}, but the one-hot map of its indices "
+                       f"gives {_show(got)}: the doc's output is wrong")]
 
 
 def _values_problems(e: Example, where: SourceMap) -> list[tuple[str, str]]:

@@ -20,6 +20,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.families.index_map.cases import Call, call_of, relevant, semantics_of
+from dmlconform.families.index_map.onehot_reference import one_hot
 from dmlconform.families.index_map.scatter_reference import scatter
 from dmlconform.families.index_map.scatters import scatter_call
 from dmlconform.families.index_map.semantics import Operation
@@ -38,6 +39,8 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     if sem.indices is None:
         return {sem.output: np.array(sliced(slice_call(sem, case.attribute_map()), x, out.sizes))}
     idx = case.input(sem.indices).view(buffers.get(sem.indices))
+    if sem.operation is Operation.ONE_HOT:  # onehot_reference.py
+        return {sem.output: one_hot(int(case.attribute_map().get(sem.axis or "Axis", 0)), idx, x, out.sizes)}
     if sem.operation.is_scatter:  # scatter_reference.py
         updates = case.input(sem.updates or "UpdatesTensor").view(buffers.get(sem.updates or "UpdatesTensor"))
         return {sem.output: scatter(scatter_call(sem, case.attribute_map()), x, idx, updates)}

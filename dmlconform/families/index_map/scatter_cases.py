@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
@@ -139,16 +140,27 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[ScatterShape]:
     out += [replace(wild, dtype=first, index_dtype=t, indices="out-of-range", supported=False)
             for t in index_row.dtypes]  # SCATTER_ND: tuples of every coordinate (a bad one frees one line)
     out += [s for s in _examples(sem, first, ranks, index_row.dtypes) if s.dtype in data_row.dtypes]
-    bad_index = next((t for t in gathers._OUTSIDE_INDEX if t not in index_row.dtypes), None)
+    out += outside_tables(base, lambda r: calls(r)[0], ranks, data_row.dtypes, index_row.dtypes)
+    return list(dict.fromkeys(out))
+
+
+def outside_tables(base: Any, at_rank: Callable[[int], Any], ranks: tuple[int, ...],
+                   data_types: tuple[DataType, ...], index_types: tuple[DataType, ...]) -> list[Any]:
+    """The negative cases of ``base`` (a shape with ``dtype``, ``index_dtype``,
+    ``supported`` and ``variant``): an index type, a data type and a
+    dimension count (``at_rank``'s default shape) outside the tables."""
+    out = []
+    bad_index = next((t for t in gathers._OUTSIDE_INDEX if t not in index_types), None)
     if bad_index is not None:
         out.append(replace(base, index_dtype=bad_index, supported=False, variant="unsupported"))
-    bad_data = next((t for t in gathers._OUTSIDE_DATA if t not in data_row.dtypes), None)
+    bad_data = next((t for t in gathers._OUTSIDE_DATA if t not in data_types), None)
     if bad_data is not None:
         out.append(replace(base, dtype=bad_data, supported=False, variant="unsupported"))
     bad_rank = next((r for r in (3, 5, 2) if r not in ranks), None)
     if bad_rank is not None:
-        out.append(replace(calls(bad_rank)[0], dtype=first, index_dtype=main, supported=False, variant="unsupported"))
-    return list(dict.fromkeys(out))
+        out.append(replace(at_rank(bad_rank), dtype=base.dtype, index_dtype=base.index_dtype, supported=False,
+                           variant="unsupported"))
+    return out
 
 
 def _element_calls(rank: int) -> list[ScatterShape]:

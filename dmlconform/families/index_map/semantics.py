@@ -30,6 +30,7 @@ class Operation(enum.Enum):
     TILE = "tile"                        # the coordinate modulo the input's sizes
     SCATTER_ELEMENTS = "scatter-elements"  # the input, each update written where GATHER_ELEMENTS would read it
     SCATTER_ND = "scatter-nd"            # the input, each update block written where GATHER_ND would read it
+    ONE_HOT = "one-hot"                  # OnValue where the coordinate on Axis is the index, else OffValue
 
     @property
     def is_slice(self) -> bool:
@@ -54,6 +55,7 @@ ATTRIBUTES = {
     Operation.TILE: ("dimension_count", "repeats"),
     Operation.SCATTER_ELEMENTS: ("axis",),
     Operation.SCATTER_ND: ("input_dimension_count", "indices_dimension_count"),
+    Operation.ONE_HOT: ("axis",),
 }
 #: The parts that name an array attribute (the others a UINT).
 ARRAYS = ("offsets", "sizes", "strides", "repeats")

@@ -20,7 +20,7 @@ from tests.conftest import REPO
 
 GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
 SCATTERS = ("SCATTER", "SCATTER_ND")
-OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *SCATTERS)
+OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *SCATTERS, "ONE_HOT")
 
 
 @cache
@@ -49,6 +49,8 @@ WHERE: dict[str, tuple[tuple[str, ...], Callable[[str], bool] | None]] = {
     "scatter-negative-index-not-wrapped": (SCATTERS, lambda i: i.split("/")[4 if i.startswith("SCATTER/") else 6]
                                            in ("INT32", "INT64")),
     "scatter-nd-tuple-reversed": (("SCATTER_ND",), lambda i: "/q=1/" not in i),
+    "one-hot-off-by-one": (("ONE_HOT",), None),
+    "one-hot-negative-index-not-wrapped": (("ONE_HOT",), lambda i: i.split("/")[5] in ("INT32", "INT64")),
 }
 
 
