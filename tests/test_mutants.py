@@ -90,6 +90,8 @@ MUTANTS = {
     "scatter-nd-tuple-reversed": ("SCATTER_ND",),
     "one-hot-off-by-one": ("ONE_HOT",),
     "one-hot-negative-index-not-wrapped": ("ONE_HOT",),
+    "nonzero-coordinates-wrong-order": ("NONZERO_COORDINATES",),
+    "nonzero-negative-zero-counted": ("NONZERO_COORDINATES",),
     "conv-no-flip": ("CONVOLUTION",),
     "conv-flip-in-cross-correlation": ("CONVOLUTION",),
     "conv-pads-swapped": ("CONVOLUTION",),

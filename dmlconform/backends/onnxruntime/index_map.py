@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
+from dmlconform.backends.onnxruntime import nonzero as onnx_nonzero
 from dmlconform.backends.onnxruntime import onehot as onnx_onehot
 from dmlconform.backends.onnxruntime import scatters as onnx_scatters
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
@@ -176,4 +177,5 @@ def model(p: GatherPlan, case: Case) -> Any:
 MAPPINGS: Mapping[str, OnnxMapping] = {
     op: OnnxMapping(t, inputs=("InputTensor", "IndicesTensor"), attrs=every_attribute, runner=run, check=plan, note=NOTE)
     for op, t in MAPPED.items()}
-MAPPINGS = {**MAPPINGS, **onnx_scatters.MAPPINGS, **onnx_onehot.MAPPINGS}  # scatters.py, onehot.py
+MAPPINGS = {**MAPPINGS, **onnx_scatters.MAPPINGS, **onnx_onehot.MAPPINGS,
+            **onnx_nonzero.MAPPINGS}  # scatters.py, onehot.py, nonzero.py

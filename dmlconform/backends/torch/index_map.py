@@ -31,6 +31,7 @@ from typing import Any
 
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.mapping import Attrs
+from dmlconform.backends.torch import nonzero as torch_nonzero
 from dmlconform.backends.torch import onehot as torch_onehot
 from dmlconform.backends.torch import scatters as torch_scatters
 from dmlconform.families.index_map.cases import relevant, right_aligned
@@ -135,4 +136,5 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
     "SLICE1": {"fn": _slice(True), "note": "narrow and a step slice per dimension, flipped for a negative stride"},
     "TILE": {"fn": _tile, "note": "Tensor.repeat (numpy's tile, as the page's example)"},
 }
-TORCH_OPS = {**TORCH_OPS, **torch_scatters.TORCH_OPS, **torch_onehot.TORCH_OPS}  # scatters.py, onehot.py
+TORCH_OPS = {**TORCH_OPS, **torch_scatters.TORCH_OPS, **torch_onehot.TORCH_OPS,
+             **torch_nonzero.TORCH_OPS}  # scatters.py, onehot.py, nonzero.py

@@ -12,6 +12,7 @@ import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.index_map.cases import Call, call_of, relevant
+from dmlconform.families.index_map.nonzero_reference import nonzero
 from dmlconform.families.index_map.onehot_reference import one_hot
 from dmlconform.families.index_map.reference import gather, sliced
 from dmlconform.families.index_map.scatter_reference import scatter
@@ -188,6 +189,41 @@ def _onehot_not_wrapped(idx: np.ndarray) -> np.ndarray:
     return np.where(idx < 0, np.iinfo(idx.dtype).min, idx) if idx.dtype.kind == "i" else idx
 
 
+def _planted_nonzero(bug: Callable[[np.ndarray, np.ndarray, int], tuple[np.ndarray, np.ndarray]]) -> Fault:
+    """A fault that rewrites NONZERO_COORDINATES' outputs with ``bug``
+    (the input, the rows (M x N), the count -> the count and rows it writes)."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, IndexMap) or sem.operation is not Operation.NONZERO:
+            return
+        x = np.array(case.input(sem.input).view(buffers[sem.input]))
+        count, coords = (next(t for t in case.outputs if t.name == n) for n in (sem.count, sem.output))
+        counted, rows = nonzero(x, coords.sizes, count.sizes)
+        n = coords.sizes[-1]
+        found, wrong = bug(x, rows.reshape(-1, n), int(counted.reshape(-1)[0]))
+        writable_view(count, buffers[count.name])[...] = found
+        writable_view(coords, buffers[coords.name])[...] = wrong.reshape(coords.sizes)
+    return fault
+
+
+def _column_major(x: np.ndarray, rows: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The coordinates ordered by their last dimension first (column-major), not by element index."""
+    order = np.lexsort(rows[:count].T)  # lexsort's last key (the last column) is the primary one
+    out = rows.copy()
+    out[:count] = rows[:count][order]
+    return np.array(count), out
+
+
+def _negative_zero_counted(x: np.ndarray, rows: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """-0 taken as non-zero (a test of the bits, not of the value)."""
+    if x.dtype.kind != "f":
+        return np.array(count), rows
+    n = rows.shape[1]
+    marked = np.where((x == 0) & np.signbit(x), 1, x)
+    counted, found = nonzero(marked, (x.size, n), (1,))
+    return counted.reshape(()), found
+
+
 #: The family's planted faults by name (`families.Family.faults`; the ``faulty`` backend plants them).
 FAULTS: Mapping[str, Fault] = {
     "gather-negative-index-not-wrapped": _planted(_not_wrapped),
@@ -203,4 +239,6 @@ FAULTS: Mapping[str, Fault] = {
     "scatter-nd-tuple-reversed": _planted_scatter(_tuple_reversed),
     "one-hot-off-by-one": _planted_onehot(_one_past),
     "one-hot-negative-index-not-wrapped": _planted_onehot(_onehot_not_wrapped),
+    "nonzero-coordinates-wrong-order": _planted_nonzero(_column_major),
+    "nonzero-negative-zero-counted": _planted_nonzero(_negative_zero_counted),
 }

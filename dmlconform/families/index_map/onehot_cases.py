@@ -22,7 +22,7 @@ Valid indices hold 0, depth - 1 and, of a signed type, -1 and -depth first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -32,7 +32,7 @@ from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout
 from dmlconform.families.index_map import cases as gathers
 from dmlconform.families.index_map.onehot import onehot_problem
-from dmlconform.families.index_map.scatter_cases import outside_tables
+from dmlconform.families.index_map.scatter_cases import joined_id, outside_tables, tensors_named
 from dmlconform.families.index_map.semantics import Example, IndexMap
 from dmlconform.spec.model import DataType, FeatureLevel, Spec, numpy_dtype
 
@@ -66,19 +66,14 @@ class OneHotShape:
     def case_id(self, operator: str) -> str:
         parts = [operator, self.dtype.name, f"{len(self.output_sizes)}d", f"axis={self.axis}",
                  f"depth={self.output_sizes[self.axis]}", self.index_dtype.name, self.indices]
-        parts += [self.layout] if self.layout != "packed" else []
-        return "/".join(parts + ([self.variant] if self.variant else []))
+        return joined_id(parts, self.layout, self.variant)
 
-
-def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
-    return family.generable(lambda: shapes(spec, level))
 
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     """What makes ``case`` no ONE_HOT the page describes.  ``problem: fix``."""
     sem = gathers.semantics_of(spec)
-    tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
-    idx, values, out = (tensors.get(n or "") for n in (sem.indices, sem.input, sem.output))
+    idx, values, out = tensors_named(case, sem.indices, sem.input, sem.output)
     if idx is None or values is None or out is None:
         return
     axis = case.attribute_map().get(sem.axis or "Axis", 0)
@@ -131,18 +126,7 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[OneHotShape]:
     return list(dict.fromkeys(out))
 
 
-def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False, negative: bool = True,
-             keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
-    """The ONE_HOT cases of ``spec`` at ``level``, identical for a ``seed``;
-    ``large`` adds nothing yet."""
-    family.check_seed(seed)
-    sem = gathers.semantics_of(spec)
-    for case_id, shape in family.selected(shapes(spec, level), lambda s: s.case_id(spec.operator), keep,
-                                          negative=negative):
-        yield _case(spec, sem, level, seed, case_id, shape)
-
-
-def _case(spec: Spec, sem: IndexMap, level: FeatureLevel, seed: int, case_id: str, shape: OneHotShape) -> Case:
+def case_of(spec: Spec, sem: IndexMap, level: FeatureLevel, seed: int, case_id: str, shape: OneHotShape) -> Case:
     idx_name = sem.indices or "IndicesTensor"
     e = shape.example
     if e is not None:

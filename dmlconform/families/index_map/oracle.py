@@ -33,7 +33,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
-from dmlconform.families.index_map import scatter_oracle
+from dmlconform.families.index_map import nonzero_oracle, scatter_oracle
 from dmlconform.families.index_map.cases import Call, call_of, output_sizes, relevant, semantics_of
 from dmlconform.families.index_map.onehot import onehot_problem
 from dmlconform.families.index_map.onehot_oracle import onehot_expected
@@ -41,7 +41,7 @@ from dmlconform.families.index_map.scatters import scatter_call, scatter_problem
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call, slice_problem
 from dmlconform.families.index_map.tiles import tile_problem
-from dmlconform.oracles.base import Expectation, within
+from dmlconform.oracles.base import BatchExpectation, Expectation, within
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -194,11 +194,14 @@ class IndexMapOracle:
         return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
-             float16_accumulation: bool = False) -> IndexMapBatch:
+             float16_accumulation: bool = False) -> BatchExpectation:
         """Each case's expected output end to end; ``flush_subnormals`` and
         ``float16_accumulation`` change nothing (the comparator accepts a
         flushed subnormal from a backend that declares flushing).  A
-        scatter's from `scatter_oracle`, with its readings."""
+        scatter's from `scatter_oracle`, with its readings; NONZERO_COORDINATES'
+        from `nonzero_oracle` (two outputs)."""
+        if self.semantics.operation is Operation.NONZERO:
+            return nonzero_oracle.bind(self.semantics, cases)
         if self.semantics.operation.is_scatter:
             expected, valid, readings = scatter_oracle.bind(self.spec, self.semantics, cases)
             expected.setflags(write=False)
@@ -247,7 +250,7 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
     output's, values other than the index map of its input, an output type
     other than the input's (the pages: "DataType must match")."""
     found: list[tuple[str, str]] = []
-    if e.output_type is not e.input_type:
+    if e.output_type is not e.input_type and sem.operation is not Operation.NONZERO:  # its outputs: UINT32
         found.append(("output", f"{e.name} ({e.source}) prints the output's DataType {e.output_type.name}, but it must "
                                 f"be the input's, {e.input_type.name}: the doc's type is wrong"))
     shown = ", ".join(f"{n}={v}" for n, v in e.attributes)
@@ -258,6 +261,8 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
         return found + _scatter_example_problems(sem, e, given, shown)
     if sem.operation is Operation.ONE_HOT:
         return found + _onehot_example_problems(sem, e, given, shown)
+    if sem.operation is Operation.NONZERO:
+        return found + _nonzero_example_problems(e)
     if sem.indices is None:
         return found + _slice_example_problems(sem, e, given, shown)
     call = Call(sem.operation, *(int(given.get(sem.attribute(p) or "", 0)) for p in (  # type: ignore[arg-type]
@@ -331,6 +336,21 @@ def _onehot_example_problems(sem: IndexMap, e: Example, given: dict[str, int | t
         return []
     return [("output", f"{e.name} ({e.source}) prints {_show(e.output_values)}, but the one-hot map of its indices "
                        f"gives {_show(got)}: the doc's output is wrong")]
+
+
+def _nonzero_example_problems(e: Example) -> list[tuple[str, str]]:
+    """NONZERO_COORDINATES' example: its rows before the count (those after are undefined)."""
+    try:
+        count, rows, defined = nonzero_oracle.nonzero_rows(np.array(e.input_values).reshape(e.input_sizes),
+                                                           e.output_sizes[-1])
+    except ValueError as exc:
+        return [("output", f"{e.name} ({e.source}): {exc}; the doc's example breaks its own rules: report it")]
+    printed = np.array(e.output_values).reshape(-1, e.output_sizes[-1])
+    if printed.shape == rows.shape and np.array_equal(printed[defined], rows[defined]):
+        return []
+    return [("output", f"{e.name} ({e.source}) prints {_show(printed[:count].reshape(-1))} before the count "
+                       f"{count}, but the coordinates are {_show(rows[:count].reshape(-1))}: the doc's output is "
+                       "wrong")]
 
 
 def _values_problems(e: Example, where: SourceMap) -> list[tuple[str, str]]:

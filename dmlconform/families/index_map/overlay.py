@@ -45,7 +45,7 @@ SCHEMA = {
     "properties": {
         "family": {"const": "index-map"}, "source": rc.SOURCE,
         "operation": {"enum": [o.value for o in Operation]},
-        "input": rc.IDENT, "indices": rc.IDENT, "output": rc.IDENT, "updates": rc.IDENT,
+        "input": rc.IDENT, "indices": rc.IDENT, "output": rc.IDENT, "updates": rc.IDENT, "count": rc.IDENT,
         **{part: rc.IDENT for part in _PARTS},
         "out_of_range_stated": {"type": "boolean"},
         "dimension_counts": rc.DIMENSION_COUNTS,
@@ -60,7 +60,8 @@ def build(data: dict[str, Any]) -> IndexMap:
         source=data["source"], operation=Operation(data["operation"]), input=data["input"],
         indices=data.get("indices"), output=data["output"], **{part: data.get(part) for part in _PARTS},
         out_of_range_stated=data.get("out_of_range_stated", False), dimension_counts=rc.dimension_counts(data),
-        examples=tuple(_example(i, e) for i, e in enumerate(data.get("examples", []))), updates=data.get("updates"))
+        examples=tuple(_example(i, e) for i, e in enumerate(data.get("examples", []))), updates=data.get("updates"),
+        count=data.get("count"))
 
 
 def _example(index: int, e: dict[str, Any]) -> Example:
@@ -101,10 +102,11 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
         yield rc.AT, f"a {operation.value} {'names its' if operation.is_scatter else 'has no'} updates tensor; " \
                      f"{'add' if operation.is_scatter else 'drop'} semantics.updates"
     tensors = (("input", m.TensorRole.INPUT), ("indices", m.TensorRole.INPUT), ("updates", m.TensorRole.INPUT),
-               ("output", m.TensorRole.OUTPUT))
+               ("output", m.TensorRole.OUTPUT), ("count", m.TensorRole.OUTPUT))
     yield from rc.named_fields(data, spec, (((key,), role) for key, role in tensors),
                                (((part,), _is_array if part in ARRAYS else _is_uint) for part in _PARTS)).problems
-    yield from rc.dims_problems(data, spec, [data[k] for k, _ in tensors if k in data])
+    counted = [data[k] for k, _ in tensors if k in data and not (operation is Operation.NONZERO and k == "output")]
+    yield from rc.dims_problems(data, spec, counted)  # NONZERO_COORDINATES' coordinates: 2 to 8 (nonzero.py)
     for i, e in enumerate(data.get("examples", [])):
         for key in ("input", "indices", "updates", "output"):
             if key not in e:

@@ -20,6 +20,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.families.index_map.cases import Call, call_of, relevant, semantics_of
+from dmlconform.families.index_map.nonzero_reference import nonzero
 from dmlconform.families.index_map.onehot_reference import one_hot
 from dmlconform.families.index_map.scatter_reference import scatter
 from dmlconform.families.index_map.scatters import scatter_call
@@ -34,6 +35,10 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     sem = semantics_of(spec)  # the cpu backend dispatches here only for such specs
     x = case.input(sem.input).view(buffers.get(sem.input))
     out = next(t for t in case.outputs if t.name == sem.output)
+    if sem.operation is Operation.NONZERO:  # nonzero_reference.py
+        count = next(t for t in case.outputs if t.name == sem.count)
+        counted, rows = nonzero(np.array(x), out.sizes, count.sizes)
+        return {count.name: counted, sem.output: rows}
     if sem.operation is Operation.TILE:
         return {sem.output: np.tile(x, repeats_of(sem, case.attribute_map()))}
     if sem.indices is None:

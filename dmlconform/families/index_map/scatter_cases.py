@@ -83,24 +83,29 @@ class ScatterShape:
             parts += [f"in={self.call.input_rank}", f"idx={self.call.indices_rank}", f"q={self.indices_sizes[-1]}"]
         else:
             parts += [f"axis={self.call.axis}"]
-        parts += [self.index_dtype.name, self.indices]
-        parts += [self.layout] if self.layout != "packed" else []
-        return "/".join(parts + ([self.variant] if self.variant else []))
+        return joined_id(parts + [self.index_dtype.name, self.indices], self.layout, self.variant)
 
     @property
     def updates_sizes(self) -> tuple[int, ...]:
         return updates_sizes(self.call, self.input_sizes, self.indices_sizes)
 
 
-def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
-    return family.generable(lambda: shapes(spec, level))
+
+def joined_id(parts: list[str], layout: str, variant: str) -> str:
+    """A case id: ``parts``, the layout (but packed) and the variant, joined by ``/``."""
+    return "/".join(parts + ([layout] if layout != "packed" else []) + ([variant] if variant else []))
+
+
+def tensors_named(case: Case, *names: str | None) -> list[TensorData | None]:
+    """``case``'s tensors (inputs and outputs) of ``names``, None where it has none of a name."""
+    tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
+    return [tensors.get(n or "") for n in names]
 
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     """What makes ``case`` no scatter the page describes.  ``problem: fix``."""
     sem = gathers.semantics_of(spec)
-    tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
-    x, idx, upd, out = (tensors.get(n or "") for n in (sem.input, sem.indices, sem.updates, sem.output))
+    x, idx, upd, out = tensors_named(case, sem.input, sem.indices, sem.updates, sem.output)
     if x is None or idx is None or upd is None or out is None:
         return  # a missing tensor is reported as such (`case_folders`)
     if any(not isinstance(v, int) or isinstance(v, bool) for _, v in case.attributes):
@@ -210,17 +215,6 @@ def _examples(sem: IndexMap, dtype: DataType, ranks: tuple[int, ...],
 
 
 # -- values and tensors -------------------------------------------------------------------------------
-def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False, negative: bool = True,
-             keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
-    """The scatter cases of ``spec`` at ``level`` (the module docstring),
-    identical for a ``seed``; ``large`` adds nothing yet."""
-    family.check_seed(seed)
-    sem = gathers.semantics_of(spec)
-    for case_id, shape in family.selected(shapes(spec, level), lambda s: s.case_id(spec.operator), keep,
-                                          negative=negative):
-        yield _case(spec, sem, level, seed, case_id, shape)
-
-
 def _draw(dtype: DataType, sizes: tuple[int, ...], rng: np.random.Generator, values: tuple[float, ...] | None,
           broadcast: int | None = None) -> np.ndarray:
     """An example's ``values``, or random ones with the type's edge values (`cases.data_values`)."""
@@ -229,7 +223,7 @@ def _draw(dtype: DataType, sizes: tuple[int, ...], rng: np.random.Generator, val
     return gathers.data_values(gathers.Shape(dtype, sizes, (), (), None), rng, broadcast)
 
 
-def _case(spec: Spec, sem: IndexMap, level: FeatureLevel, seed: int, case_id: str, shape: ScatterShape) -> Case:
+def case_of(spec: Spec, sem: IndexMap, level: FeatureLevel, seed: int, case_id: str, shape: ScatterShape) -> Case:
     names = (sem.input, sem.indices or "IndicesTensor", sem.updates or "UpdatesTensor")
     rngs = [np.random.default_rng(stream_key(seed, case_id, n)) for n in names]
     e = shape.example

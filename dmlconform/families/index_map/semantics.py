@@ -31,6 +31,7 @@ class Operation(enum.Enum):
     SCATTER_ELEMENTS = "scatter-elements"  # the input, each update written where GATHER_ELEMENTS would read it
     SCATTER_ND = "scatter-nd"            # the input, each update block written where GATHER_ND would read it
     ONE_HOT = "one-hot"                  # OnValue where the coordinate on Axis is the index, else OffValue
+    NONZERO = "nonzero-coordinates"      # the coordinates of the input's non-zero elements, and their count
 
     @property
     def is_slice(self) -> bool:
@@ -42,7 +43,7 @@ class Operation(enum.Enum):
 
     @property
     def has_indices(self) -> bool:
-        return not self.is_slice and self is not Operation.TILE
+        return not self.is_slice and self not in (Operation.TILE, Operation.NONZERO)
 
 
 #: The attributes each operation reads, by their part (the overlay's keys).
@@ -56,6 +57,7 @@ ATTRIBUTES = {
     Operation.SCATTER_ELEMENTS: ("axis",),
     Operation.SCATTER_ND: ("input_dimension_count", "indices_dimension_count"),
     Operation.ONE_HOT: ("axis",),
+    Operation.NONZERO: (),
 }
 #: The parts that name an array attribute (the others a UINT).
 ARRAYS = ("offsets", "sizes", "strides", "repeats")
@@ -103,7 +105,8 @@ class IndexMap(Semantics, DimensionCounted):
     negative case: a clean rejection passes, and so does a result right at
     every valid index).  ``dimension_counts`` per feature level (oldest
     first), as the reviewer read the support tables.  ``updates``: a
-    scatter's updates tensor (SCATTER, SCATTER_ND; scatters.py)."""
+    scatter's updates tensor (SCATTER, SCATTER_ND; scatters.py); ``count``:
+    NONZERO_COORDINATES' count output (nonzero.py)."""
 
     operation: Operation
     input: str
@@ -123,6 +126,7 @@ class IndexMap(Semantics, DimensionCounted):
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     examples: tuple[Example, ...] = ()
     updates: str | None = None
+    count: str | None = None
 
     def attribute(self, part: str) -> str | None:
         """The attribute named for ``part`` (``"axis"``, ...), None where none is."""

@@ -20,7 +20,7 @@ from tests.conftest import REPO
 
 GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
 SCATTERS = ("SCATTER", "SCATTER_ND")
-OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *SCATTERS, "ONE_HOT")
+OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *SCATTERS, "ONE_HOT", "NONZERO_COORDINATES")
 
 
 @cache
@@ -51,6 +51,8 @@ WHERE: dict[str, tuple[tuple[str, ...], Callable[[str], bool] | None]] = {
     "scatter-nd-tuple-reversed": (("SCATTER_ND",), lambda i: "/q=1/" not in i),
     "one-hot-off-by-one": (("ONE_HOT",), None),
     "one-hot-negative-index-not-wrapped": (("ONE_HOT",), lambda i: i.split("/")[5] in ("INT32", "INT64")),
+    "nonzero-coordinates-wrong-order": (("NONZERO_COORDINATES",), lambda i: "/zeros" not in i),
+    "nonzero-negative-zero-counted": (("NONZERO_COORDINATES",), lambda i: i.split("/")[1].startswith("FLOAT")),
 }
 
 

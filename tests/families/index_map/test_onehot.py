@@ -83,9 +83,10 @@ def test_onnxruntime_passes_but_the_value_types_it_lacks() -> None:
             assert r.outcome is Outcome.PASS, f"{r.case_id}: {r.message}"
 
 
-def test_torch_passes_every_case() -> None:
+@pytest.mark.parametrize("op", ["ONE_HOT", "NONZERO_COORDINATES"])
+def test_torch_passes_every_case(op: str) -> None:
     pytest.importorskip("torch")
     from dmlconform.backends.torch.backend import TorchBackend
 
-    results = run_cases(list(_pairs()), TorchBackend())
+    results = run_cases(list(scatter_tests._pairs(op)), TorchBackend())
     assert all(r.outcome is Outcome.PASS for r in results), [r.message for r in results if r.outcome is not Outcome.PASS]
