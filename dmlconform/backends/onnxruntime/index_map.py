@@ -34,6 +34,9 @@ import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime import index_map_blocks, index_map_pads
+from dmlconform.backends.onnxruntime import nonzero as onnx_nonzero
+from dmlconform.backends.onnxruntime import onehot as onnx_onehot
+from dmlconform.backends.onnxruntime import scatters as onnx_scatters
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case
@@ -176,3 +179,5 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
     op: OnnxMapping(t, inputs=("InputTensor", "IndicesTensor"), attrs=every_attribute, runner=run, check=plan, note=NOTE)
     for op, t in MAPPED.items()}
 MAPPINGS = {**MAPPINGS, **index_map_pads.MAPPINGS, **index_map_blocks.MAPPINGS}
+MAPPINGS = {**MAPPINGS, **onnx_scatters.MAPPINGS, **onnx_onehot.MAPPINGS,
+            **onnx_nonzero.MAPPINGS}  # scatters.py, onehot.py, nonzero.py

@@ -13,8 +13,12 @@ import numpy as np
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.index_map.blocks import block_call
 from dmlconform.families.index_map.cases import Call, call_of, relevant
+from dmlconform.families.index_map.nonzero_reference import nonzero
+from dmlconform.families.index_map.onehot_reference import one_hot
 from dmlconform.families.index_map.pads import PadCall, pad_call
 from dmlconform.families.index_map.reference import gather, moved, pad, sliced
+from dmlconform.families.index_map.scatter_reference import scatter
+from dmlconform.families.index_map.scatters import ScatterCall, scatter_call
 from dmlconform.families.index_map.semantics import IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call
 from dmlconform.families.index_map.tiles import repeats_of
@@ -30,7 +34,7 @@ def _planted(bug: _Bug) -> Fault:
     output's: the garbage such a bug writes)."""
     def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
         sem = spec.semantics
-        if not isinstance(sem, IndexMap) or sem.indices is None:
+        if not isinstance(sem, IndexMap) or sem.indices is None or sem.operation.is_scatter:
             return
         x = case.input(sem.input).view(buffers[sem.input])
         idx = np.array(case.input(sem.indices).view(buffers[sem.indices]))
@@ -165,6 +169,99 @@ def depth_space_order_swapped(spec: m.Spec, case: Case, buffers: Buffers) -> Non
     x = np.array(case.input(sem.input).view(buffers[sem.input]))
     out = next(t for t in case.outputs if t.name == sem.output)
     writable_view(out, buffers[sem.output])[...] = moved(replace(call, order="CRD" if call.order == "DCR" else "DCR"), x)
+#: (a scatter's call, the indices as read) -> the call and indices a bug uses instead.
+_ScatterBug = Callable[[ScatterCall, np.ndarray], tuple[ScatterCall, np.ndarray]]
+
+
+def _planted_scatter(bug: _ScatterBug) -> Fault:
+    """A fault that recomputes a scatter's output with ``bug`` applied to
+    its call and indices (none where the bug's call has no result)."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, IndexMap) or not sem.operation.is_scatter:
+            return
+        x, idx, upd = (case.input(n).view(buffers[n]) for n in (sem.input, sem.indices or "", sem.updates or ""))
+        call, idx = bug(scatter_call(sem, case.attribute_map()), np.array(idx))
+        try:
+            wrong = scatter(call, x, idx, upd)
+        except (ValueError, IndexError):  # the indices do not fit the bug's axis
+            return
+        writable_view(case.outputs[0], buffers[sem.output])[...] = wrong
+    return fault
+
+
+def _next_axis(call: ScatterCall, idx: np.ndarray) -> tuple[ScatterCall, np.ndarray]:
+    """SCATTER written along the next axis (the last: the first), not Axis."""
+    return (call, idx) if call.nd else (replace(call, axis=(call.axis + 1) % idx.ndim), idx)
+
+
+def _scatter_not_wrapped(call: ScatterCall, idx: np.ndarray) -> tuple[ScatterCall, np.ndarray]:
+    """A negative index written at 0 (clamped, not counted from the end)."""
+    return call, np.maximum(idx, 0) if idx.dtype.kind == "i" else idx
+
+
+def _tuple_reversed(call: ScatterCall, idx: np.ndarray) -> tuple[ScatterCall, np.ndarray]:
+    """SCATTER_ND's tuple read last coordinate first."""
+    return (call, idx[..., ::-1]) if call.nd else (call, idx)
+
+
+def _planted_onehot(bug: Callable[[np.ndarray], np.ndarray]) -> Fault:
+    """A fault that recomputes ONE_HOT's output from the indices as ``bug`` reads them."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, IndexMap) or sem.operation is not Operation.ONE_HOT:
+            return
+        idx = np.array(case.input(sem.indices or "").view(buffers[sem.indices or ""]))
+        values = case.input(sem.input).view(buffers[sem.input])
+        axis = int(case.attribute_map().get(sem.axis or "Axis", 0))
+        out = case.outputs[0]
+        writable_view(out, buffers[sem.output])[...] = one_hot(axis, bug(idx), values, out.sizes)
+    return fault
+
+
+def _one_past(idx: np.ndarray) -> np.ndarray:
+    """An off-by-one: OnValue one element further along the sequence (a 1-based index)."""
+    return np.where(idx == np.iinfo(idx.dtype).max, idx, idx + idx.dtype.type(1))
+
+
+def _onehot_not_wrapped(idx: np.ndarray) -> np.ndarray:
+    """A negative index taken as outside the sequence (all OffValue), not counted from the end."""
+    return np.where(idx < 0, np.iinfo(idx.dtype).min, idx) if idx.dtype.kind == "i" else idx
+
+
+def _planted_nonzero(bug: Callable[[np.ndarray, np.ndarray, int], tuple[np.ndarray, np.ndarray]]) -> Fault:
+    """A fault that rewrites NONZERO_COORDINATES' outputs with ``bug``
+    (the input, the rows (M x N), the count -> the count and rows it writes)."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, IndexMap) or sem.operation is not Operation.NONZERO:
+            return
+        x = np.array(case.input(sem.input).view(buffers[sem.input]))
+        count, coords = (next(t for t in case.outputs if t.name == n) for n in (sem.count, sem.output))
+        counted, rows = nonzero(x, coords.sizes, count.sizes)
+        n = coords.sizes[-1]
+        found, wrong = bug(x, rows.reshape(-1, n), int(counted.reshape(-1)[0]))
+        writable_view(count, buffers[count.name])[...] = found
+        writable_view(coords, buffers[coords.name])[...] = wrong.reshape(coords.sizes)
+    return fault
+
+
+def _column_major(x: np.ndarray, rows: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The coordinates ordered by their last dimension first (column-major), not by element index."""
+    order = np.lexsort(rows[:count].T)  # lexsort's last key (the last column) is the primary one
+    out = rows.copy()
+    out[:count] = rows[:count][order]
+    return np.array(count), out
+
+
+def _negative_zero_counted(x: np.ndarray, rows: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """-0 taken as non-zero (a test of the bits, not of the value)."""
+    if x.dtype.kind != "f":
+        return np.array(count), rows
+    n = rows.shape[1]
+    marked = np.where((x == 0) & np.signbit(x), 1, x)
+    counted, found = nonzero(marked, (x.size, n), (1,))
+    return counted.reshape(()), found
 
 
 #: The family's planted faults by name (`families.Family.faults`; the ``faulty`` backend plants them).
@@ -180,4 +277,11 @@ FAULTS: Mapping[str, Fault] = {
     "padding-reflection-symmetric-swapped": _planted_pad(_mirrors_swapped),
     "padding-start-end-swapped": _planted_pad(_ends_swapped),
     "depth-space-order-swapped": depth_space_order_swapped,
+    "scatter-wrong-axis": _planted_scatter(_next_axis),
+    "scatter-negative-index-not-wrapped": _planted_scatter(_scatter_not_wrapped),
+    "scatter-nd-tuple-reversed": _planted_scatter(_tuple_reversed),
+    "one-hot-off-by-one": _planted_onehot(_one_past),
+    "one-hot-negative-index-not-wrapped": _planted_onehot(_onehot_not_wrapped),
+    "nonzero-coordinates-wrong-order": _planted_nonzero(_column_major),
+    "nonzero-negative-zero-counted": _planted_nonzero(_negative_zero_counted),
 }

@@ -33,14 +33,18 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
+from dmlconform.families.index_map import nonzero_oracle, scatter_oracle
 from dmlconform.families.index_map.blocks import block_call, block_problem
 from dmlconform.families.index_map.cases import Call, call_of, output_sizes, relevant, semantics_of
 from dmlconform.families.index_map.moves import block_map, constant, pad_map
+from dmlconform.families.index_map.onehot import onehot_problem
+from dmlconform.families.index_map.onehot_oracle import onehot_expected
 from dmlconform.families.index_map.pads import PadCall, pad_call, pad_problem
+from dmlconform.families.index_map.scatters import scatter_call, scatter_problem
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call, slice_problem
 from dmlconform.families.index_map.tiles import tile_problem
-from dmlconform.oracles.base import Expectation
+from dmlconform.oracles.base import BatchExpectation, Expectation, within
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -165,6 +169,11 @@ def expected_of(sem: IndexMap, case: Case, buffers: dict[str, np.ndarray] | None
     out = next(t for t in case.outputs if t.name == sem.output)
     if sem.operation is Operation.PAD:
         return padded(pad_call(sem, case.attribute_map()), np.ascontiguousarray(x), out.dtype)
+    if sem.operation is Operation.ONE_HOT:  # onehot_oracle.py: OffValue or OnValue, every element defined
+        idx = case.input(sem.indices or "IndicesTensor").view(None if buffers is None else buffers.get(sem.indices or ""))
+        axis = int(case.attribute_map().get(sem.axis or "Axis", 0))
+        hot = onehot_expected(axis, np.ascontiguousarray(idx), x, out.sizes).astype(numpy_dtype(out.dtype))
+        return hot, np.ones(out.sizes, dtype=bool)
     if sem.operation is Operation.TILE:
         found = tile_map(x.shape, out.sizes)
     elif sem.operation in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
@@ -192,10 +201,18 @@ class IndexMapOracle:
         return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
-             float16_accumulation: bool = False) -> IndexMapBatch:
+             float16_accumulation: bool = False) -> BatchExpectation:
         """Each case's expected output end to end; ``flush_subnormals`` and
         ``float16_accumulation`` change nothing (the comparator accepts a
-        flushed subnormal from a backend that declares flushing)."""
+        flushed subnormal from a backend that declares flushing).  A
+        scatter's from `scatter_oracle`, with its readings; NONZERO_COORDINATES'
+        from `nonzero_oracle` (two outputs)."""
+        if self.semantics.operation is Operation.NONZERO:
+            return nonzero_oracle.bind(self.semantics, cases)
+        if self.semantics.operation.is_scatter:
+            expected, valid, readings = scatter_oracle.bind(self.spec, self.semantics, cases)
+            expected.setflags(write=False)
+            return IndexMapBatch(expected, None if valid.all() else valid, readings)
         found = [expected_of(self.semantics, case) for case in cases]
         expected = np.concatenate([e.reshape(-1) for e, _ in found])
         valid = np.concatenate([v.reshape(-1) for _, v in found])
@@ -206,21 +223,24 @@ class IndexMapOracle:
 @dataclass(frozen=True, slots=True, eq=False)
 class IndexMapBatch:
     """`IndexMapOracle` bound to a batch: the expected output end to end and
-    where an index was inside its dimension (None: everywhere)."""
+    where an index was inside its dimension (None: everywhere); ``readings``:
+    the alternatives of an ambiguity's other readings (a scatter's
+    duplicates), their indices end to end."""
 
     expected: np.ndarray
     valid: np.ndarray | None
+    readings: tuple[Alternative, ...] = ()
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
         expected = self.expected[lo:hi]
+        alternatives = within(self.readings, lo, hi)
         if self.valid is None:
-            return (Expectation(expected, None, None, (), 0, RELAXED_FACTOR, True),)
+            return (Expectation(expected, None, None, alternatives, 0, RELAXED_FACTOR, True),)
         valid = self.valid[lo:hi]
         bound = np.where(valid, np.nan, np.inf)  # NaN: no error is within it (exact); inf: any value
-        alternatives: tuple[Alternative, ...] = ()
         bad = np.flatnonzero(~valid)
         if expected.dtype.kind == "f" and bad.size:
-            alternatives = (Alternative(ANY_VALUE, bad, np.full(bad.size, np.nan, dtype=expected.dtype), Tier.STRICT,
+            alternatives += (Alternative(ANY_VALUE, bad, np.full(bad.size, np.nan, dtype=expected.dtype), Tier.STRICT,
                                         "an index outside its dimension: no value is expected there"),)
         return (Expectation(expected, bound, bound, alternatives, 0, RELAXED_FACTOR, True),)
 
@@ -237,7 +257,7 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
     output's, values other than the index map of its input, an output type
     other than the input's (the pages: "DataType must match")."""
     found: list[tuple[str, str]] = []
-    if e.output_type is not e.input_type:
+    if e.output_type is not e.input_type and sem.operation is not Operation.NONZERO:  # its outputs: UINT32
         found.append(("output", f"{e.name} ({e.source}) prints the output's DataType {e.output_type.name}, but it must "
                                 f"be the input's, {e.input_type.name}: the doc's type is wrong"))
     shown = ", ".join(f"{n}={v}" for n, v in e.attributes)
@@ -248,6 +268,12 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
         return found + _pad_example_problems(sem, e, shown)
     if sem.operation in (Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH):
         return found + _block_example_problems(sem, e, shown)
+    if sem.operation.is_scatter:
+        return found + _scatter_example_problems(sem, e, given, shown)
+    if sem.operation is Operation.ONE_HOT:
+        return found + _onehot_example_problems(sem, e, given, shown)
+    if sem.operation is Operation.NONZERO:
+        return found + _nonzero_example_problems(e)
     if sem.indices is None:
         return found + _slice_example_problems(sem, e, given, shown)
     call = Call(sem.operation, *(int(given.get(sem.attribute(p) or "", 0)) for p in (  # type: ignore[arg-type]
@@ -284,6 +310,58 @@ def _tile_example_problems(sem: IndexMap, e: Example, given: dict[str, int | tup
         return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
                                "rules: report it")]
     return _values_problems(e, tile_map(e.input_sizes, e.output_sizes))
+
+
+def _scatter_example_problems(sem: IndexMap, e: Example, given: dict[str, int | tuple[int, ...]],
+                              shown: str) -> list[tuple[str, str]]:
+    call = scatter_call(sem, given)
+    problem = scatter_problem(call, e.input_sizes, e.indices_sizes, e.updates_sizes, e.output_sizes)
+    if problem is not None:
+        return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
+                               "rules: report it")]
+    if e.indices_type is None or e.indices_type.is_float:
+        return [("indices", f"{e.name} ({e.source}) prints the indices' DataType "
+                            f"{e.indices_type.name if e.indices_type else 'none'}: indices are integers, the doc's "
+                            "type is wrong")]
+    wanted = scatter_oracle.example_problem(
+        call, np.array(e.input_values).reshape(e.input_sizes),
+        np.array(e.indices_values, dtype=numpy_dtype(e.indices_type)).reshape(e.indices_sizes),
+        np.array(e.updates_values).reshape(e.updates_sizes), np.array(e.output_values))
+    if wanted is None:
+        return []
+    return [("output", f"{e.name} ({e.source}) prints {_show(e.output_values)}, but the scatter of its input "
+                       f"gives {_show(wanted)}: the doc's output is wrong")]
+
+
+def _onehot_example_problems(sem: IndexMap, e: Example, given: dict[str, int | tuple[int, ...]],
+                             shown: str) -> list[tuple[str, str]]:
+    given_axis = given.get(sem.axis or "Axis", 0)
+    axis = given_axis if isinstance(given_axis, int) else -1
+    problem = onehot_problem(axis, e.indices_sizes, e.input_sizes, e.output_sizes)
+    if problem is not None:
+        return [("attributes", f"{e.name} ({e.source}): with {shown}, {problem}; the doc's example breaks its own "
+                               "rules: report it")]
+    idx = np.array(e.indices_values, dtype=numpy_dtype(e.indices_type or m.DataType.UINT32)).reshape(e.indices_sizes)
+    got = onehot_expected(axis, idx, np.array(e.input_values), e.output_sizes).reshape(-1)
+    if np.array_equal(got, np.array(e.output_values)):
+        return []
+    return [("output", f"{e.name} ({e.source}) prints {_show(e.output_values)}, but the one-hot map of its indices "
+                       f"gives {_show(got)}: the doc's output is wrong")]
+
+
+def _nonzero_example_problems(e: Example) -> list[tuple[str, str]]:
+    """NONZERO_COORDINATES' example: its rows before the count (those after are undefined)."""
+    try:
+        count, rows, defined = nonzero_oracle.nonzero_rows(np.array(e.input_values).reshape(e.input_sizes),
+                                                           e.output_sizes[-1])
+    except ValueError as exc:
+        return [("output", f"{e.name} ({e.source}): {exc}; the doc's example breaks its own rules: report it")]
+    printed = np.array(e.output_values).reshape(-1, e.output_sizes[-1])
+    if printed.shape == rows.shape and np.array_equal(printed[defined], rows[defined]):
+        return []
+    return [("output", f"{e.name} ({e.source}) prints {_show(printed[:count].reshape(-1))} before the count "
+                       f"{count}, but the coordinates are {_show(rows[:count].reshape(-1))}: the doc's output is "
+                       "wrong")]
 
 
 def _values_problems(e: Example, where: SourceMap) -> list[tuple[str, str]]:

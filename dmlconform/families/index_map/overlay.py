@@ -38,6 +38,8 @@ _EXAMPLE = {
                             "items": {"type": "integer", "minimum": -64, "maximum": 64}}]}},
         "output": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
                    "properties": {"sizes": _SIZES, "values": _NUMBERS, "type": {"enum": rc.DTYPES}}},
+        "updates": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
+                    "properties": {"sizes": _SIZES, "values": _NUMBERS, "type": {"enum": rc.DTYPES}}},
     },
 }
 SCHEMA = {
@@ -46,7 +48,7 @@ SCHEMA = {
     "properties": {
         "family": {"const": "index-map"}, "source": rc.SOURCE,
         "operation": {"enum": [o.value for o in Operation]},
-        "input": rc.IDENT, "indices": rc.IDENT, "output": rc.IDENT,
+        "input": rc.IDENT, "indices": rc.IDENT, "output": rc.IDENT, "updates": rc.IDENT, "count": rc.IDENT,
         **{part: rc.IDENT for part in _PARTS},
         "out_of_range_stated": {"type": "boolean"},
         "dimension_counts": rc.DIMENSION_COUNTS,
@@ -61,17 +63,20 @@ def build(data: dict[str, Any]) -> IndexMap:
         source=data["source"], operation=Operation(data["operation"]), input=data["input"],
         indices=data.get("indices"), output=data["output"], **{part: data.get(part) for part in _PARTS},
         out_of_range_stated=data.get("out_of_range_stated", False), dimension_counts=rc.dimension_counts(data),
-        examples=tuple(_example(i, e) for i, e in enumerate(data.get("examples", []))))
+        examples=tuple(_example(i, e) for i, e in enumerate(data.get("examples", []))), updates=data.get("updates"),
+        count=data.get("count"))
 
 
 def _example(index: int, e: dict[str, Any]) -> Example:
     idx = e.get("indices", {"sizes": [], "values": [], "type": None})
     attributes = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in e["attributes"].items()))
+    upd = e.get("updates", {"sizes": [], "values": []})
     return Example(e["name"], e["source"], index, m.DataType[e["input"]["type"]], tuple(e["input"]["sizes"]),
                    tuple(float(v) for v in e["input"]["values"]), tuple(idx["sizes"]),
                    tuple(int(v) for v in idx["values"]), None if idx["type"] is None else m.DataType[idx["type"]],
                    attributes, m.DataType[e["output"]["type"]],
-                   tuple(e["output"]["sizes"]), tuple(float(v) for v in e["output"]["values"]))
+                   tuple(e["output"]["sizes"]), tuple(float(v) for v in e["output"]["values"]),
+                   tuple(upd["sizes"]), tuple(float(v) for v in upd["values"]))
 
 
 def _is_uint(f: m.Field) -> str | None:
@@ -110,12 +115,17 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     if operation.has_indices != ("indices" in data):
         yield rc.AT, f"a {operation.value} {'names its' if operation.has_indices else 'has no'} indices tensor; " \
                      f"{'add' if operation.has_indices else 'drop'} semantics.indices"
-    tensors = (("input", m.TensorRole.INPUT), ("indices", m.TensorRole.INPUT), ("output", m.TensorRole.OUTPUT))
+    if operation.is_scatter != ("updates" in data):
+        yield rc.AT, f"a {operation.value} {'names its' if operation.is_scatter else 'has no'} updates tensor; " \
+                     f"{'add' if operation.is_scatter else 'drop'} semantics.updates"
+    tensors = (("input", m.TensorRole.INPUT), ("indices", m.TensorRole.INPUT), ("updates", m.TensorRole.INPUT),
+               ("output", m.TensorRole.OUTPUT), ("count", m.TensorRole.OUTPUT))
     yield from rc.named_fields(data, spec, (((key,), role) for key, role in tensors),
                                (((part,), _KINDS.get(part, _is_array if part in ARRAYS else _is_uint)) for part in _PARTS)).problems
-    yield from rc.dims_problems(data, spec, [data[k] for k, _ in tensors if k in data])
+    counted = [data[k] for k, _ in tensors if k in data and not (operation is Operation.NONZERO and k == "output")]
+    yield from rc.dims_problems(data, spec, counted)  # NONZERO_COORDINATES' coordinates: 2 to 8 (nonzero.py)
     for i, e in enumerate(data.get("examples", [])):
-        for key in ("input", "indices", "output"):
+        for key in ("input", "indices", "updates", "output"):
             if key not in e:
                 continue
             count = 1

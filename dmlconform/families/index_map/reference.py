@@ -23,7 +23,11 @@ import numpy as np
 from dmlconform.cases.model import Case
 from dmlconform.families.index_map.blocks import BlockCall, block_call
 from dmlconform.families.index_map.cases import Call, call_of, relevant, semantics_of
+from dmlconform.families.index_map.nonzero_reference import nonzero
+from dmlconform.families.index_map.onehot_reference import one_hot
 from dmlconform.families.index_map.pads import PadCall, pad_call
+from dmlconform.families.index_map.scatter_reference import scatter
+from dmlconform.families.index_map.scatters import scatter_call
 from dmlconform.families.index_map.semantics import Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call
 from dmlconform.families.index_map.tiles import repeats_of
@@ -35,6 +39,10 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     sem = semantics_of(spec)  # the cpu backend dispatches here only for such specs
     x = case.input(sem.input).view(buffers.get(sem.input))
     out = next(t for t in case.outputs if t.name == sem.output)
+    if sem.operation is Operation.NONZERO:  # nonzero_reference.py
+        count = next(t for t in case.outputs if t.name == sem.count)
+        counted, rows = nonzero(np.array(x), out.sizes, count.sizes)
+        return {count.name: counted, sem.output: rows}
     if sem.operation is Operation.TILE:
         return {sem.output: np.tile(x, repeats_of(sem, case.attribute_map()))}
     if sem.operation is Operation.PAD:
@@ -44,6 +52,11 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     if sem.indices is None:
         return {sem.output: np.array(sliced(slice_call(sem, case.attribute_map()), x, out.sizes))}
     idx = case.input(sem.indices).view(buffers.get(sem.indices))
+    if sem.operation is Operation.ONE_HOT:  # onehot_reference.py
+        return {sem.output: one_hot(int(case.attribute_map().get(sem.axis or "Axis", 0)), idx, x, out.sizes)}
+    if sem.operation.is_scatter:  # scatter_reference.py
+        updates = case.input(sem.updates or "UpdatesTensor").view(buffers.get(sem.updates or "UpdatesTensor"))
+        return {sem.output: scatter(scatter_call(sem, case.attribute_map()), x, idx, updates)}
     return {sem.output: gather(call_of(sem, case), x, idx).reshape(out.sizes)}
 
 

@@ -31,15 +31,23 @@ class Operation(enum.Enum):
     PAD = "pad"                          # a constant, the edge, or the fold of the coordinate (pads.py)
     DEPTH_TO_SPACE = "depth-to-space"    # channels into blocks of height and width, by Order (blocks.py)
     SPACE_TO_DEPTH = "space-to-depth"    # blocks of height and width into channels, by Order
+    SCATTER_ELEMENTS = "scatter-elements"  # the input, each update written where GATHER_ELEMENTS would read it
+    SCATTER_ND = "scatter-nd"            # the input, each update block written where GATHER_ND would read it
+    ONE_HOT = "one-hot"                  # OnValue where the coordinate on Axis is the index, else OffValue
+    NONZERO = "nonzero-coordinates"      # the coordinates of the input's non-zero elements, and their count
 
     @property
     def is_slice(self) -> bool:
         return self in (Operation.SLICE, Operation.SLICE_WINDOW)
 
     @property
+    def is_scatter(self) -> bool:
+        return self in (Operation.SCATTER_ELEMENTS, Operation.SCATTER_ND)
+
+    @property
     def has_indices(self) -> bool:
         return not self.is_slice and self not in (Operation.TILE, Operation.PAD, Operation.DEPTH_TO_SPACE,
-                                                  Operation.SPACE_TO_DEPTH)
+                                                  Operation.SPACE_TO_DEPTH, Operation.NONZERO)
 
 
 #: The attributes each operation reads, by their part (the overlay's keys).
@@ -53,6 +61,10 @@ ATTRIBUTES = {
     Operation.PAD: ("dimension_count", "start_padding", "end_padding", "padding_mode", "padding_value"),
     Operation.DEPTH_TO_SPACE: ("block_size",),
     Operation.SPACE_TO_DEPTH: ("block_size",),
+    Operation.SCATTER_ELEMENTS: ("axis",),
+    Operation.SCATTER_ND: ("input_dimension_count", "indices_dimension_count"),
+    Operation.ONE_HOT: ("axis",),
+    Operation.NONZERO: (),
 }
 #: The parts that name an array attribute (the others a UINT).
 ARRAYS = ("offsets", "sizes", "strides", "repeats", "start_padding", "end_padding")
@@ -66,7 +78,8 @@ class Example:
     """One worked example of a page, as the reviewer transcribed it: the
     input and the indices (type, sizes, row-major values; a slice has none:
     empty, type None), the attributes (by name; an array a tuple) and the
-    output the page prints (type, sizes and values).
+    output the page prints (type, sizes and values); a scatter's updates
+    (sizes and values; empty for the others).
     ``index`` is its place in the overlay's ``examples`` (lint reports there)."""
 
     name: str
@@ -82,6 +95,8 @@ class Example:
     output_type: DataType
     output_sizes: tuple[int, ...]
     output_values: tuple[float, ...]
+    updates_sizes: tuple[int, ...] = ()
+    updates_values: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +115,9 @@ class IndexMap(Semantics, DimensionCounted):
     it is silent, a case with such indices is outside the doc's domain (a
     negative case: a clean rejection passes, and so does a result right at
     every valid index).  ``dimension_counts`` per feature level (oldest
-    first), as the reviewer read the support tables."""
+    first), as the reviewer read the support tables.  ``updates``: a
+    scatter's updates tensor (SCATTER, SCATTER_ND; scatters.py); ``count``:
+    NONZERO_COORDINATES' count output (nonzero.py)."""
 
     operation: Operation
     input: str
@@ -126,6 +143,8 @@ class IndexMap(Semantics, DimensionCounted):
     out_of_range_stated: bool = False
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     examples: tuple[Example, ...] = ()
+    updates: str | None = None
+    count: str | None = None
 
     def attribute(self, part: str) -> str | None:
         """The attribute named for ``part`` (``"axis"``, ...), None where none is."""

@@ -21,7 +21,8 @@ from tests.conftest import REPO
 GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
 PADS = ("PADDING", "PADDING1")
 BLOCKS = ("DEPTH_TO_SPACE", "DEPTH_TO_SPACE1", "SPACE_TO_DEPTH", "SPACE_TO_DEPTH1")
-OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *PADS, *BLOCKS)
+SCATTERS = ("SCATTER", "SCATTER_ND")
+OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *PADS, *BLOCKS, *SCATTERS, "ONE_HOT", "NONZERO_COORDINATES")
 
 
 @cache
@@ -50,6 +51,14 @@ WHERE: dict[str, tuple[tuple[str, ...], Callable[[str], bool] | None]] = {
                                              or i.endswith(("/example3", "/example4"))),
     "padding-start-end-swapped": (PADS, lambda i: "/none" not in i),
     "depth-space-order-swapped": (BLOCKS, lambda i: "/b1" not in i and "/single" not in i),  # one channel: alike
+    "scatter-wrong-axis": (("SCATTER",), lambda i: "/narrower" not in i),
+    "scatter-negative-index-not-wrapped": (SCATTERS, lambda i: i.split("/")[4 if i.startswith("SCATTER/") else 6]
+                                           in ("INT32", "INT64")),
+    "scatter-nd-tuple-reversed": (("SCATTER_ND",), lambda i: "/q=1/" not in i),
+    "one-hot-off-by-one": (("ONE_HOT",), None),
+    "one-hot-negative-index-not-wrapped": (("ONE_HOT",), lambda i: i.split("/")[5] in ("INT32", "INT64")),
+    "nonzero-coordinates-wrong-order": (("NONZERO_COORDINATES",), lambda i: "/zeros" not in i),
+    "nonzero-negative-zero-counted": (("NONZERO_COORDINATES",), lambda i: i.split("/")[1].startswith("FLOAT")),
 }
 
 
