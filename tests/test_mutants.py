@@ -97,6 +97,8 @@ MUTANTS = {
     "maxpool-last-tie": ("MAX_POOLING1",),
     "maxpool-padding-as-zero": ("MAX_POOLING",),
     "maxpool-buffer-index": ("MAX_POOLING2",),
+    "lp-p-as-two": ("LP_POOLING",),
+    "lp-root-dropped": ("LP_POOLING1",),
 }
 
 

@@ -105,6 +105,14 @@ def window(sem: Window, case: Case) -> tuple[int, ...]:
     return family.parse_axes(text, name=sem.window_size or "WindowSize")
 
 
+def power(sem: Window, case: Case) -> int:
+    """An Lp pooling's P (the ``power`` field); ValueError naming it where it is no whole number of 1 or more."""
+    text = str(case.attribute_map().get(sem.power or "", ""))
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{sem.power}={text!r}: give a whole number of 1 or more (the P of the Lp norm)")
+    return int(text)
+
+
 def output_sizes(geo: Geometry, input_spatial: tuple[int, ...], kernel: tuple[int, ...]) -> tuple[int, ...]:
     """The spatial sizes of the output: forward, the windows that fit the
     padded input, ``(I + start + end - ((K - 1) D + 1)) // S + 1``;
@@ -190,6 +198,8 @@ def _pooling_problems(sem: Window, case: Case, tensors: Mapping[str, TensorData]
         return
     try:
         geo, kernel = geometry(sem, case), window(sem, case)
+        if sem.power is not None:
+            power(sem, case)
     except ValueError as exc:
         yield str(exc)
         return
@@ -251,6 +261,7 @@ class Shape:
     supported: bool = True
     include_padding: bool = False
     index_type: DataType | None = None
+    power: int = 2
     tags: tuple[str, ...] = field(default=())
 
     def case_id(self, operator: str, convolution: bool = True) -> str:
@@ -319,7 +330,7 @@ def shapes(spec: Spec, level: FeatureLevel, *, large: bool) -> list[Shape]:
         out = [s for t in row.dtypes for s in _max_per_dtype(t, rep, ranks, index_types, sem)]
     else:
         types = [t for t in row.dtypes if t.is_float]
-        make = _per_dtype if sem.operation == "convolution" else _pooling_per_dtype
+        make = {"convolution": _per_dtype, "lp_pooling": _lp_per_dtype}.get(sem.operation, _pooling_per_dtype)
         out = [s for i, t in enumerate(types) for s in make(t, rep, ranks, large and i == 0, sem)]
     pooling = {} if sem.operation == "convolution" else {"channels": (3, 3), "bias": False}
     return out + [replace(s, **pooling) for s in  # type: ignore[arg-type]
@@ -379,6 +390,32 @@ def _pooling_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large:
         yield replace(k3, size=(1, 56, 56), batch=1, channels=(64, 64), tags=("large",))
 
 
+#: The Lp pooling's P values: L1 and L2 (the page's common ones) and 3, odd, where a negative input's X^P
+#: differs from |X|^P (the ``lp-sign`` readings).
+LP_POWERS = (1, 2, 3)
+
+
+def _lp_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool, sem: Window) -> Iterator[Shape]:
+    """Each pooling geometry (dilation only where the operator has
+    Dilations) with each P of `LP_POWERS` on random data (negative and
+    positive values: the ``lp-sign`` readings differ at odd P), 3x3 with
+    each P on exact data too; the other dimension counts; range, NaN and
+    padded-stride cases of 3x3 at P 3."""
+    for given in POOLING_SHAPES:
+        base = replace(Shape(dtype, rep, "", channels=(3, 3), bias=False), **given)  # type: ignore[arg-type]
+        if base.dilations != _same(1) and sem.dilations is None:
+            continue
+        for p in LP_POWERS:
+            tagged = replace(base, name=f"{base.name}-p{p}", power=p)
+            yield from (replace(tagged, data=data) for data in (DATA if base.name == "k3" else ("random",)))
+    k3 = Shape(dtype, rep, "k3-p3", channels=(3, 3), bias=False, power=3)
+    yield from (replace(k3, rank=r, data=d) for r in ranks if r != rep for d in DATA)
+    yield from (replace(k3, data=data) for data in ("range", "nan"))
+    yield replace(k3, padded=True, tags=("padded",))
+    if large:
+        yield replace(k3, size=(1, 56, 56), batch=1, channels=(64, 64), tags=("large",))
+
+
 def _max_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], index_types: tuple[DataType, ...],
                    sem: Window) -> Iterator[Shape]:
     """Max pooling: each pooling geometry but the empty window (no maximum
@@ -418,15 +455,19 @@ def _negatives(first: DataType, rep: int, ranks: tuple[int, ...], allowed: tuple
 # -- values and tensors ---------------------------------------------------------------------------
 
 
-def exact_range(dtype: DataType, terms: int) -> int:
-    """The largest integer r <= 8 such that ``terms`` * r^2 + r fits the
-    type's significand: every partial sum of products of integers in
-    [-r, r], and a bias in it, is then exact."""
+def exact_range(dtype: DataType, terms: int, power: int = 2) -> int:
+    """The largest integer r <= 8 such that ``terms`` * r^``power`` + r fits
+    the type's significand: every partial sum of products of two integers
+    in [-r, r] (``power`` 2), or of their ``power``-th powers, and a bias
+    in it, is then exact."""
     digits = int(finfo(numpy_dtype(dtype)).nmant) + 1
-    return max(1, min(8, math.isqrt((2 ** digits) // (terms + 1))))
+    r = 8
+    while r > 1 and terms * r ** power + r > 2 ** digits:
+        r -= 1
+    return r
 
 
-def _draw(shape: Shape, sizes: tuple[int, ...], rng: np.random.Generator, terms: int) -> np.ndarray:
+def _draw(shape: Shape, sizes: tuple[int, ...], rng: np.random.Generator, terms: int, power: int = 2) -> np.ndarray:
     if shape.data == "ties":  # few distinct values: windows with equal maxima
         return rng.integers(0 if shape.dtype.name.startswith("UINT") else -1, 2, size=sizes).astype(np.float64)
     if not shape.dtype.is_float:
@@ -436,7 +477,7 @@ def _draw(shape: Shape, sizes: tuple[int, ...], rng: np.random.Generator, terms:
             return picks[rng.integers(0, picks.size, size=sizes)]
         return rng.integers(info.min, info.max, size=sizes, dtype=numpy_dtype(shape.dtype), endpoint=True)
     if shape.data == "exact":
-        r = exact_range(shape.dtype, terms)
+        r = exact_range(shape.dtype, terms, power)
         return rng.integers(-r, r + 1, size=sizes).astype(np.float64)
     if shape.data == "range":
         e = 6 if shape.dtype is DataType.FLOAT16 else 20
@@ -445,11 +486,13 @@ def _draw(shape: Shape, sizes: tuple[int, ...], rng: np.random.Generator, terms:
 
 
 def _values(shape: Shape, x_sizes: tuple[int, ...], w_sizes: tuple[int, ...], m: int,
-            key: Callable[[str], int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            key: Callable[[str], int], sem_power: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Input, filter and bias (M values) by the case's ``data`` kind
-    (``exact``: small enough for the C/G x K products and the bias)."""
+    (``exact``: small enough for the C/G x K products and the bias, or
+    for the window's P-th powers where the operator has a ``sem_power``)."""
     terms = shape.channels[0] // shape.groups * math.prod(w_sizes[2:]) + 1
-    x, w, b = (_draw(shape, s, np.random.default_rng(key(n)), terms)
+    power = 2 if sem_power is None else shape.power
+    x, w, b = (_draw(shape, s, np.random.default_rng(key(n)), terms, power)
                for n, s in (("X", x_sizes), ("W", w_sizes), ("B", (m,))))
     if shape.data == "cancel":  # channel pairs whose products cancel: 2c and 2c+1 read x alike, filters negated
         big = 2.0 ** (6 if shape.dtype is DataType.FLOAT16 else 10)
@@ -472,7 +515,7 @@ def _case(spec: Spec, sem: Window, level: FeatureLevel, seed: int, case_id: str,
     kernel = shape.spatial(shape.kernel)
     w_sizes = (c, m // shape.groups, *kernel) if geo.transposed else (m, c // shape.groups, *kernel)
     out_sizes = (shape.batch, m, *output_sizes(geo, x_sizes[2:], kernel))
-    x, w, b = _values(shape, x_sizes, w_sizes, m, lambda name: stream_key(seed, case_id, name))
+    x, w, b = _values(shape, x_sizes, w_sizes, m, lambda name: stream_key(seed, case_id, name), sem.power)
     with np.errstate(invalid="ignore"):  # input_tensor fills the gaps with NaN, which an integer type casts to junk
         inputs = [family.input_tensor(sem.input, shape.dtype, x, padded=shape.padded)]
     if sem.filter is not None:
@@ -499,7 +542,8 @@ def _attributes(spec: Spec, sem: Window, shape: Shape, geo: Geometry) -> tuple[t
         sem.window_size: text(shape.spatial(shape.kernel)), sem.include_padding: shape.include_padding,
         sem.mode: shape.mode, sem.direction: shape.direction, sem.spatial_count: shape.rank - 2,
         sem.strides: text(geo.strides), sem.dilations: text(geo.dilations), sem.start_padding: text(geo.start),
-        sem.end_padding: text(geo.end), sem.output_padding: text(geo.output_padding), sem.group_count: shape.groups}
+        sem.end_padding: text(geo.end), sem.output_padding: text(geo.output_padding), sem.group_count: shape.groups,
+        sem.power: shape.power}
     return tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
 
 

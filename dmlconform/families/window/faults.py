@@ -11,8 +11,8 @@ from dataclasses import replace
 import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
-from dmlconform.families.window.cases import Geometry, Operands, geometry, operands, window
-from dmlconform.families.window.reference import average, convolution, maximum
+from dmlconform.families.window.cases import Geometry, Operands, geometry, operands, power, window
+from dmlconform.families.window.reference import average, convolution, lp_norm, maximum
 from dmlconform.families.window.semantics import Window
 from dmlconform.spec import model as m
 
@@ -90,6 +90,20 @@ def _divisor_flipped(spec: m.Spec, case: Case, buffers: Buffers) -> None:
                                                          out.sizes, out.dtype)
 
 
+def _lp_fault(**change: object) -> Fault:
+    """An Lp pooling fault: the reference's `lp_norm` with ``change`` (``p``: that P, whatever the case's)."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, Window) or sem.operation != "lp_pooling":
+            return
+        out, given = case.outputs[0], dict(change)
+        p = int(given.pop("p", power(sem, case)))  # type: ignore[call-overload]
+        x = case.input(sem.input).view(buffers[sem.input])
+        writable_view(out, buffers[out.name])[...] = lp_norm(x, window(sem, case), geometry(sem, case), out.sizes,
+                                                             out.dtype, p, **given)  # type: ignore[arg-type]
+    return fault
+
+
 def _max_fault(**change: object) -> Fault:
     """A max pooling fault: the reference's `maximum` with ``change``."""
     def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
@@ -146,4 +160,6 @@ FAULTS: Mapping[str, Fault] = {
     "maxpool-last-tie": _max_fault(last_tie=True),
     "maxpool-padding-as-zero": _max_fault(padding=0.0),
     "maxpool-buffer-index": _buffer_index,
+    "lp-p-as-two": _lp_fault(p=2),
+    "lp-root-dropped": _lp_fault(root=False),
 }

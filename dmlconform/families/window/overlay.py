@@ -14,7 +14,7 @@ from dmlconform.spec import reviewed_checks as rc
 #: The attribute roles, each with the check of the field it names.
 _ARRAYS = ("strides", "dilations", "start_padding", "end_padding", "output_padding", "window_size")
 _ENUMS = ("mode", "direction")
-_UINTS = ("spatial_count", "group_count")
+_UINTS = ("spatial_count", "group_count", "power")
 SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["family", "source", "operation", "input", "output"],
     "properties": {

@@ -20,7 +20,7 @@ CROSS_CORRELATION = "DML_CONVOLUTION_MODE_CROSS_CORRELATION"
 FORWARD = "DML_CONVOLUTION_DIRECTION_FORWARD"
 BACKWARD = "DML_CONVOLUTION_DIRECTION_BACKWARD"
 #: What a window operator computes over its window: a convolution with a filter, or the average of the window.
-OPERATIONS = ("convolution", "average_pooling", "max_pooling")
+OPERATIONS = ("convolution", "average_pooling", "max_pooling", "lp_pooling")
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,7 +31,9 @@ class Window(Semantics, Accumulated, DimensionCounted):
     window's size where ``include_padding`` is TRUE, else its taps inside
     the input), or its largest element (``max_pooling``; ``indices``, an
     optional output, the flat index of that element in the logical input,
-    the first of equal ones).
+    the first of equal ones), or ``(sum over the window of |input|^P)^(1/P)``
+    (``lp_pooling``, ``power`` the UINT field giving P; |.| the primary
+    reading of the ``lp-sign`` ambiguity).
 
     The tensors are ``input``, ``output``, ``filter`` and the optional
     ``bias`` (None: the operator has none); the attributes, by role, name
@@ -61,5 +63,6 @@ class Window(Semantics, Accumulated, DimensionCounted):
     window_size: str | None = None
     include_padding: str | None = None
     fused_activation: str | None = None
+    power: str | None = None
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     accumulators: tuple[tuple[DataType, DataType], ...] = ()
