@@ -27,7 +27,7 @@ from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case
-from dmlconform.families.window.cases import geometry, operands, semantics_of, window
+from dmlconform.families.window.cases import geometry, operands, power, semantics_of, window
 from dmlconform.spec.model import Spec
 
 OPSET = 13
@@ -35,6 +35,10 @@ OPSET = 13
 AVERAGE_OPSET = 19
 #: MaxPool's dilations and integer types came with opset 12.
 MAX_OPSET = 12
+#: LpPool's dilations came with opset 18.
+LP_OPSET = 18
+_POOLS = {"average_pooling": ("AveragePool", AVERAGE_OPSET), "max_pooling": ("MaxPool", MAX_OPSET),
+          "lp_pooling": ("LpPool", LP_OPSET)}
 NOTE = ("FORWARD: Conv; BACKWARD: ConvTranspose (pads crop the full output, output_padding computed); "
         "CONVOLUTION mode: the filter fed reversed; FusedActivation not mapped")
 
@@ -72,11 +76,12 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
 
 def _pool(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
     """AVERAGE_POOLING(1) as AveragePool (opset 19: dilations; ``count_include_pad`` is IncludePadding), the
-    MAX_POOLINGs as MaxPool (opset 12: dilations; its Indices flat over the whole tensor, row-major, as the doc's).
+    MAX_POOLINGs as MaxPool (opset 12: dilations; its Indices flat over the whole tensor, row-major, as the doc's),
+    LP_POOLING(1) as LpPool (opset 18: dilations; ``p``; |x|^p, the ``absolute`` reading of ``lp-sign``).
     ONNX asks for pads below the kernel: a window wholly in padding is NOT_SUPPORTED."""
     sem = semantics_of(spec)
     geo, kernel = geometry(sem, case), window(sem, case)
-    op_type = "AveragePool" if sem.operation == "average_pooling" else "MaxPool"
+    op_type, opset = _POOLS[sem.operation]
     if len(kernel) > 3:
         raise NotSupportedError(f"{len(kernel)} spatial dimensions: onnxruntime's {op_type} has 1 to 3")
     if any(p >= k for p, k in zip((*geo.start, *geo.end), (*kernel, *kernel))):
@@ -87,9 +92,10 @@ def _pool(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: S
                              "pads": [*geo.start, *geo.end]}
     if op_type == "AveragePool":
         attrs["count_include_pad"] = int(geo.include_padding)
+    if op_type == "LpPool":
+        attrs["p"] = power(sem, case)
     outputs = ("y", "i")[:len(case.outputs)]
     key = ("window", op_type, x.ndim, case.dtype.name, outputs, tuple(sorted((k, str(v)) for k, v in attrs.items())))
-    opset = AVERAGE_OPSET if op_type == "AveragePool" else MAX_OPSET
     session = sessions.get(key, lambda: _model(op_type, x.ndim, x.dtype, False, attrs, fed=("x",), opset=opset,
                                                outputs=outputs), op_type)
     for out, y in zip(case.outputs, session.run(None, {"x": x})):
@@ -122,4 +128,7 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
     **{op: OnnxMapping("MaxPool", attrs=every_attribute, integer=True, runner=run, opset=MAX_OPSET,
                        outputs=1 if op == "MAX_POOLING" else 2, note="MaxPool (Indices flat over the tensor, int64, cast); pads must stay below the kernel; "
                             "NaN ignored where a number is in the window (the ignore reading)")
-       for op in ("MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2")}}
+       for op in ("MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2")},
+    **{op: OnnxMapping("LpPool", attrs=every_attribute, integer=False, runner=run, opset=LP_OPSET,
+                       note="LpPool (|x|^p: the absolute reading); pads must stay below the kernel")
+       for op in ("LP_POOLING", "LP_POOLING1")}}

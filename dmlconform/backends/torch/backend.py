@@ -82,6 +82,9 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 #:   overlapping columns in ``scalar_t`` (col2im): measured (torch 2.13 CPU), every
 #:   FLOAT16 backward random case beyond float32's bound, within FLOAT16's;
 #:   FORWARD passes float32's.
+#: * cpu, LP_POOLING(1): ``lp_pool{d}d`` is ``x.pow(P)``, ``avg_pool * K`` and
+#:   ``.pow(1/P)`` each rounded to ``scalar_t`` (torch/nn/functional.py): measured
+#:   (torch 2.13 CPU), FLOAT16 P 3 windows beyond float32's bound, within FLOAT16's.
 #: * cuda, cumsum/cumprod: ``scan_dim<scalar_t>`` with ``std::plus<scalar_t>``
 #:   and ``std::multiplies<scalar_t>`` (aten/src/ATen/native/cuda/CumsumKernel.cu,
 #:   CumprodKernel.cu): every running value rounded to at::Half.  CUDA's
@@ -89,7 +92,7 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 #:   ReduceSumProdKernel.cu), its softmax in ``acc_type`` (float32).
 FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
     "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1", "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY",
-                      "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD"}),
+                      "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD", "LP_POOLING", "LP_POOLING1"}),
     "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"}),
 }
 

@@ -112,3 +112,31 @@ def test_the_cpu_reference_passes_and_the_faults_are_caught(op: str) -> None:
     for fault, caught, missed in (("lp-p-as-two", ("-p1/", "-p3/"), "-p2/"), ("lp-root-dropped", ("-p2/", "-p3/"), "-p1/")):
         bad = [r.case_id for r in run_cases(pairs, FaultyBackend(fault)) if r.outcome is Outcome.FAIL]
         assert all(any(c in i for i in bad) for c in caught) and not any(missed in i for i in bad), fault
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_onnxruntime_lp_pool_takes_the_absolute_reading(op: str) -> None:
+    """LpPool (|x|^p) passes all but the windows reaching over their padding, which ONNX forbids (refused)."""
+    pytest.importorskip("onnxruntime", reason="the onnxruntime extra is not installed")
+    from dmlconform.backends.onnxruntime.backend import OnnxRuntimeBackend
+
+    results = run_cases([(_spec(op), c) for c in _cases(op)], OnnxRuntimeBackend())
+    refused = [r for r in results if r.refused]
+    assert len(refused) == 6 and all("all-padding" in r.case_id and "below it" in r.message for r in refused)
+    assert Counter(r.outcome for r in results) == {Outcome.PASS: len(results) - 8, Outcome.NOT_SUPPORTED: 8}
+    took = _took(results)
+    assert took["reading:lp-sign=absolute"] > 100 * max(took["reading:lp-sign:signed-nan"], 1)
+
+
+def test_torch_lp_pool_takes_the_signed_nan_reading_and_overflows_in_float16() -> None:
+    """torch's lp_pool is x.pow(P) without |x| (the signed-nan reading, named); FLOAT32 passes.  In FLOAT16
+    (declared: its powers are rounded to FLOAT16) the windows whose cubes pass 65504 overflow to inf where the
+    norm is about 40: an intermediate overflow, FAIL whatever the reading (DESIGN, Ambiguities)."""
+    pytest.importorskip("torch", reason="the torch extra is not installed")
+    from dmlconform.backends.torch.backend import TorchBackend
+
+    results = run_cases([(_spec("LP_POOLING"), c) for c in _cases("LP_POOLING")], TorchBackend())
+    assert [r.case_id for r in results if r.outcome is Outcome.FAIL] == ["LP_POOLING/FLOAT16/4d/k3-p3/range"]
+    assert all(r.outcome is Outcome.PASS for r in results if "/FLOAT32/" in r.case_id and r.expect_supported)
+    took = _took(results)
+    assert took["reading:lp-sign:signed-nan"] > 100 * max(took["reading:lp-sign=absolute"], 1)
