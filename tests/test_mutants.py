@@ -93,6 +93,7 @@ MUTANTS = {
     "conv-output-padding-ignored": ("CONVOLUTION",),
     "conv-dropped-border-tap": ("CONVOLUTION",),
     "conv-float16-accumulation": ("CONVOLUTION",),
+    "conv-tf32": ("CONVOLUTION",),
     "avgpool-divisor-padding-flipped": ("AVERAGE_POOLING", "AVERAGE_POOLING1"),
     "maxpool-last-tie": ("MAX_POOLING1",),
     "maxpool-padding-as-zero": ("MAX_POOLING",),

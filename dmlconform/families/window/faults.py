@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
+from dmlconform.families.contraction.faults import to_tf32
 from dmlconform.families.window.cases import Geometry, Operands, geometry, operands, power, window
 from dmlconform.families.window.reference import average, convolution, lp_norm, maximum
 from dmlconform.families.window.semantics import Window
@@ -74,6 +75,12 @@ def _dropped_border_tap(ops: Operands, geo: Geometry) -> tuple[Operands, Geometr
     x = ops.x.copy()
     x[..., 0] = 0
     return replace(ops, x=x), geo
+
+
+def _tf32(ops: Operands, geo: Geometry) -> tuple[Operands, Geometry] | None:
+    """FLOAT32 input and filter rounded to TF32 before the products (cuDNN with
+    ``torch.backends.cudnn.allow_tf32``, on by default), float32 sums, while claiming float32."""
+    return replace(ops, x=to_tf32(ops.x), w=to_tf32(ops.w)), geo
 
 
 def _divisor_flipped(spec: m.Spec, case: Case, buffers: Buffers) -> None:
@@ -156,6 +163,7 @@ FAULTS: Mapping[str, Fault] = {
     "conv-output-padding-ignored": _outpad_write,
     "conv-dropped-border-tap": _planted(_dropped_border_tap),
     "conv-float16-accumulation": _planted(lambda ops, geo: (ops, geo), np.dtype(np.float16), m.DataType.FLOAT16),
+    "conv-tf32": _planted(_tf32, dtype=m.DataType.FLOAT32),
     "avgpool-divisor-padding-flipped": _divisor_flipped,
     "maxpool-last-tie": _max_fault(last_tie=True),
     "maxpool-padding-as-zero": _max_fault(padding=0.0),
