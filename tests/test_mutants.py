@@ -98,6 +98,8 @@ MUTANTS = {
     "maxpool-last-tie": ("MAX_POOLING1",),
     "maxpool-padding-as-zero": ("MAX_POOLING",),
     "maxpool-buffer-index": ("MAX_POOLING2",),
+    "convint-input-zero-point-ignored": ("CONVOLUTION_INTEGER",),
+    "convint-filter-zero-point-per-tensor": ("CONVOLUTION_INTEGER",),
     "lp-p-as-two": ("LP_POOLING",),
     "lp-root-dropped": ("LP_POOLING1",),
 }

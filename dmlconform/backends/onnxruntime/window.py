@@ -27,7 +27,7 @@ from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case
-from dmlconform.families.window.cases import geometry, operands, power, semantics_of, window
+from dmlconform.families.window.cases import geometry, integer_operands, operands, power, semantics_of, window
 from dmlconform.spec.model import Spec
 
 OPSET = 13
@@ -53,6 +53,9 @@ def check(spec: Spec, case: Case) -> None:
 def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
     """``case`` through its Conv, ConvTranspose or AveragePool node, written into the output buffer."""
     sem = semantics_of(spec)
+    if sem.operation == "convolution_integer":
+        _integer(spec, case, buffers, sessions)
+        return
     if sem.operation != "convolution":
         _pool(spec, case, buffers, sessions)
         return
@@ -72,6 +75,41 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     session = sessions.get(key, lambda: _model(op_type, x.ndim, x.dtype, ops.bias is not None, attrs), op_type)
     (y,) = session.run(None, feeds)
     write_output(case.outputs[0], buffers, y)
+
+
+def _integer(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
+    """CONVOLUTION_INTEGER as ConvInteger (opset 10): zero points as scalars (onnxruntime refuses a per-channel
+    one); ONNX pads after subtracting the zero point (the ``zero-point`` reading of ``padding-value``)."""
+    sem = semantics_of(spec)
+    ops, geo = integer_operands(sem, case, buffers), geometry(sem, case)
+    if ops.w_zero is not None and ops.w_zero.size > 1:
+        raise NotSupportedError("a per-channel FilterZeroPointTensor: onnxruntime's ConvInteger takes one zero point")
+    attrs: dict[str, Any] = {"strides": list(geo.strides), "dilations": list(geo.dilations),
+                             "pads": [*geo.start, *geo.end], "group": geo.groups}
+    feeds = {"x": np.ascontiguousarray(ops.x), "w": np.ascontiguousarray(ops.w)}
+    types = {"x": ops.x.dtype, "w": ops.w.dtype}
+    if ops.x_zero is not None or ops.w_zero is not None:  # ONNX's zero points are positional: give both
+        feeds["xz"] = np.array(0 if ops.x_zero is None else ops.x_zero[0], ops.x.dtype)
+        feeds["wz"] = np.array(0 if ops.w_zero is None else ops.w_zero[0], ops.w.dtype)
+        types.update(xz=ops.x.dtype, wz=ops.w.dtype)
+    key = ("window", "ConvInteger", ops.x.ndim, tuple((n, str(t), np.ndim(feeds[n])) for n, t in types.items()),
+           tuple(sorted((k, str(v)) for k, v in attrs.items())))
+    session = sessions.get(key, lambda: _integer_model(feeds, attrs), "ConvInteger")
+    (y,) = session.run(None, feeds)
+    write_output(case.outputs[0], buffers, y)
+
+
+def _integer_model(feeds: Mapping[str, np.ndarray], attrs: dict[str, Any]) -> Any:
+    """One ConvInteger node over ``feeds``' types and ranks (sizes free), an INT32 output."""
+    from onnx import TensorProto, helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import
+
+    inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
+                                            [f"{n}{i}" for i in range(a.ndim)]) for n, a in feeds.items()]
+    rank = feeds["x"].ndim
+    node = helper.make_node("ConvInteger", list(feeds), ["y"], **attrs)
+    graph = helper.make_graph([node], "window", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, [f"y{i}" for i in range(rank)])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 10)], ir_version=9)
 
 
 def _pool(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
@@ -129,6 +167,8 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
                        outputs=1 if op == "MAX_POOLING" else 2, note="MaxPool (Indices flat over the tensor, int64, cast); pads must stay below the kernel; "
                             "NaN ignored where a number is in the window (the ignore reading)")
        for op in ("MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2")},
+    "CONVOLUTION_INTEGER": OnnxMapping("ConvInteger", attrs=every_attribute, integer=True, runner=run, opset=10,
+                                       note="ConvInteger (pads after the zero point: the zero-point reading)"),
     **{op: OnnxMapping("LpPool", attrs=every_attribute, integer=False, runner=run, opset=LP_OPSET,
                        note="LpPool (|x|^p: the absolute reading); pads must stay below the kernel")
        for op in ("LP_POOLING", "LP_POOLING1")}}

@@ -151,6 +151,30 @@ def operands(sem: Window, case: Case, buffers: Mapping[str, np.ndarray] | None =
     return Operands(x, w, None if bias is None else bias.reshape(-1))
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class IntegerOperands:
+    """An integer convolution's tensors as logical read-only arrays: ``x``,
+    ``w`` and the zero points as stored (None: absent), ``w_zero`` ((1,) or
+    (M,): per tensor or per output channel)."""
+
+    x: np.ndarray
+    w: np.ndarray
+    x_zero: np.ndarray | None
+    w_zero: np.ndarray | None
+
+
+def integer_operands(sem: Window, case: Case, buffers: Mapping[str, np.ndarray] | None = None) -> IntegerOperands:
+    """`operands` of CONVOLUTION_INTEGER: the zero points flat (one value, or one per output channel)."""
+    def view(name: str | None) -> np.ndarray | None:
+        tensor = next((t for t in case.inputs if t.name == name), None)
+        return None if tensor is None else tensor.view(None if buffers is None else buffers.get(tensor.name))
+
+    x, w, xz, wz = (view(n) for n in (sem.input, sem.filter, sem.input_zero_point, sem.filter_zero_point))
+    if x is None or w is None:
+        raise ValueError(f"{case.id}: a convolution needs {sem.input} and {sem.filter}")
+    return IntegerOperands(x, w, None if xz is None else xz.reshape(-1), None if wz is None else wz.reshape(-1))
+
+
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     """What makes ``case`` no convolution its semantics describe (a case
     folder's fault): tensors of different dimension counts, attributes that
@@ -328,6 +352,9 @@ def shapes(spec: Spec, level: FeatureLevel, *, large: bool) -> list[Shape]:
     if sem.operation == "max_pooling":
         index_types = family.rows_at(spec, level, ranks, sem.indices)[0].dtypes if sem.indices else ()
         out = [s for t in row.dtypes for s in _max_per_dtype(t, rep, ranks, index_types, sem)]
+    elif sem.operation == "convolution_integer":
+        (inputs,) = family.rows_at(spec, level, ranks, sem.input)
+        return list(_integer_shapes(inputs.dtypes, rep, ranks))
     else:
         types = [t for t in row.dtypes if t.is_float]
         make = {"convolution": _per_dtype, "lp_pooling": _lp_per_dtype}.get(sem.operation, _pooling_per_dtype)
@@ -352,6 +379,67 @@ def _per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool, s
     yield replace(k3, padded=True, tags=("padded",))
     if large:
         yield replace(k3, rank=4, size=(1, 56, 56), batch=1, channels=(64, 64), tags=("large",))
+
+
+#: The zero points of an integer convolution's cases: none, per tensor, the filter's per output channel.
+ZERO_POINTS = ("zp-none", "zp-tensor", "zp-channel")
+
+
+def _integer_shapes(types: tuple[DataType, ...], rep: int, ranks: tuple[int, ...]) -> Iterator[Shape]:
+    """CONVOLUTION_INTEGER: per input type, each forward geometry (no bias:
+    the operator has none) with both zero points per tensor on random data
+    (the type's whole range), 3x3 with the other `ZERO_POINTS` kinds, the
+    type's extremes (per-channel zero points), the filter of the other
+    type, the other dimension counts, padded strides; negatives: INT16 and
+    a dimension count outside the table."""
+    for dtype in types:
+        for given in FORWARD_SHAPES:
+            if given["name"] != "nobias":
+                yield replace(Shape(dtype, rep, "", bias=False, tags=("zp-tensor",)), **given)  # type: ignore[arg-type]
+        k3 = Shape(dtype, rep, "k3", bias=False, tags=("zp-tensor",))
+        yield from (replace(k3, tags=(zp,)) for zp in ZERO_POINTS if zp != "zp-tensor")
+        yield replace(k3, data="extremes", tags=("zp-channel",))
+        yield from (replace(k3, index_type=other, tags=("zp-tensor", f"filter-{other.name}"))
+                    for other in types if other is not dtype)
+        yield from (replace(k3, rank=r) for r in ranks if r != rep)
+        yield replace(k3, padded=True, tags=("zp-tensor", "padded"))
+    yield Shape(DataType.INT16, rep, "k3", bias=False, supported=False, tags=("zp-tensor", "unsupported"))
+    bad_rank = next((r for r in (5, 3) if r not in ranks), None)
+    if bad_rank is not None:
+        yield Shape(types[0], bad_rank, "k3", size=_same(4), bias=False, supported=False,
+                    tags=("zp-tensor", "unsupported"))
+
+
+def _integer_case(spec: Spec, sem: Window, level: FeatureLevel, seed: int, case_id: str, shape: Shape) -> Case:
+    """One CONVOLUTION_INTEGER case: input and filter over their types'
+    whole range (``extremes``: their smallest and largest values), the
+    zero points as ``shape``'s tags say, the filter in ``index_type``
+    where given (the other input type), an INT32 output."""
+    c, m = shape.channels
+    geo = Geometry(shape.spatial(shape.strides), shape.spatial(shape.dilations), shape.spatial(shape.start),
+                   shape.spatial(shape.end), shape.spatial(shape.output_padding), shape.groups)
+    kernel = shape.spatial(shape.kernel)
+    x_sizes, w_sizes = (shape.batch, c, *shape.spatial(shape.size)), (m, c // shape.groups, *kernel)
+    filter_type = shape.index_type or shape.dtype
+    zp = next((t for t in shape.tags if t.startswith("zp-")), "zp-none")
+    ones = (1,) * shape.rank
+    drawn = {name: _draw(replace(shape, dtype=t), sizes, np.random.default_rng(stream_key(seed, case_id, name)), 1)
+             for name, t, sizes in (("X", shape.dtype, x_sizes), ("W", filter_type, w_sizes),
+                                    ("XZ", shape.dtype, ones),
+                                    ("WZ", filter_type, (1, m, *ones[2:]) if zp == "zp-channel" else ones))}
+    with np.errstate(invalid="ignore"):  # the padded gaps' NaN, cast to an integer type
+        inputs = [family.input_tensor(sem.input or "", shape.dtype, drawn["X"], padded=shape.padded)]
+        if zp != "zp-none" and sem.input_zero_point:
+            inputs.append(family.input_tensor(sem.input_zero_point, shape.dtype, drawn["XZ"]))
+        inputs.append(family.input_tensor(sem.filter or "", filter_type, drawn["W"], padded=shape.padded))
+        if zp != "zp-none" and sem.filter_zero_point:
+            inputs.append(family.input_tensor(sem.filter_zero_point, filter_type, drawn["WZ"]))
+    out_sizes = (shape.batch, m, *output_sizes(geo, x_sizes[2:], kernel))
+    outputs = [family.output_tensor(sem.output, DataType.INT32, out_sizes, padded=shape.padded)]
+    return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype, inputs=tuple(inputs),
+                outputs=tuple(outputs), attributes=_attributes(spec, sem, shape, geo),
+                layout=Layout.PADDED if shape.padded else Layout.PACKED, expect_supported=shape.supported,
+                edges=(shape.data,), seed=seed)
 
 
 #: The pooling geometries: 1x1, 3x3 padded, 2x2 stride 2, asymmetric padding, a window over the input,
@@ -560,6 +648,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     family.check_seed(seed)
     sem = semantics_of(spec)
     conv = sem.operation == "convolution"
+    make = _integer_case if sem.operation == "convolution_integer" else _case
     for case_id, shape in family.selected(shapes(spec, level, large=large), lambda s: s.case_id(spec.operator, conv),
                                           keep, negative=negative):
-        yield _case(spec, sem, level, seed, case_id, shape)
+        yield make(spec, sem, level, seed, case_id, shape)

@@ -12,8 +12,8 @@ import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.contraction.faults import to_tf32
-from dmlconform.families.window.cases import Geometry, Operands, geometry, operands, power, window
-from dmlconform.families.window.reference import average, convolution, lp_norm, maximum
+from dmlconform.families.window.cases import Geometry, Operands, geometry, integer_operands, operands, power, window
+from dmlconform.families.window.reference import average, convolution, integer_convolution, lp_norm, maximum
 from dmlconform.families.window.semantics import Window
 from dmlconform.spec import model as m
 
@@ -111,6 +111,18 @@ def _lp_fault(**change: object) -> Fault:
     return fault
 
 
+def _integer_fault(**change: bool) -> Fault:
+    """A CONVOLUTION_INTEGER fault: the reference's `integer_convolution` with ``change``."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, Window) or sem.operation != "convolution_integer":
+            return
+        out = case.outputs[0]
+        y = integer_convolution(integer_operands(sem, case, dict(buffers)), geometry(sem, case), out.sizes, **change)
+        writable_view(out, buffers[out.name])[...] = y
+    return fault
+
+
 def _max_fault(**change: object) -> Fault:
     """A max pooling fault: the reference's `maximum` with ``change``."""
     def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
@@ -168,6 +180,8 @@ FAULTS: Mapping[str, Fault] = {
     "maxpool-last-tie": _max_fault(last_tie=True),
     "maxpool-padding-as-zero": _max_fault(padding=0.0),
     "maxpool-buffer-index": _buffer_index,
+    "convint-input-zero-point-ignored": _integer_fault(ignore_input_zero=True),
+    "convint-filter-zero-point-per-tensor": _integer_fault(filter_zero_of_first=True),
     "lp-p-as-two": _lp_fault(p=2),
     "lp-root-dropped": _lp_fault(root=False),
 }

@@ -33,14 +33,22 @@ output's OutputPadding elements are zero before the bias).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, finfo
 from dmlconform.families.window import windowmap
-from dmlconform.families.window.cases import Geometry, geometry, operands, power, semantics_of, window
+from dmlconform.families.window.cases import (
+    Geometry,
+    geometry,
+    integer_operands,
+    operands,
+    power,
+    semantics_of,
+    window,
+)
 from dmlconform.families.window.semantics import Window
 from dmlconform.oracles.base import (
     Expectation,
@@ -166,6 +174,8 @@ def _part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) -> 
         return _average_part(spec, sem, case, float16_accumulation)
     if sem.operation == "lp_pooling":
         return _lp_part(spec, sem, case, float16_accumulation)
+    if sem.operation == "convolution_integer":
+        return _integer_part(spec, sem, case)
     ops = operands(sem, case)
     geo = geometry(sem, case)
     out = case.outputs[0]
@@ -228,6 +238,35 @@ def _average_part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: b
                               np.zeros(expected.shape, bool))
     readings = {"empty-window:zero": np.where(count == 0, 0.0, np.nan)} if not geo.include_padding else {}
     return _Part(expected, strict, relaxed, np.nan_to_num(magnitude), n, _offered(spec, readings, expected))
+
+
+def _integer_part(spec: m.Spec, sem: Window, case: Case) -> _Part:
+    """CONVOLUTION_INTEGER: the forward cross-correlation of ``x - x_zero``
+    by ``w - w_zero[m]`` through the map, in float64 (every product and sum
+    of 8-bit differences is an integer far below 2^53: exact), 0 ULP.
+    Readings, exact too: ``padding-value:zero`` (a padded tap holds 0, not
+    the zero point: the input explicitly padded with ``-x_zero`` after the
+    subtraction) and ``filter-orientation:convolution`` (the filter reversed)."""
+    ops, geo, out = integer_operands(sem, case), geometry(sem, case), case.outputs[0]
+    spatial = ops.x.ndim - 2
+    x_zero = 0.0 if ops.x_zero is None else float(ops.x_zero[0])
+    x = ops.x.astype(np.float64) - x_zero
+    w = ops.w.astype(np.float64)
+    if ops.w_zero is not None:
+        w = w - ops.w_zero.astype(np.float64).reshape((-1,) + (1,) * (w.ndim - 1))
+    sums = convolve(x, w, None, geo, out.sizes[2:], flip=(False,) * spatial)
+    expected = sums.value.reshape(-1).astype(numpy_dtype(out.dtype))
+    readings = {"filter-orientation:convolution": convolve(x, w, None, geo, out.sizes[2:],
+                                                           flip=(True,) * spatial).value.reshape(-1)}
+    if x_zero and any(geo.start + geo.end):
+        padded = np.pad(x, [(0, 0), (0, 0), *zip(geo.start, geo.end)], constant_values=-x_zero)
+        bare = replace(geo, start=(0,) * spatial, end=(0,) * spatial)
+        readings["padding-value:zero"] = convolve(padded, w, None, bare, out.sizes[2:],
+                                                  flip=(False,) * spatial).value.reshape(-1)
+    zero = np.zeros(expected.shape)
+    expected.setflags(write=False)
+    return _Part(expected, zero, zero, sums.magnitude.reshape(-1), sums.n.reshape(-1).astype(np.float64),
+                 _offered(spec, readings, expected), zero)
 
 
 def _pool_maps(sem: Window, case: Case, x: np.ndarray) -> tuple[windowmap.Taps, ...]:
