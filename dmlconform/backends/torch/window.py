@@ -121,6 +121,25 @@ def max_pooling(t: Any, xs: list[Any], a: Attrs, *, indices: bool) -> Any:
     return y, logical + plane
 
 
+def average_pooling(t: Any, xs: list[Any], a: Attrs) -> Any:
+    """``avg_pool{d}d``.  IncludePadding TRUE: the input zero-padded by ``F.pad`` (any padding), divided by the
+    window's size; FALSE: torch's own symmetric padding (at most half the window) with ``count_include_pad``
+    off, the divisor the taps inside the input; other paddings (F.pad's zeros would be counted) and Dilations
+    other than 1 (torch's avg_pool has none) NOT_SUPPORTED."""
+    x = xs[0]
+    g = _pool(x, a, "avg_pool")
+    if any(v != 1 for v in g.dilations):
+        raise NotSupportedError("Dilations: torch's avg_pool has none")
+    f = getattr(t.nn.functional, f"avg_pool{g.d}d")
+    if a.raw("IncludePadding"):
+        pads = [p for j in reversed(range(g.d)) for p in (g.start[j], g.end[j])]
+        return f(t.nn.functional.pad(x, pads) if any(pads) else x, g.kernel, stride=g.strides)
+    if g.start != g.end or any(2 * p > k for p, k in zip(g.start, g.kernel)):
+        raise NotSupportedError(f"IncludePadding FALSE with paddings {g.start}, {g.end}: torch's avg_pool pads "
+                                "symmetrically, at most half the window")
+    return f(x, g.kernel, stride=g.strides, padding=g.start, count_include_pad=False)
+
+
 def lp_pooling(t: Any, xs: list[Any], a: Attrs) -> Any:
     """``lp_pool{d}d`` over the input zero-padded by ``F.pad`` (a padding tap adds 0^P = 0: exact).  torch
     computes ``x.pow(P)`` without |x|, then ``avg_pool * K`` and ``.pow(1/P)``: the ``signed-nan`` reading of
@@ -140,5 +159,8 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
     "MAX_POOLING": {"fn": lambda t, xs, a: max_pooling(t, xs, a, indices=False), "note": POOL_NOTE},
     **{op: {"fn": lambda t, xs, a: max_pooling(t, xs, a, indices=True), "outputs": 2, "note": POOL_NOTE}
        for op in ("MAX_POOLING1", "MAX_POOLING2")},
+    **{op: {"fn": average_pooling, "note": "avg_pool{d}d (F.pad for IncludePadding, else torch's own symmetric "
+                                           "padding, count_include_pad off); no dilation"}
+       for op in ("AVERAGE_POOLING", "AVERAGE_POOLING1")},
     **{op: {"fn": lp_pooling, "note": "lp_pool{d}d after F.pad (x^P without |x|: the signed-nan reading); no dilation"}
        for op in ("LP_POOLING", "LP_POOLING1")}}
