@@ -55,13 +55,23 @@ class Tier(enum.Enum):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Alternative:
-    """Another acceptable value at some elements (flat indices into the output)."""
+    """Another acceptable value at some elements (flat indices into the output).
+    ``bound``, where given, is the absolute error an honest implementation
+    of that reading may make at each of them (a reading whose own roundings
+    are not the primary's: the literal Lp pooling of docs/window.md);
+    without it a value is matched within the ULP budget alone."""
 
     name: str
     index: np.ndarray
     values: np.ndarray
     tier: Tier
     reason: str
+    bound: np.ndarray | None = None
+
+    def part(self, keep: np.ndarray | slice, shift: int) -> Alternative:
+        """The elements ``keep`` (a mask or indices of ``index``), their indices moved by ``shift``."""
+        return Alternative(self.name, self.index[keep] + shift, self.values[keep], self.tier, self.reason,
+                           None if self.bound is None else self.bound[keep])
 
 
 @dataclass(frozen=True, slots=True)
@@ -507,6 +517,10 @@ def _apply(alt: Alternative, actual: np.ndarray, differ: np.ndarray, strict: np.
 
 
 def _matched(alt: Alternative, actual: np.ndarray, policy: Policy) -> np.ndarray:
-    """Per element of ``alt``: whether ``actual`` holds its value (within the ULP budget)."""
+    """Per element of ``alt``: whether ``actual`` holds its value (within the ULP budget, or within its bound)."""
     got = actual.reshape(-1)[alt.index]
-    return ulp_distance(alt.values.astype(actual.dtype), got, signed_zero=policy.signed_zero) <= policy.ulp
+    values = alt.values.astype(actual.dtype)
+    ok = ulp_distance(values, got, signed_zero=policy.signed_zero) <= policy.ulp
+    if alt.bound is not None:
+        ok |= _abs_error(values, got) <= alt.bound
+    return ok

@@ -251,6 +251,19 @@ def test_alternatives_by_tier_and_report() -> None:
     assert used == {"ieee_minmax": (1, 1), "limit": (0, 1)}
 
 
+def test_an_alternative_with_a_bound_accepts_within_it_only() -> None:
+    """A reading with rounding errors of its own (`Alternative.bound`): within its bound of its value PASS,
+    beyond it FAIL; without a bound the same value 1 ULP off FAILs; the part of an alternative keeps its bound."""
+    expected, actual = np.float32([2.0, 2.0]), np.float32([-1.0 + 2 ** -20, -1.0 - 2 ** -18])
+    bounded = Alternative("signed", np.asarray([0, 1]), np.float32([-1.0, -1.0]), Tier.STRICT, "x^P",
+                          np.asarray([2.0 ** -19, 2.0 ** -19]))
+    assert compare(expected, actual, alternatives=(bounded,)).status.tolist() == [Verdict.PASS, Verdict.FAIL]
+    exact = Alternative("signed", np.asarray([0, 1]), np.float32([-1.0, -1.0]), Tier.STRICT, "x^P")
+    assert compare(expected, actual, alternatives=(exact,)).status.tolist() == [Verdict.FAIL, Verdict.FAIL]
+    part = bounded.part(np.asarray([1]), 5)
+    assert part.index.tolist() == [6] and part.bound is not None and part.bound.tolist() == [2.0 ** -19]
+
+
 def test_flush_alternative_only_with_declaration() -> None:
     alt = Alternative("flushed_inputs", np.asarray([0]), np.float32([0.0]), Tier.FLUSH, "flush")
     e, a = np.float32([0.5]), np.float32([0.0])

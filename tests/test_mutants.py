@@ -103,10 +103,15 @@ MUTANTS = {
     "conv-output-padding-ignored": ("CONVOLUTION",),
     "conv-dropped-border-tap": ("CONVOLUTION",),
     "conv-float16-accumulation": ("CONVOLUTION",),
+    "conv-tf32": ("CONVOLUTION",),
     "avgpool-divisor-padding-flipped": ("AVERAGE_POOLING", "AVERAGE_POOLING1"),
     "maxpool-last-tie": ("MAX_POOLING1",),
     "maxpool-padding-as-zero": ("MAX_POOLING",),
     "maxpool-buffer-index": ("MAX_POOLING2",),
+    "convint-input-zero-point-ignored": ("CONVOLUTION_INTEGER",),
+    "convint-filter-zero-point-per-tensor": ("CONVOLUTION_INTEGER",),
+    "lp-p-as-two": ("LP_POOLING",),
+    "lp-root-dropped": ("LP_POOLING1",),
 }
 
 

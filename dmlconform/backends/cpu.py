@@ -290,6 +290,8 @@ _PROPERTIES: Mapping[str, tuple[Callable[[TensorData], object], Callable[[Tensor
 def _constraint_problems(same: tuple[Constraint, ...], tensors: Mapping[str, TensorData]) -> Iterator[str]:
     for c in same:
         present = [tensors[n] for n in c.tensors if n in tensors]
+        if len(present) < 2:  # optional tensors left out: nothing to compare
+            continue
         for prop in c.properties:
             compared, shown_as = _PROPERTIES[prop]
             values = [compared(t) for t in present]

@@ -125,13 +125,16 @@ def marker(ambiguity: m.Ambiguity, alternatives: list[Alternative], expected: np
 
 
 def reading_alternatives(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray, *,
-                         evaluations: frozenset[str] = frozenset()) -> tuple[Alternative, ...]:
+                         evaluations: frozenset[str] = frozenset(),
+                         bounds: dict[str, np.ndarray] | None = None) -> tuple[Alternative, ...]:
     """Each reading (``"<ambiguity>:<reading>"`` -> its values over the
     output, flat) as a STRICT alternative where it gives another value than
     ``expected`` (`marker` first, so that the judge counts who took the
     primary); a key the spec's ambiguities lack is left out.  A key in
     ``evaluations`` is a literal evaluation, kept only where it keeps the
-    exact result's range (`range_lost`).  The reduction and window families' one path."""
+    exact result's range (`range_lost`); a key in ``bounds`` carries that
+    reading's own error bound per element (`Alternative.bound`).  The
+    reduction and window families' one path."""
     known = {a.id: a for a in spec.ambiguities}
     markers, singles = [], []
     for key, values in sorted(readings.items()):
@@ -149,8 +152,9 @@ def reading_alternatives(spec: m.Spec, readings: dict[str, np.ndarray], expected
             differ &= ~range_lost(cast, expected)
         where = np.flatnonzero(differ)
         if where.size:
+            bound = (bounds or {}).get(key)
             alt = Alternative(f"{PREFIX}{ambiguity.id}:{reading.id}", where, cast[where], Tier.STRICT,
-                              f"{ambiguity.id}: {reading.says}")
+                              f"{ambiguity.id}: {reading.says}", None if bound is None else bound[where])
             markers.append(marker(ambiguity, [alt], expected))
             singles.append(alt)
     return tuple(markers + singles)
@@ -163,7 +167,7 @@ def within(alternatives: tuple[Alternative, ...], lo: int, hi: int, *, empty: bo
     for a in alternatives:
         keep = (a.index >= lo) & (a.index < hi)
         if keep.any() or (empty and not a.index.size):
-            out.append(Alternative(a.name, a.index[keep] - lo, a.values[keep], a.tier, a.reason))
+            out.append(a.part(keep, -lo))
     return tuple(out)
 
 

@@ -134,8 +134,9 @@ def test_the_declared_float16_accumulation_is_per_device() -> None:
 
     assert TorchBackend().info().float16_accumulation == {"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1",
                                                           "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY",
-                                                          "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD"}
-    assert float16_accumulation("cuda:1") == {"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"}
+                                                          "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD",
+                                                          "LP_POOLING", "LP_POOLING1"}
+    assert float16_accumulation("cuda:1") == {"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT", "CONVOLUTION"}
     assert float16_accumulation("mps") == frozenset()
 
 

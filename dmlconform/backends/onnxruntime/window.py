@@ -27,7 +27,7 @@ from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case
-from dmlconform.families.window.cases import geometry, operands, semantics_of, window
+from dmlconform.families.window.cases import geometry, integer_operands, operands, power, semantics_of, window
 from dmlconform.spec.model import Spec
 
 OPSET = 13
@@ -35,6 +35,10 @@ OPSET = 13
 AVERAGE_OPSET = 19
 #: MaxPool's dilations and integer types came with opset 12.
 MAX_OPSET = 12
+#: LpPool's dilations came with opset 18.
+LP_OPSET = 18
+_POOLS = {"average_pooling": ("AveragePool", AVERAGE_OPSET), "max_pooling": ("MaxPool", MAX_OPSET),
+          "lp_pooling": ("LpPool", LP_OPSET)}
 NOTE = ("FORWARD: Conv; BACKWARD: ConvTranspose (pads crop the full output, output_padding computed); "
         "CONVOLUTION mode: the filter fed reversed; FusedActivation not mapped")
 
@@ -49,6 +53,9 @@ def check(spec: Spec, case: Case) -> None:
 def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
     """``case`` through its Conv, ConvTranspose or AveragePool node, written into the output buffer."""
     sem = semantics_of(spec)
+    if sem.operation == "convolution_integer":
+        _integer(spec, case, buffers, sessions)
+        return
     if sem.operation != "convolution":
         _pool(spec, case, buffers, sessions)
         return
@@ -70,13 +77,49 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     write_output(case.outputs[0], buffers, y)
 
 
+def _integer(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
+    """CONVOLUTION_INTEGER as ConvInteger (opset 10): zero points as scalars (onnxruntime refuses a per-channel
+    one); ONNX pads after subtracting the zero point (the ``zero-point`` reading of ``padding-value``)."""
+    sem = semantics_of(spec)
+    ops, geo = integer_operands(sem, case, buffers), geometry(sem, case)
+    if ops.w_zero is not None and ops.w_zero.size > 1:
+        raise NotSupportedError("a per-channel FilterZeroPointTensor: onnxruntime's ConvInteger takes one zero point")
+    attrs: dict[str, Any] = {"strides": list(geo.strides), "dilations": list(geo.dilations),
+                             "pads": [*geo.start, *geo.end], "group": geo.groups}
+    feeds = {"x": np.ascontiguousarray(ops.x), "w": np.ascontiguousarray(ops.w)}
+    types = {"x": ops.x.dtype, "w": ops.w.dtype}
+    if ops.x_zero is not None or ops.w_zero is not None:  # ONNX's zero points are positional: give both
+        feeds["xz"] = np.array(0 if ops.x_zero is None else ops.x_zero[0], ops.x.dtype)
+        feeds["wz"] = np.array(0 if ops.w_zero is None else ops.w_zero[0], ops.w.dtype)
+        types.update(xz=ops.x.dtype, wz=ops.w.dtype)
+    key = ("window", "ConvInteger", ops.x.ndim, tuple((n, str(t), np.ndim(feeds[n])) for n, t in types.items()),
+           tuple(sorted((k, str(v)) for k, v in attrs.items())))
+    session = sessions.get(key, lambda: _integer_model(feeds, attrs), "ConvInteger")
+    (y,) = session.run(None, feeds)
+    write_output(case.outputs[0], buffers, y)
+
+
+def _integer_model(feeds: Mapping[str, np.ndarray], attrs: dict[str, Any]) -> Any:
+    """One ConvInteger node over ``feeds``' types and ranks (sizes free), an INT32 output."""
+    from onnx import TensorProto, helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import
+
+    inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype),
+                                            [f"{n}{i}" for i in range(a.ndim)]) for n, a in feeds.items()]
+    rank = feeds["x"].ndim
+    node = helper.make_node("ConvInteger", list(feeds), ["y"], **attrs)
+    graph = helper.make_graph([node], "window", inputs,
+                              [helper.make_tensor_value_info("y", TensorProto.INT32, [f"y{i}" for i in range(rank)])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 10)], ir_version=9)
+
+
 def _pool(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
     """AVERAGE_POOLING(1) as AveragePool (opset 19: dilations; ``count_include_pad`` is IncludePadding), the
-    MAX_POOLINGs as MaxPool (opset 12: dilations; its Indices flat over the whole tensor, row-major, as the doc's).
+    MAX_POOLINGs as MaxPool (opset 12: dilations; its Indices flat over the whole tensor, row-major, as the doc's),
+    LP_POOLING(1) as LpPool (opset 18: dilations; ``p``; |x|^p, the ``absolute`` reading of ``lp-sign``).
     ONNX asks for pads below the kernel: a window wholly in padding is NOT_SUPPORTED."""
     sem = semantics_of(spec)
     geo, kernel = geometry(sem, case), window(sem, case)
-    op_type = "AveragePool" if sem.operation == "average_pooling" else "MaxPool"
+    op_type, opset = _POOLS[sem.operation]
     if len(kernel) > 3:
         raise NotSupportedError(f"{len(kernel)} spatial dimensions: onnxruntime's {op_type} has 1 to 3")
     if any(p >= k for p, k in zip((*geo.start, *geo.end), (*kernel, *kernel))):
@@ -87,9 +130,10 @@ def _pool(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: S
                              "pads": [*geo.start, *geo.end]}
     if op_type == "AveragePool":
         attrs["count_include_pad"] = int(geo.include_padding)
+    if op_type == "LpPool":
+        attrs["p"] = power(sem, case)
     outputs = ("y", "i")[:len(case.outputs)]
     key = ("window", op_type, x.ndim, case.dtype.name, outputs, tuple(sorted((k, str(v)) for k, v in attrs.items())))
-    opset = AVERAGE_OPSET if op_type == "AveragePool" else MAX_OPSET
     session = sessions.get(key, lambda: _model(op_type, x.ndim, x.dtype, False, attrs, fed=("x",), opset=opset,
                                                outputs=outputs), op_type)
     for out, y in zip(case.outputs, session.run(None, {"x": x})):
@@ -122,4 +166,9 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
     **{op: OnnxMapping("MaxPool", attrs=every_attribute, integer=True, runner=run, opset=MAX_OPSET,
                        outputs=1 if op == "MAX_POOLING" else 2, note="MaxPool (Indices flat over the tensor, int64, cast); pads must stay below the kernel; "
                             "NaN ignored where a number is in the window (the ignore reading)")
-       for op in ("MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2")}}
+       for op in ("MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2")},
+    "CONVOLUTION_INTEGER": OnnxMapping("ConvInteger", attrs=every_attribute, integer=True, runner=run, opset=10,
+                                       note="ConvInteger (pads after the zero point: the zero-point reading)"),
+    **{op: OnnxMapping("LpPool", attrs=every_attribute, integer=False, runner=run, opset=LP_OPSET,
+                       note="LpPool (|x|^p: the absolute reading); pads must stay below the kernel")
+       for op in ("LP_POOLING", "LP_POOLING1")}}

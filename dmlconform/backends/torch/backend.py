@@ -14,8 +14,9 @@ takes only the cases it expresses exactly and rejects the rest with
 `NotSupportedError`: never an approximation.  Options (``--backend-arg``):
 ``device`` (``cpu`` default, ``cuda``, ``cuda:1``...), ``feature_level``,
 ``tf32`` (``off`` default, ``on``: ``torch.backends.cuda.matmul.allow_tf32``
-for the contractions, `backends.torch.contraction`; the backend info says
-which).
+for the contractions, `backends.torch.contraction`, and
+``torch.backends.cudnn.allow_tf32`` for the convolutions,
+`backends.torch.window`; the backend info says which).
 
 The info declares, per device, the operators whose torch kernels keep
 FLOAT16 sums in FLOAT16 (`FLOAT16_ACCUMULATION`): they are judged by the
@@ -82,6 +83,13 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 #:   overlapping columns in ``scalar_t`` (col2im): measured (torch 2.13 CPU), every
 #:   FLOAT16 backward random case beyond float32's bound, within FLOAT16's;
 #:   FORWARD passes float32's.
+#: * cpu, LP_POOLING(1): ``lp_pool{d}d`` is ``x.pow(P)``, ``avg_pool * K`` and
+#:   ``.pow(1/P)`` each rounded to ``scalar_t`` (torch/nn/functional.py): measured
+#:   (torch 2.13 CPU), FLOAT16 P 3 windows beyond float32's bound, within FLOAT16's.
+#: * cuda, CONVOLUTION: cuDNN (on by default) picks FLOAT16 convolution kernels
+#:   that accumulate in FLOAT16: measured (torch on an H100), 32 FLOAT16 cases
+#:   beyond float32's bound (15 ULP at n = 61), all within float32's with
+#:   ``torch.backends.cudnn.enabled = False``.
 #: * cuda, cumsum/cumprod: ``scan_dim<scalar_t>`` with ``std::plus<scalar_t>``
 #:   and ``std::multiplies<scalar_t>`` (aten/src/ATen/native/cuda/CumsumKernel.cu,
 #:   CumprodKernel.cu): every running value rounded to at::Half.  CUDA's
@@ -89,8 +97,8 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 #:   ReduceSumProdKernel.cu), its softmax in ``acc_type`` (float32).
 FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
     "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1", "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY",
-                      "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD"}),
-    "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"}),
+                      "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD", "LP_POOLING", "LP_POOLING1"}),
+    "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT", "CONVOLUTION"}),
 }
 
 
@@ -120,7 +128,7 @@ class TorchBackend:
         where = platform.machine()
         if t is not None and self._reason is None and self.device.startswith("cuda"):
             where = t.cuda.get_device_name(t.device(self.device))
-        tf32 = f", tf32 matmul {'on' if self.tf32 else 'off'}"
+        tf32 = f", tf32 matmul and cudnn {'on' if self.tf32 else 'off'}"
         return BackendInfo(name="torch", device=f"torch {version} {self.device} on {where}{tf32}", version=version,
                            feature_level=self.level, flush_subnormals=False,
                            available=self._reason is None, reason=self._reason,

@@ -1,6 +1,7 @@
 """The window family on torch: CONVOLUTION as ``torch.nn.functional.conv{1,2,3}d``
 (FORWARD) or ``conv_transpose{1,2,3}d`` (BACKWARD), the MAX_POOLINGs as
-``max_pool{1,2,3}d`` (`max_pooling`) (issue #35 item 5).
+``max_pool{1,2,3}d`` (`max_pooling`), the LP_POOLINGs as ``lp_pool{1,2,3}d``
+(`lp_pooling`) (issue #35 item 5).
 
 FORWARD: the input zero-padded by ``F.pad`` (start and end apart: torch's
 own ``padding`` is symmetric), then ``conv{d}d`` with stride, dilation and
@@ -18,6 +19,7 @@ activation is NOT_SUPPORTED.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from dmlconform.backends.base import NotSupportedError
@@ -66,18 +68,36 @@ def convolution(t: Any, xs: list[Any], a: Attrs) -> Any:
     return y[(slice(None), slice(None), *crop)]
 
 
+@dataclass(frozen=True, slots=True)
+class _Pool:
+    """A pooling's attributes, read: per spatial dimension (``d`` of them) the window, strides, paddings, dilations."""
+
+    d: int
+    kernel: list[int]
+    strides: list[int]
+    start: list[int]
+    end: list[int]
+    dilations: list[int]
+
+
+def _pool(x: Any, a: Attrs, function: str) -> _Pool:
+    """The attributes of a pooling over ``x``; NotSupportedError beyond torch's 1 to 3 spatial dimensions."""
+    d = x.dim() - 2
+    if not 1 <= d <= 3:
+        raise NotSupportedError(f"{d} spatial dimensions: torch has {function}1d to {function}3d")
+    a.raw("DimensionCount")  # the arrays' length, which they give already
+    dilations = _ints(a, "Dilations") if a.raw("Dilations") is not None else [1] * d
+    return _Pool(d, _ints(a, "WindowSize"), _ints(a, "Strides"), _ints(a, "StartPadding"), _ints(a, "EndPadding"),
+                 dilations)
+
+
 def max_pooling(t: Any, xs: list[Any], a: Attrs, *, indices: bool) -> Any:
     """``max_pool{d}d`` with ``return_indices``: the padding by ``F.pad`` with -inf (floats; exact, as no case's
     window lies wholly in padding), torch's indices (flat within each (batch, channel) plane of the padded
     input) converted to the doc's (flat over the whole logical input)."""
     x = xs[0]
-    d = x.dim() - 2
-    if not 1 <= d <= 3:
-        raise NotSupportedError(f"{d} spatial dimensions: torch has max_pool1d to max_pool3d")
-    a.raw("DimensionCount")
-    kernel, strides = _ints(a, "WindowSize"), _ints(a, "Strides")
-    start, end = _ints(a, "StartPadding"), _ints(a, "EndPadding")
-    dilations = _ints(a, "Dilations") if a.raw("Dilations") is not None else [1] * d
+    g = _pool(x, a, "max_pool")
+    d, kernel, strides, start, end, dilations = g.d, g.kernel, g.strides, g.start, g.end, g.dilations
     own = start == end and all(2 * p <= (k - 1) * dl + 1 for p, k, dl in zip(start, kernel, dilations))
     pads = [] if own else [p for j in reversed(range(d)) for p in (start[j], end[j])]
     if any(pads) and not x.dtype.is_floating_point:
@@ -101,9 +121,46 @@ def max_pooling(t: Any, xs: list[Any], a: Attrs, *, indices: bool) -> Any:
     return y, logical + plane
 
 
+def average_pooling(t: Any, xs: list[Any], a: Attrs) -> Any:
+    """``avg_pool{d}d``.  IncludePadding TRUE: the input zero-padded by ``F.pad`` (any padding), divided by the
+    window's size; FALSE: torch's own symmetric padding (at most half the window) with ``count_include_pad``
+    off, the divisor the taps inside the input; other paddings (F.pad's zeros would be counted) and Dilations
+    other than 1 (torch's avg_pool has none) NOT_SUPPORTED."""
+    x = xs[0]
+    g = _pool(x, a, "avg_pool")
+    if any(v != 1 for v in g.dilations):
+        raise NotSupportedError("Dilations: torch's avg_pool has none")
+    f = getattr(t.nn.functional, f"avg_pool{g.d}d")
+    if a.raw("IncludePadding"):
+        pads = [p for j in reversed(range(g.d)) for p in (g.start[j], g.end[j])]
+        return f(t.nn.functional.pad(x, pads) if any(pads) else x, g.kernel, stride=g.strides)
+    if g.start != g.end or any(2 * p > k for p, k in zip(g.start, g.kernel)):
+        raise NotSupportedError(f"IncludePadding FALSE with paddings {g.start}, {g.end}: torch's avg_pool pads "
+                                "symmetrically, at most half the window")
+    return f(x, g.kernel, stride=g.strides, padding=g.start, count_include_pad=False)
+
+
+def lp_pooling(t: Any, xs: list[Any], a: Attrs) -> Any:
+    """``lp_pool{d}d`` over the input zero-padded by ``F.pad`` (a padding tap adds 0^P = 0: exact).  torch
+    computes ``x.pow(P)`` without |x|, then ``avg_pool * K`` and ``.pow(1/P)``: the ``signed-nan`` reading of
+    ``lp-sign`` (NaN for a negative sum at odd P).  It has no dilation: Dilations other than 1 NOT_SUPPORTED."""
+    x = xs[0]
+    g = _pool(x, a, "lp_pool")
+    if any(v != 1 for v in g.dilations):
+        raise NotSupportedError("Dilations: torch's lp_pool has none")
+    pads = [p for j in reversed(range(g.d)) for p in (g.start[j], g.end[j])]
+    padded = t.nn.functional.pad(x, pads) if any(pads) else x
+    return getattr(t.nn.functional, f"lp_pool{g.d}d")(padded, float(str(a.raw("P"))), g.kernel, stride=g.strides)
+
+
 #: Spec operator -> the keyword arguments of its `TorchOp` (merged into `backends.torch.backend.TORCH_OPS`).
 TORCH_OPS: Mapping[str, dict[str, Any]] = {
     "CONVOLUTION": {"fn": convolution, "inputs": ("InputTensor", "FilterTensor", "BiasTensor"), "note": NOTE},
     "MAX_POOLING": {"fn": lambda t, xs, a: max_pooling(t, xs, a, indices=False), "note": POOL_NOTE},
     **{op: {"fn": lambda t, xs, a: max_pooling(t, xs, a, indices=True), "outputs": 2, "note": POOL_NOTE}
-       for op in ("MAX_POOLING1", "MAX_POOLING2")}}
+       for op in ("MAX_POOLING1", "MAX_POOLING2")},
+    **{op: {"fn": average_pooling, "note": "avg_pool{d}d (F.pad for IncludePadding, else torch's own symmetric "
+                                           "padding, count_include_pad off); no dilation"}
+       for op in ("AVERAGE_POOLING", "AVERAGE_POOLING1")},
+    **{op: {"fn": lp_pooling, "note": "lp_pool{d}d after F.pad (x^P without |x|: the signed-nan reading); no dilation"}
+       for op in ("LP_POOLING", "LP_POOLING1")}}

@@ -105,6 +105,14 @@ def window(sem: Window, case: Case) -> tuple[int, ...]:
     return family.parse_axes(text, name=sem.window_size or "WindowSize")
 
 
+def power(sem: Window, case: Case) -> int:
+    """An Lp pooling's P (the ``power`` field); ValueError naming it where it is no whole number of 1 or more."""
+    text = str(case.attribute_map().get(sem.power or "", ""))
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{sem.power}={text!r}: give a whole number of 1 or more (the P of the Lp norm)")
+    return int(text)
+
+
 def output_sizes(geo: Geometry, input_spatial: tuple[int, ...], kernel: tuple[int, ...]) -> tuple[int, ...]:
     """The spatial sizes of the output: forward, the windows that fit the
     padded input, ``(I + start + end - ((K - 1) D + 1)) // S + 1``;
@@ -141,6 +149,30 @@ def operands(sem: Window, case: Case, buffers: Mapping[str, np.ndarray] | None =
         raise ValueError(f"{case.id}: a convolution needs {sem.input} and {sem.filter}")
     bias = view(sem.bias)
     return Operands(x, w, None if bias is None else bias.reshape(-1))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class IntegerOperands:
+    """An integer convolution's tensors as logical read-only arrays: ``x``,
+    ``w`` and the zero points as stored (None: absent), ``w_zero`` ((1,) or
+    (M,): per tensor or per output channel)."""
+
+    x: np.ndarray
+    w: np.ndarray
+    x_zero: np.ndarray | None
+    w_zero: np.ndarray | None
+
+
+def integer_operands(sem: Window, case: Case, buffers: Mapping[str, np.ndarray] | None = None) -> IntegerOperands:
+    """`operands` of CONVOLUTION_INTEGER: the zero points flat (one value, or one per output channel)."""
+    def view(name: str | None) -> np.ndarray | None:
+        tensor = next((t for t in case.inputs if t.name == name), None)
+        return None if tensor is None else tensor.view(None if buffers is None else buffers.get(tensor.name))
+
+    x, w, xz, wz = (view(n) for n in (sem.input, sem.filter, sem.input_zero_point, sem.filter_zero_point))
+    if x is None or w is None:
+        raise ValueError(f"{case.id}: a convolution needs {sem.input} and {sem.filter}")
+    return IntegerOperands(x, w, None if xz is None else xz.reshape(-1), None if wz is None else wz.reshape(-1))
 
 
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
@@ -190,6 +222,8 @@ def _pooling_problems(sem: Window, case: Case, tensors: Mapping[str, TensorData]
         return
     try:
         geo, kernel = geometry(sem, case), window(sem, case)
+        if sem.power is not None:
+            power(sem, case)
     except ValueError as exc:
         yield str(exc)
         return
@@ -251,6 +285,7 @@ class Shape:
     supported: bool = True
     include_padding: bool = False
     index_type: DataType | None = None
+    power: int = 2
     tags: tuple[str, ...] = field(default=())
 
     def case_id(self, operator: str, convolution: bool = True) -> str:
@@ -317,9 +352,12 @@ def shapes(spec: Spec, level: FeatureLevel, *, large: bool) -> list[Shape]:
     if sem.operation == "max_pooling":
         index_types = family.rows_at(spec, level, ranks, sem.indices)[0].dtypes if sem.indices else ()
         out = [s for t in row.dtypes for s in _max_per_dtype(t, rep, ranks, index_types, sem)]
+    elif sem.operation == "convolution_integer":
+        (inputs,) = family.rows_at(spec, level, ranks, sem.input)
+        return list(_integer_shapes(inputs.dtypes, rep, ranks))
     else:
         types = [t for t in row.dtypes if t.is_float]
-        make = _per_dtype if sem.operation == "convolution" else _pooling_per_dtype
+        make = {"convolution": _per_dtype, "lp_pooling": _lp_per_dtype}.get(sem.operation, _pooling_per_dtype)
         out = [s for i, t in enumerate(types) for s in make(t, rep, ranks, large and i == 0, sem)]
     pooling = {} if sem.operation == "convolution" else {"channels": (3, 3), "bias": False}
     return out + [replace(s, **pooling) for s in  # type: ignore[arg-type]
@@ -341,6 +379,67 @@ def _per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool, s
     yield replace(k3, padded=True, tags=("padded",))
     if large:
         yield replace(k3, rank=4, size=(1, 56, 56), batch=1, channels=(64, 64), tags=("large",))
+
+
+#: The zero points of an integer convolution's cases: none, per tensor, the filter's per output channel.
+ZERO_POINTS = ("zp-none", "zp-tensor", "zp-channel")
+
+
+def _integer_shapes(types: tuple[DataType, ...], rep: int, ranks: tuple[int, ...]) -> Iterator[Shape]:
+    """CONVOLUTION_INTEGER: per input type, each forward geometry (no bias:
+    the operator has none) with both zero points per tensor on random data
+    (the type's whole range), 3x3 with the other `ZERO_POINTS` kinds, the
+    type's extremes (per-channel zero points), the filter of the other
+    type, the other dimension counts, padded strides; negatives: INT16 and
+    a dimension count outside the table."""
+    for dtype in types:
+        for given in FORWARD_SHAPES:
+            if given["name"] != "nobias":
+                yield replace(Shape(dtype, rep, "", bias=False, tags=("zp-tensor",)), **given)  # type: ignore[arg-type]
+        k3 = Shape(dtype, rep, "k3", bias=False, tags=("zp-tensor",))
+        yield from (replace(k3, tags=(zp,)) for zp in ZERO_POINTS if zp != "zp-tensor")
+        yield replace(k3, data="extremes", tags=("zp-channel",))
+        yield from (replace(k3, index_type=other, tags=("zp-tensor", f"filter-{other.name}"))
+                    for other in types if other is not dtype)
+        yield from (replace(k3, rank=r) for r in ranks if r != rep)
+        yield replace(k3, padded=True, tags=("zp-tensor", "padded"))
+    yield Shape(DataType.INT16, rep, "k3", bias=False, supported=False, tags=("zp-tensor", "unsupported"))
+    bad_rank = next((r for r in (5, 3) if r not in ranks), None)
+    if bad_rank is not None:
+        yield Shape(types[0], bad_rank, "k3", size=_same(4), bias=False, supported=False,
+                    tags=("zp-tensor", "unsupported"))
+
+
+def _integer_case(spec: Spec, sem: Window, level: FeatureLevel, seed: int, case_id: str, shape: Shape) -> Case:
+    """One CONVOLUTION_INTEGER case: input and filter over their types'
+    whole range (``extremes``: their smallest and largest values), the
+    zero points as ``shape``'s tags say, the filter in ``index_type``
+    where given (the other input type), an INT32 output."""
+    c, m = shape.channels
+    geo = Geometry(shape.spatial(shape.strides), shape.spatial(shape.dilations), shape.spatial(shape.start),
+                   shape.spatial(shape.end), shape.spatial(shape.output_padding), shape.groups)
+    kernel = shape.spatial(shape.kernel)
+    x_sizes, w_sizes = (shape.batch, c, *shape.spatial(shape.size)), (m, c // shape.groups, *kernel)
+    filter_type = shape.index_type or shape.dtype
+    zp = next((t for t in shape.tags if t.startswith("zp-")), "zp-none")
+    ones = (1,) * shape.rank
+    drawn = {name: _draw(replace(shape, dtype=t), sizes, np.random.default_rng(stream_key(seed, case_id, name)), 1)
+             for name, t, sizes in (("X", shape.dtype, x_sizes), ("W", filter_type, w_sizes),
+                                    ("XZ", shape.dtype, ones),
+                                    ("WZ", filter_type, (1, m, *ones[2:]) if zp == "zp-channel" else ones))}
+    with np.errstate(invalid="ignore"):  # the padded gaps' NaN, cast to an integer type
+        inputs = [family.input_tensor(sem.input or "", shape.dtype, drawn["X"], padded=shape.padded)]
+        if zp != "zp-none" and sem.input_zero_point:
+            inputs.append(family.input_tensor(sem.input_zero_point, shape.dtype, drawn["XZ"]))
+        inputs.append(family.input_tensor(sem.filter or "", filter_type, drawn["W"], padded=shape.padded))
+        if zp != "zp-none" and sem.filter_zero_point:
+            inputs.append(family.input_tensor(sem.filter_zero_point, filter_type, drawn["WZ"]))
+    out_sizes = (shape.batch, m, *output_sizes(geo, x_sizes[2:], kernel))
+    outputs = [family.output_tensor(sem.output, DataType.INT32, out_sizes, padded=shape.padded)]
+    return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype, inputs=tuple(inputs),
+                outputs=tuple(outputs), attributes=_attributes(spec, sem, shape, geo),
+                layout=Layout.PADDED if shape.padded else Layout.PACKED, expect_supported=shape.supported,
+                edges=(shape.data,), seed=seed)
 
 
 #: The pooling geometries: 1x1, 3x3 padded, 2x2 stride 2, asymmetric padding, a window over the input,
@@ -372,6 +471,32 @@ def _pooling_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large:
             tagged = replace(base, name=f"{base.name}-{'incl' if include else 'excl'}", include_padding=include)
             yield from (replace(tagged, data=data) for data in DATA)
     k3 = Shape(dtype, rep, "k3-excl", channels=(3, 3), bias=False)
+    yield from (replace(k3, rank=r, data=d) for r in ranks if r != rep for d in DATA)
+    yield from (replace(k3, data=data) for data in ("range", "nan"))
+    yield replace(k3, padded=True, tags=("padded",))
+    if large:
+        yield replace(k3, size=(1, 56, 56), batch=1, channels=(64, 64), tags=("large",))
+
+
+#: The Lp pooling's P values: L1 and L2 (the page's common ones) and 3, odd, where a negative input's X^P
+#: differs from |X|^P (the ``lp-sign`` readings).
+LP_POWERS = (1, 2, 3)
+
+
+def _lp_per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool, sem: Window) -> Iterator[Shape]:
+    """Each pooling geometry (dilation only where the operator has
+    Dilations) with each P of `LP_POWERS` on random data (negative and
+    positive values: the ``lp-sign`` readings differ at odd P), 3x3 with
+    each P on exact data too; the other dimension counts; range, NaN and
+    padded-stride cases of 3x3 at P 3."""
+    for given in POOLING_SHAPES:
+        base = replace(Shape(dtype, rep, "", channels=(3, 3), bias=False), **given)  # type: ignore[arg-type]
+        if base.dilations != _same(1) and sem.dilations is None:
+            continue
+        for p in LP_POWERS:
+            tagged = replace(base, name=f"{base.name}-p{p}", power=p)
+            yield from (replace(tagged, data=data) for data in (DATA if base.name == "k3" else ("random",)))
+    k3 = Shape(dtype, rep, "k3-p3", channels=(3, 3), bias=False, power=3)
     yield from (replace(k3, rank=r, data=d) for r in ranks if r != rep for d in DATA)
     yield from (replace(k3, data=data) for data in ("range", "nan"))
     yield replace(k3, padded=True, tags=("padded",))
@@ -418,15 +543,19 @@ def _negatives(first: DataType, rep: int, ranks: tuple[int, ...], allowed: tuple
 # -- values and tensors ---------------------------------------------------------------------------
 
 
-def exact_range(dtype: DataType, terms: int) -> int:
-    """The largest integer r <= 8 such that ``terms`` * r^2 + r fits the
-    type's significand: every partial sum of products of integers in
-    [-r, r], and a bias in it, is then exact."""
+def exact_range(dtype: DataType, terms: int, power: int = 2) -> int:
+    """The largest integer r <= 8 such that ``terms`` * r^``power`` + r fits
+    the type's significand: every partial sum of products of two integers
+    in [-r, r] (``power`` 2), or of their ``power``-th powers, and a bias
+    in it, is then exact."""
     digits = int(finfo(numpy_dtype(dtype)).nmant) + 1
-    return max(1, min(8, math.isqrt((2 ** digits) // (terms + 1))))
+    r = 8
+    while r > 1 and terms * r ** power + r > 2 ** digits:
+        r -= 1
+    return r
 
 
-def _draw(shape: Shape, sizes: tuple[int, ...], rng: np.random.Generator, terms: int) -> np.ndarray:
+def _draw(shape: Shape, sizes: tuple[int, ...], rng: np.random.Generator, terms: int, power: int = 2) -> np.ndarray:
     if shape.data == "ties":  # few distinct values: windows with equal maxima
         return rng.integers(0 if shape.dtype.name.startswith("UINT") else -1, 2, size=sizes).astype(np.float64)
     if not shape.dtype.is_float:
@@ -436,7 +565,7 @@ def _draw(shape: Shape, sizes: tuple[int, ...], rng: np.random.Generator, terms:
             return picks[rng.integers(0, picks.size, size=sizes)]
         return rng.integers(info.min, info.max, size=sizes, dtype=numpy_dtype(shape.dtype), endpoint=True)
     if shape.data == "exact":
-        r = exact_range(shape.dtype, terms)
+        r = exact_range(shape.dtype, terms, power)
         return rng.integers(-r, r + 1, size=sizes).astype(np.float64)
     if shape.data == "range":
         e = 6 if shape.dtype is DataType.FLOAT16 else 20
@@ -445,11 +574,13 @@ def _draw(shape: Shape, sizes: tuple[int, ...], rng: np.random.Generator, terms:
 
 
 def _values(shape: Shape, x_sizes: tuple[int, ...], w_sizes: tuple[int, ...], m: int,
-            key: Callable[[str], int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            key: Callable[[str], int], sem_power: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Input, filter and bias (M values) by the case's ``data`` kind
-    (``exact``: small enough for the C/G x K products and the bias)."""
+    (``exact``: small enough for the C/G x K products and the bias, or
+    for the window's P-th powers where the operator has a ``sem_power``)."""
     terms = shape.channels[0] // shape.groups * math.prod(w_sizes[2:]) + 1
-    x, w, b = (_draw(shape, s, np.random.default_rng(key(n)), terms)
+    power = 2 if sem_power is None else shape.power
+    x, w, b = (_draw(shape, s, np.random.default_rng(key(n)), terms, power)
                for n, s in (("X", x_sizes), ("W", w_sizes), ("B", (m,))))
     if shape.data == "cancel":  # channel pairs whose products cancel: 2c and 2c+1 read x alike, filters negated
         big = 2.0 ** (6 if shape.dtype is DataType.FLOAT16 else 10)
@@ -472,7 +603,7 @@ def _case(spec: Spec, sem: Window, level: FeatureLevel, seed: int, case_id: str,
     kernel = shape.spatial(shape.kernel)
     w_sizes = (c, m // shape.groups, *kernel) if geo.transposed else (m, c // shape.groups, *kernel)
     out_sizes = (shape.batch, m, *output_sizes(geo, x_sizes[2:], kernel))
-    x, w, b = _values(shape, x_sizes, w_sizes, m, lambda name: stream_key(seed, case_id, name))
+    x, w, b = _values(shape, x_sizes, w_sizes, m, lambda name: stream_key(seed, case_id, name), sem.power)
     with np.errstate(invalid="ignore"):  # input_tensor fills the gaps with NaN, which an integer type casts to junk
         inputs = [family.input_tensor(sem.input, shape.dtype, x, padded=shape.padded)]
     if sem.filter is not None:
@@ -499,7 +630,8 @@ def _attributes(spec: Spec, sem: Window, shape: Shape, geo: Geometry) -> tuple[t
         sem.window_size: text(shape.spatial(shape.kernel)), sem.include_padding: shape.include_padding,
         sem.mode: shape.mode, sem.direction: shape.direction, sem.spatial_count: shape.rank - 2,
         sem.strides: text(geo.strides), sem.dilations: text(geo.dilations), sem.start_padding: text(geo.start),
-        sem.end_padding: text(geo.end), sem.output_padding: text(geo.output_padding), sem.group_count: shape.groups}
+        sem.end_padding: text(geo.end), sem.output_padding: text(geo.output_padding), sem.group_count: shape.groups,
+        sem.power: shape.power}
     return tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
 
 
@@ -516,6 +648,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     family.check_seed(seed)
     sem = semantics_of(spec)
     conv = sem.operation == "convolution"
+    make = _integer_case if sem.operation == "convolution_integer" else _case
     for case_id, shape in family.selected(shapes(spec, level, large=large), lambda s: s.case_id(spec.operator, conv),
                                           keep, negative=negative):
-        yield _case(spec, sem, level, seed, case_id, shape)
+        yield make(spec, sem, level, seed, case_id, shape)

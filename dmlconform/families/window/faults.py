@@ -11,8 +11,9 @@ from dataclasses import replace
 import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
-from dmlconform.families.window.cases import Geometry, Operands, geometry, operands, window
-from dmlconform.families.window.reference import average, convolution, maximum
+from dmlconform.families.contraction.faults import to_tf32
+from dmlconform.families.window.cases import Geometry, Operands, geometry, integer_operands, operands, power, window
+from dmlconform.families.window.reference import average, convolution, integer_convolution, lp_norm, maximum
 from dmlconform.families.window.semantics import Window
 from dmlconform.spec import model as m
 
@@ -76,6 +77,12 @@ def _dropped_border_tap(ops: Operands, geo: Geometry) -> tuple[Operands, Geometr
     return replace(ops, x=x), geo
 
 
+def _tf32(ops: Operands, geo: Geometry) -> tuple[Operands, Geometry] | None:
+    """FLOAT32 input and filter rounded to TF32 before the products (cuDNN with
+    ``torch.backends.cudnn.allow_tf32``, on by default), float32 sums, while claiming float32."""
+    return replace(ops, x=to_tf32(ops.x), w=to_tf32(ops.w)), geo
+
+
 def _divisor_flipped(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     """AVERAGE_POOLING's IncludePadding read backwards: the padding counted in the divisor where it must not be, and
     left out where it must be counted."""
@@ -88,6 +95,32 @@ def _divisor_flipped(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     writable_view(out, buffers[out.name])[...] = average(x, window(sem, case),
                                                          replace(geo, include_padding=not geo.include_padding),
                                                          out.sizes, out.dtype)
+
+
+def _lp_fault(**change: object) -> Fault:
+    """An Lp pooling fault: the reference's `lp_norm` with ``change`` (``p``: that P, whatever the case's)."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, Window) or sem.operation != "lp_pooling":
+            return
+        out, given = case.outputs[0], dict(change)
+        p = int(given.pop("p", power(sem, case)))  # type: ignore[call-overload]
+        x = case.input(sem.input).view(buffers[sem.input])
+        writable_view(out, buffers[out.name])[...] = lp_norm(x, window(sem, case), geometry(sem, case), out.sizes,
+                                                             out.dtype, p, **given)  # type: ignore[arg-type]
+    return fault
+
+
+def _integer_fault(**change: bool) -> Fault:
+    """A CONVOLUTION_INTEGER fault: the reference's `integer_convolution` with ``change``."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        if not isinstance(sem, Window) or sem.operation != "convolution_integer":
+            return
+        out = case.outputs[0]
+        y = integer_convolution(integer_operands(sem, case, dict(buffers)), geometry(sem, case), out.sizes, **change)
+        writable_view(out, buffers[out.name])[...] = y
+    return fault
 
 
 def _max_fault(**change: object) -> Fault:
@@ -142,8 +175,13 @@ FAULTS: Mapping[str, Fault] = {
     "conv-output-padding-ignored": _outpad_write,
     "conv-dropped-border-tap": _planted(_dropped_border_tap),
     "conv-float16-accumulation": _planted(lambda ops, geo: (ops, geo), np.dtype(np.float16), m.DataType.FLOAT16),
+    "conv-tf32": _planted(_tf32, dtype=m.DataType.FLOAT32),
     "avgpool-divisor-padding-flipped": _divisor_flipped,
     "maxpool-last-tie": _max_fault(last_tie=True),
     "maxpool-padding-as-zero": _max_fault(padding=0.0),
     "maxpool-buffer-index": _buffer_index,
+    "convint-input-zero-point-ignored": _integer_fault(ignore_input_zero=True),
+    "convint-filter-zero-point-per-tensor": _integer_fault(filter_zero_of_first=True),
+    "lp-p-as-two": _lp_fault(p=2),
+    "lp-root-dropped": _lp_fault(root=False),
 }

@@ -33,14 +33,22 @@ output's OutputPadding elements are zero before the bias).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, finfo
 from dmlconform.families.window import windowmap
-from dmlconform.families.window.cases import Geometry, geometry, operands, semantics_of, window
+from dmlconform.families.window.cases import (
+    Geometry,
+    geometry,
+    integer_operands,
+    operands,
+    power,
+    semantics_of,
+    window,
+)
 from dmlconform.families.window.semantics import Window
 from dmlconform.oracles.base import (
     Expectation,
@@ -78,13 +86,14 @@ class WindowOracle:
             return _max_batch(self.spec, self.semantics, cases)
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
         offsets = np.concatenate(([0], np.cumsum([p.expected.size for p in parts], dtype=np.int64)))
-        alternatives = tuple(Alternative(a.name, a.index + offsets[i], a.values, a.tier, a.reason)
+        alternatives = tuple(a.part(slice(None), int(offsets[i]))
                              for i, p in enumerate(parts) for a in p.alternatives)
         expected = np.concatenate([p.expected for p in parts])
         expected.setflags(write=False)
         return WindowBatch(expected, np.concatenate([p.strict for p in parts]),
                            np.concatenate([p.relaxed for p in parts]), alternatives,
-                           np.concatenate([p.magnitude for p in parts]), np.concatenate([p.n for p in parts]))
+                           np.concatenate([p.magnitude for p in parts]), np.concatenate([p.n for p in parts]),
+                           np.concatenate([p.strict if p.bias_scale is None else p.bias_scale for p in parts]))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -97,6 +106,11 @@ class _Part:
     magnitude: np.ndarray
     n: np.ndarray
     alternatives: tuple[Alternative, ...]
+    #: One honest error's size per element for the bias check (None: the
+    #: strict bound); 0 leaves an element out of it: where every honest
+    #: result leans one way (a rounded exponent 1/P), or where readings
+    #: differ (a reading's values lean away from the primary's).
+    bias_scale: np.ndarray | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -158,6 +172,10 @@ def _products(patches: np.ndarray, filt: np.ndarray) -> np.ndarray:
 def _part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) -> _Part:
     if sem.operation == "average_pooling":
         return _average_part(spec, sem, case, float16_accumulation)
+    if sem.operation == "lp_pooling":
+        return _lp_part(spec, sem, case, float16_accumulation)
+    if sem.operation == "convolution_integer":
+        return _integer_part(spec, sem, case)
     ops = operands(sem, case)
     geo = geometry(sem, case)
     out = case.outputs[0]
@@ -205,9 +223,7 @@ def _average_part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: b
     for the division (two: a reciprocal, then a product), over the divisor."""
     geo, kernel, out = geometry(sem, case), window(sem, case), case.outputs[0]
     x = case.input(sem.input).view()
-    maps = tuple(windowmap.taps(x.shape[2 + j], out.sizes[2 + j], kernel[j], stride=geo.strides[j],
-                                dilation=geo.dilations[j], start=geo.start[j], transposed=False)
-                 for j in range(len(kernel)))
+    maps = _pool_maps(sem, case, x)
     patches = windowmap.gather(x.astype(np.float64), maps)
     axes = tuple(range(2 + len(kernel), 2 + 2 * len(kernel)))
     count = np.broadcast_to(windowmap.counts(maps), out.sizes).reshape(-1)
@@ -222,6 +238,142 @@ def _average_part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: b
                               np.zeros(expected.shape, bool))
     readings = {"empty-window:zero": np.where(count == 0, 0.0, np.nan)} if not geo.include_padding else {}
     return _Part(expected, strict, relaxed, np.nan_to_num(magnitude), n, _offered(spec, readings, expected))
+
+
+def _integer_part(spec: m.Spec, sem: Window, case: Case) -> _Part:
+    """CONVOLUTION_INTEGER: the forward cross-correlation of ``x - x_zero``
+    by ``w - w_zero[m]`` through the map, in float64 (every product and sum
+    of 8-bit differences is an integer far below 2^53: exact), 0 ULP.
+    Readings, exact too: ``padding-value:zero`` (a padded tap holds 0, not
+    the zero point: the input explicitly padded with ``-x_zero`` after the
+    subtraction) and ``filter-orientation:convolution`` (the filter reversed)."""
+    ops, geo, out = integer_operands(sem, case), geometry(sem, case), case.outputs[0]
+    spatial = ops.x.ndim - 2
+    x_zero = 0.0 if ops.x_zero is None else float(ops.x_zero[0])
+    x = ops.x.astype(np.float64) - x_zero
+    w = ops.w.astype(np.float64)
+    if ops.w_zero is not None:
+        w = w - ops.w_zero.astype(np.float64).reshape((-1,) + (1,) * (w.ndim - 1))
+    sums = convolve(x, w, None, geo, out.sizes[2:], flip=(False,) * spatial)
+    expected = sums.value.reshape(-1).astype(numpy_dtype(out.dtype))
+    readings = {"filter-orientation:convolution": convolve(x, w, None, geo, out.sizes[2:],
+                                                           flip=(True,) * spatial).value.reshape(-1)}
+    if x_zero and any(geo.start + geo.end):
+        padded = np.pad(x, [(0, 0), (0, 0), *zip(geo.start, geo.end)], constant_values=-x_zero)
+        bare = replace(geo, start=(0,) * spatial, end=(0,) * spatial)
+        readings["padding-value:zero"] = convolve(padded, w, None, bare, out.sizes[2:],
+                                                  flip=(False,) * spatial).value.reshape(-1)
+    zero = np.zeros(expected.shape)
+    expected.setflags(write=False)
+    return _Part(expected, zero, zero, sums.magnitude.reshape(-1), sums.n.reshape(-1).astype(np.float64),
+                 _offered(spec, readings, expected), zero)
+
+
+def _pool_maps(sem: Window, case: Case, x: np.ndarray) -> tuple[windowmap.Taps, ...]:
+    """A pooling's window map over the input ``x``: the window's taps per spatial dimension (forward)."""
+    geo, kernel, out = geometry(sem, case), window(sem, case), case.outputs[0]
+    return tuple(windowmap.taps(x.shape[2 + j], out.sizes[2 + j], kernel[j], stride=geo.strides[j],
+                                dilation=geo.dilations[j], start=geo.start[j], transposed=False)
+                 for j in range(len(kernel)))
+
+
+def _lp_part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) -> _Part:
+    """LP_POOLING: per window, the sum of the P-th powers through the map
+    and its P-th root (the taps outside the input add nothing), the
+    ``absolute`` reading |X|^P primary; where P is odd and a window holds a
+    negative value, the ``signed-root`` and ``signed-nan`` readings (X^P as
+    printed) as alternatives with bounds of their own (`_lp_bound`)."""
+    x = case.input(sem.input).view()
+    maps, p, out = _pool_maps(sem, case, x), power(sem, case), case.outputs[0]
+    patches = windowmap.gather(x.astype(np.float64), maps)
+    axes = tuple(range(patches.ndim - len(maps), patches.ndim))
+    magnitude = (np.abs(patches) ** p).sum(axis=axes).reshape(-1)  # A = sum |x|^P, the absolute reading's sum
+    signed = (patches ** p).sum(axis=axes).reshape(-1)  # s = sum x^P, the printed one's
+    n = np.broadcast_to(windowmap.counts(maps), out.sizes).reshape(-1).astype(np.float64)
+    acc = _accumulator(sem, out.dtype, float16_accumulation)
+    exact_sum = bool(np.all(np.mod(x, 1) == 0)) & (magnitude <= 2.0 ** _digits(acc))
+    exact = exact_sum & (magnitude <= 2.0 ** _digits(out.dtype)) & (p == 1)
+    model = _LpModel(p, unit_roundoff(acc), n, magnitude, exact_sum, exact)
+    expected = _root(magnitude, p).astype(numpy_dtype(out.dtype))
+    strict, _ = model.bound(magnitude, expected, probable=True)
+    relaxed, _ = model.bound(magnitude, expected, probable=False)
+    readings: dict[str, np.ndarray] = {}
+    bounds: dict[str, np.ndarray] = {}
+    if p % 2 and np.any(signed != magnitude):
+        literal = _root(signed, p)
+        bounds["lp-sign:signed-root"], error = model.bound(signed, literal.astype(expected.dtype), probable=False)
+        readings["lp-sign:signed-root"] = literal
+        if p > 1:  # pow(s, 1/P) of a sum that may be computed negative (within E of s); P = 1 needs no pow
+            readings["lp-sign:signed-nan"] = np.where(signed - error < 0, np.nan, literal)
+            bounds["lp-sign:signed-nan"] = bounds["lp-sign:signed-root"]  # NaN matches NaN whatever the bound
+    alternatives = reading_alternatives(spec, readings, expected, bounds=bounds)
+    # pow(t, fl(1/P)) leans one way for every t above 1 and the other below: no bias check where 1/P rounds
+    scale = np.where(signed != magnitude, 0.0, strict) if p & (p - 1) == 0 else np.zeros_like(strict)
+    return _Part(expected, strict, relaxed, magnitude, n, alternatives, scale)
+
+
+def _root(s: np.ndarray, p: int) -> np.ndarray:
+    """The real P-th root, sign kept (the identity at P = 1)."""
+    with np.errstate(invalid="ignore"):
+        return s if p == 1 else np.sign(s) * np.abs(s) ** (1.0 / p)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _LpModel:
+    """The error of ``root_P(sum of P-th powers)`` in an accumulator of unit
+    roundoff ``u``, derived for docs/window.md "Lp pooling":
+
+    * each term |x|^P or x^P: exact at P = 1, else relative error
+      ``t = max(gamma_{P-1}(u), 4u)`` (P - 1 products, or a pow of 2 ULP);
+    * their sum over ``n`` terms, in any order: absolute error at most
+      ``E = ((1 + t)(1 + gamma_n(u)) - 1) A + gamma_{n+P}(2^-53) A`` (the
+      oracle's own float64 powers and sum), A the sum of |x|^P (the terms'
+      magnitudes, whatever the reading's signs); 0 where ``exact_sum``
+      (integer data whose every partial sum fits the accumulator);
+    * the root, increasing: from a sum within E of ``c``, at most
+      ``spread = max(r(c + E) - r(c), r(c) - r(c - E))`` from ``r(c)``
+      (Hoelder-sized, not relative, where E reaches c: cancellation of a
+      signed sum), then its own rounding, ``4u`` relative (a pow of 2 ULP)
+      plus ``expm1(u |ln c| / P)`` where 1/P is not a power of two (the
+      rounded exponent);
+    * one spacing of the output type.  0 where ``exact`` (P = 1, integer
+      data within both significands)."""
+
+    p: int
+    u: float
+    n: np.ndarray
+    magnitude: np.ndarray
+    exact_sum: np.ndarray
+    exact: np.ndarray
+
+    def bound(self, centre: np.ndarray, expected: np.ndarray, *, probable: bool) -> tuple[np.ndarray, np.ndarray]:
+        """The bound at the root of the sum ``centre`` (rounded: ``expected``), and the sum's spread E."""
+        p, u = self.p, self.u
+        term = 0.0 if p == 1 else max(float(gamma(np.array(p - 1.0), u)), 4 * u)
+        summed = gamma_probable(self.n, u) if probable else gamma(self.n, u)
+        error = (((1 + term) * (1 + summed) - 1) + gamma(self.n + p, _U64)) * self.magnitude
+        error = np.where(self.exact_sum, 0.0, error)
+        y = _root(centre, p)
+        spread = np.maximum(_root(centre + error, p) - y, y - _root(centre - error, p))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            total = spread + (0.0 if p == 1 else 4 * u) * (np.abs(y) + spread)
+            if p & (p - 1):
+                total += _exponent_error(np.abs(centre) + error, np.abs(centre) - error, p, u)
+            total += spacing_above(np.abs(y) + total, expected.dtype)
+        zero = self.exact | ~np.isfinite(expected)
+        total[zero] = 0.0
+        expected.setflags(write=False)
+        return total, error
+
+
+def _exponent_error(high: np.ndarray, low: np.ndarray, p: int, u: float) -> np.ndarray:
+    """At most ``|t^(1/P) - t^(fl(1/P))|`` over the sums t in [low, high]
+    (magnitudes), fl(1/P) within a relative u of 1/P: ``t^(1/P) expm1(u
+    ln(t) / P)``, increasing in t >= 1 (taken at ``high``); below 1 it is
+    ``t^((1-u)/P) - t^(1/P)``, at most ``u / (1 - u)`` and ``high^((1-u)/P)``."""
+    above = _root(high, p) * np.expm1(u * np.log(np.maximum(high, 1.0)) / p)
+    below = np.minimum(u / (1 - u), np.maximum(high, 0.0) ** ((1 - u) / p))
+    return np.where(low >= 1, above, np.maximum(above, below))
 
 
 def _offered(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray) -> tuple[Alternative, ...]:
@@ -281,11 +433,12 @@ class WindowBatch:
     alternatives: tuple[Alternative, ...]
     magnitude: np.ndarray
     n: np.ndarray
+    bias_scale: np.ndarray
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
         strict = self.strict[lo:hi]
         return (Expectation(self.expected[lo:hi], strict, self.relaxed[lo:hi], within(self.alternatives, lo, hi), 0,
-                            RELAXED_FACTOR, False, bias_scale=strict),)
+                            RELAXED_FACTOR, False, bias_scale=self.bias_scale[lo:hi]),)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its term count n and the terms' magnitude S."""
@@ -332,11 +485,9 @@ def _max_part(spec: m.Spec, sem: Window, case: Case) -> tuple[tuple[np.ndarray, 
     rank, NaN above all: the ``propagate`` reading of ``nan``), the taps
     outside the input ranked below all, the first largest rank taken.  The
     ``ignore`` reading ranks NaN below every number instead."""
-    geo, kernel, out = geometry(sem, case), window(sem, case), case.outputs[0]
+    kernel, out = window(sem, case), case.outputs[0]
     x = case.input(sem.input).view()
-    maps = tuple(windowmap.taps(x.shape[2 + j], out.sizes[2 + j], kernel[j], stride=geo.strides[j],
-                                dilation=geo.dilations[j], start=geo.start[j], transposed=False)
-                 for j in range(len(kernel)))
+    maps = _pool_maps(sem, case, x)
     valid = np.ones((), bool)
     for t in maps:  # (O..., K...) as the map's outer product
         valid = np.multiply.outer(valid, t.valid)

@@ -14,12 +14,13 @@ from dmlconform.spec import reviewed_checks as rc
 #: The attribute roles, each with the check of the field it names.
 _ARRAYS = ("strides", "dilations", "start_padding", "end_padding", "output_padding", "window_size")
 _ENUMS = ("mode", "direction")
-_UINTS = ("spatial_count", "group_count")
+_UINTS = ("spatial_count", "group_count", "power")
 SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["family", "source", "operation", "input", "output"],
     "properties": {
         "family": {"const": "window"}, "source": rc.SOURCE, "operation": {"enum": list(OPERATIONS)},
         "input": rc.IDENT, "output": rc.IDENT, "filter": rc.IDENT, "bias": rc.IDENT, "indices": rc.IDENT,
+        "input_zero_point": rc.IDENT, "filter_zero_point": rc.IDENT,
         **{role: rc.IDENT for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation", "include_padding")},
         "dimension_counts": rc.DIMENSION_COUNTS,
         "accumulators": {"type": "object", "propertyNames": {"enum": rc.DTYPES},
@@ -31,7 +32,7 @@ SCHEMA = {
 def build(data: dict[str, Any]) -> Window:
     """Shape-checked ``semantics`` data -> `Window`."""
     roles = {role: data.get(role) for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation", "include_padding",
-                                               "filter", "bias", "indices")}
+                                               "filter", "bias", "indices", "input_zero_point", "filter_zero_point")}
     return Window(source=data["source"], operation=data["operation"], input=data["input"], output=data["output"],
                   dimension_counts=rc.dimension_counts(data), accumulators=rc.accumulators(data), **roles)
 
@@ -63,9 +64,11 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     named, and the dimension counts (of the input, filter and output: the
     bias has the same) and types against the support tables."""
     roles = [(("input",), m.TensorRole.INPUT), (("filter",), m.TensorRole.INPUT), (("bias",), m.TensorRole.INPUT),
-             (("output",), m.TensorRole.OUTPUT), (("indices",), m.TensorRole.OUTPUT)]
+             (("output",), m.TensorRole.OUTPUT), (("indices",), m.TensorRole.OUTPUT),
+             (("input_zero_point",), m.TensorRole.INPUT), (("filter_zero_point",), m.TensorRole.INPUT)]
     named = rc.named_fields(data, spec, roles, _CHECKS)
     yield from named.problems
-    tensors = [n for n in named.names if (f := spec.field(n)) is not None and f.is_tensor]
+    zero_points = (data.get("input_zero_point"), data.get("filter_zero_point"))  # {1..}: dims 1 to 4, not the input's
+    tensors = [n for n in named.names if (f := spec.field(n)) is not None and f.is_tensor and n not in zero_points]
     yield from rc.dims_problems(data, spec, tensors)
     yield from rc.accumulator_problems(data, spec)

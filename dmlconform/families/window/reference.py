@@ -19,7 +19,17 @@ from typing import Any
 import numpy as np
 
 from dmlconform.cases.model import Case
-from dmlconform.families.window.cases import Geometry, Operands, geometry, operands, semantics_of, window
+from dmlconform.families.window.cases import (
+    Geometry,
+    IntegerOperands,
+    Operands,
+    geometry,
+    integer_operands,
+    operands,
+    power,
+    semantics_of,
+    window,
+)
 from dmlconform.spec.model import DataType, Spec, numpy_dtype
 
 #: The type each tensor type computes in: its own, FLOAT16 in float32.
@@ -40,6 +50,12 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     if sem.operation == "average_pooling":
         x = case.input(sem.input).view(buffers[sem.input])
         return {sem.output: average(x, window(sem, case), geometry(sem, case), out.sizes, out.dtype)}
+    if sem.operation == "convolution_integer":
+        return {sem.output: integer_convolution(integer_operands(sem, case, buffers), geometry(sem, case), out.sizes)}
+    if sem.operation == "lp_pooling":
+        x = case.input(sem.input).view(buffers[sem.input])
+        return {sem.output: lp_norm(x, window(sem, case), geometry(sem, case), out.sizes, out.dtype,
+                                    power(sem, case))}
     return {sem.output: convolution(operands(sem, case, buffers), geometry(sem, case), out.sizes, out.dtype)}
 
 
@@ -63,6 +79,47 @@ def average(x: np.ndarray, kernel: tuple[int, ...], geo: Geometry, out_sizes: tu
     with np.errstate(all="ignore"):
         y = total / (work.type(np.prod(kernel)) if geo.include_padding else count)
     return y.astype(numpy_dtype(dtype))
+
+
+def lp_norm(x: np.ndarray, kernel: tuple[int, ...], geo: Geometry, out_sizes: tuple[int, ...], dtype: DataType,
+            p: int, *, reading: str = "absolute", root: bool = True) -> np.ndarray:
+    """Lp pooling as sliding windows: ``|x|^p`` of the zero-padded input (a
+    padding tap adds 0), a strided slice per window tap added up, then
+    ``** (1/p)``.  ``reading`` ``signed-root`` or ``signed-nan`` takes
+    ``x^p`` as printed and the real root of a negative sum, or ``**``'s NaN
+    (the ``lp-sign`` readings); without ``root`` the sum is left unrooted (a fault's)."""
+    work = _WORK.get(dtype, numpy_dtype(dtype))
+    out_spatial = out_sizes[2:]
+    pads = [(0, 0), (0, 0)] + [(a, max(0, (o - 1) * s + (k - 1) * d + 1 - i - a)) for i, o, k, s, d, a in
+                               zip(x.shape[2:], out_spatial, kernel, geo.strides, geo.dilations, geo.start)]
+    with np.errstate(all="ignore"):
+        xp = np.pad((np.abs(x.astype(work)) if reading == "absolute" else x.astype(work)) ** p, pads)
+        total = np.zeros(out_sizes, work)
+        for tap in itertools.product(*(range(k) for k in kernel)):
+            total += xp[_at(slice(None), slice(None), *(slice(k * d, k * d + (o - 1) * s + 1, s) for k, d, s, o in
+                                                         zip(tap, geo.dilations, geo.strides, out_spatial)))]
+        if reading == "signed-root":
+            y = np.sign(total) * np.abs(total) ** (work.type(1) / work.type(p))
+        else:
+            y = total ** (work.type(1) / work.type(p)) if root and p > 1 else total
+    return y.astype(numpy_dtype(dtype))
+
+
+def integer_convolution(ops: IntegerOperands, geo: Geometry, out_sizes: tuple[int, ...], *,
+                        ignore_input_zero: bool = False, filter_zero_of_first: bool = False) -> np.ndarray:
+    """CONVOLUTION_INTEGER in int64: the zero points subtracted (the
+    filter's per output channel where given so), then `forward` over the
+    differences (its zero padding pads after the subtraction), as INT32.
+    The keywords are faults': the input zero point ignored, a per-channel
+    filter zero point read as its first value."""
+    x = ops.x.astype(np.int64)
+    if ops.x_zero is not None and not ignore_input_zero:
+        x = x - np.int64(ops.x_zero[0])
+    w = ops.w.astype(np.int64)
+    if ops.w_zero is not None:
+        zero = ops.w_zero[:1] if filter_zero_of_first else ops.w_zero
+        w = w - zero.astype(np.int64).reshape((-1,) + (1,) * (w.ndim - 1))
+    return forward(x, w, geo, out_sizes).astype(np.int32)
 
 
 def convolution(ops: Operands, geo: Geometry, out_sizes: tuple[int, ...], dtype: DataType,

@@ -71,8 +71,8 @@ def test_torch_runs_the_family_and_records_tf32() -> None:
     results = run_cases(_picked(PICKED + TORCH_ONLY), TorchBackend())
     assert len(results) == len(PICKED + TORCH_ONLY)
     assert {r.outcome for r in results} == {Outcome.PASS}, [(r.case_id, r.message) for r in results]
-    assert TorchBackend().info().device.endswith(", tf32 matmul off")
-    assert TorchBackend(tf32="on").info().device.endswith(", tf32 matmul on")
+    assert TorchBackend().info().device.endswith(", tf32 matmul and cudnn off")
+    assert TorchBackend(tf32="on").info().device.endswith(", tf32 matmul and cudnn on")
     with pytest.raises(InputError, match="torch backend: tf32='yes'; write tf32=on or tf32=off"):
         TorchBackend(tf32="yes")
 

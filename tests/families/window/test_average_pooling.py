@@ -71,3 +71,17 @@ def test_onnxruntime_average_pool(op: str) -> None:
     assert len(refused) == 8 and all("all-padding" in r.case_id and "below it" in r.message for r in refused)
     assert all(r.outcome is Outcome.NOT_SUPPORTED for r in refused)
     assert Counter(r.outcome for r in results)[Outcome.PASS] == len(results) - 10
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_torch_avg_pool(op: str) -> None:
+    """avg_pool passes every case it takes; it refuses IncludePadding FALSE with a padding torch's own (symmetric,
+    at most half the window) cannot express, Dilations, and 5D FLOAT16 (no Half kernel on the CPU)."""
+    pytest.importorskip("torch", reason="the torch extra is not installed")
+    from dmlconform.backends.torch.backend import TorchBackend
+
+    results = run_cases([(_spec(op), c) for c in _cases(op)], TorchBackend())
+    assert Counter(r.outcome for r in results)[Outcome.PASS] == 57
+    refused = [r for r in results if r.refused]
+    assert all("-excl/" in r.case_id or "dilation" in r.case_id or "/5d/" in r.case_id for r in refused)
+    assert {r.outcome for r in results} == {Outcome.PASS, Outcome.NOT_SUPPORTED}

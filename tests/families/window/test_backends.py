@@ -5,11 +5,14 @@ reason, never FAIL."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from functools import cache
 
 import pytest
 
+from dmlconform.backends.cpu import CpuBackend
+from dmlconform.backends.faulty import FaultyBackend
 from dmlconform.cases.model import Case
 from dmlconform.catalog import load_spec
 from dmlconform.families import cases_of
@@ -63,3 +66,35 @@ def test_torch_float16_backward_fails_the_float32_bound() -> None:
     case = next(c for c in _cases() if c.id == "CONVOLUTION/FLOAT16/4d/backward/cross/k3/random")
     (result,) = run_cases([(_spec(), case)], Undeclared())
     assert result.outcome is Outcome.FAIL
+
+
+class _Declaring(FaultyBackend):
+    """A fake of torch on CUDA: FLOAT16 convolutions summed in FLOAT16 (the planted
+    ``conv-float16-accumulation``), declaring it as the torch backend does for ``cuda``."""
+
+    def info(self):  # type: ignore[no-untyped-def]
+        from dmlconform.backends.torch.backend import float16_accumulation
+
+        return dataclasses.replace(super().info(), float16_accumulation=float16_accumulation("cuda"))
+
+
+def test_float16_convolution_sums_pass_only_where_declared() -> None:
+    """The declaration path of torch's CUDA CONVOLUTION (cuDNN's FLOAT16 sums): with the declaration the
+    FLOAT16 random cases are judged by FLOAT16's bound and pass; without it they FAIL.  FLOAT32 is untouched."""
+    pairs = [(_spec(), c) for c in _cases() if "/FLOAT16/" in c.id]
+    undeclared = run_cases(pairs, FaultyBackend("conv-float16-accumulation"))
+    assert sum(r.outcome is Outcome.FAIL for r in undeclared) >= 10
+    declared = run_cases(pairs, _Declaring("conv-float16-accumulation"))
+    assert {r.outcome for r in declared} <= {Outcome.PASS, Outcome.QUALITY_WARNING, Outcome.NOT_SUPPORTED}
+
+
+def test_tf32_convolutions_fail_by_name_and_the_option_is_recorded() -> None:
+    """cuDNN's TF32 (``torch.backends.cudnn.allow_tf32``, the torch backend's ``tf32`` option): FLOAT32 inputs
+    and filters rounded to TF32 FAIL the random FLOAT32 cases (the harness tells TF32 on from off); exact
+    small integers are exact in TF32 and pass."""
+    pairs = [(_spec(), c) for c in _cases() if "/FLOAT32/" in c.id]
+    results = run_cases(pairs, FaultyBackend("conv-tf32"))
+    failed = {r.case_id for r in results if r.outcome is Outcome.FAIL}
+    assert len(failed) >= 20 and "CONVOLUTION/FLOAT32/4d/forward/cross/k3/random" in failed
+    assert not any("/exact" in i for i in failed)
+    assert {r.outcome for r in run_cases(pairs, CpuBackend())} == {Outcome.PASS, Outcome.NOT_SUPPORTED}

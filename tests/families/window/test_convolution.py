@@ -119,7 +119,7 @@ WHERE = {"conv-no-flip": (("/conv/",), "/5d/"), "conv-flip-in-cross-correlation"
          "conv-pads-swapped": ((), "asym"), "conv-dilation-ignored": (("dilation", "mixed"), "/backward/"),
          "conv-groups-mixed": (("groups", "depthwise", "mixed"), "depthwise"),
          "conv-output-padding-ignored": (("outpad",), "k2-s3"), "conv-dropped-border-tap": ((), "k1/exact"),
-         "conv-float16-accumulation": (("FLOAT16",), "/random")}
+         "conv-float16-accumulation": (("FLOAT16",), "/random"), "conv-tf32": (("FLOAT32",), "/backward/")}
 
 
 @pytest.mark.parametrize("name", sorted(n for n in FAULTS if n.startswith("conv-")))
