@@ -55,13 +55,17 @@ class Tier(enum.Enum):
 
 @dataclass(frozen=True, slots=True, eq=False)
 class Alternative:
-    """Another acceptable value at some elements (flat indices into the output)."""
+    """Another acceptable value at some elements (flat indices into the output).
+    ``bound``, where given, is each value's absolute error bound (a reading
+    computed with rounding errors of its own: the normalization family's
+    sample variance); None: the ULP budget alone."""
 
     name: str
     index: np.ndarray
     values: np.ndarray
     tier: Tier
     reason: str
+    bound: np.ndarray | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -509,4 +513,8 @@ def _apply(alt: Alternative, actual: np.ndarray, differ: np.ndarray, strict: np.
 def _matched(alt: Alternative, actual: np.ndarray, policy: Policy) -> np.ndarray:
     """Per element of ``alt``: whether ``actual`` holds its value (within the ULP budget)."""
     got = actual.reshape(-1)[alt.index]
-    return ulp_distance(alt.values.astype(actual.dtype), got, signed_zero=policy.signed_zero) <= policy.ulp
+    close = ulp_distance(alt.values.astype(actual.dtype), got, signed_zero=policy.signed_zero) <= policy.ulp
+    if alt.bound is None:
+        return close
+    with np.errstate(invalid="ignore", over="ignore"):
+        return close | (np.abs(got.astype(np.float64) - alt.values.astype(np.float64)) <= alt.bound)

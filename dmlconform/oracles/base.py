@@ -163,7 +163,8 @@ def within(alternatives: tuple[Alternative, ...], lo: int, hi: int, *, empty: bo
     for a in alternatives:
         keep = (a.index >= lo) & (a.index < hi)
         if keep.any() or (empty and not a.index.size):
-            out.append(Alternative(a.name, a.index[keep] - lo, a.values[keep], a.tier, a.reason))
+            out.append(Alternative(a.name, a.index[keep] - lo, a.values[keep], a.tier, a.reason,
+                                   None if a.bound is None else a.bound[keep]))
     return tuple(out)
 
 

@@ -1,0 +1,309 @@
+"""Cases of the normalization family (MEAN_VARIANCE_NORMALIZATION1), and its shape rules.
+
+Issue #36 item 3; docs/normalization.md has the table of cases.  Per input
+type, with ids like ``MEAN_VARIANCE_NORMALIZATION1/FLOAT32/4d/axes=2,3/channel/random``
+(axes, then how the scale and bias are given, then the data):
+
+* axis sets: every non-empty subset at 4 dimensions (instance, layer and
+  all-axes normalization among them), a sample at the other dimension
+  counts the table allows (1-D included);
+* scale and bias: none, one per channel (sizes 1 elsewhere), the same
+  broadcast through strides of 0 (``strided``), a full tensor, one over
+  the normalized dimensions (layer normalization's; from 4_0, where any
+  dimension may be 1), the scale alone and the bias alone (from 5_2);
+* data: random, constant (variance 0: the output is the bias), a large
+  mean with a small variance (one-pass and two-pass variance part there),
+  a variance beside Epsilon (Epsilon inside or outside the root part
+  there), one NaN, groups of one element (N = 1), long groups (N = 1023),
+  and for FLOAT16 data whose variance exceeds FLOAT16's range;
+* NormalizeVariance FALSE, a padded input, a larger Epsilon;
+* negative cases: a type outside the tables, a dimension count outside them.
+
+A case's values depend on the seed and its id alone, and ``keep`` is
+applied before any value is drawn.  The shape rules (`semantics_of`,
+`axes_of`, `epsilon_of`, `divides`, `operands`) are the one thing the
+oracle and the CPU reference share.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from itertools import combinations
+
+import numpy as np
+
+from dmlconform.cases import family
+from dmlconform.cases.draws import stream_key
+from dmlconform.cases.model import Case, Layout, TensorData
+from dmlconform.errors import InputError
+from dmlconform.families.normalization.semantics import Normalization
+from dmlconform.spec.model import DataType, FeatureLevel, Spec, numpy_dtype
+
+#: The usual sizes by dimension count (dimension 1 is the channel).
+SIZES = {1: (9,), 2: (3, 7), 3: (2, 3, 5), 4: (2, 3, 4, 5), 5: (2, 3, 2, 3, 2), 6: (2, 1, 3, 2, 1, 3),
+         7: (1, 2, 1, 3, 2, 1, 2), 8: (2, 1, 2, 1, 2, 1, 2, 3)}
+#: Axis sets at the other dimension counts (every subset at 4).
+SAMPLE = {1: ((0,),), 2: ((1,), (0,), (0, 1)), 3: ((2,), (1, 2), (0, 1, 2)), 5: ((4,), (2, 3, 4), (0, 1, 2, 3, 4)),
+          6: ((5,), (2, 3, 4, 5)), 7: ((6,), (0, 1, 2, 3, 4, 5, 6)), 8: ((7,), (2, 3, 4, 5, 6, 7))}
+#: Epsilon as the cases give it: the doc's recommended 0.00001, and a larger one (both float32 values, as the struct).
+EPSILON = float(np.float32(1e-5))
+LARGER_EPSILON = float(np.float32(1e-3))
+#: The scale and bias a case gives, and the level from which the tables allow it.
+AFFINE_SINCE = {"none": FeatureLevel.FL_2_1, "channel": FeatureLevel.FL_2_1, "strided": FeatureLevel.FL_2_1,
+                "full": FeatureLevel.FL_2_1, "normalized": FeatureLevel.FL_4_0, "scale-only": FeatureLevel.FL_5_2,
+                "bias-only": FeatureLevel.FL_5_2}
+INSTANCE, LAYER = (2, 3), (1, 2, 3)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """One case before its values."""
+
+    dtype: DataType
+    sizes: tuple[int, ...]
+    axes: tuple[int, ...]
+    affine: str = "channel"
+    data: str = "random"
+    divides: bool = True
+    epsilon: float = EPSILON
+    padded: bool = False
+    supported: bool = True
+    variant: str = ""
+
+    def case_id(self, operator: str) -> str:
+        axes = ",".join(str(a) for a in self.axes)
+        parts = [operator, self.dtype.name, f"{len(self.sizes)}d", f"axes={axes}", self.affine, self.data]
+        extra = [*([] if self.divides else ["no-variance"]), *([] if self.epsilon == EPSILON else ["eps=1e-3"]),
+                 *(["padded"] if self.padded else []), *([self.variant] if self.variant else [])]
+        return "/".join(parts + extra)
+
+
+# -- shape rules: what the oracle and the reference share ---------------------------------------
+def semantics_of(spec: Spec) -> Normalization:
+    """``spec``'s normalization semantics (`cases.family.semantics_as`)."""
+    return family.semantics_as(spec, Normalization, "normalization")
+
+
+def axes_of(sem: Normalization, case: Case) -> tuple[int, ...]:
+    """The Axes of ``case``, sorted (the case format holds the array as text, ``"2,3"``)."""
+    return tuple(sorted(family.parse_axes(case.attribute_map().get(sem.axes, ""), name=sem.axes)))
+
+
+def epsilon_of(sem: Normalization, case: Case) -> float:
+    """Epsilon as the struct holds it: its float32 value (the doc's 0.00001 where the case gives none)."""
+    return float(np.float32(case.attribute_map().get(sem.epsilon, EPSILON)))
+
+
+def divides(sem: Normalization, case: Case) -> bool:
+    """Whether the variance divides (NormalizeVariance TRUE, or an operator without the flag)."""
+    return sem.normalize_variance is None or bool(case.attribute_map().get(sem.normalize_variance, True))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Operands:
+    """A case's logical input, and its scale and bias broadcast to the input's shape (None: not given)."""
+
+    x: np.ndarray
+    scale: np.ndarray | None
+    bias: np.ndarray | None
+
+
+def operands(sem: Normalization, case: Case, buffers: Mapping[str, np.ndarray] | None = None) -> Operands:
+    """The input and the broadcast scale and bias of ``case`` (over ``buffers`` where given, else its own)."""
+    given = {t.name: t for t in case.inputs}
+    x = given[sem.input].view(None if buffers is None else buffers[sem.input])
+
+    def view(name: str | None) -> np.ndarray | None:
+        if name is None or name not in given:
+            return None
+        return np.broadcast_to(given[name].view(None if buffers is None else buffers[name]), x.shape)
+
+    return Operands(x, view(sem.scale), view(sem.bias))
+
+
+def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
+    """Whether there are cases of ``spec`` at ``level``, and if not, why."""
+    return family.generable(lambda: shapes(spec, level))
+
+
+def case_problems(spec: Spec, case: Case) -> Iterator[str]:
+    """What makes ``case`` no normalization its semantics describe: axes
+    that are no set of the input's dimensions, an AxisCount that does not
+    count them, an output of other sizes than the input's, a scale or bias
+    whose sizes are neither 1 nor the input's.  Texts are ``problem: fix``."""
+    sem = semantics_of(spec)
+    tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
+    x, y = tensors.get(sem.input), tensors.get(sem.output)
+    if x is None or y is None:
+        return
+    attrs = case.attribute_map()
+    problem = family.axes_problem(attrs, sem.axes, tensor=x.name, rank=len(x.sizes))
+    if problem is not None:
+        yield problem
+        return
+    counted = family.count_problem(attrs, sem.axis_count, axes_of(sem, case), axes_name=sem.axes)
+    if counted is not None:
+        yield counted
+    if y.sizes != x.sizes:
+        yield f"{y.name}'s sizes {list(y.sizes)} are not {x.name}'s {list(x.sizes)}: give those"
+    for name in (sem.scale, sem.bias):
+        t = tensors.get(name or "")
+        if t is not None and (len(t.sizes) != len(x.sizes) or
+                              any(s not in (1, n) for s, n in zip(t.sizes, x.sizes))):
+            yield (f"{t.name}'s sizes {list(t.sizes)} do not broadcast to {x.name}'s {list(x.sizes)}: give each "
+                   "dimension 1 or the input's")
+
+
+# -- which cases ------------------------------------------------------------------------------
+def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
+    """Every case of ``spec`` at ``level`` before its values, in a fixed order."""
+    sem = semantics_of(spec)
+    table = spec.table_at(level)
+    row = table.row(sem.input) if table is not None else None
+    if row is None:
+        raise InputError(f"{spec.operator}: no cases at {level.short}: no support table there")
+    ranks, types = row.dims, row.dtypes
+    affines = tuple(a for a, since in AFFINE_SINCE.items() if since <= level
+                    and (a != "scale-only" or sem.bias is not None) and (a != "bias-only" or sem.scale is not None))
+    out: list[Shape] = []
+    floats = [t for t in types if t.is_float]
+    for i, dtype in enumerate(floats):
+        out.extend(_float32_cases(dtype, ranks, affines, sem) if i == 0 else _half_cases(dtype, ranks))
+    out.extend(_negatives(floats[0] if floats else types[0], ranks, types))
+    return out
+
+
+def _axis_sets(rank: int) -> tuple[tuple[int, ...], ...]:
+    if rank == 4:
+        return tuple(c for k in range(1, 5) for c in combinations(range(4), k))
+    return SAMPLE[rank]
+
+
+def _float32_cases(dtype: DataType, ranks: tuple[int, ...], affines: tuple[str, ...],
+                   sem: Normalization) -> Iterator[Shape]:
+    for rank in ranks:
+        for axes in _axis_sets(rank):
+            yield Shape(dtype, SIZES[rank], axes)
+    if 4 not in ranks:
+        return
+    base = Shape(dtype, SIZES[4], INSTANCE)
+    for axes in (INSTANCE, LAYER):
+        yield from (replace(base, axes=axes, affine=a) for a in affines if a != "channel")
+        yield from (replace(base, axes=axes, data=d) for d in ("constant", "large-mean", "small-variance", "nan"))
+        if sem.normalize_variance is not None:
+            yield replace(base, axes=axes, divides=False)
+    yield replace(base, data="small-variance", epsilon=LARGER_EPSILON)
+    yield replace(base, sizes=(2, 3, 1, 1), variant="n1")
+    yield replace(base, sizes=(1, 2, 33, 31), variant="n1023")
+    yield replace(base, padded=True)
+
+
+def _half_cases(dtype: DataType, ranks: tuple[int, ...]) -> Iterator[Shape]:
+    """FLOAT16: instance, layer and all-axes normalization, the data that tells accumulators apart."""
+    rank = 4 if 4 in ranks else ranks[-1]
+    if rank != 4:
+        yield from (Shape(dtype, SIZES[rank], axes) for axes in SAMPLE[rank])
+        return
+    base = Shape(dtype, SIZES[4], INSTANCE)
+    yield from (replace(base, axes=axes) for axes in (INSTANCE, LAYER, (0, 1, 2, 3)))
+    yield from (replace(base, data=d) for d in ("large-mean", "small-variance", "wide", "constant"))
+    yield replace(base, axes=LAYER, data="wide")
+    yield replace(base, sizes=(1, 2, 33, 31), variant="n1023")
+
+
+def _negatives(first: DataType, ranks: tuple[int, ...], types: tuple[DataType, ...]) -> Iterator[Shape]:
+    """A type outside the table, a dimension count outside it."""
+    rank = 4 if 4 in ranks else ranks[-1]
+    base = Shape(first, SIZES[rank], (rank - 1,), supported=False, variant="unsupported")
+    if DataType.FLOAT64 not in types:
+        yield replace(base, dtype=DataType.FLOAT64)
+    bad = next((r for r in (3, 5, 2) if r not in ranks), None)
+    if bad is not None:
+        yield replace(base, sizes=SIZES[bad], axes=(bad - 1,))
+
+
+# -- values and tensors -----------------------------------------------------------------------
+def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False, negative: bool = True,
+             keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
+    """The cases of ``spec`` at ``level`` (the module docstring), only those
+    ``keep(id, data type)`` accepts, without the negative ones where not
+    ``negative``; identical for a ``seed``.  There is no ``large`` case yet."""
+    family.check_seed(seed)
+    sem = semantics_of(spec)
+    for case_id, shape in family.selected(shapes(spec, level), lambda s: s.case_id(spec.operator), keep,
+                                          negative=negative):
+        yield _case(spec, sem, level, seed, case_id, shape)
+
+
+def _channel(rank: int) -> int:
+    return 1 if rank >= 2 else 0
+
+
+def _affine_sizes(shape: Shape) -> tuple[int, ...]:
+    """The sizes of the scale and bias: one per channel, over the normalized dimensions, or the input's."""
+    rank = len(shape.sizes)
+    if shape.affine in ("full", "strided"):
+        return shape.sizes
+    if shape.affine == "normalized":
+        return tuple(s if d in shape.axes else 1 for d, s in enumerate(shape.sizes))
+    return tuple(s if d == _channel(rank) else 1 for d, s in enumerate(shape.sizes))
+
+
+def _affine_tensor(name: str, dtype: DataType, shape: Shape, values: np.ndarray) -> TensorData:
+    """The scale or bias as the case gives it: packed, or (``strided``) the
+    input's sizes over one value per channel with strides of 0 elsewhere."""
+    if shape.affine != "strided":
+        return family.input_tensor(name, dtype, values.reshape(_affine_sizes(shape)))
+    channel = _channel(len(shape.sizes))
+    per_channel = np.ascontiguousarray(values).reshape(-1)  # drawn one per channel (`_case`)
+    strides = tuple(1 if d == channel else 0 for d in range(len(shape.sizes)))
+    buf = per_channel.astype(numpy_dtype(dtype))
+    buf.setflags(write=False)
+    return TensorData(name, dtype, shape.sizes, strides, buf)
+
+
+def _case(spec: Spec, sem: Normalization, level: FeatureLevel, seed: int, case_id: str, shape: Shape) -> Case:
+    def rng(name: str) -> np.random.Generator:
+        return np.random.default_rng(stream_key(seed, case_id, name))
+
+    nt = numpy_dtype(shape.dtype)
+    x = _draw(shape, rng(sem.input)).astype(nt)
+    inputs = [family.input_tensor(sem.input, shape.dtype, x, padded=shape.padded)]
+    held = _affine_sizes(shape) if shape.affine != "strided" else _affine_sizes(replace(shape, affine="channel"))
+    if sem.scale is not None and shape.affine not in ("none", "bias-only"):
+        scale = (rng(sem.scale).uniform(0.5, 2.0, held) * rng(sem.scale + "/sign").choice([-1.0, 1.0], held))
+        inputs.append(_affine_tensor(sem.scale, shape.dtype, shape, scale.astype(nt)))
+    if sem.bias is not None and shape.affine not in ("none", "scale-only"):
+        inputs.append(_affine_tensor(sem.bias, shape.dtype, shape, rng(sem.bias).uniform(-1.0, 1.0, held).astype(nt)))
+    given: dict[str | None, float | int | bool | str] = {
+        sem.axes: ",".join(str(a) for a in shape.axes), sem.axis_count: len(shape.axes),
+        sem.normalize_variance: shape.divides, sem.epsilon: shape.epsilon}
+    attrs = tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
+    layout = Layout.PADDED if shape.padded else Layout.BROADCAST if shape.affine == "strided" else Layout.PACKED
+    return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype, inputs=tuple(inputs),
+                outputs=(family.output_tensor(sem.output, shape.dtype, shape.sizes, padded=shape.padded),),
+                attributes=attrs, layout=layout, expect_supported=shape.supported, edges=(shape.data,), seed=seed)
+
+
+def _draw(shape: Shape, rng: np.random.Generator) -> np.ndarray:
+    """The input by the case's ``data`` kind (float64, rounded to the type by the caller)."""
+    s = shape.sizes
+    if shape.data == "constant":
+        return np.full(s, 0.7)
+    if shape.data == "large-mean":  # mean^2 / variance about 770: one-pass variance loses 10 bits
+        return 16.0 + rng.uniform(-1.0, 1.0, s)
+    if shape.data == "small-variance":  # variance about 3e-6, beside Epsilon = 1e-5
+        return 0.5 + rng.uniform(-3e-3, 3e-3, s)
+    if shape.data == "wide":  # |x| in [250, 400]: the variance (about 1e5) exceeds FLOAT16's largest, 65504
+        return rng.choice([-1.0, 1.0], s) * rng.uniform(250.0, 400.0, s)
+    x = rng.uniform(-1.0, 1.0, s)
+    if shape.data == "nan":
+        x[(0,) * len(s)] = np.nan
+    return x
+
+
+def group_count(sizes: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    """N: the elements each mean and variance is taken over."""
+    return math.prod(sizes[a] for a in axes)

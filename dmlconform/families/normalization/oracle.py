@@ -1,0 +1,260 @@
+"""The normalization family's oracle (MEAN_VARIANCE_NORMALIZATION1):
+expected values in float64 and a bound that carries the statistics' error
+through the subtraction, the square root and the division, per element.
+
+Issue #36 items 1 and 2; docs/normalization.md derives every line and
+works one real case through it.  Per group (the N input elements over
+``Axes`` one mean and variance are taken over), in float64: the mean
+``mu``, the population variance ``v`` (two passes), ``d_i = x_i - mu``,
+``s = sqrt(v + eps)`` and ``y_i = d_i / s``, then ``a_i y_i + b_i``.  With
+``u`` the accumulator's unit roundoff (float32's for FLOAT16 tensors unless
+the backend declares FLOAT16 accumulation) and ``g`` = gamma (worst case:
+FAIL beyond) or Higham and Mary's probabilistic gamma~ (QUALITY_WARNING
+beyond):
+
+* the mean: the reduction family's AVERAGE bound ``e_mu``
+  (`families.reduction.oracle.average`); ``d_i`` within
+  ``e_i = e_mu + u (|d_i| + e_mu)``;
+* the variance, within the larger of two honest kernels' bounds: two-pass
+  (``mean((x - mu~)^2)``: ``2 mean(|d| e) + mean(e^2)`` plus the AVERAGE
+  bound of the squares) and one-pass (``E[x^2] - E[x]^2``: the AVERAGE
+  bound of the squares, ``2 |mu| e_mu + e_mu^2``, the rounding of ``mu~^2``
+  and of the subtraction); the one-pass term grows with ``mu^2 / v``, the
+  variance's condition number;
+* ``v + eps`` rounded once; its relative error ``r`` gives ``1/s`` within
+  ``1/sqrt(1 - r) - 1``, and the root and the division (or a reciprocal
+  root within 2 ULP and a product) ``ROOT_ULPS`` more;
+* ``y_i`` within ``|d_i| / s r' + e_i / s (1 + r')``; the scale's product
+  and the bias's sum one rounding each; the oracle's own float64 error and
+  one spacing of the output type.
+
+NormalizeVariance FALSE leaves out the variance and the division.  A NaN
+in a group makes its outputs NaN (bound 0: any NaN matches).  The sample
+variance (``variance:sample``) is offered as a STRICT alternative with its
+own worst-case bound where N > 1 (for N = 1 it is 0/0, a loss of range
+where the primary reading gives the bias).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dmlconform.cases.model import Case
+from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
+from dmlconform.families.normalization.cases import axes_of, divides, epsilon_of, operands, semantics_of
+from dmlconform.families.normalization.semantics import Normalization
+from dmlconform.families.reduction.oracle import average, groups
+from dmlconform.oracles.base import (
+    Expectation,
+    gamma,
+    gamma_probable,
+    marker,
+    spacing_above,
+    unit_roundoff,
+    within,
+)
+from dmlconform.spec import model as m
+from dmlconform.spec.model import numpy_dtype
+
+__all__ = ["ROOT_ULPS", "NormalizationBatch", "NormalizationOracle", "Statistics", "statistics"]
+
+#: The root and the division after it, in u: a correctly rounded sqrt and division (2u), or a reciprocal square
+#: root within 2 ULP (CUDA's rsqrtf, D3D's rsq; 4u) and a product (u).
+ROOT_ULPS = 5.0
+_U64 = 2.0 ** -53
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NormalizationOracle:
+    """The oracle of one normalization operator (its reviewed semantics)."""
+
+    spec: m.Spec
+    semantics: Normalization
+
+    @classmethod
+    def of(cls, spec: m.Spec) -> NormalizationOracle:
+        return cls(spec, semantics_of(spec))
+
+    def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
+             float16_accumulation: bool = False) -> NormalizationBatch:
+        """Each case's expected values, bounds and readings end to end.
+        ``flush_subnormals`` changes nothing: a flushed subnormal is within
+        one spacing of the output."""
+        parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
+        offsets = np.concatenate(([0], np.cumsum([p[0].size for p in parts], dtype=np.int64)))
+        alternatives = tuple(Alternative(a.name, a.index + offsets[i], a.values, a.tier, a.reason, a.bound)
+                             for i, p in enumerate(parts) for a in p[3])
+        expected = np.concatenate([p[0] for p in parts])
+        expected.setflags(write=False)
+        return NormalizationBatch(expected, np.concatenate([p[1] for p in parts]),
+                                  np.concatenate([p[2] for p in parts]), alternatives,
+                                  np.concatenate([p[4] for p in parts]))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NormalizationBatch:
+    """`NormalizationOracle` bound to a batch: everything end to end, and each element's group size N."""
+
+    expected: np.ndarray
+    strict: np.ndarray
+    relaxed: np.ndarray
+    alternatives: tuple[Alternative, ...]
+    n: np.ndarray
+
+    def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
+        strict = self.strict[lo:hi]
+        return (Expectation(self.expected[lo:hi], strict, self.relaxed[lo:hi], within(self.alternatives, lo, hi), 0,
+                            RELAXED_FACTOR, False),)
+
+    def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
+        """What decides an element's bound: its group's size N."""
+        return (("N", [float(x) for x in self.n[flat].tolist()]),)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Statistics:
+    """One group per row (N columns, the group's elements in order): the
+    mean, the deviations ``d`` and their bound ``e``, the population
+    variance and its bound, for one ``g``."""
+
+    mean: np.ndarray
+    d: np.ndarray
+    e: np.ndarray
+    variance: np.ndarray
+    variance_error: np.ndarray
+
+
+def statistics(rows: np.ndarray, u: float, g: Callable[[np.ndarray, float], np.ndarray]) -> Statistics:
+    """The mean and population variance of each row (float64 terms) and
+    their bounds in an accumulator of unit roundoff ``u``: two-pass or
+    one-pass, whichever bound is larger (the module docstring)."""
+    n = rows.shape[1]
+    with np.errstate(all="ignore"):
+        mu, e_mu = average(rows, u, g)
+        m2, e_m2 = average(rows * rows, u, g)
+        d = rows - mu[:, None]
+        v = (d * d).mean(axis=1)
+        e = e_mu[:, None] + u * (np.abs(d) + e_mu[:, None])
+        gn, g2 = (float(g(np.array([float(k)]), u)[0]) for k in (n, 2))
+        q = ((np.abs(d) + e) ** 2).mean(axis=1)
+        two_pass = 2 * (np.abs(d) * e).mean(axis=1) + (e * e).mean(axis=1) + (gn * (1 + g2) + g2) * q
+        one_pass = e_m2 + 2 * np.abs(mu) * e_mu + e_mu ** 2 + u * (np.abs(mu) + e_mu) ** 2 + u * (m2 + e_m2)
+        own = (n + 8) * _U64 * m2
+    return Statistics(mu, d, e, v, np.maximum(two_pass, one_pass) + own)
+
+
+def _normalized(st: Statistics, variance: np.ndarray, variance_error: np.ndarray, eps: float, u: float,
+                divide: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``y = d / sqrt(variance + eps)`` (``d`` where not ``divide``) and its bound, per element of each row."""
+    if not divide:
+        return st.d, st.e
+    with np.errstate(all="ignore"):
+        t = variance + eps
+        r = (variance_error + u * (t + variance_error)) / t
+        inverse = np.where(r < 1, 1 / np.sqrt(np.maximum(1 - r, 0)) - 1, np.inf)
+        inverse = (1 + inverse) * (1 + ROOT_ULPS * u) - 1
+        s = np.sqrt(t)[:, None]
+        y = st.d / s
+        return y, np.abs(y) * inverse[:, None] + st.e / s * (1 + inverse[:, None])
+
+
+def _affine(y: np.ndarray, e_y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None,
+            u: float) -> tuple[np.ndarray, np.ndarray]:
+    """``a y + b`` and its bound: ``|a| e_y`` and one rounding for each of the product and the sum."""
+    with np.errstate(all="ignore"):
+        scaled = y if a is None else a * y
+        e = e_y if a is None else np.abs(a) * e_y + u * np.abs(a) * (np.abs(y) + e_y)
+        if b is None:
+            return scaled, e
+        return scaled + b, e + u * (np.abs(scaled) + e + np.abs(b))
+
+
+def _part(spec: m.Spec, sem: Normalization, case: Case,
+          float16_accumulation: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...], np.ndarray]:
+    """One case: expected, strict, relaxed, alternatives (indices local), N per element; all in the output's C order."""
+    ops, axes = operands(sem, case), axes_of(sem, case)
+    out = case.outputs[0]
+    nt = numpy_dtype(out.dtype)
+    acc = m.DataType.FLOAT16 if float16_accumulation and case.dtype is m.DataType.FLOAT16 else \
+        sem.accumulator(case.dtype)
+    u = unit_roundoff(acc)
+    eps, divide = epsilon_of(sem, case), divides(sem, case)
+    x = ops.x.astype(np.float64)
+    rows = groups(x, axes)
+    n = rows.shape[1]
+    a, b = (None if t is None else groups(t.astype(np.float64), axes) for t in (ops.scale, ops.bias))
+    bounds, value = [], np.zeros(rows.shape)
+    for g in (gamma_probable, gamma):
+        st = statistics(rows, u, g)
+        y, e_y = _normalized(st, st.variance, st.variance_error, eps, u, divide)
+        value, e = _affine(y, e_y, a, b, u)
+        bounds.append(e + _own(rows, y, a, b, divide, eps, st))
+    alternatives: tuple[Alternative, ...] = ()
+    if divide and n > 1:
+        alternatives = _sample(spec, rows, a, b, eps, u, nt, value)
+    expected, strict, relaxed = (_ungroup(z, x.shape, axes) for z in (value, *bounds))
+    expected = expected.astype(nt)
+    with np.errstate(invalid="ignore", over="ignore"):
+        step = spacing_above(np.abs(expected.astype(np.float64)) + relaxed, nt)
+    done = ~np.isfinite(expected.astype(np.float64))
+    strict, relaxed = (np.where(done, 0.0, np.nan_to_num(z, nan=np.inf) + step) for z in (strict, relaxed))
+    alternatives = tuple(Alternative(alt.name, _flat_index(alt.index, rows.shape, x.shape, axes), alt.values,
+                                     alt.tier, alt.reason, alt.bound) for alt in alternatives)
+    return expected, strict, relaxed, alternatives, np.full(expected.shape, float(n))
+
+
+def _own(rows: np.ndarray, y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None, divide: bool, eps: float,
+         st: Statistics) -> np.ndarray:
+    """The oracle's own float64 error: ``(N + 8) 2^-53`` of the terms that meet in each step."""
+    k = (rows.shape[1] + 8) * _U64
+    with np.errstate(all="ignore"):
+        spread = np.abs(rows) + np.abs(rows).mean(axis=1, keepdims=True)
+        if divide:
+            spread = spread / np.sqrt(st.variance + eps)[:, None] + np.abs(y)
+        scale = 1.0 if a is None else np.abs(a)
+        return k * (scale * spread + (0.0 if b is None else np.abs(b)))
+
+
+def _sample(spec: m.Spec, rows: np.ndarray, a: np.ndarray | None, b: np.ndarray | None, eps: float, u: float,
+            nt: np.dtype, expected: np.ndarray) -> tuple[Alternative, ...]:
+    """The ``variance:sample`` reading with its own worst-case bound (indices in group order; `_part` maps them)."""
+    ambiguity = next((x for x in spec.ambiguities if x.id == "variance"), None)
+    if ambiguity is None or ambiguity.reading("sample") is None:
+        return ()
+    n = rows.shape[1]
+    st = statistics(rows, u, gamma)
+    scaled = st.variance * n / (n - 1)
+    y, e_y = _normalized(st, scaled, st.variance_error * n / (n - 1) + u * scaled, eps, u, True)
+    value, e = _affine(y, e_y, a, b, u)
+    with np.errstate(invalid="ignore", over="ignore"):
+        values = value.reshape(-1).astype(nt)
+        primary = expected.reshape(-1).astype(nt)
+        bound = e.reshape(-1) + spacing_above(np.abs(value.reshape(-1)) + e.reshape(-1), nt)
+    where = np.flatnonzero((values != primary) & np.isfinite(bound))
+    if not where.size:
+        return ()
+    reading = ambiguity.reading("sample")
+    assert reading is not None
+    alt = Alternative(f"reading:{ambiguity.id}:{reading.id}", where, values[where], Tier.STRICT,
+                      f"{ambiguity.id}: {reading.says}", bound[where])
+    return marker(ambiguity, [alt], primary), alt
+
+
+def _ungroup(z: np.ndarray, shape: tuple[int, ...], axes: tuple[int, ...]) -> np.ndarray:
+    """Rows of `groups` back to the tensor's C order, flat."""
+    k = len(axes)
+    moved_shape = tuple(s for i, s in enumerate(shape) if i not in axes) + tuple(shape[a] for a in axes)
+    back = np.moveaxis(z.reshape(moved_shape), tuple(range(len(shape) - k, len(shape))), axes)
+    return np.ascontiguousarray(back).reshape(-1)
+
+
+def _flat_index(index: np.ndarray, rows_shape: tuple[int, ...], shape: tuple[int, ...],
+                axes: tuple[int, ...]) -> np.ndarray:
+    """Flat indices into the group rows -> flat indices in the tensor's C order."""
+    order = _ungroup(np.arange(int(np.prod(rows_shape)), dtype=np.float64).reshape(rows_shape), shape, axes)
+    position = np.empty(order.size, np.int64)
+    position[order.astype(np.int64)] = np.arange(order.size, dtype=np.int64)
+    return position[index]

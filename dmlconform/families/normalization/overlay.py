@@ -1,0 +1,47 @@
+"""The normalization kind of reviewed semantics (``family: normalization``,
+MEAN_VARIANCE_NORMALIZATION1): its schema, its record
+(`families.normalization.semantics.Normalization`) and its checks against
+the spec.  `families.Family.overlay` names it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from dmlconform.families.normalization.semantics import OPERATIONS, Normalization
+from dmlconform.spec import model as m
+from dmlconform.spec import reviewed_checks as rc
+
+_TENSORS = ("input", "output", "scale", "bias")
+_ATTRIBUTES = ("axes", "axis_count", "epsilon", "normalize_variance", "fused_activation")
+SCHEMA = {
+    "type": "object", "additionalProperties": False,
+    "required": ["family", "source", "operation", "input", "output", "axes", "axis_count", "epsilon"],
+    "properties": {
+        "family": {"const": "normalization"}, "source": rc.SOURCE, "operation": {"enum": list(OPERATIONS)},
+        **{role: rc.IDENT for role in (*_TENSORS, *_ATTRIBUTES)},
+        "accumulators": {"type": "object", "propertyNames": {"enum": rc.DTYPES},
+                         "additionalProperties": {"enum": rc.DTYPES}},
+    },
+}
+
+
+def build(data: dict[str, Any]) -> Normalization:
+    """Shape-checked ``semantics`` data -> `Normalization`."""
+    roles = {role: data.get(role) for role in ("scale", "bias", "normalize_variance", "fused_activation")}
+    return Normalization(source=data["source"], operation=data["operation"], input=data["input"],
+                         output=data["output"], axes=data["axes"], axis_count=data["axis_count"],
+                         epsilon=data["epsilon"], accumulators=rc.accumulators(data), **roles)
+
+
+_CHECKS: tuple[tuple[tuple[str, ...], Callable[[m.Field], str | None]], ...] = (
+    (("axes",), rc.is_uint_array), (("axis_count",), rc.is_uint), (("epsilon",), rc.is_float),
+    (("normalize_variance",), rc.is_bool), (("fused_activation",), rc.is_pointer))
+
+
+def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
+    """Names, kinds and roles of the fields the semantics name, every field
+    named, and the accumulators' types."""
+    roles = [((name,), m.TensorRole.OUTPUT if name == "output" else m.TensorRole.INPUT) for name in _TENSORS]
+    yield from rc.named_fields(data, spec, roles, _CHECKS).problems
+    yield from rc.accumulator_problems(data, spec)

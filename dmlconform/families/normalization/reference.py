@@ -1,0 +1,57 @@
+"""The CPU reference of the normalization family (MEAN_VARIANCE_NORMALIZATION1):
+plain numpy in the tensor's own type, float32 for FLOAT16 (as a GPU
+computes it).
+
+Issue #36 item 4; DESIGN.md "The oracle and the CPU reference are two
+things".  Written as the doc's formula reads: the mean over Axes, the
+population variance as the mean of the squared deviations (two passes),
+``Scale * (Input - Mean) / sqrt(Variance + Epsilon) + Bias``.  It shares
+nothing with the oracle but the shape rules of
+`families.normalization.cases` (the attributes read, the operands).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from dmlconform.cases.model import Case
+from dmlconform.families.normalization.cases import Operands, axes_of, divides, epsilon_of, operands, semantics_of
+from dmlconform.spec.model import DataType, Spec, numpy_dtype
+
+#: The type each tensor type computes in: its own, FLOAT16 in float32.
+_WORK = {DataType.FLOAT16: np.dtype(np.float32)}
+
+
+def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The output of ``case`` in its storage type and logical shape, a new array."""
+    sem = semantics_of(spec)
+    out = case.outputs[0]
+    y = mean_variance(operands(sem, case, buffers), axes_of(sem, case), epsilon_of(sem, case),
+                      divides(sem, case), out.dtype)
+    return {sem.output: y}
+
+
+def mean_variance(ops: Operands, axes: tuple[int, ...], epsilon: float, divide: bool, dtype: DataType, *,
+                  ddof: int = 0, outside: bool = False) -> np.ndarray:
+    """``scale * (x - mean) / sqrt(var + epsilon) + bias`` over ``axes`` in
+    the type's working type, rounded once to ``dtype``.  ``ddof`` 1 (the
+    sample variance) and ``outside`` (``sqrt(var) + epsilon``) are the
+    planted faults' (`families.normalization.faults`)."""
+    work = _WORK.get(dtype, numpy_dtype(dtype))
+    x = ops.x.astype(work)
+    with np.errstate(all="ignore"):
+        mean = x.mean(axis=axes, keepdims=True, dtype=work)
+        centred = x - mean
+        y = centred
+        if divide:
+            variance = (centred * centred).sum(axis=axes, keepdims=True, dtype=work) / work.type(
+                int(np.prod([x.shape[a] for a in axes])) - ddof)
+            eps = work.type(epsilon)
+            y = centred / (np.sqrt(variance) + eps if outside else np.sqrt(variance + eps))
+        if ops.scale is not None:
+            y = y * ops.scale.astype(work)
+        if ops.bias is not None:
+            y = y + ops.bias.astype(work)
+    return y.astype(numpy_dtype(dtype))

@@ -1,0 +1,43 @@
+"""The normalization family's reviewed semantics: `Normalization`, as the
+overlay's ``semantics`` (family ``normalization``,
+`families.normalization.overlay`) gives it: which tensors are the input,
+the scale, the bias and the output, which attributes give the axes, the
+epsilon and whether the variance divides, and the accumulator of each
+tensor type (the primary reading of the ambiguity beside it).  Nothing
+here does I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dmlconform.spec.model import DataType, Semantics
+from dmlconform.spec.semantics import Accumulated
+
+#: What a normalization operator computes: the mean and variance over ``Axes``, then ``(x - mean) / sqrt(var + eps)``.
+OPERATIONS = ("mean_variance",)
+
+
+@dataclass(frozen=True, slots=True)
+class Normalization(Semantics, Accumulated):
+    """``output = scale * (input - mean) / sqrt(variance + epsilon) + bias``
+    (``operation`` ``mean_variance``), the mean and the variance taken over
+    the dimensions the ``axes`` array (counted by ``axis_count``) names, one
+    pair per element of the other dimensions; ``scale`` and ``bias`` are
+    optional tensors broadcast to the input (None: the operator has none);
+    ``normalize_variance`` names the BOOL that, FALSE, leaves out the
+    division.  ``fused_activation`` names the optional activation (not
+    tested: docs/normalization.md).  ``accumulators``: tensor type -> the
+    type the statistics are bounded in.  ``source`` is ``doc path:line``."""
+
+    operation: str
+    input: str
+    output: str
+    axes: str
+    axis_count: str
+    epsilon: str
+    scale: str | None = None
+    bias: str | None = None
+    normalize_variance: str | None = None
+    fused_activation: str | None = None
+    accumulators: tuple[tuple[DataType, DataType], ...] = ()
