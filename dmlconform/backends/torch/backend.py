@@ -35,6 +35,7 @@ from dmlconform.backends.mapping import Attrs, check_divisor, implements, mappin
 from dmlconform.backends.torch import contraction as torch_contraction
 from dmlconform.backends.torch import elementwise as torch_elementwise
 from dmlconform.backends.torch import index_map as torch_index_map
+from dmlconform.backends.torch import normalization as torch_normalization
 from dmlconform.backends.torch import reduction as torch_reduction
 from dmlconform.backends.torch import sequence as torch_sequence
 from dmlconform.backends.torch import softmax as torch_softmax
@@ -53,7 +54,8 @@ INSTALL_HINT = "pip install 'dmlconform[torch]'"
 TORCH_OPS: Mapping[str, TorchOp] = {
     **torch_elementwise.TORCH_OPS,
     **{op: TorchOp(**kwargs) for family in (torch_softmax, torch_sequence, torch_reduction, torch_contraction,
-                                            torch_value_scale, torch_index_map, torch_window)
+                                            torch_value_scale, torch_index_map, torch_window,
+                                            torch_normalization)
        for op, kwargs in family.TORCH_OPS.items()},
 }
 
@@ -89,7 +91,9 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 #:   ReduceSumProdKernel.cu), its softmax in ``acc_type`` (float32).
 FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
     "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1", "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY",
-                      "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD"}),
+                      "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD",
+                      # instance_norm (Axes 2,3 at 4-D) rounds FLOAT16 statistics to FLOAT16 (backends/torch/normalization.py)
+                      "MEAN_VARIANCE_NORMALIZATION1:2,3"}),
     "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"}),
 }
 

@@ -1,0 +1,65 @@
+"""The normalization family on torch: MEAN_VARIANCE_NORMALIZATION1 as
+``torch.nn.functional.layer_norm`` or ``instance_norm`` (issue #36 item 5).
+
+Both compute the population variance with Epsilon inside the square root.
+``layer_norm`` normalizes the trailing dimensions (Axes ``{k, ..., r-1}``)
+with a weight and bias over them: the scale and bias must be constant over
+the other dimensions (size 1 or stride 0).  ``instance_norm`` normalizes
+dimensions 2 and up (Axes ``{2, ..., r-1}``, r >= 3) with one weight and
+bias per channel; on the CPU it rounds FLOAT16 statistics (the mean, the
+inverse deviation) to FLOAT16 before the normalization step, so the
+backend declares FLOAT16 accumulation for those cases
+(``MEAN_VARIANCE_NORMALIZATION1:2,3``, `backend.FLOAT16_ACCUMULATION`).
+NormalizeVariance FALSE, a fused activation, an instance of one element
+(torch refuses it) and other axis sets are NOT_SUPPORTED with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dmlconform.backends.base import NotSupportedError
+from dmlconform.backends.mapping import Attrs
+from dmlconform.cases import family
+
+NOTE = "layer_norm (Axes a trailing run) or instance_norm (Axes {2..}, per-channel scale); NormalizeVariance FALSE not mapped"
+
+
+def _constant(t: Any, dims: set[int]) -> bool:
+    """Whether torch tensor ``t`` holds the same value along every dimension of ``dims`` (size 1 or stride 0)."""
+    return all(t.shape[d] == 1 or t.stride(d) == 0 for d in dims)
+
+
+def mean_variance(t: Any, xs: list[Any], a: Attrs) -> Any:
+    """``xs`` = [input, scale or None, bias or None] normalized over Axes."""
+    x, scale, bias = xs
+    if a.raw("FusedActivation"):
+        raise NotSupportedError("FusedActivation: not mapped onto torch")
+    if not a.raw("NormalizeVariance"):
+        raise NotSupportedError("NormalizeVariance FALSE: torch's normalizations always divide by the deviation")
+    a.raw("AxisCount")
+    axes = tuple(sorted(family.parse_axes(a.raw("Axes"), name="Axes")))
+    eps, rank = a.f32("Epsilon"), x.dim()
+    given = [v for v in (scale, bias) if v is not None]
+    f = t.nn.functional
+    if axes == tuple(range(axes[0], rank)) and all(_constant(v, set(range(axes[0]))) for v in given):
+        def over(v: Any) -> Any:
+            return None if v is None else v.expand(x.shape)[(0,) * axes[0]]
+        return f.layer_norm(x, tuple(x.shape[axes[0]:]), over(scale), over(bias), eps)
+    if rank >= 3 and axes == tuple(range(2, rank)) and all(_constant(v, {0, *range(2, rank)}) for v in given):
+        if all(x.shape[d] == 1 for d in axes):
+            raise NotSupportedError("one element per instance: torch's instance_norm refuses it (\"Expected more "
+                                    "than 1 spatial element when training\")")
+
+        def per_channel(v: Any) -> Any:
+            return None if v is None else v.expand(x.shape)[(0, slice(None), *(0,) * (rank - 2))]
+        return f.instance_norm(x, weight=per_channel(scale), bias=per_channel(bias), eps=eps)
+    raise NotSupportedError(f"Axes {list(axes)} with this scale and bias: neither layer_norm (a trailing run of axes, "
+                            "the scale constant elsewhere) nor instance_norm (axes 2 and up, one scale per channel)")
+
+
+#: Spec operator -> the keyword arguments of its `TorchOp` (merged into `backends.torch.backend.TORCH_OPS`).
+TORCH_OPS: Mapping[str, dict[str, Any]] = {
+    "MEAN_VARIANCE_NORMALIZATION1": {"fn": mean_variance, "inputs": ("InputTensor", "ScaleTensor", "BiasTensor"),
+                                     "note": NOTE}}
