@@ -213,7 +213,8 @@ def _gemm(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Results:
 def normalized(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], *, one_pass: bool) -> Results:
     """MEAN_VARIANCE_NORMALIZATION1 in float32, the means summed in order:
     the variance as the mean of squared deviations (two passes) or as
-    ``E[x^2] - E[x]^2`` clamped at 0 (``one_pass``); then ``(x - mean) *
+    ``E[x^2] - E[x]^2`` clamped at 0 (``one_pass``; UseMean FALSE: no mean,
+    the variance ``E[x^2]``); then ``(x - mean) *
     rsqrt(var + eps)`` (a reciprocal root and a product, as GPU kernels),
     the scale and the bias."""
     sem = spec.semantics
@@ -222,10 +223,11 @@ def normalized(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], *, one
     axes = normalization.axes_of(sem, case)
     x = ops.x.astype(F32)
     n = F32.type(normalization.group_count(x.shape, axes))
-    mean = in_order(x, axes) / n
+    centred = normalization.centres(sem, case)
+    mean = in_order(x, axes) / n if centred else F32.type(0)
     y = x - mean
     if normalization.divides(sem, case):
-        if one_pass:
+        if one_pass or not centred:
             variance = np.maximum(in_order(x * x, axes) / n - mean * mean, F32.type(0))
         else:
             variance = in_order(y * y, axes) / n

@@ -97,9 +97,9 @@ MUTANTS = {
     "maxpool-last-tie": ("MAX_POOLING1",),
     "maxpool-padding-as-zero": ("MAX_POOLING",),
     "maxpool-buffer-index": ("MAX_POOLING2",),
-    "norm-sample-variance": ("MEAN_VARIANCE_NORMALIZATION1",),
-    "norm-epsilon-outside-sqrt": ("MEAN_VARIANCE_NORMALIZATION1",),
-    "norm-wrong-axes": ("MEAN_VARIANCE_NORMALIZATION1",),
+    "norm-sample-variance": ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION"),
+    "norm-epsilon-outside-sqrt": ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2"),
+    "norm-wrong-axes": ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION"),
 }
 
 

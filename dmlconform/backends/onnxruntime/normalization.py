@@ -1,4 +1,4 @@
-"""The normalization family on onnxruntime: MEAN_VARIANCE_NORMALIZATION1 as
+"""The normalization family on onnxruntime: MEAN_VARIANCE_NORMALIZATION(1, 2) as
 ONNX LayerNormalization or InstanceNormalization, one node (issue #36 item 5).
 
 Both compute the population variance with Epsilon inside the square root:
@@ -25,7 +25,7 @@ from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case, TensorData
-from dmlconform.families.normalization.cases import axes_of, divides, epsilon_of, semantics_of
+from dmlconform.families.normalization.cases import axes_of, centres, divides, epsilon_of, semantics_of
 from dmlconform.spec.model import Spec
 
 OPSET = 17
@@ -40,7 +40,9 @@ def _node(spec: Spec, case: Case) -> tuple[str, int]:
     if sem.fused_activation and attrs.get(sem.fused_activation):
         raise NotSupportedError("FusedActivation: ONNX's normalization nodes have none")
     if not divides(sem, case):
-        raise NotSupportedError("NormalizeVariance FALSE: ONNX's normalization nodes always divide by the deviation")
+        raise NotSupportedError("NormalizeVariance (UseVariance) FALSE: ONNX's normalization nodes always divide")
+    if not centres(sem, case):
+        raise NotSupportedError("UseMean FALSE: RMSNormalization came with opset 23, not mapped")
     x = case.input(sem.input)
     rank, axes = len(x.sizes), axes_of(sem, case)
     affine = [t for t in case.inputs if t.name in (sem.scale, sem.bias)]
@@ -68,12 +70,13 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     op_type, first = _node(spec, case)
     x = np.ascontiguousarray(case.input(sem.input).view(buffers[sem.input]))
     given = {t.name: t for t in case.inputs}
-    kept = (0,) * first if op_type == "LayerNormalization" else (0, slice(None), *(0,) * (x.ndim - 2))
+    kept: tuple[Any, ...] = (0,) * first if op_type == "LayerNormalization" else (0, slice(None),
+                                                                                   *(0,) * (x.ndim - 2))
     feeds = {"x": x}
-    for key, name, fill in (("scale", sem.scale, 1), ("bias", sem.bias, 0)):
+    for fed, name, fill in (("scale", sem.scale, 1), ("bias", sem.bias, 0)):
         t = given.get(name or "")
         full = np.broadcast_to(t.view(buffers[t.name]), x.shape) if t is not None else np.full(x.shape, fill, x.dtype)
-        feeds[key] = np.ascontiguousarray(full[kept])
+        feeds[fed] = np.ascontiguousarray(full[kept])
     attrs: dict[str, Any] = {"epsilon": epsilon_of(sem, case)}
     if op_type == "LayerNormalization":
         attrs.update(axis=first, stash_type=1)
@@ -97,7 +100,6 @@ def _model(op_type: str, rank: int, feeds: Mapping[str, np.ndarray], attrs: dict
 
 #: The operators this adapter maps (`backend.MAPPINGS` merges them).
 MAPPINGS: Mapping[str, OnnxMapping] = {
-    "MEAN_VARIANCE_NORMALIZATION1": OnnxMapping("LayerNormalization", inputs=("InputTensor", "ScaleTensor",
-                                                                              "BiasTensor"),
-                                                attrs=every_attribute, integer=False, runner=run, check=check,
-                                                opset=OPSET, note=NOTE)}
+    op: OnnxMapping("LayerNormalization", inputs=("InputTensor", "ScaleTensor", "BiasTensor"), attrs=every_attribute,
+                    integer=False, runner=run, check=check, opset=OPSET, note=NOTE)
+    for op in ("MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2")}

@@ -92,8 +92,10 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
     "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1", "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY",
                       "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD",
-                      # instance_norm (Axes 2,3 at 4-D) rounds FLOAT16 statistics to FLOAT16 (backends/torch/normalization.py)
-                      "MEAN_VARIANCE_NORMALIZATION1:2,3"}),
+                      # instance_norm (Axes 2,3 at 4-D; CrossChannel FALSE, the one BOOL at False in the cases torch
+                      # runs) rounds FLOAT16 statistics to FLOAT16 (backends/torch/normalization.py)
+                      "MEAN_VARIANCE_NORMALIZATION1:2,3", "MEAN_VARIANCE_NORMALIZATION2:2,3",
+                      "MEAN_VARIANCE_NORMALIZATION:False"}),
     "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"}),
 }
 

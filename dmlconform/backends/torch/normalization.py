@@ -1,5 +1,7 @@
-"""The normalization family on torch: MEAN_VARIANCE_NORMALIZATION1 as
-``torch.nn.functional.layer_norm`` or ``instance_norm`` (issue #36 item 5).
+"""The normalization family on torch: MEAN_VARIANCE_NORMALIZATION(1, 2) as
+``torch.nn.functional.layer_norm`` or ``instance_norm``, and
+MEAN_VARIANCE_NORMALIZATION2 with UseMean FALSE as ``rms_norm`` (the
+``about-zero`` reading of ``variance-without-mean``) (issue #36 item 5).
 
 Both compute the population variance with Epsilon inside the square root.
 ``layer_norm`` normalizes the trailing dimensions (Axes ``{k, ..., r-1}``)
@@ -31,18 +33,27 @@ def _constant(t: Any, dims: set[int]) -> bool:
     return all(t.shape[d] == 1 or t.stride(d) == 0 for d in dims)
 
 
+def _axes(a: Attrs, rank: int) -> tuple[int, ...]:
+    """The normalized dimensions: Axes (MEAN_VARIANCE_NORMALIZATION1 and 2), or by CrossChannel 1 or 2 to the last."""
+    if "Axes" in a.values:
+        a.raw("AxisCount")
+        return tuple(sorted(family.parse_axes(a.raw("Axes"), name="Axes")))
+    return tuple(range(1 if a.raw("CrossChannel") else 2, rank))
+
+
 def mean_variance(t: Any, xs: list[Any], a: Attrs) -> Any:
-    """``xs`` = [input, scale or None, bias or None] normalized over Axes."""
+    """``xs`` = [input, scale or None, bias or None] normalized over the axes."""
     x, scale, bias = xs
     if a.raw("FusedActivation"):
         raise NotSupportedError("FusedActivation: not mapped onto torch")
-    if not a.raw("NormalizeVariance"):
-        raise NotSupportedError("NormalizeVariance FALSE: torch's normalizations always divide by the deviation")
-    a.raw("AxisCount")
-    axes = tuple(sorted(family.parse_axes(a.raw("Axes"), name="Axes")))
-    eps, rank = a.f32("Epsilon"), x.dim()
+    divide = a.raw("NormalizeVariance") if "NormalizeVariance" in a.values else a.raw("UseVariance")
+    if not divide:
+        raise NotSupportedError("NormalizeVariance (UseVariance) FALSE: torch's normalizations always divide")
+    axes, eps, rank = _axes(a, x.dim()), a.f32("Epsilon"), x.dim()
     given = [v for v in (scale, bias) if v is not None]
     f = t.nn.functional
+    if "UseMean" in a.values and not a.raw("UseMean"):
+        return _rms(t, x, scale, bias, axes, eps)
     if axes == tuple(range(axes[0], rank)) and all(_constant(v, set(range(axes[0]))) for v in given):
         def over(v: Any) -> Any:
             return None if v is None else v.expand(x.shape)[(0,) * axes[0]]
@@ -59,7 +70,22 @@ def mean_variance(t: Any, xs: list[Any], a: Attrs) -> Any:
                             "the scale constant elsewhere) nor instance_norm (axes 2 and up, one scale per channel)")
 
 
+def _rms(t: Any, x: Any, scale: Any, bias: Any, axes: tuple[int, ...], eps: float) -> Any:
+    """UseMean FALSE (the ``about-zero`` reading): ``rms_norm`` over a trailing run of axes, the bias added after
+    (float32 only: a FLOAT16 bias added to a rounded FLOAT16 result would round twice)."""
+    rank = x.dim()
+    if axes != tuple(range(axes[0], rank)) or not all(v is None or _constant(v, set(range(axes[0])))
+                                                      for v in (scale, bias)):
+        raise NotSupportedError(f"UseMean FALSE over Axes {list(axes)}: rms_norm normalizes a trailing run of axes, "
+                                "its weight constant elsewhere")
+    if bias is not None and x.dtype != t.float32:
+        raise NotSupportedError("UseMean FALSE with a FLOAT16 bias: rms_norm has none, and adding it after rounds twice")
+    weight = None if scale is None else scale.expand(x.shape)[(0,) * axes[0]]
+    y = t.nn.functional.rms_norm(x, tuple(x.shape[axes[0]:]), weight, eps)
+    return y if bias is None else y + bias
+
+
 #: Spec operator -> the keyword arguments of its `TorchOp` (merged into `backends.torch.backend.TORCH_OPS`).
 TORCH_OPS: Mapping[str, dict[str, Any]] = {
-    "MEAN_VARIANCE_NORMALIZATION1": {"fn": mean_variance, "inputs": ("InputTensor", "ScaleTensor", "BiasTensor"),
-                                     "note": NOTE}}
+    op: {"fn": mean_variance, "inputs": ("InputTensor", "ScaleTensor", "BiasTensor"), "note": NOTE}
+    for op in ("MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2")}

@@ -67,6 +67,7 @@ class Shape:
     affine: str = "channel"
     data: str = "random"
     divides: bool = True
+    centred: bool = True
     epsilon: float = EPSILON
     padded: bool = False
     supported: bool = True
@@ -75,7 +76,8 @@ class Shape:
     def case_id(self, operator: str) -> str:
         axes = ",".join(str(a) for a in self.axes)
         parts = [operator, self.dtype.name, f"{len(self.sizes)}d", f"axes={axes}", self.affine, self.data]
-        extra = [*([] if self.divides else ["no-variance"]), *([] if self.epsilon == EPSILON else ["eps=1e-3"]),
+        extra = [*([] if self.centred else ["no-mean"]), *([] if self.divides else ["no-variance"]),
+                 *([] if self.epsilon == EPSILON else ["eps=1e-3"]),
                  *(["padded"] if self.padded else []), *([self.variant] if self.variant else [])]
         return "/".join(parts + extra)
 
@@ -87,7 +89,12 @@ def semantics_of(spec: Spec) -> Normalization:
 
 
 def axes_of(sem: Normalization, case: Case) -> tuple[int, ...]:
-    """The Axes of ``case``, sorted (the case format holds the array as text, ``"2,3"``)."""
+    """The normalized dimensions of ``case``, sorted: its Axes (the case
+    format holds the array as text, ``"2,3"``), or by CrossChannel 1 (TRUE)
+    or 2 (FALSE) to the last."""
+    if sem.axes is None:
+        rank = len(case.input(sem.input).sizes)
+        return tuple(range(1 if case.attribute_map().get(sem.cross_channel or "") else 2, rank))
     return tuple(sorted(family.parse_axes(case.attribute_map().get(sem.axes, ""), name=sem.axes)))
 
 
@@ -97,8 +104,13 @@ def epsilon_of(sem: Normalization, case: Case) -> float:
 
 
 def divides(sem: Normalization, case: Case) -> bool:
-    """Whether the variance divides (NormalizeVariance TRUE, or an operator without the flag)."""
+    """Whether the variance divides (NormalizeVariance or UseVariance TRUE, or an operator without the flag)."""
     return sem.normalize_variance is None or bool(case.attribute_map().get(sem.normalize_variance, True))
+
+
+def centres(sem: Normalization, case: Case) -> bool:
+    """Whether the mean is subtracted (UseMean TRUE, or an operator without the flag)."""
+    return sem.use_mean is None or bool(case.attribute_map().get(sem.use_mean, True))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -139,13 +151,16 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     if x is None or y is None:
         return
     attrs = case.attribute_map()
-    problem = family.axes_problem(attrs, sem.axes, tensor=x.name, rank=len(x.sizes))
-    if problem is not None:
-        yield problem
-        return
-    counted = family.count_problem(attrs, sem.axis_count, axes_of(sem, case), axes_name=sem.axes)
-    if counted is not None:
-        yield counted
+    if sem.axes is not None:
+        problem = family.axes_problem(attrs, sem.axes, tensor=x.name, rank=len(x.sizes))
+        if problem is not None:
+            yield problem
+            return
+        counted = family.count_problem(attrs, sem.axis_count or "", axes_of(sem, case), axes_name=sem.axes)
+        if counted is not None:
+            yield counted
+    elif len(x.sizes) < 3:
+        yield f"{x.name} has {len(x.sizes)} dimensions: CrossChannel normalizes from dimension 1 or 2 on; give 4"
     if y.sizes != x.sizes:
         yield f"{y.name}'s sizes {list(y.sizes)} are not {x.name}'s {list(x.sizes)}: give those"
     for name in (sem.scale, sem.bias):
@@ -170,12 +185,14 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
     out: list[Shape] = []
     floats = [t for t in types if t.is_float]
     for i, dtype in enumerate(floats):
-        out.extend(_float32_cases(dtype, ranks, affines, sem) if i == 0 else _half_cases(dtype, ranks))
-    out.extend(_negatives(floats[0] if floats else types[0], ranks, types))
+        out.extend(_float32_cases(dtype, ranks, affines, sem) if i == 0 else _half_cases(dtype, ranks, sem))
+    out.extend(_negatives(floats[0] if floats else types[0], ranks, types, sem))
     return out
 
 
-def _axis_sets(rank: int) -> tuple[tuple[int, ...], ...]:
+def _axis_sets(rank: int, sem: Normalization) -> tuple[tuple[int, ...], ...]:
+    if sem.axes is None:  # CrossChannel FALSE, TRUE
+        return (tuple(range(2, rank)), tuple(range(1, rank))) if rank >= 3 else ()
     if rank == 4:
         return tuple(c for k in range(1, 5) for c in combinations(range(4), k))
     return SAMPLE[rank]
@@ -184,7 +201,7 @@ def _axis_sets(rank: int) -> tuple[tuple[int, ...], ...]:
 def _float32_cases(dtype: DataType, ranks: tuple[int, ...], affines: tuple[str, ...],
                    sem: Normalization) -> Iterator[Shape]:
     for rank in ranks:
-        for axes in _axis_sets(rank):
+        for axes in _axis_sets(rank, sem):
             yield Shape(dtype, SIZES[rank], axes)
     if 4 not in ranks:
         return
@@ -194,34 +211,39 @@ def _float32_cases(dtype: DataType, ranks: tuple[int, ...], affines: tuple[str, 
         yield from (replace(base, axes=axes, data=d) for d in ("constant", "large-mean", "small-variance", "nan"))
         if sem.normalize_variance is not None:
             yield replace(base, axes=axes, divides=False)
+        if sem.use_mean is not None:
+            yield from (replace(base, axes=axes, centred=False, divides=d, data=data)
+                        for d, data in ((True, "random"), (False, "random"), (True, "large-mean")))
     yield replace(base, data="small-variance", epsilon=LARGER_EPSILON)
     yield replace(base, sizes=(2, 3, 1, 1), variant="n1")
     yield replace(base, sizes=(1, 2, 33, 31), variant="n1023")
     yield replace(base, padded=True)
 
 
-def _half_cases(dtype: DataType, ranks: tuple[int, ...]) -> Iterator[Shape]:
+def _half_cases(dtype: DataType, ranks: tuple[int, ...], sem: Normalization) -> Iterator[Shape]:
     """FLOAT16: instance, layer and all-axes normalization, the data that tells accumulators apart."""
     rank = 4 if 4 in ranks else ranks[-1]
     if rank != 4:
-        yield from (Shape(dtype, SIZES[rank], axes) for axes in SAMPLE[rank])
+        yield from (Shape(dtype, SIZES[rank], axes) for axes in _axis_sets(rank, sem)[-3:])
         return
     base = Shape(dtype, SIZES[4], INSTANCE)
-    yield from (replace(base, axes=axes) for axes in (INSTANCE, LAYER, (0, 1, 2, 3)))
+    yield from (replace(base, axes=axes) for axes in (INSTANCE, LAYER, *([(0, 1, 2, 3)] if sem.axes else [])))
     yield from (replace(base, data=d) for d in ("large-mean", "small-variance", "wide", "constant"))
     yield replace(base, axes=LAYER, data="wide")
     yield replace(base, sizes=(1, 2, 33, 31), variant="n1023")
 
 
-def _negatives(first: DataType, ranks: tuple[int, ...], types: tuple[DataType, ...]) -> Iterator[Shape]:
+def _negatives(first: DataType, ranks: tuple[int, ...], types: tuple[DataType, ...],
+               sem: Normalization) -> Iterator[Shape]:
     """A type outside the table, a dimension count outside it."""
     rank = 4 if 4 in ranks else ranks[-1]
-    base = Shape(first, SIZES[rank], (rank - 1,), supported=False, variant="unsupported")
+    base = Shape(first, SIZES[rank], _axis_sets(rank, sem)[0] if sem.axes is None else (rank - 1,), supported=False,
+                 variant="unsupported")
     if DataType.FLOAT64 not in types:
         yield replace(base, dtype=DataType.FLOAT64)
-    bad = next((r for r in (3, 5, 2) if r not in ranks), None)
+    bad = next((r for r in (3, 5, 2) if r not in ranks and (sem.axes is not None or r >= 3)), None)
     if bad is not None:
-        yield replace(base, sizes=SIZES[bad], axes=(bad - 1,))
+        yield replace(base, sizes=SIZES[bad], axes=_axis_sets(bad, sem)[0] if sem.axes is None else (bad - 1,))
 
 
 # -- values and tensors -----------------------------------------------------------------------
@@ -279,7 +301,8 @@ def _case(spec: Spec, sem: Normalization, level: FeatureLevel, seed: int, case_i
         inputs.append(_affine_tensor(sem.bias, shape.dtype, shape, rng(sem.bias).uniform(-1.0, 1.0, held).astype(nt)))
     given: dict[str | None, float | int | bool | str] = {
         sem.axes: ",".join(str(a) for a in shape.axes), sem.axis_count: len(shape.axes),
-        sem.normalize_variance: shape.divides, sem.epsilon: shape.epsilon}
+        sem.cross_channel: shape.axes[:1] == (1,), sem.normalize_variance: shape.divides, sem.use_mean: shape.centred,
+        sem.epsilon: shape.epsilon}
     attrs = tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
     layout = Layout.PADDED if shape.padded else Layout.BROADCAST if shape.affine == "strided" else Layout.PACKED
     return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype, inputs=tuple(inputs),

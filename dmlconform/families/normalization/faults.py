@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
-from dmlconform.families.normalization.cases import axes_of, divides, epsilon_of, operands
+from dmlconform.families.normalization.cases import axes_of, centres, divides, epsilon_of, operands
 from dmlconform.families.normalization.reference import mean_variance
 from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.spec import model as m
@@ -26,7 +26,8 @@ def _planted(axes: Callable[[tuple[int, ...], int], tuple[int, ...]] | None = No
         used = given if axes is None else axes(given, ops.x.ndim)
         out = case.outputs[0]
         writable_view(out, buffers[out.name])[...] = mean_variance(ops, used, epsilon_of(sem, case),
-                                                                   divides(sem, case), out.dtype, **change)
+                                                                   divides(sem, case), out.dtype,
+                                                                   centre=centres(sem, case), **change)
     return fault
 
 

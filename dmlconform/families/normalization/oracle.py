@@ -44,7 +44,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
-from dmlconform.families.normalization.cases import axes_of, divides, epsilon_of, operands, semantics_of
+from dmlconform.families.normalization.cases import axes_of, centres, divides, epsilon_of, operands, semantics_of
 from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.families.reduction.oracle import average, groups
 from dmlconform.oracles.base import (
@@ -127,14 +127,20 @@ class Statistics:
     variance_error: np.ndarray
 
 
-def statistics(rows: np.ndarray, u: float, g: Callable[[np.ndarray, float], np.ndarray]) -> Statistics:
+def statistics(rows: np.ndarray, u: float, g: Callable[[np.ndarray, float], np.ndarray], *,
+               centred: bool = True) -> Statistics:
     """The mean and population variance of each row (float64 terms) and
     their bounds in an accumulator of unit roundoff ``u``: two-pass or
-    one-pass, whichever bound is larger (the module docstring)."""
+    one-pass, whichever bound is larger (the module docstring).  Not
+    ``centred`` (UseMean FALSE): no mean, ``d = x`` exact, the variance the
+    mean of the squares (AVERAGE's bound)."""
     n = rows.shape[1]
     with np.errstate(all="ignore"):
-        mu, e_mu = average(rows, u, g)
         m2, e_m2 = average(rows * rows, u, g)
+        if not centred:
+            zero = np.zeros(rows.shape)
+            return Statistics(zero[:, 0], rows, zero, m2, e_m2 + (n + 8) * _U64 * m2)
+        mu, e_mu = average(rows, u, g)
         d = rows - mu[:, None]
         v = (d * d).mean(axis=1)
         e = e_mu[:, None] + u * (np.abs(d) + e_mu[:, None])
@@ -181,20 +187,28 @@ def _part(spec: m.Spec, sem: Normalization, case: Case,
     acc = m.DataType.FLOAT16 if float16_accumulation and case.dtype is m.DataType.FLOAT16 else \
         sem.accumulator(case.dtype)
     u = unit_roundoff(acc)
-    eps, divide = epsilon_of(sem, case), divides(sem, case)
+    eps, divide, centre = epsilon_of(sem, case), divides(sem, case), centres(sem, case)
     x = ops.x.astype(np.float64)
     rows = groups(x, axes)
     n = rows.shape[1]
     a, b = (None if t is None else groups(t.astype(np.float64), axes) for t in (ops.scale, ops.bias))
     bounds, value = [], np.zeros(rows.shape)
     for g in (gamma_probable, gamma):
-        st = statistics(rows, u, g)
+        st = statistics(rows, u, g, centred=centre)
         y, e_y = _normalized(st, st.variance, st.variance_error, eps, u, divide)
         value, e = _affine(y, e_y, a, b, u)
         bounds.append(e + _own(rows, y, a, b, divide, eps, st))
     alternatives: tuple[Alternative, ...] = ()
-    if divide and n > 1:
-        alternatives = _sample(spec, rows, a, b, eps, u, nt, value)
+    if divide and n > 1 and centre:
+        st = statistics(rows, u, gamma)
+        scaled = st.variance * n / (n - 1)
+        alternatives += _reading(spec, "variance:sample", st, scaled, st.variance_error * n / (n - 1) + u * scaled,
+                                 (a, b), eps, u, nt, value)
+    if divide and not centre:
+        st = statistics(rows, u, gamma)
+        kept = Statistics(np.zeros(n), rows, np.zeros(rows.shape), st.variance, st.variance_error)
+        alternatives += _reading(spec, "variance-without-mean:about-the-mean", kept, st.variance, st.variance_error,
+                                 (a, b), eps, u, nt, value)
     expected, strict, relaxed = (_ungroup(z, x.shape, axes) for z in (value, *bounds))
     expected = expected.astype(nt)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -218,17 +232,22 @@ def _own(rows: np.ndarray, y: np.ndarray, a: np.ndarray | None, b: np.ndarray | 
         return k * (scale * spread + (0.0 if b is None else np.abs(b)))
 
 
-def _sample(spec: m.Spec, rows: np.ndarray, a: np.ndarray | None, b: np.ndarray | None, eps: float, u: float,
-            nt: np.dtype, expected: np.ndarray) -> tuple[Alternative, ...]:
-    """The ``variance:sample`` reading with its own worst-case bound (indices in group order; `_part` maps them)."""
-    ambiguity = next((x for x in spec.ambiguities if x.id == "variance"), None)
-    if ambiguity is None or ambiguity.reading("sample") is None:
+def _reading(spec: m.Spec, key: str, st: Statistics, variance: np.ndarray, variance_error: np.ndarray,
+             affine: tuple[np.ndarray | None, np.ndarray | None], eps: float, u: float, nt: np.dtype,
+             expected: np.ndarray) -> tuple[Alternative, ...]:
+    """The reading ``key`` (``<ambiguity>:<reading>``: the statistics ``st``
+    with ``variance`` and its bound) as a STRICT alternative with its own
+    worst-case bound, in the output type ``nt``, where it differs from
+    ``expected`` (float64, group order; indices in group order: `_part`
+    maps them).  Nothing where the
+    spec lacks the reading."""
+    ambiguity_id, reading_id = key.split(":")
+    ambiguity = next((x for x in spec.ambiguities if x.id == ambiguity_id), None)
+    reading = ambiguity.reading(reading_id) if ambiguity is not None else None
+    if ambiguity is None or reading is None:
         return ()
-    n = rows.shape[1]
-    st = statistics(rows, u, gamma)
-    scaled = st.variance * n / (n - 1)
-    y, e_y = _normalized(st, scaled, st.variance_error * n / (n - 1) + u * scaled, eps, u, True)
-    value, e = _affine(y, e_y, a, b, u)
+    y, e_y = _normalized(st, variance, variance_error, eps, u, True)
+    value, e = _affine(y, e_y, *affine, u)
     with np.errstate(invalid="ignore", over="ignore"):
         values = value.reshape(-1).astype(nt)
         primary = expected.reshape(-1).astype(nt)
@@ -236,8 +255,6 @@ def _sample(spec: m.Spec, rows: np.ndarray, a: np.ndarray | None, b: np.ndarray 
     where = np.flatnonzero((values != primary) & np.isfinite(bound))
     if not where.size:
         return ()
-    reading = ambiguity.reading("sample")
-    assert reading is not None
     alt = Alternative(f"reading:{ambiguity.id}:{reading.id}", where, values[where], Tier.STRICT,
                       f"{ambiguity.id}: {reading.says}", bound[where])
     return marker(ambiguity, [alt], primary), alt

@@ -13,10 +13,10 @@ from dmlconform.spec import model as m
 from dmlconform.spec import reviewed_checks as rc
 
 _TENSORS = ("input", "output", "scale", "bias")
-_ATTRIBUTES = ("axes", "axis_count", "epsilon", "normalize_variance", "fused_activation")
+_ATTRIBUTES = ("axes", "axis_count", "cross_channel", "epsilon", "normalize_variance", "use_mean", "fused_activation")
 SCHEMA = {
     "type": "object", "additionalProperties": False,
-    "required": ["family", "source", "operation", "input", "output", "axes", "axis_count", "epsilon"],
+    "required": ["family", "source", "operation", "input", "output", "epsilon"],
     "properties": {
         "family": {"const": "normalization"}, "source": rc.SOURCE, "operation": {"enum": list(OPERATIONS)},
         **{role: rc.IDENT for role in (*_TENSORS, *_ATTRIBUTES)},
@@ -28,20 +28,24 @@ SCHEMA = {
 
 def build(data: dict[str, Any]) -> Normalization:
     """Shape-checked ``semantics`` data -> `Normalization`."""
-    roles = {role: data.get(role) for role in ("scale", "bias", "normalize_variance", "fused_activation")}
+    roles = {role: data.get(role) for role in ("scale", "bias", "axes", "axis_count", "cross_channel",
+                                               "normalize_variance", "use_mean", "fused_activation")}
     return Normalization(source=data["source"], operation=data["operation"], input=data["input"],
-                         output=data["output"], axes=data["axes"], axis_count=data["axis_count"],
-                         epsilon=data["epsilon"], accumulators=rc.accumulators(data), **roles)
+                         output=data["output"], epsilon=data["epsilon"], accumulators=rc.accumulators(data), **roles)
 
 
 _CHECKS: tuple[tuple[tuple[str, ...], Callable[[m.Field], str | None]], ...] = (
     (("axes",), rc.is_uint_array), (("axis_count",), rc.is_uint), (("epsilon",), rc.is_float),
-    (("normalize_variance",), rc.is_bool), (("fused_activation",), rc.is_pointer))
+    (("normalize_variance",), rc.is_bool), (("cross_channel",), rc.is_bool), (("use_mean",), rc.is_bool),
+    (("fused_activation",), rc.is_pointer))
 
 
 def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     """Names, kinds and roles of the fields the semantics name, every field
-    named, and the accumulators' types."""
+    named, the axes given one way (an array and its count, or CrossChannel),
+    and the accumulators' types."""
     roles = [((name,), m.TensorRole.OUTPUT if name == "output" else m.TensorRole.INPUT) for name in _TENSORS]
     yield from rc.named_fields(data, spec, roles, _CHECKS).problems
+    if ("axes" in data) == ("cross_channel" in data) or ("axes" in data) != ("axis_count" in data):
+        yield rc.AT, "give the normalized axes one way: axes and axis_count (an array), or cross_channel (a BOOL)"
     yield from rc.accumulator_problems(data, spec)

@@ -17,7 +17,15 @@ from collections.abc import Mapping
 import numpy as np
 
 from dmlconform.cases.model import Case
-from dmlconform.families.normalization.cases import Operands, axes_of, divides, epsilon_of, operands, semantics_of
+from dmlconform.families.normalization.cases import (
+    Operands,
+    axes_of,
+    centres,
+    divides,
+    epsilon_of,
+    operands,
+    semantics_of,
+)
 from dmlconform.spec.model import DataType, Spec, numpy_dtype
 
 #: The type each tensor type computes in: its own, FLOAT16 in float32.
@@ -29,21 +37,22 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     sem = semantics_of(spec)
     out = case.outputs[0]
     y = mean_variance(operands(sem, case, buffers), axes_of(sem, case), epsilon_of(sem, case),
-                      divides(sem, case), out.dtype)
+                      divides(sem, case), out.dtype, centre=centres(sem, case))
     return {sem.output: y}
 
 
 def mean_variance(ops: Operands, axes: tuple[int, ...], epsilon: float, divide: bool, dtype: DataType, *,
-                  ddof: int = 0, outside: bool = False) -> np.ndarray:
+                  centre: bool = True, ddof: int = 0, outside: bool = False) -> np.ndarray:
     """``scale * (x - mean) / sqrt(var + epsilon) + bias`` over ``axes`` in
-    the type's working type, rounded once to ``dtype``.  ``ddof`` 1 (the
-    sample variance) and ``outside`` (``sqrt(var) + epsilon``) are the
-    planted faults' (`families.normalization.faults`)."""
+    the type's working type, rounded once to ``dtype``; without ``centre``
+    (UseMean FALSE) no mean is subtracted and the variance is the mean of
+    the squares.  ``ddof`` 1 (the sample variance) and ``outside``
+    (``sqrt(var) + epsilon``) are the planted faults'
+    (`families.normalization.faults`)."""
     work = _WORK.get(dtype, numpy_dtype(dtype))
     x = ops.x.astype(work)
     with np.errstate(all="ignore"):
-        mean = x.mean(axis=axes, keepdims=True, dtype=work)
-        centred = x - mean
+        centred = x - x.mean(axis=axes, keepdims=True, dtype=work) if centre else x
         y = centred
         if divide:
             variance = (centred * centred).sum(axis=axes, keepdims=True, dtype=work) / work.type(

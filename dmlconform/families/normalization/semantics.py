@@ -22,22 +22,28 @@ OPERATIONS = ("mean_variance",)
 class Normalization(Semantics, Accumulated):
     """``output = scale * (input - mean) / sqrt(variance + epsilon) + bias``
     (``operation`` ``mean_variance``), the mean and the variance taken over
-    the dimensions the ``axes`` array (counted by ``axis_count``) names, one
-    pair per element of the other dimensions; ``scale`` and ``bias`` are
-    optional tensors broadcast to the input (None: the operator has none);
+    the dimensions the ``axes`` array (counted by ``axis_count``) names, or
+    (MEAN_VARIANCE_NORMALIZATION) dimensions 1 to the last where the BOOL
+    ``cross_channel`` is TRUE, 2 to the last where FALSE; one pair per
+    element of the other dimensions; ``scale`` and ``bias`` are optional
+    tensors broadcast to the input (None: the operator has none);
     ``normalize_variance`` names the BOOL that, FALSE, leaves out the
-    division.  ``fused_activation`` names the optional activation (not
+    division (MEAN_VARIANCE_NORMALIZATION2's UseVariance), ``use_mean`` the
+    BOOL that, FALSE, leaves out the mean (MEAN_VARIANCE_NORMALIZATION2's
+    UseMean: the variance is then taken about 0, the primary reading).  ``fused_activation`` names the optional activation (not
     tested: docs/normalization.md).  ``accumulators``: tensor type -> the
     type the statistics are bounded in.  ``source`` is ``doc path:line``."""
 
     operation: str
     input: str
     output: str
-    axes: str
-    axis_count: str
     epsilon: str
+    axes: str | None = None
+    axis_count: str | None = None
+    cross_channel: str | None = None
     scale: str | None = None
     bias: str | None = None
     normalize_variance: str | None = None
+    use_mean: str | None = None
     fused_activation: str | None = None
     accumulators: tuple[tuple[DataType, DataType], ...] = ()

@@ -7,29 +7,24 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from functools import cache
 
 import pytest
 
 from dmlconform.cases.model import Case
-from dmlconform.catalog import load_spec
-from dmlconform.families import cases_of
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from tests.conftest import REPO
+from tests.families.normalization import suites
 
 OP = "MEAN_VARIANCE_NORMALIZATION1"
 
 
-@cache
 def _spec() -> m.Spec:
-    return load_spec(REPO / "specs" / f"{OP}.yaml")
+    return suites.spec(OP)
 
 
-@cache
 def _cases() -> tuple[Case, ...]:
-    return tuple(cases_of(_spec(), m.FeatureLevel.FL_6_4, seed=0))
+    return suites.cases(OP)
 
 
 def test_onnxruntime_passes_what_its_nodes_express() -> None:
@@ -39,7 +34,7 @@ def test_onnxruntime_passes_what_its_nodes_express() -> None:
     results = run_cases([(_spec(), c) for c in _cases()], OnnxRuntimeBackend())
     assert Counter(r.outcome for r in results) == {Outcome.PASS: 47, Outcome.NOT_SUPPORTED: 20}
     refused = {r.case_id: r.message for r in results if r.outcome is Outcome.NOT_SUPPORTED}
-    assert "NormalizeVariance FALSE" in refused[f"{OP}/FLOAT32/4d/axes=2,3/channel/random/no-variance"]
+    assert "NormalizeVariance (UseVariance) FALSE" in refused[f"{OP}/FLOAT32/4d/axes=2,3/channel/random/no-variance"]
     assert "LayerNormalization" in refused[f"{OP}/FLOAT32/4d/axes=0,2/channel/random"]
     passed = {r.case_id for r in results if r.outcome is Outcome.PASS}
     assert {f"{OP}/FLOAT16/4d/axes=2,3/channel/wide", f"{OP}/FLOAT32/4d/axes=2,3/strided/random",

@@ -21,31 +21,28 @@ from hypothesis import strategies as st
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.faulty import FaultyBackend
 from dmlconform.cases.model import Case
-from dmlconform.catalog import load_spec
 from dmlconform.compare import Alternative, Policy, Tier, compare
-from dmlconform.families import cases_of
 from dmlconform.families.normalization import cases as mvn
 from dmlconform.families.normalization.oracle import NormalizationOracle
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
 from tests.conftest import REPO
+from tests.families.normalization import suites
 
 OP = "MEAN_VARIANCE_NORMALIZATION1"
 
 
-@cache
 def _spec() -> m.Spec:
-    return load_spec(REPO / "specs" / f"{OP}.yaml")
+    return suites.spec(OP)
 
 
-@cache
 def _cases(level: m.FeatureLevel = m.FeatureLevel.FL_6_4) -> tuple[Case, ...]:
-    return tuple(cases_of(_spec(), level, seed=0))
+    return suites.cases(OP, level)
 
 
 def _case(suffix: str) -> Case:
-    return next(c for c in _cases() if c.id == f"{OP}/{suffix}")
+    return suites.case(OP, suffix)
 
 
 @cache
