@@ -243,18 +243,18 @@ class F32OnePass(_Honest):
     """The normalization family's variance in one pass (`normalized`); any other operator is the cpu reference's."""
 
     def _compute(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Results:
-        if case.dtype not in _FLOAT32_WORK:
-            return compute(spec, case, buffers)
-        return normalized(spec, case, buffers, one_pass=True)
+        return _normalization(spec, case, buffers, one_pass=True)
 
     def same_as_cpu(self, spec: Spec) -> bool:
         return not isinstance(spec.semantics, Normalization)
 
 
-def _normalization(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Results:
-    if case.dtype not in _FLOAT32_WORK:
+def _normalization(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], one_pass: bool = False) -> Results:
+    """The mean-variance operators' float32 kernels; LP_NORMALIZATION and FLOAT64 are the cpu reference's."""
+    sem = spec.semantics
+    if case.dtype not in _FLOAT32_WORK or not isinstance(sem, Normalization) or sem.operation != "mean_variance":
         return compute(spec, case, buffers)
-    return normalized(spec, case, buffers, one_pass=False)
+    return normalized(spec, case, buffers, one_pass=one_pass)
 
 
 _SEQUENTIAL: dict[type, Callable[[Spec, Case, Mapping[str, np.ndarray]], Results]] = {

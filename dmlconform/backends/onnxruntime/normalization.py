@@ -25,7 +25,7 @@ from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case, TensorData
-from dmlconform.families.normalization.cases import axes_of, centres, divides, epsilon_of, semantics_of
+from dmlconform.families.normalization.cases import axes_of, centres, divides, epsilon_of, order_of, semantics_of
 from dmlconform.spec.model import Spec
 
 OPSET = 17
@@ -36,6 +36,8 @@ NOTE = ("LayerNormalization (Axes a trailing run) or InstanceNormalization (Axes
 def _node(spec: Spec, case: Case) -> tuple[str, int]:
     """The node that computes ``case`` and the first normalized dimension; NotSupportedError where none does."""
     sem = semantics_of(spec)
+    if sem.operation == "lp":
+        return "LpNormalization", axes_of(sem, case)[0]
     attrs = case.attribute_map()
     if sem.fused_activation and attrs.get(sem.fused_activation):
         raise NotSupportedError("FusedActivation: ONNX's normalization nodes have none")
@@ -65,8 +67,11 @@ def check(spec: Spec, case: Case) -> None:
 
 
 def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
-    """``case`` through its LayerNormalization or InstanceNormalization node."""
+    """``case`` through its LayerNormalization, InstanceNormalization or LpNormalization node."""
     sem = semantics_of(spec)
+    if sem.operation == "lp":
+        _lp(spec, case, buffers, sessions)
+        return
     op_type, first = _node(spec, case)
     x = np.ascontiguousarray(case.input(sem.input).view(buffers[sem.input]))
     given = {t.name: t for t in case.inputs}
@@ -86,6 +91,25 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     write_output(case.outputs[0], buffers, y)
 
 
+def _lp(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
+    """LP_NORMALIZATION as LpNormalization (``axis``, ``p``; it has no epsilon)."""
+    sem = semantics_of(spec)
+    p = order_of(sem, case)
+    if p not in (1, 2):
+        raise NotSupportedError(f"P={p}: LpNormalization takes 1 or 2")
+    x = np.ascontiguousarray(case.input(sem.input).view(buffers[sem.input]))
+    axis = axes_of(sem, case)[0]
+    wide = x.astype(np.float64)
+    norms = np.abs(wide).sum(axis=axis) if p == 1 else np.sqrt((wide * wide).sum(axis=axis))
+    if np.any(norms < epsilon_of(sem, case)):
+        raise NotSupportedError("a norm below Epsilon: LpNormalization has no epsilon (it divides by the norm)")
+    attrs: dict[str, Any] = {"axis": axis, "p": p}
+    key = ("normalization", "LpNormalization", x.ndim, case.dtype.name, attrs["axis"], p)
+    session = sessions.get(key, lambda: _model("LpNormalization", x.ndim, {"x": x}, attrs), "LpNormalization")
+    (y,) = session.run(None, {"x": x})
+    write_output(case.outputs[0], buffers, y)
+
+
 def _model(op_type: str, rank: int, feeds: Mapping[str, np.ndarray], attrs: dict[str, Any]) -> Any:
     """One ``op_type`` node over tensors of ``rank`` dimensions of any size."""
     from onnx import helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import
@@ -102,4 +126,6 @@ def _model(op_type: str, rank: int, feeds: Mapping[str, np.ndarray], attrs: dict
 MAPPINGS: Mapping[str, OnnxMapping] = {
     op: OnnxMapping("LayerNormalization", inputs=("InputTensor", "ScaleTensor", "BiasTensor"), attrs=every_attribute,
                     integer=False, runner=run, check=check, opset=OPSET, note=NOTE)
-    for op in ("MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2")}
+    for op in ("MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2")} | {
+    "LP_NORMALIZATION": OnnxMapping("LpNormalization", attrs=every_attribute, integer=False, runner=run, check=check,
+                                    note="LpNormalization (axis, p); no epsilon")}

@@ -1,7 +1,8 @@
 """The normalization family on torch: MEAN_VARIANCE_NORMALIZATION(1, 2) as
 ``torch.nn.functional.layer_norm`` or ``instance_norm``, and
 MEAN_VARIANCE_NORMALIZATION2 with UseMean FALSE as ``rms_norm`` (the
-``about-zero`` reading of ``variance-without-mean``) (issue #36 item 5).
+``about-zero`` reading of ``variance-without-mean``), LP_NORMALIZATION as
+``normalize`` (the ``max`` reading of ``lp-epsilon``) (issue #36 item 5).
 
 Both compute the population variance with Epsilon inside the square root.
 ``layer_norm`` normalizes the trailing dimensions (Axes ``{k, ..., r-1}``)
@@ -85,7 +86,19 @@ def _rms(t: Any, x: Any, scale: Any, bias: Any, axes: tuple[int, ...], eps: floa
     return y if bias is None else y + bias
 
 
+def lp(t: Any, xs: list[Any], a: Attrs) -> Any:
+    """LP_NORMALIZATION as ``normalize``: ``x / max(||x||_p, eps)`` along Axis (the ``max`` reading of ``lp-epsilon``)."""
+    p = int(a.raw("P") or 0)
+    if p not in (1, 2):
+        raise NotSupportedError(f"P={p}: the page allows 1 or 2")
+    x, axis, eps = xs[0], int(a.raw("Axis") or 0), a.f32("Epsilon")
+    if x.dtype == t.float16 and bool((t.linalg.vector_norm(x.double(), ord=p, dim=axis) < eps).any()):
+        raise NotSupportedError("a norm below Epsilon in FLOAT16: normalize clamps with Epsilon rounded to FLOAT16")
+    return t.nn.functional.normalize(x, p=float(p), dim=axis, eps=eps)
+
+
 #: Spec operator -> the keyword arguments of its `TorchOp` (merged into `backends.torch.backend.TORCH_OPS`).
 TORCH_OPS: Mapping[str, dict[str, Any]] = {
     op: {"fn": mean_variance, "inputs": ("InputTensor", "ScaleTensor", "BiasTensor"), "note": NOTE}
-    for op in ("MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2")}
+    for op in ("MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2")} | {
+    "LP_NORMALIZATION": {"fn": lp, "note": "normalize (max(norm, eps)); P 1 or 2"}}

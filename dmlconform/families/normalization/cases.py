@@ -68,12 +68,16 @@ class Shape:
     data: str = "random"
     divides: bool = True
     centred: bool = True
+    p: int = 0
     epsilon: float = EPSILON
     padded: bool = False
     supported: bool = True
     variant: str = ""
 
     def case_id(self, operator: str) -> str:
+        if self.p:
+            parts = [operator, self.dtype.name, f"{len(self.sizes)}d", f"axis={self.axes[0]}", f"p={self.p}", self.data]
+            return "/".join(parts + ([self.variant] if self.variant else []))
         axes = ",".join(str(a) for a in self.axes)
         parts = [operator, self.dtype.name, f"{len(self.sizes)}d", f"axes={axes}", self.affine, self.data]
         extra = [*([] if self.centred else ["no-mean"]), *([] if self.divides else ["no-variance"]),
@@ -92,6 +96,8 @@ def axes_of(sem: Normalization, case: Case) -> tuple[int, ...]:
     """The normalized dimensions of ``case``, sorted: its Axes (the case
     format holds the array as text, ``"2,3"``), or by CrossChannel 1 (TRUE)
     or 2 (FALSE) to the last."""
+    if sem.axis is not None:
+        return (int(case.attribute_map().get(sem.axis, 0)),)
     if sem.axes is None:
         rank = len(case.input(sem.input).sizes)
         return tuple(range(1 if case.attribute_map().get(sem.cross_channel or "") else 2, rank))
@@ -106,6 +112,11 @@ def epsilon_of(sem: Normalization, case: Case) -> float:
 def divides(sem: Normalization, case: Case) -> bool:
     """Whether the variance divides (NormalizeVariance or UseVariance TRUE, or an operator without the flag)."""
     return sem.normalize_variance is None or bool(case.attribute_map().get(sem.normalize_variance, True))
+
+
+def order_of(sem: Normalization, case: Case) -> int:
+    """LP_NORMALIZATION's P (0 for the other operators)."""
+    return int(case.attribute_map().get(sem.p, 0)) if sem.p is not None else 0
 
 
 def centres(sem: Normalization, case: Case) -> bool:
@@ -151,7 +162,12 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     if x is None or y is None:
         return
     attrs = case.attribute_map()
-    if sem.axes is not None:
+    if sem.axis is not None:
+        axis = attrs.get(sem.axis)
+        if not isinstance(axis, int) or isinstance(axis, bool) or not 0 <= axis < len(x.sizes):
+            yield f"{sem.axis}={axis!r} is no dimension of the {len(x.sizes)}-D {x.name}: give 0 to {len(x.sizes) - 1}"
+            return
+    elif sem.axes is not None:
         problem = family.axes_problem(attrs, sem.axes, tensor=x.name, rank=len(x.sizes))
         if problem is not None:
             yield problem
@@ -180,6 +196,8 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
     if row is None:
         raise InputError(f"{spec.operator}: no cases at {level.short}: no support table there")
     ranks, types = row.dims, row.dtypes
+    if sem.operation == "lp":
+        return _lp_shapes(ranks, types)
     affines = tuple(a for a, since in AFFINE_SINCE.items() if since <= level
                     and (a != "scale-only" or sem.bias is not None) and (a != "bias-only" or sem.scale is not None))
     out: list[Shape] = []
@@ -246,6 +264,38 @@ def _negatives(first: DataType, ranks: tuple[int, ...], types: tuple[DataType, .
         yield replace(base, sizes=SIZES[bad], axes=_axis_sets(bad, sem)[0] if sem.axes is None else (bad - 1,))
 
 
+#: LP_NORMALIZATION's data: random, norms below Epsilon (where its place shows), a group of zeros, one NaN.
+LP_DATA = ("random", "tiny", "zeros", "nan")
+
+
+def _lp_shapes(ranks: tuple[int, ...], types: tuple[DataType, ...]) -> list[Shape]:
+    """Every axis at 4-D (each dimension count's last axis elsewhere) for P 1 and 2, the data that tell
+    Epsilon's places apart, FLOAT16, P = 0 and 3 (outside the page's "either 1 or 2"), a type and a
+    dimension count outside the table."""
+    floats = [t for t in types if t.is_float]
+    out: list[Shape] = []
+    rep = 4 if 4 in ranks else ranks[-1]
+    for i, dtype in enumerate(floats):
+        for p in (1, 2):
+            base = Shape(dtype, SIZES[rep], (rep - 1,), affine="none", p=p)
+            if i == 0:
+                out.extend(replace(base, sizes=SIZES[r], axes=(a,)) for r in ranks
+                           for a in (range(r) if r == rep else (r - 1,)))
+                out.extend(replace(base, axes=(1,), data=d) for d in LP_DATA[1:])
+                out.append(replace(base, sizes=(2, 3, 1, 1000) if rep == 4 else SIZES[rep], variant="n1000"))
+            else:
+                out.extend(replace(base, axes=(1,), data=d) for d in ("random", "tiny"))
+    first = floats[0] if floats else types[0]
+    base = Shape(first, SIZES[rep], (rep - 1,), affine="none", p=2, supported=False, variant="unsupported")
+    out.extend(replace(base, p=p, variant="out-of-range") for p in (3,))
+    if DataType.FLOAT64 not in types:
+        out.append(replace(base, dtype=DataType.FLOAT64))
+    bad = next((r for r in (3, 5, 2) if r not in ranks), None)
+    if bad is not None:
+        out.append(replace(base, sizes=SIZES[bad], axes=(bad - 1,)))
+    return out
+
+
 # -- values and tensors -----------------------------------------------------------------------
 def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False, negative: bool = True,
              keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
@@ -302,12 +352,13 @@ def _case(spec: Spec, sem: Normalization, level: FeatureLevel, seed: int, case_i
     given: dict[str | None, float | int | bool | str] = {
         sem.axes: ",".join(str(a) for a in shape.axes), sem.axis_count: len(shape.axes),
         sem.cross_channel: shape.axes[:1] == (1,), sem.normalize_variance: shape.divides, sem.use_mean: shape.centred,
-        sem.epsilon: shape.epsilon}
+        sem.axis: shape.axes[0], sem.p: shape.p, sem.epsilon: shape.epsilon}
     attrs = tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
     layout = Layout.PADDED if shape.padded else Layout.BROADCAST if shape.affine == "strided" else Layout.PACKED
     return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype, inputs=tuple(inputs),
                 outputs=(family.output_tensor(sem.output, shape.dtype, shape.sizes, padded=shape.padded),),
-                attributes=attrs, layout=layout, expect_supported=shape.supported, edges=(shape.data,), seed=seed)
+                attributes=attrs, layout=layout, expect_supported=shape.supported, edges=(shape.data,), seed=seed,
+                out_of_domain=(sem.p,) if sem.p is not None and shape.p not in (1, 2) else ())
 
 
 def _draw(shape: Shape, rng: np.random.Generator) -> np.ndarray:
@@ -319,6 +370,10 @@ def _draw(shape: Shape, rng: np.random.Generator) -> np.ndarray:
         return 16.0 + rng.uniform(-1.0, 1.0, s)
     if shape.data == "small-variance":  # variance about 3e-6, beside Epsilon = 1e-5
         return 0.5 + rng.uniform(-3e-3, 3e-3, s)
+    if shape.data == "tiny":  # norms of about 1e-6, below Epsilon = 1e-5
+        return rng.uniform(-1.0, 1.0, s) * 1e-6
+    if shape.data == "zeros":
+        return np.zeros(s)
     if shape.data == "wide":  # |x| in [250, 400]: the variance (about 1e5) exceeds FLOAT16's largest, 65504
         return rng.choice([-1.0, 1.0], s) * rng.uniform(250.0, 400.0, s)
     x = rng.uniform(-1.0, 1.0, s)

@@ -20,7 +20,7 @@ def _planted(axes: Callable[[tuple[int, ...], int], tuple[int, ...]] | None = No
     (or with the axes ``axes(axes, rank)`` gives)."""
     def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
         sem = spec.semantics
-        if not isinstance(sem, Normalization):
+        if not isinstance(sem, Normalization) or sem.operation != "mean_variance":
             return
         ops, given = operands(sem, case, dict(buffers)), axes_of(sem, case)
         used = given if axes is None else axes(given, ops.x.ndim)

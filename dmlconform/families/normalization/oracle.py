@@ -13,7 +13,7 @@ FAIL beyond) or Higham and Mary's probabilistic gamma~ (QUALITY_WARNING
 beyond):
 
 * the mean: the reduction family's AVERAGE bound ``e_mu``
-  (`families.reduction.oracle.average`); ``d_i`` within
+  (`families.reduction.oracle.reduced`); ``d_i`` within
   ``e_i = e_mu + u (|d_i| + e_mu)``;
 * the variance, within the larger of two honest kernels' bounds: two-pass
   (``mean((x - mu~)^2)``: ``2 mean(|d| e) + mean(e^2)`` plus the AVERAGE
@@ -44,9 +44,17 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
-from dmlconform.families.normalization.cases import axes_of, centres, divides, epsilon_of, operands, semantics_of
+from dmlconform.families.normalization.cases import (
+    axes_of,
+    centres,
+    divides,
+    epsilon_of,
+    operands,
+    order_of,
+    semantics_of,
+)
 from dmlconform.families.normalization.semantics import Normalization
-from dmlconform.families.reduction.oracle import average, groups
+from dmlconform.families.reduction.oracle import groups, reduced
 from dmlconform.oracles.base import (
     Expectation,
     gamma,
@@ -136,11 +144,11 @@ def statistics(rows: np.ndarray, u: float, g: Callable[[np.ndarray, float], np.n
     mean of the squares (AVERAGE's bound)."""
     n = rows.shape[1]
     with np.errstate(all="ignore"):
-        m2, e_m2 = average(rows * rows, u, g)
+        m2, e_m2 = reduced(rows * rows, "AVERAGE", u, g)
         if not centred:
             zero = np.zeros(rows.shape)
             return Statistics(zero[:, 0], rows, zero, m2, e_m2 + (n + 8) * _U64 * m2)
-        mu, e_mu = average(rows, u, g)
+        mu, e_mu = reduced(rows, "AVERAGE", u, g)
         d = rows - mu[:, None]
         v = (d * d).mean(axis=1)
         e = e_mu[:, None] + u * (np.abs(d) + e_mu[:, None])
@@ -192,7 +200,11 @@ def _part(spec: m.Spec, sem: Normalization, case: Case,
     rows = groups(x, axes)
     n = rows.shape[1]
     a, b = (None if t is None else groups(t.astype(np.float64), axes) for t in (ops.scale, ops.bias))
-    bounds, value = [], np.zeros(rows.shape)
+    bounds: list[np.ndarray] = []
+    value = np.zeros(rows.shape)
+    if sem.operation == "lp":
+        value, bounds, found = _lp(spec, rows, order_of(sem, case), eps, u, nt)
+        return _finish(value, bounds, found, x.shape, axes, nt, n)
     for g in (gamma_probable, gamma):
         st = statistics(rows, u, g, centred=centre)
         y, e_y = _normalized(st, st.variance, st.variance_error, eps, u, divide)
@@ -209,13 +221,21 @@ def _part(spec: m.Spec, sem: Normalization, case: Case,
         kept = Statistics(np.zeros(n), rows, np.zeros(rows.shape), st.variance, st.variance_error)
         alternatives += _reading(spec, "variance-without-mean:about-the-mean", kept, st.variance, st.variance_error,
                                  (a, b), eps, u, nt, value)
-    expected, strict, relaxed = (_ungroup(z, x.shape, axes) for z in (value, *bounds))
+    return _finish(value, bounds, alternatives, x.shape, axes, nt, n)
+
+
+def _finish(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alternative, ...],
+            shape: tuple[int, ...], axes: tuple[int, ...], nt: np.dtype,
+            n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...], np.ndarray]:
+    """Group order -> the output's C order: expected values rounded to ``nt``, bounds with one spacing of it (0
+    where the value is not finite), the alternatives' indices mapped, N per element."""
+    expected, strict, relaxed = (_ungroup(z, shape, axes) for z in (value, *bounds))
     expected = expected.astype(nt)
     with np.errstate(invalid="ignore", over="ignore"):
         step = spacing_above(np.abs(expected.astype(np.float64)) + relaxed, nt)
     done = ~np.isfinite(expected.astype(np.float64))
     strict, relaxed = (np.where(done, 0.0, np.nan_to_num(z, nan=np.inf) + step) for z in (strict, relaxed))
-    alternatives = tuple(Alternative(alt.name, _flat_index(alt.index, rows.shape, x.shape, axes), alt.values,
+    alternatives = tuple(Alternative(alt.name, _flat_index(alt.index, value.shape, shape, axes), alt.values,
                                      alt.tier, alt.reason, alt.bound) for alt in alternatives)
     return expected, strict, relaxed, alternatives, np.full(expected.shape, float(n))
 
@@ -235,19 +255,26 @@ def _own(rows: np.ndarray, y: np.ndarray, a: np.ndarray | None, b: np.ndarray | 
 def _reading(spec: m.Spec, key: str, st: Statistics, variance: np.ndarray, variance_error: np.ndarray,
              affine: tuple[np.ndarray | None, np.ndarray | None], eps: float, u: float, nt: np.dtype,
              expected: np.ndarray) -> tuple[Alternative, ...]:
-    """The reading ``key`` (``<ambiguity>:<reading>``: the statistics ``st``
-    with ``variance`` and its bound) as a STRICT alternative with its own
-    worst-case bound, in the output type ``nt``, where it differs from
-    ``expected`` (float64, group order; indices in group order: `_part`
-    maps them).  Nothing where the
-    spec lacks the reading."""
+    """The reading ``key`` of a mean-variance normalization: the statistics
+    ``st`` with ``variance`` and its bound, through `_normalized` and
+    `_affine` (`_offered`)."""
+    y, e_y = _normalized(st, variance, variance_error, eps, u, True)
+    value, e = _affine(y, e_y, *affine, u)
+    return _offered(spec, key, value, e, nt, expected)
+
+
+def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dtype,
+             expected: np.ndarray) -> tuple[Alternative, ...]:
+    """The reading ``key`` (``<ambiguity>:<reading>``: its ``value`` and
+    worst-case bound ``e``, float64) as a STRICT alternative with that bound,
+    in the output type ``nt``, where it differs from ``expected`` (float64;
+    indices in group order: `_part` maps them).  Nothing where the spec
+    lacks the reading."""
     ambiguity_id, reading_id = key.split(":")
     ambiguity = next((x for x in spec.ambiguities if x.id == ambiguity_id), None)
     reading = ambiguity.reading(reading_id) if ambiguity is not None else None
     if ambiguity is None or reading is None:
         return ()
-    y, e_y = _normalized(st, variance, variance_error, eps, u, True)
-    value, e = _affine(y, e_y, *affine, u)
     with np.errstate(invalid="ignore", over="ignore"):
         values = value.reshape(-1).astype(nt)
         primary = expected.reshape(-1).astype(nt)
@@ -258,6 +285,53 @@ def _reading(spec: m.Spec, key: str, st: Statistics, variance: np.ndarray, varia
     alt = Alternative(f"reading:{ambiguity.id}:{reading.id}", where, values[where], Tier.STRICT,
                       f"{ambiguity.id}: {reading.says}", bound[where])
     return marker(ambiguity, [alt], primary), alt
+
+
+def _lp(spec: m.Spec, rows: np.ndarray, p: int, eps: float, u: float,
+        nt: np.dtype) -> tuple[np.ndarray, list[np.ndarray], tuple[Alternative, ...]]:
+    """LP_NORMALIZATION in group order: ``x / max(||x||_P, eps)`` (the
+    primary reading of ``lp-epsilon``), its (strict, relaxed) bounds and the
+    other readings (``norm + eps``; for P = 2 ``sqrt(sum x^2 + eps)``) as
+    alternatives with their worst-case bounds.  The norm is the reduction
+    family's L1 or L2 with its bound; a maximum is exact, a sum one rounding,
+    the division (or a reciprocal and a product) two."""
+    function = "L1" if p == 1 else "L2"
+
+    def divided(t: np.ndarray, e_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with np.errstate(all="ignore"):
+            r = np.where(e_t < t, e_t / (t - e_t), np.inf)
+            y = rows / t[:, None]
+            return y, np.abs(y) * ((1 + r[:, None]) * (1 + 2 * u) - 1)
+
+    bounds, value = [], np.zeros(rows.shape)
+    for g in (gamma_probable, gamma):
+        norm, e_norm = reduced(rows, function, u, g) if p in (1, 2) else _norm(rows, p, u, g)
+        value, e = divided(np.maximum(norm, eps), e_norm)
+        bounds.append(e + (rows.shape[1] + 8) * _U64 * np.abs(value))
+    if p not in (1, 2):  # outside the page's "either 1 or 2": a negative case, computed as the P-norm where it runs
+        return value, bounds, ()
+    norm, e_norm = reduced(rows, function, u, gamma)
+    plus = norm + eps
+    found = _offered(spec, "lp-epsilon:add", *divided(plus, e_norm + u * (plus + e_norm)), nt, value)
+    if p == 2:
+        squares, e_sq = reduced(rows, "SUM_SQUARE", u, gamma)
+        with np.errstate(all="ignore"):
+            t = squares + eps
+            r = (e_sq + u * (t + e_sq)) / t
+            root = np.sqrt(t)
+            e_root = root * (np.sqrt(1 + r) * (1 + 2 * u) - 1)
+        found += _offered(spec, "lp-epsilon:inside-root", *divided(root, e_root), nt, value)
+    return value, bounds, found
+
+
+def _norm(rows: np.ndarray, p: int, u: float,
+          g: Callable[[np.ndarray, float], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``(sum |x|^p)^(1/p)`` for P beyond 2 and its bound: each power ``p - 1`` roundings, the sum's, the root's
+    (relative ``(1 + g_{N + p - 1})^(1/p) (1 + 2u) - 1``)."""
+    with np.errstate(all="ignore"):
+        norm = (np.abs(rows) ** p).sum(axis=1) ** (1.0 / p)
+        k = float(g(np.array([float(rows.shape[1] + p - 1)]), u)[0])
+        return norm, norm * ((1 + k) ** (1.0 / p) * (1 + 2 * u) - 1)
 
 
 def _ungroup(z: np.ndarray, shape: tuple[int, ...], axes: tuple[int, ...]) -> np.ndarray:

@@ -13,7 +13,8 @@ from dmlconform.spec import model as m
 from dmlconform.spec import reviewed_checks as rc
 
 _TENSORS = ("input", "output", "scale", "bias")
-_ATTRIBUTES = ("axes", "axis_count", "cross_channel", "epsilon", "normalize_variance", "use_mean", "fused_activation")
+_ATTRIBUTES = ("axes", "axis_count", "cross_channel", "epsilon", "normalize_variance", "use_mean", "axis", "p",
+               "fused_activation")
 SCHEMA = {
     "type": "object", "additionalProperties": False,
     "required": ["family", "source", "operation", "input", "output", "epsilon"],
@@ -29,7 +30,7 @@ SCHEMA = {
 def build(data: dict[str, Any]) -> Normalization:
     """Shape-checked ``semantics`` data -> `Normalization`."""
     roles = {role: data.get(role) for role in ("scale", "bias", "axes", "axis_count", "cross_channel",
-                                               "normalize_variance", "use_mean", "fused_activation")}
+                                               "normalize_variance", "use_mean", "axis", "p", "fused_activation")}
     return Normalization(source=data["source"], operation=data["operation"], input=data["input"],
                          output=data["output"], epsilon=data["epsilon"], accumulators=rc.accumulators(data), **roles)
 
@@ -37,6 +38,7 @@ def build(data: dict[str, Any]) -> Normalization:
 _CHECKS: tuple[tuple[tuple[str, ...], Callable[[m.Field], str | None]], ...] = (
     (("axes",), rc.is_uint_array), (("axis_count",), rc.is_uint), (("epsilon",), rc.is_float),
     (("normalize_variance",), rc.is_bool), (("cross_channel",), rc.is_bool), (("use_mean",), rc.is_bool),
+    (("axis",), rc.is_uint), (("p",), rc.is_uint),
     (("fused_activation",), rc.is_pointer))
 
 
@@ -46,6 +48,9 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     and the accumulators' types."""
     roles = [((name,), m.TensorRole.OUTPUT if name == "output" else m.TensorRole.INPUT) for name in _TENSORS]
     yield from rc.named_fields(data, spec, roles, _CHECKS).problems
-    if ("axes" in data) == ("cross_channel" in data) or ("axes" in data) != ("axis_count" in data):
-        yield rc.AT, "give the normalized axes one way: axes and axis_count (an array), or cross_channel (a BOOL)"
+    ways = [("axes" in data) and ("axis_count" in data), "cross_channel" in data, "axis" in data]
+    if sum(ways) != 1 or ("axes" in data) != ("axis_count" in data) or (data.get("operation") == "lp") != ways[2] \
+            or (data.get("operation") == "lp") != ("p" in data):
+        yield rc.AT, ("give the normalized axes one way: axes and axis_count (an array), cross_channel (a BOOL), or "
+                      "axis and p (operation lp only)")
     yield from rc.accumulator_problems(data, spec)

@@ -24,6 +24,7 @@ from dmlconform.families.normalization.cases import (
     divides,
     epsilon_of,
     operands,
+    order_of,
     semantics_of,
 )
 from dmlconform.spec.model import DataType, Spec, numpy_dtype
@@ -36,6 +37,9 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     """The output of ``case`` in its storage type and logical shape, a new array."""
     sem = semantics_of(spec)
     out = case.outputs[0]
+    if sem.operation == "lp":
+        x = case.input(sem.input).view(buffers[sem.input])
+        return {sem.output: lp(x, axes_of(sem, case)[0], order_of(sem, case), epsilon_of(sem, case), out.dtype)}
     y = mean_variance(operands(sem, case, buffers), axes_of(sem, case), epsilon_of(sem, case),
                       divides(sem, case), out.dtype, centre=centres(sem, case))
     return {sem.output: y}
@@ -64,3 +68,17 @@ def mean_variance(ops: Operands, axes: tuple[int, ...], epsilon: float, divide: 
         if ops.bias is not None:
             y = y + ops.bias.astype(work)
     return y.astype(numpy_dtype(dtype))
+
+
+def lp(x: np.ndarray, axis: int, p: int, epsilon: float, dtype: DataType) -> np.ndarray:
+    """``x / max(||x||_p, epsilon)`` along ``axis`` in the type's working type, rounded once to ``dtype``."""
+    work = _WORK.get(dtype, numpy_dtype(dtype))
+    w = x.astype(work)
+    with np.errstate(all="ignore"):
+        if p == 1:
+            norm = np.abs(w).sum(axis=axis, keepdims=True, dtype=work)
+        elif p == 2:
+            norm = np.sqrt((w * w).sum(axis=axis, keepdims=True, dtype=work))
+        else:  # outside the page's "either 1 or 2" (a negative case): the P-norm
+            norm = (np.abs(w) ** p).sum(axis=axis, keepdims=True, dtype=work) ** work.type(1.0 / p)
+        return (w / np.maximum(norm, work.type(epsilon))).astype(numpy_dtype(dtype))

@@ -15,7 +15,7 @@ from dmlconform.spec.model import DataType, Semantics
 from dmlconform.spec.semantics import Accumulated
 
 #: What a normalization operator computes: the mean and variance over ``Axes``, then ``(x - mean) / sqrt(var + eps)``.
-OPERATIONS = ("mean_variance",)
+OPERATIONS = ("mean_variance", "lp")
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,7 +30,11 @@ class Normalization(Semantics, Accumulated):
     ``normalize_variance`` names the BOOL that, FALSE, leaves out the
     division (MEAN_VARIANCE_NORMALIZATION2's UseVariance), ``use_mean`` the
     BOOL that, FALSE, leaves out the mean (MEAN_VARIANCE_NORMALIZATION2's
-    UseMean: the variance is then taken about 0, the primary reading).  ``fused_activation`` names the optional activation (not
+    UseMean: the variance is then taken about 0, the primary reading).
+    ``operation`` ``lp`` (LP_NORMALIZATION): ``output = input / max(||input||_P,
+    epsilon)`` along the one dimension the UINT ``axis`` names, ``P`` the
+    UINT ``p`` (1 or 2; Epsilon's place the primary reading of
+    ``lp-epsilon``).  ``fused_activation`` names the optional activation (not
     tested: docs/normalization.md).  ``accumulators``: tensor type -> the
     type the statistics are bounded in.  ``source`` is ``doc path:line``."""
 
@@ -45,5 +49,7 @@ class Normalization(Semantics, Accumulated):
     bias: str | None = None
     normalize_variance: str | None = None
     use_mean: str | None = None
+    axis: str | None = None
+    p: str | None = None
     fused_activation: str | None = None
     accumulators: tuple[tuple[DataType, DataType], ...] = ()
