@@ -100,6 +100,7 @@ MUTANTS = {
     "norm-sample-variance": ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION"),
     "norm-epsilon-outside-sqrt": ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2"),
     "norm-wrong-axes": ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION"),
+    "norm-lrn-window-off-centre": ("LOCAL_RESPONSE_NORMALIZATION",),
 }
 
 

@@ -25,7 +25,15 @@ from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case, TensorData
-from dmlconform.families.normalization.cases import axes_of, centres, divides, epsilon_of, order_of, semantics_of
+from dmlconform.families.normalization.cases import (
+    axes_of,
+    centres,
+    divides,
+    epsilon_of,
+    lrn_of,
+    order_of,
+    semantics_of,
+)
 from dmlconform.spec.model import Spec
 
 OPSET = 17
@@ -38,6 +46,11 @@ def _node(spec: Spec, case: Case) -> tuple[str, int]:
     sem = semantics_of(spec)
     if sem.operation == "lp":
         return "LpNormalization", axes_of(sem, case)[0]
+    if sem.operation == "lrn":
+        size = lrn_of(sem, case)[0]
+        if axes_of(sem, case) != (1,) or size < 1 or len(case.input(sem.input).sizes) != 4:
+            raise NotSupportedError("LRN sums across channels only, over a size of at least 1, of a 4-D tensor here")
+        return "LRN", 1
     attrs = case.attribute_map()
     if sem.fused_activation and attrs.get(sem.fused_activation):
         raise NotSupportedError("FusedActivation: ONNX's normalization nodes have none")
@@ -71,6 +84,9 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     sem = semantics_of(spec)
     if sem.operation == "lp":
         _lp(spec, case, buffers, sessions)
+        return
+    if sem.operation == "lrn":
+        _lrn(spec, case, buffers, sessions)
         return
     op_type, first = _node(spec, case)
     x = np.ascontiguousarray(case.input(sem.input).view(buffers[sem.input]))
@@ -110,6 +126,19 @@ def _lp(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     write_output(case.outputs[0], buffers, y)
 
 
+def _lrn(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
+    """LOCAL_RESPONSE_NORMALIZATION with CrossChannel TRUE as LRN (its window floor((size-1)/2) before)."""
+    sem = semantics_of(spec)
+    _node(spec, case)
+    size, alpha, beta, bias = lrn_of(sem, case)
+    x = np.ascontiguousarray(case.input(sem.input).view(buffers[sem.input]))
+    attrs: dict[str, Any] = {"size": size, "alpha": alpha, "beta": beta, "bias": bias}
+    key = ("normalization", "LRN", x.ndim, case.dtype.name, size, alpha, beta, bias)
+    session = sessions.get(key, lambda: _model("LRN", x.ndim, {"x": x}, attrs), "LRN")
+    (y,) = session.run(None, {"x": x})
+    write_output(case.outputs[0], buffers, y)
+
+
 def _model(op_type: str, rank: int, feeds: Mapping[str, np.ndarray], attrs: dict[str, Any]) -> Any:
     """One ``op_type`` node over tensors of ``rank`` dimensions of any size."""
     from onnx import helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import
@@ -128,4 +157,6 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
                     integer=False, runner=run, check=check, opset=OPSET, note=NOTE)
     for op in ("MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2")} | {
     "LP_NORMALIZATION": OnnxMapping("LpNormalization", attrs=every_attribute, integer=False, runner=run, check=check,
-                                    note="LpNormalization (axis, p); no epsilon")}
+                                    note="LpNormalization (axis, p); no epsilon"),
+    "LOCAL_RESPONSE_NORMALIZATION": OnnxMapping("LRN", attrs=every_attribute, integer=False, runner=run, check=check,
+                                                note="LRN: CrossChannel TRUE only (floor((size-1)/2) before)")}

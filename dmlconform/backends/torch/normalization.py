@@ -97,8 +97,18 @@ def lp(t: Any, xs: list[Any], a: Attrs) -> Any:
     return t.nn.functional.normalize(x, p=float(p), dim=axis, eps=eps)
 
 
+def lrn(t: Any, xs: list[Any], a: Attrs) -> Any:
+    """LOCAL_RESPONSE_NORMALIZATION with CrossChannel TRUE as ``local_response_norm`` (its window size // 2
+    before: the ``ceil-before`` reading of ``lrn-centre``)."""
+    size = int(a.raw("LocalSize") or 0)
+    if not a.raw("CrossChannel") or size < 1:
+        raise NotSupportedError("local_response_norm sums across channels only, over a size of at least 1")
+    return t.nn.functional.local_response_norm(xs[0], size, alpha=a.f32("Alpha"), beta=a.f32("Beta"), k=a.f32("Bias"))
+
+
 #: Spec operator -> the keyword arguments of its `TorchOp` (merged into `backends.torch.backend.TORCH_OPS`).
 TORCH_OPS: Mapping[str, dict[str, Any]] = {
     op: {"fn": mean_variance, "inputs": ("InputTensor", "ScaleTensor", "BiasTensor"), "note": NOTE}
     for op in ("MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2")} | {
-    "LP_NORMALIZATION": {"fn": lp, "note": "normalize (max(norm, eps)); P 1 or 2"}}
+    "LP_NORMALIZATION": {"fn": lp, "note": "normalize (max(norm, eps)); P 1 or 2"},
+    "LOCAL_RESPONSE_NORMALIZATION": {"fn": lrn, "note": "local_response_norm: CrossChannel TRUE only (size // 2 before)"}}

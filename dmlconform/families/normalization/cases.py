@@ -69,12 +69,19 @@ class Shape:
     divides: bool = True
     centred: bool = True
     p: int = 0
+    size: int = 0
+    lrn: tuple[float, float, float] = (1e-4, 0.75, 1.0)
     epsilon: float = EPSILON
     padded: bool = False
     supported: bool = True
     variant: str = ""
 
     def case_id(self, operator: str) -> str:
+        if self.size or self.variant.startswith("size="):
+            region = "cross-channel" if self.axes == (1,) else "spatial"
+            params = "default" if self.lrn == (1e-4, 0.75, 1.0) else "strong"
+            parts = [operator, self.dtype.name, f"{len(self.sizes)}d", region, f"size={self.size}", params, self.data]
+            return "/".join(parts + ([self.variant] if self.variant and not self.variant.startswith("size=") else []))
         if self.p:
             parts = [operator, self.dtype.name, f"{len(self.sizes)}d", f"axis={self.axes[0]}", f"p={self.p}", self.data]
             return "/".join(parts + ([self.variant] if self.variant else []))
@@ -98,6 +105,8 @@ def axes_of(sem: Normalization, case: Case) -> tuple[int, ...]:
     or 2 (FALSE) to the last."""
     if sem.axis is not None:
         return (int(case.attribute_map().get(sem.axis, 0)),)
+    if sem.operation == "lrn":
+        return (1,) if case.attribute_map().get(sem.cross_channel or "") else (2, 3)
     if sem.axes is None:
         rank = len(case.input(sem.input).sizes)
         return tuple(range(1 if case.attribute_map().get(sem.cross_channel or "") else 2, rank))
@@ -117,6 +126,21 @@ def divides(sem: Normalization, case: Case) -> bool:
 def order_of(sem: Normalization, case: Case) -> int:
     """LP_NORMALIZATION's P (0 for the other operators)."""
     return int(case.attribute_map().get(sem.p, 0)) if sem.p is not None else 0
+
+
+def lrn_of(sem: Normalization, case: Case) -> tuple[int, float, float, float]:
+    """LOCAL_RESPONSE_NORMALIZATION's LocalSize, Alpha, Beta and Bias (the FLOATs as the struct holds them)."""
+    attrs = case.attribute_map()
+    return (int(attrs.get(sem.local_size or "", 1)),
+            *(float(np.float32(attrs.get(name or "", d))) for name, d in ((sem.alpha, 1e-4), (sem.beta, 0.75),
+                                                                          (sem.offset, 1.0))))  # type: ignore[return-value]
+
+
+def window_offsets(size: int, ceil_before: bool = False) -> tuple[int, int]:
+    """The elements a window of ``size`` reaches before and after its centre: floor((size - 1) / 2) before and
+    ceil after (ONNX's, the primary reading of ``lrn-centre``), or the other way round (``ceil_before``)."""
+    before = (size - 1) // 2 if not ceil_before else size // 2
+    return before, size - 1 - before
 
 
 def centres(sem: Normalization, case: Case) -> bool:
@@ -198,6 +222,8 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
     ranks, types = row.dims, row.dtypes
     if sem.operation == "lp":
         return _lp_shapes(ranks, types)
+    if sem.operation == "lrn":
+        return _lrn_shapes(ranks, types)
     affines = tuple(a for a, since in AFFINE_SINCE.items() if since <= level
                     and (a != "scale-only" or sem.bias is not None) and (a != "bias-only" or sem.scale is not None))
     out: list[Shape] = []
@@ -296,6 +322,38 @@ def _lp_shapes(ranks: tuple[int, ...], types: tuple[DataType, ...]) -> list[Shap
     return out
 
 
+#: LOCAL_RESPONSE_NORMALIZATION's Alpha, Beta and Bias: the doc's defaults, and a set where the sum weighs.
+LRN_STRONG = (float(np.float32(0.5)), 0.75, 2.0)
+
+
+def _lrn_shapes(ranks: tuple[int, ...], types: tuple[DataType, ...]) -> list[Shape]:
+    """Cross-channel and spatial regions, LocalSize 1, 2, 3, 4 and 5 (even ones tell the centring readings apart),
+    the doc's defaults and a set where the sum weighs, FLOAT16, and negative cases: LocalSize 0 (below its "at
+    least 1"), a type and a dimension count outside the table."""
+    floats = [t for t in types if t.is_float]
+    rank = 4 if 4 in ranks else ranks[-1]
+    sizes = (2, 6, 5, 5) if rank == 4 else SIZES[rank]
+    out: list[Shape] = []
+    for i, dtype in enumerate(floats):
+        for axes in ((1,), (2, 3)):
+            base = Shape(dtype, sizes, axes, affine="none", size=3, lrn=LRN_STRONG)
+            if i == 0:
+                out.extend(replace(base, size=k) for k in (1, 2, 3, 4, 5))
+                out.append(replace(base, lrn=(1e-4, 0.75, 1.0)))
+                out.extend(replace(base, size=4, data=d) for d in ("large", "nan"))
+            else:
+                out.extend(replace(base, size=k) for k in (3, 4))
+    first = floats[0] if floats else types[0]
+    base = Shape(first, sizes, (1,), affine="none", size=3, lrn=LRN_STRONG, supported=False, variant="unsupported")
+    out.append(replace(base, size=0, variant="size=0"))
+    if DataType.FLOAT64 not in types:
+        out.append(replace(base, dtype=DataType.FLOAT64))
+    bad = next((r for r in (3, 5) if r not in ranks), None)
+    if bad is not None:
+        out.append(replace(base, sizes=SIZES[bad]))
+    return out
+
+
 # -- values and tensors -----------------------------------------------------------------------
 def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False, negative: bool = True,
              keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
@@ -353,12 +411,16 @@ def _case(spec: Spec, sem: Normalization, level: FeatureLevel, seed: int, case_i
         sem.axes: ",".join(str(a) for a in shape.axes), sem.axis_count: len(shape.axes),
         sem.cross_channel: shape.axes[:1] == (1,), sem.normalize_variance: shape.divides, sem.use_mean: shape.centred,
         sem.axis: shape.axes[0], sem.p: shape.p, sem.epsilon: shape.epsilon}
+    if sem.operation == "lrn":
+        given = {sem.cross_channel: shape.axes == (1,), sem.local_size: shape.size, sem.alpha: shape.lrn[0],
+                 sem.beta: shape.lrn[1], sem.offset: shape.lrn[2]}
     attrs = tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
     layout = Layout.PADDED if shape.padded else Layout.BROADCAST if shape.affine == "strided" else Layout.PACKED
     return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype, inputs=tuple(inputs),
                 outputs=(family.output_tensor(sem.output, shape.dtype, shape.sizes, padded=shape.padded),),
                 attributes=attrs, layout=layout, expect_supported=shape.supported, edges=(shape.data,), seed=seed,
-                out_of_domain=(sem.p,) if sem.p is not None and shape.p not in (1, 2) else ())
+                out_of_domain=(sem.p,) if sem.p is not None and shape.p not in (1, 2) else
+                (sem.local_size,) if sem.local_size is not None and shape.size < 1 else ())
 
 
 def _draw(shape: Shape, rng: np.random.Generator) -> np.ndarray:
@@ -370,6 +432,8 @@ def _draw(shape: Shape, rng: np.random.Generator) -> np.ndarray:
         return 16.0 + rng.uniform(-1.0, 1.0, s)
     if shape.data == "small-variance":  # variance about 3e-6, beside Epsilon = 1e-5
         return 0.5 + rng.uniform(-3e-3, 3e-3, s)
+    if shape.data == "large":  # squares of up to 100: the sum dominates Bias
+        return rng.uniform(-10.0, 10.0, s)
     if shape.data == "tiny":  # norms of about 1e-6, below Epsilon = 1e-5
         return rng.uniform(-1.0, 1.0, s) * 1e-6
     if shape.data == "zeros":

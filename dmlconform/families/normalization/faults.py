@@ -9,8 +9,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
-from dmlconform.families.normalization.cases import axes_of, centres, divides, epsilon_of, operands
-from dmlconform.families.normalization.reference import mean_variance
+from dmlconform.families.normalization.cases import axes_of, centres, divides, epsilon_of, lrn_of, operands
+from dmlconform.families.normalization.reference import lrn, mean_variance
 from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.spec import model as m
 
@@ -31,6 +31,16 @@ def _planted(axes: Callable[[tuple[int, ...], int], tuple[int, ...]] | None = No
     return fault
 
 
+def _off_centre(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """LOCAL_RESPONSE_NORMALIZATION's window one element later than centred (a loop starting at the element)."""
+    sem = spec.semantics
+    if not isinstance(sem, Normalization) or sem.operation != "lrn":
+        return
+    out = case.outputs[0]
+    x = case.input(sem.input).view(buffers[sem.input])
+    writable_view(out, buffers[out.name])[...] = lrn(x, axes_of(sem, case), *lrn_of(sem, case), out.dtype, shift=-1)
+
+
 def _last_only(axes: tuple[int, ...], rank: int) -> tuple[int, ...]:
     """Only the last dimension normalized, whatever Axes says (a kernel written for layer normalization)."""
     return (rank - 1,)
@@ -41,4 +51,5 @@ FAULTS: Mapping[str, Fault] = {
     "norm-sample-variance": _planted(ddof=1),
     "norm-epsilon-outside-sqrt": _planted(outside=True),
     "norm-wrong-axes": _planted(_last_only),
+    "norm-lrn-window-off-centre": _off_centre,
 }

@@ -49,9 +49,11 @@ from dmlconform.families.normalization.cases import (
     centres,
     divides,
     epsilon_of,
+    lrn_of,
     operands,
     order_of,
     semantics_of,
+    window_offsets,
 )
 from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.families.reduction.oracle import groups, reduced
@@ -205,6 +207,8 @@ def _part(spec: m.Spec, sem: Normalization, case: Case,
     if sem.operation == "lp":
         value, bounds, found = _lp(spec, rows, order_of(sem, case), eps, u, nt)
         return _finish(value, bounds, found, x.shape, axes, nt, n)
+    if sem.operation == "lrn":
+        return _lrn(spec, sem, case, x, u, nt)
     for g in (gamma_probable, gamma):
         st = statistics(rows, u, g, centred=centre)
         y, e_y = _normalized(st, st.variance, st.variance_error, eps, u, divide)
@@ -279,7 +283,9 @@ def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dt
         values = value.reshape(-1).astype(nt)
         primary = expected.reshape(-1).astype(nt)
         bound = e.reshape(-1) + spacing_above(np.abs(value.reshape(-1)) + e.reshape(-1), nt)
-    where = np.flatnonzero((values != primary) & np.isfinite(bound))
+    nan = np.isnan(values)
+    bound = np.where(nan, 0.0, bound)  # a NaN the reading gives (a NaN in its window) matches any NaN
+    where = np.flatnonzero((values != primary) & ~(nan & np.isnan(primary)) & np.isfinite(bound))
     if not where.size:
         return ()
     alt = Alternative(f"reading:{ambiguity.id}:{reading.id}", where, values[where], Tier.STRICT,
@@ -322,6 +328,76 @@ def _lp(spec: m.Spec, rows: np.ndarray, p: int, eps: float, u: float,
             e_root = root * (np.sqrt(1 + r) * (1 + 2 * u) - 1)
         found += _offered(spec, "lp-epsilon:inside-root", *divided(root, e_root), nt, value)
     return value, bounds, found
+
+
+#: A float32 pow within 4 ULPs of its result, as a multiple of u, plus the log's growth with |beta ln base|.
+POW_ULPS = 8.0
+
+
+def window_sums(squares: np.ndarray, dims: tuple[int, ...], size: int, ceil_before: bool) -> np.ndarray:
+    """The sum of ``squares`` over a window of ``size`` along each of ``dims``, centred as `window_offsets`
+    says, zero outside the tensor: padding, then one slice per offset."""
+    before, after = window_offsets(size, ceil_before)
+    padded = np.pad(squares, [(before, after) if d in dims else (0, 0) for d in range(squares.ndim)])
+    total = np.zeros(squares.shape)
+    for shift in np.ndindex(*(size for _ in dims)):
+        index = [slice(None)] * squares.ndim
+        for d, k in zip(dims, shift):
+            index[d] = slice(k, k + squares.shape[d])
+        total += padded[tuple(index)]
+    return total
+
+
+def _lrn(spec: m.Spec, sem: Normalization, case: Case, x: np.ndarray, u: float,
+         nt: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...], np.ndarray]:
+    """LOCAL_RESPONSE_NORMALIZATION: ``x (Bias + Alpha / S * T)^-Beta``, T the window's sum of squares (n terms,
+    all positive: ``g_n T``), the coefficient, product and sum one rounding each, the power relatively
+    ``|(1 -+ r)^-Beta - 1|`` for the base's relative error r plus ``POW_ULPS u (1 + |Beta ln base|)``, the
+    product with x one rounding.  Readings, each a STRICT alternative with this bound: the window centred
+    ceil((S-1)/2) before (``lrn-centre``, even S), the cross-channel region over height and width too
+    (``lrn-region``), the spatial coefficient Alpha / S^2 (``lrn-spatial-divisor``)."""
+    size, alpha, beta, offset = lrn_of(sem, case)
+    dims = axes_of(sem, case)
+    squares = x * x
+    if size < 1:  # outside "at least 1" (a negative case): Alpha / 0 times an empty sum, NaN where it runs
+        nan = np.full((1, x.size), np.nan)
+        return _finish(nan, [nan, nan], (), (1, x.size), (0, 1), nt, 0)
+
+    def result(total: np.ndarray, n: int, coefficient: float, g: Callable[[np.ndarray, float], np.ndarray]
+               ) -> tuple[np.ndarray, np.ndarray]:
+        gn = float(g(np.array([float(max(n, 1))]), u)[0])
+        with np.errstate(all="ignore"):
+            scaled = coefficient * total
+            base = offset + scaled
+            e_base = abs(coefficient) * total * (gn + 3 * u) + u * np.abs(base) + (n + 8) * _U64 * np.abs(scaled)
+            r = e_base / np.abs(base)
+            power = base ** -beta
+            low, high = np.maximum(1 - r, 0) ** -beta, (1 + r) ** -beta
+            rel = np.maximum(np.abs(low - 1), np.abs(high - 1)) + POW_ULPS * u * (1 + np.abs(beta * np.log(base)))
+            y = x * power
+            return y.reshape(-1), (np.abs(y) * ((1 + rel) * (1 + u) - 1)).reshape(-1)
+
+    n = size ** len(dims)
+    value = np.zeros(x.size)
+    bounds: list[np.ndarray] = []
+    for g in (gamma_probable, gamma):
+        value, e = result(window_sums(squares, dims, size, False), n, alpha / size, g)
+        bounds.append(e)
+    readings: list[tuple[str, np.ndarray, int, float]] = []
+    if size % 2 == 0:
+        readings.append(("lrn-centre:ceil-before", window_sums(squares, dims, size, True), n, alpha / size))
+    if dims == (1,):
+        every = tuple(range(1, x.ndim))
+        readings.append(("lrn-region:channels-and-spatial", window_sums(squares, every, size, False),
+                         size ** len(every), alpha / size))
+    else:
+        readings.append(("lrn-spatial-divisor:window-size", window_sums(squares, dims, size, False), n,
+                         alpha / size ** 2))
+    found: tuple[Alternative, ...] = ()
+    for key, total, terms, coefficient in readings:
+        found += _offered(spec, key, *result(total, terms, coefficient, gamma), nt, value)
+    # the output's own C order, as one row: no regrouping
+    return _finish(value[None, :], [b[None, :] for b in bounds], found, (1, x.size), (0, 1), nt, n)
 
 
 def _norm(rows: np.ndarray, p: int, u: float,

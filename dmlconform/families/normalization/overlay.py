@@ -14,10 +14,10 @@ from dmlconform.spec import reviewed_checks as rc
 
 _TENSORS = ("input", "output", "scale", "bias")
 _ATTRIBUTES = ("axes", "axis_count", "cross_channel", "epsilon", "normalize_variance", "use_mean", "axis", "p",
-               "fused_activation")
+               "local_size", "alpha", "beta", "offset", "fused_activation")
 SCHEMA = {
     "type": "object", "additionalProperties": False,
-    "required": ["family", "source", "operation", "input", "output", "epsilon"],
+    "required": ["family", "source", "operation", "input", "output"],
     "properties": {
         "family": {"const": "normalization"}, "source": rc.SOURCE, "operation": {"enum": list(OPERATIONS)},
         **{role: rc.IDENT for role in (*_TENSORS, *_ATTRIBUTES)},
@@ -30,15 +30,18 @@ SCHEMA = {
 def build(data: dict[str, Any]) -> Normalization:
     """Shape-checked ``semantics`` data -> `Normalization`."""
     roles = {role: data.get(role) for role in ("scale", "bias", "axes", "axis_count", "cross_channel",
-                                               "normalize_variance", "use_mean", "axis", "p", "fused_activation")}
+                                               "normalize_variance", "use_mean", "axis", "p", "local_size", "alpha",
+                                               "beta", "offset", "fused_activation")}
     return Normalization(source=data["source"], operation=data["operation"], input=data["input"],
-                         output=data["output"], epsilon=data["epsilon"], accumulators=rc.accumulators(data), **roles)
+                         output=data["output"], epsilon=data.get("epsilon", ""), accumulators=rc.accumulators(data),
+                         **roles)
 
 
 _CHECKS: tuple[tuple[tuple[str, ...], Callable[[m.Field], str | None]], ...] = (
     (("axes",), rc.is_uint_array), (("axis_count",), rc.is_uint), (("epsilon",), rc.is_float),
     (("normalize_variance",), rc.is_bool), (("cross_channel",), rc.is_bool), (("use_mean",), rc.is_bool),
-    (("axis",), rc.is_uint), (("p",), rc.is_uint),
+    (("axis",), rc.is_uint), (("p",), rc.is_uint), (("local_size",), rc.is_uint), (("alpha",), rc.is_float),
+    (("beta",), rc.is_float), (("offset",), rc.is_float),
     (("fused_activation",), rc.is_pointer))
 
 
@@ -48,6 +51,12 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     and the accumulators' types."""
     roles = [((name,), m.TensorRole.OUTPUT if name == "output" else m.TensorRole.INPUT) for name in _TENSORS]
     yield from rc.named_fields(data, spec, roles, _CHECKS).problems
+    lrn = data.get("operation") == "lrn"
+    if lrn != all(k in data for k in ("cross_channel", "local_size", "alpha", "beta", "offset")) or \
+            lrn == ("epsilon" in data):
+        yield rc.AT, "operation lrn names cross_channel, local_size, alpha, beta and offset, and no epsilon; the others " \
+                     "an epsilon"
+        return
     ways = [("axes" in data) and ("axis_count" in data), "cross_channel" in data, "axis" in data]
     if sum(ways) != 1 or ("axes" in data) != ("axis_count" in data) or (data.get("operation") == "lp") != ways[2] \
             or (data.get("operation") == "lp") != ("p" in data):

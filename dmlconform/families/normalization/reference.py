@@ -23,9 +23,11 @@ from dmlconform.families.normalization.cases import (
     centres,
     divides,
     epsilon_of,
+    lrn_of,
     operands,
     order_of,
     semantics_of,
+    window_offsets,
 )
 from dmlconform.spec.model import DataType, Spec, numpy_dtype
 
@@ -37,6 +39,9 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     """The output of ``case`` in its storage type and logical shape, a new array."""
     sem = semantics_of(spec)
     out = case.outputs[0]
+    if sem.operation == "lrn":
+        x = case.input(sem.input).view(buffers[sem.input])
+        return {sem.output: lrn(x, axes_of(sem, case), *lrn_of(sem, case), out.dtype)}
     if sem.operation == "lp":
         x = case.input(sem.input).view(buffers[sem.input])
         return {sem.output: lp(x, axes_of(sem, case)[0], order_of(sem, case), epsilon_of(sem, case), out.dtype)}
@@ -82,3 +87,25 @@ def lp(x: np.ndarray, axis: int, p: int, epsilon: float, dtype: DataType) -> np.
         else:  # outside the page's "either 1 or 2" (a negative case): the P-norm
             norm = (np.abs(w) ** p).sum(axis=axis, keepdims=True, dtype=work) ** work.type(1.0 / p)
         return (w / np.maximum(norm, work.type(epsilon))).astype(numpy_dtype(dtype))
+
+
+def lrn(x: np.ndarray, dims: tuple[int, ...], size: int, alpha: float, beta: float, bias: float, dtype: DataType, *,
+        shift: int = 0) -> np.ndarray:
+    """``x / (bias + alpha / size * sum of x^2 over the window)^beta``, the window ``size`` long along each of
+    ``dims``, floor((size - 1) / 2) before each element, zeros outside; in the type's working type.  ``shift``
+    moves the window (the planted fault's, `families.normalization.faults`)."""
+    work = _WORK.get(dtype, numpy_dtype(dtype))
+    w = x.astype(work)
+    before, after = window_offsets(size)
+    before, after = before + shift, after - shift
+    with np.errstate(all="ignore"):
+        squares = np.pad(w * w, [(max(before, 0), max(after, 0)) if d in dims else (0, 0) for d in range(w.ndim)])
+        total = np.zeros(w.shape, work)
+        for offsets in np.ndindex(*(size for _ in dims)):
+            index = [slice(None)] * w.ndim
+            for d, k in zip(dims, offsets):
+                start = k + max(before, 0) - before
+                index[d] = slice(start, start + w.shape[d])
+            total += squares[tuple(index)]
+        y = w / (work.type(bias) + work.type(alpha) / work.type(size) * total) ** work.type(beta)
+    return y.astype(numpy_dtype(dtype))

@@ -15,7 +15,7 @@ from dmlconform.spec.model import DataType, Semantics
 from dmlconform.spec.semantics import Accumulated
 
 #: What a normalization operator computes: the mean and variance over ``Axes``, then ``(x - mean) / sqrt(var + eps)``.
-OPERATIONS = ("mean_variance", "lp")
+OPERATIONS = ("mean_variance", "lp", "lrn")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +34,12 @@ class Normalization(Semantics, Accumulated):
     ``operation`` ``lp`` (LP_NORMALIZATION): ``output = input / max(||input||_P,
     epsilon)`` along the one dimension the UINT ``axis`` names, ``P`` the
     UINT ``p`` (1 or 2; Epsilon's place the primary reading of
-    ``lp-epsilon``).  ``fused_activation`` names the optional activation (not
+    ``lp-epsilon``).  ``operation`` ``lrn`` (LOCAL_RESPONSE_NORMALIZATION):
+    ``output = input / (offset + alpha / local_size * sum of input^2 over
+    the local region)^beta``, the region ``local_size`` channels
+    (``cross_channel`` TRUE) or ``local_size`` x ``local_size`` of height and
+    width (FALSE), zero outside the tensor (``offset`` names the FLOAT
+    ``Bias``).  ``fused_activation`` names the optional activation (not
     tested: docs/normalization.md).  ``accumulators``: tensor type -> the
     type the statistics are bounded in.  ``source`` is ``doc path:line``."""
 
@@ -51,5 +56,9 @@ class Normalization(Semantics, Accumulated):
     use_mean: str | None = None
     axis: str | None = None
     p: str | None = None
+    local_size: str | None = None
+    alpha: str | None = None
+    beta: str | None = None
+    offset: str | None = None
     fused_activation: str | None = None
     accumulators: tuple[tuple[DataType, DataType], ...] = ()
