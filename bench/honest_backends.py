@@ -15,6 +15,11 @@ how much of each FAIL bound real, honest arithmetic uses.
   VALUE_SCALE_2D evaluate in float32 for FLOAT16 and FLOAT32, the
   cumulative operators tally sequentially in float32): `same_as_cpu` says
   which, so the audit need not run it twice.
+* `F32OnePass`: MEAN_VARIANCE_NORMALIZATION1's variance in one pass,
+  ``E[x^2] - E[x]^2`` (clamped at 0), both means summed in order in
+  float32 (issue #36: the kernel that large means with small variances
+  tell apart from the two-pass one, which `F32Sequential` computes);
+  every other operator is the cpu reference's.
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ from dmlconform.families.contraction import reference as contraction
 from dmlconform.families.contraction.cases import activation, operands, scales
 from dmlconform.families.contraction.semantics import Contraction
 from dmlconform.families.elementwise.reference import OPS, Call
+from dmlconform.families.normalization import cases as normalization
+from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.families.reduction import reference as reduction
 from dmlconform.families.reduction.cases import axes_of, function_of
 from dmlconform.families.reduction.semantics import Reduction
@@ -203,10 +210,57 @@ def _gemm(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Results:
     return {sem.output: y}
 
 
+def normalized(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], *, one_pass: bool) -> Results:
+    """MEAN_VARIANCE_NORMALIZATION1 in float32, the means summed in order:
+    the variance as the mean of squared deviations (two passes) or as
+    ``E[x^2] - E[x]^2`` clamped at 0 (``one_pass``; UseMean FALSE: no mean,
+    the variance ``E[x^2]``); then ``(x - mean) *
+    rsqrt(var + eps)`` (a reciprocal root and a product, as GPU kernels),
+    the scale and the bias."""
+    sem = spec.semantics
+    assert isinstance(sem, Normalization)
+    ops = normalization.operands(sem, case, buffers)
+    axes = normalization.axes_of(sem, case)
+    x = ops.x.astype(F32)
+    n = F32.type(normalization.group_count(x.shape, axes))
+    centred = normalization.centres(sem, case)
+    mean = in_order(x, axes) / n if centred else F32.type(0)
+    y = x - mean
+    if normalization.divides(sem, case):
+        if one_pass or not centred:
+            variance = np.maximum(in_order(x * x, axes) / n - mean * mean, F32.type(0))
+        else:
+            variance = in_order(y * y, axes) / n
+        y = y * (F32.type(1) / np.sqrt(variance + F32.type(normalization.epsilon_of(sem, case))))
+    if ops.scale is not None:
+        y = y * ops.scale.astype(F32)
+    if ops.bias is not None:
+        y = y + ops.bias.astype(F32)
+    return {sem.output: y}
+
+
+class F32OnePass(_Honest):
+    """The normalization family's variance in one pass (`normalized`); any other operator is the cpu reference's."""
+
+    def _compute(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Results:
+        return _normalization(spec, case, buffers, one_pass=True)
+
+    def same_as_cpu(self, spec: Spec) -> bool:
+        return not isinstance(spec.semantics, Normalization)
+
+
+def _normalization(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], one_pass: bool = False) -> Results:
+    """The mean-variance operators' float32 kernels; LP_NORMALIZATION and FLOAT64 are the cpu reference's."""
+    sem = spec.semantics
+    if case.dtype not in _FLOAT32_WORK or not isinstance(sem, Normalization) or sem.operation != "mean_variance":
+        return compute(spec, case, buffers)
+    return normalized(spec, case, buffers, one_pass=one_pass)
+
+
 _SEQUENTIAL: dict[type, Callable[[Spec, Case, Mapping[str, np.ndarray]], Results]] = {
-    Reduction: _reduce, Softmax: _softmax, Contraction: _gemm,
+    Reduction: _reduce, Softmax: _softmax, Contraction: _gemm, Normalization: _normalization,
 }
 
 #: The honest implementations the audit measures, by name.
 VARIANTS: dict[str, Callable[[], CpuBackend]] = {"cpu": CpuBackend, "f64-once": F64Once,
-                                                 "f32-sequential": F32Sequential}
+                                                 "f32-sequential": F32Sequential, "f32-one-pass": F32OnePass}

@@ -112,6 +112,10 @@ MUTANTS = {
     "convint-filter-zero-point-per-tensor": ("CONVOLUTION_INTEGER",),
     "lp-p-as-two": ("LP_POOLING",),
     "lp-root-dropped": ("LP_POOLING1",),
+    "norm-sample-variance": ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION"),
+    "norm-epsilon-outside-sqrt": ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2"),
+    "norm-wrong-axes": ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION"),
+    "norm-lrn-window-off-centre": ("LOCAL_RESPONSE_NORMALIZATION",),
 }
 
 

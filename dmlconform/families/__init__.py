@@ -31,6 +31,8 @@ from dmlconform.families.contraction.semantics import Contraction
 from dmlconform.families.elementwise import overlay as elementwise_overlay
 from dmlconform.families.index_map import overlay as index_map_overlay
 from dmlconform.families.index_map.semantics import IndexMap
+from dmlconform.families.normalization import overlay as normalization_overlay
+from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.families.reduction import overlay as reduction_overlay
 from dmlconform.families.reduction.semantics import Reduction
 from dmlconform.families.sequence import overlay as sequence_overlay
@@ -158,6 +160,7 @@ FAMILIES: tuple[Family, ...] = (
     _family("value-scale", "value_scale", ValueScale, value_scale_overlay, "ValueScaleOracle"),
     _family("index-map", "index_map", IndexMap, index_map_overlay, "IndexMapOracle", cases="suite"),
     _family("window", "window", Window, window_overlay, "WindowOracle"),
+    _family("normalization", "normalization", Normalization, normalization_overlay, "NormalizationOracle"),
     Family("element-wise formula", Later(f"{__name__}.elementwise.cases", "is_runnable"),
            Later(f"{__name__}.elementwise.cases", "generate"), Later(f"{__name__}.elementwise.oracle", "FormulaOracle.of"),
            Later(f"{__name__}.elementwise.cases", "is_runnable"), None,

@@ -135,7 +135,10 @@ def test_the_declared_float16_accumulation_is_per_device() -> None:
     assert TorchBackend().info().float16_accumulation == {"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1",
                                                           "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY",
                                                           "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD",
-                                                          "LP_POOLING", "LP_POOLING1"}
+                                                          "LP_POOLING", "LP_POOLING1",
+                                                          "MEAN_VARIANCE_NORMALIZATION1:2,3",
+                                                          "MEAN_VARIANCE_NORMALIZATION2:2,3",
+                                                          "MEAN_VARIANCE_NORMALIZATION:False"}
     assert float16_accumulation("cuda:1") == {"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT", "CONVOLUTION"}
     assert float16_accumulation("mps") == frozenset()
 

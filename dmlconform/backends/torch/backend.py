@@ -36,6 +36,7 @@ from dmlconform.backends.mapping import Attrs, check_divisor, implements, mappin
 from dmlconform.backends.torch import contraction as torch_contraction
 from dmlconform.backends.torch import elementwise as torch_elementwise
 from dmlconform.backends.torch import index_map as torch_index_map
+from dmlconform.backends.torch import normalization as torch_normalization
 from dmlconform.backends.torch import reduction as torch_reduction
 from dmlconform.backends.torch import sequence as torch_sequence
 from dmlconform.backends.torch import softmax as torch_softmax
@@ -54,7 +55,8 @@ INSTALL_HINT = "pip install 'dmlconform[torch]'"
 TORCH_OPS: Mapping[str, TorchOp] = {
     **torch_elementwise.TORCH_OPS,
     **{op: TorchOp(**kwargs) for family in (torch_softmax, torch_sequence, torch_reduction, torch_contraction,
-                                            torch_value_scale, torch_index_map, torch_window)
+                                            torch_value_scale, torch_index_map, torch_window,
+                                            torch_normalization)
        for op, kwargs in family.TORCH_OPS.items()},
 }
 
@@ -97,7 +99,11 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 #:   ReduceSumProdKernel.cu), its softmax in ``acc_type`` (float32).
 FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
     "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1", "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY",
-                      "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD", "LP_POOLING", "LP_POOLING1"}),
+                      "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD", "LP_POOLING", "LP_POOLING1",
+                      # instance_norm (Axes 2,3 at 4-D; CrossChannel FALSE, the one BOOL at False in the cases torch
+                      # runs) rounds FLOAT16 statistics to FLOAT16 (backends/torch/normalization.py)
+                      "MEAN_VARIANCE_NORMALIZATION1:2,3", "MEAN_VARIANCE_NORMALIZATION2:2,3",
+                      "MEAN_VARIANCE_NORMALIZATION:False"}),
     "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT", "CONVOLUTION"}),
 }
 

@@ -59,7 +59,7 @@ from dmlconform.plan import SUM_BLOCK
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
-__all__ = ["EXP_ULPS", "LOG_ABS", "LOG_ULPS", "ReductionBatch", "ReductionOracle"]
+__all__ = ["EXP_ULPS", "LOG_ABS", "LOG_ULPS", "ReductionBatch", "ReductionOracle", "groups", "reduced"]
 
 #: A float32 log within 4 ULPs of its result (numpy's own is 2.7 off), as
 #: a multiple of u (one ULP of y is at most 2u|y|) ...
@@ -271,6 +271,20 @@ def _integral(rows: np.ndarray) -> bool:
         if not np.all(np.mod(part[np.isfinite(part)], 1) == 0):
             return False
     return True
+
+
+def reduced(rows: np.ndarray, function: str, u: float,
+            g: Callable[[np.ndarray, float], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``function`` (AVERAGE, SUM, L1, SUM_SQUARE, L2) of each row of
+    float64 terms, and the bound of computing it with unit roundoff ``u``
+    (``g`` = `gamma` or `gamma_probable`) plus the oracle's own float64
+    error: the statistics of the normalization family (a mean, a mean of
+    squares, an Lp norm) are these reductions."""
+    value, s = _value(rows, function)
+    exact = np.zeros(value.shape, bool)
+    with np.errstate(all="ignore"):
+        bound = _error(rows, function, value, s, exact, u, g, False, m.DataType.FLOAT32)
+        return value, bound + _own_error(rows, function, value, s)
 
 
 def _value(rows: np.ndarray, function: str) -> tuple[np.ndarray, np.ndarray]:

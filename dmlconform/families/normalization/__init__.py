@@ -1,0 +1,1 @@
+"""The normalization family (issue #36): MEAN_VARIANCE_NORMALIZATION, 1 and 2 and LP_NORMALIZATION, their statistics as the reduction family's reductions, then the element-wise step; docs/normalization.md."""

@@ -1,0 +1,427 @@
+"""The normalization family's oracle (MEAN_VARIANCE_NORMALIZATION1):
+expected values in float64 and a bound that carries the statistics' error
+through the subtraction, the square root and the division, per element.
+
+Issue #36 items 1 and 2; docs/normalization.md derives every line and
+works one real case through it.  Per group (the N input elements over
+``Axes`` one mean and variance are taken over), in float64: the mean
+``mu``, the population variance ``v`` (two passes), ``d_i = x_i - mu``,
+``s = sqrt(v + eps)`` and ``y_i = d_i / s``, then ``a_i y_i + b_i``.  With
+``u`` the accumulator's unit roundoff (float32's for FLOAT16 tensors unless
+the backend declares FLOAT16 accumulation) and ``g`` = gamma (worst case:
+FAIL beyond) or Higham and Mary's probabilistic gamma~ (QUALITY_WARNING
+beyond):
+
+* the mean: the reduction family's AVERAGE bound ``e_mu``
+  (`families.reduction.oracle.reduced`); ``d_i`` within
+  ``e_i = e_mu + u (|d_i| + e_mu)``;
+* the variance, within the larger of two honest kernels' bounds: two-pass
+  (``mean((x - mu~)^2)``: ``2 mean(|d| e) + mean(e^2)`` plus the AVERAGE
+  bound of the squares) and one-pass (``E[x^2] - E[x]^2``: the AVERAGE
+  bound of the squares, ``2 |mu| e_mu + e_mu^2``, the rounding of ``mu~^2``
+  and of the subtraction); the one-pass term grows with ``mu^2 / v``, the
+  variance's condition number;
+* ``v + eps`` rounded once; its relative error ``r`` gives ``1/s`` within
+  ``1/sqrt(1 - r) - 1``, and the root and the division (or a reciprocal
+  root within 2 ULP and a product) ``ROOT_ULPS`` more;
+* ``y_i`` within ``|d_i| / s r' + e_i / s (1 + r')``; the scale's product
+  and the bias's sum one rounding each; the oracle's own float64 error and
+  one spacing of the output type.
+
+NormalizeVariance FALSE leaves out the variance and the division.  A NaN
+in a group makes its outputs NaN (bound 0: any NaN matches).  The sample
+variance (``variance:sample``) is offered as a STRICT alternative with its
+own worst-case bound where N > 1 (for N = 1 it is 0/0, a loss of range
+where the primary reading gives the bias).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dmlconform.cases.model import Case
+from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
+from dmlconform.families.normalization.cases import (
+    axes_of,
+    centres,
+    divides,
+    epsilon_of,
+    lrn_of,
+    operands,
+    order_of,
+    semantics_of,
+    window_offsets,
+)
+from dmlconform.families.normalization.semantics import Normalization
+from dmlconform.families.reduction.oracle import groups, reduced
+from dmlconform.oracles.base import (
+    Expectation,
+    gamma,
+    gamma_probable,
+    marker,
+    spacing_above,
+    unit_roundoff,
+    within,
+)
+from dmlconform.spec import model as m
+from dmlconform.spec.model import numpy_dtype
+
+__all__ = ["ROOT_ULPS", "NormalizationBatch", "NormalizationOracle", "Statistics", "statistics"]
+
+#: The root and the division after it, in u: a correctly rounded sqrt and division (2u), or a reciprocal square
+#: root within 2 ULP (CUDA's rsqrtf, D3D's rsq; 4u) and a product (u).
+ROOT_ULPS = 5.0
+_U64 = 2.0 ** -53
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NormalizationOracle:
+    """The oracle of one normalization operator (its reviewed semantics)."""
+
+    spec: m.Spec
+    semantics: Normalization
+
+    @classmethod
+    def of(cls, spec: m.Spec) -> NormalizationOracle:
+        return cls(spec, semantics_of(spec))
+
+    def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
+             float16_accumulation: bool = False) -> NormalizationBatch:
+        """Each case's expected values, bounds and readings end to end.
+        ``flush_subnormals`` changes nothing: a flushed subnormal is within
+        one spacing of the output."""
+        parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
+        offsets = np.concatenate(([0], np.cumsum([p[0].size for p in parts], dtype=np.int64)))
+        alternatives = tuple(Alternative(a.name, a.index + offsets[i], a.values, a.tier, a.reason, a.bound)
+                             for i, p in enumerate(parts) for a in p[3])
+        expected = np.concatenate([p[0] for p in parts])
+        expected.setflags(write=False)
+        return NormalizationBatch(expected, np.concatenate([p[1] for p in parts]),
+                                  np.concatenate([p[2] for p in parts]), alternatives,
+                                  np.concatenate([p[4] for p in parts]))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NormalizationBatch:
+    """`NormalizationOracle` bound to a batch: everything end to end, and each element's group size N."""
+
+    expected: np.ndarray
+    strict: np.ndarray
+    relaxed: np.ndarray
+    alternatives: tuple[Alternative, ...]
+    n: np.ndarray
+
+    def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
+        strict = self.strict[lo:hi]
+        return (Expectation(self.expected[lo:hi], strict, self.relaxed[lo:hi], within(self.alternatives, lo, hi), 0,
+                            RELAXED_FACTOR, False),)
+
+    def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
+        """What decides an element's bound: its group's size N."""
+        return (("N", [float(x) for x in self.n[flat].tolist()]),)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Statistics:
+    """One group per row (N columns, the group's elements in order): the
+    mean, the deviations ``d`` and their bound ``e``, the population
+    variance and its bound, for one ``g``."""
+
+    mean: np.ndarray
+    d: np.ndarray
+    e: np.ndarray
+    variance: np.ndarray
+    variance_error: np.ndarray
+
+
+def statistics(rows: np.ndarray, u: float, g: Callable[[np.ndarray, float], np.ndarray], *,
+               centred: bool = True) -> Statistics:
+    """The mean and population variance of each row (float64 terms) and
+    their bounds in an accumulator of unit roundoff ``u``: two-pass or
+    one-pass, whichever bound is larger (the module docstring).  Not
+    ``centred`` (UseMean FALSE): no mean, ``d = x`` exact, the variance the
+    mean of the squares (AVERAGE's bound)."""
+    n = rows.shape[1]
+    with np.errstate(all="ignore"):
+        m2, e_m2 = reduced(rows * rows, "AVERAGE", u, g)
+        if not centred:
+            zero = np.zeros(rows.shape)
+            return Statistics(zero[:, 0], rows, zero, m2, e_m2 + (n + 8) * _U64 * m2)
+        mu, e_mu = reduced(rows, "AVERAGE", u, g)
+        d = rows - mu[:, None]
+        v = (d * d).mean(axis=1)
+        e = e_mu[:, None] + u * (np.abs(d) + e_mu[:, None])
+        gn, g2 = (float(g(np.array([float(k)]), u)[0]) for k in (n, 2))
+        q = ((np.abs(d) + e) ** 2).mean(axis=1)
+        two_pass = 2 * (np.abs(d) * e).mean(axis=1) + (e * e).mean(axis=1) + (gn * (1 + g2) + g2) * q
+        one_pass = e_m2 + 2 * np.abs(mu) * e_mu + e_mu ** 2 + u * (np.abs(mu) + e_mu) ** 2 + u * (m2 + e_m2)
+        own = (n + 8) * _U64 * m2
+    return Statistics(mu, d, e, v, np.maximum(two_pass, one_pass) + own)
+
+
+def _normalized(st: Statistics, variance: np.ndarray, variance_error: np.ndarray, eps: float, u: float,
+                divide: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``y = d / sqrt(variance + eps)`` (``d`` where not ``divide``) and its bound, per element of each row."""
+    if not divide:
+        return st.d, st.e
+    with np.errstate(all="ignore"):
+        t = variance + eps
+        r = (variance_error + u * (t + variance_error)) / t
+        inverse = np.where(r < 1, 1 / np.sqrt(np.maximum(1 - r, 0)) - 1, np.inf)
+        inverse = (1 + inverse) * (1 + ROOT_ULPS * u) - 1
+        s = np.sqrt(t)[:, None]
+        y = st.d / s
+        return y, np.abs(y) * inverse[:, None] + st.e / s * (1 + inverse[:, None])
+
+
+def _affine(y: np.ndarray, e_y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None,
+            u: float) -> tuple[np.ndarray, np.ndarray]:
+    """``a y + b`` and its bound: ``|a| e_y`` and one rounding for each of the product and the sum."""
+    with np.errstate(all="ignore"):
+        scaled = y if a is None else a * y
+        e = e_y if a is None else np.abs(a) * e_y + u * np.abs(a) * (np.abs(y) + e_y)
+        if b is None:
+            return scaled, e
+        return scaled + b, e + u * (np.abs(scaled) + e + np.abs(b))
+
+
+def _part(spec: m.Spec, sem: Normalization, case: Case,
+          float16_accumulation: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...], np.ndarray]:
+    """One case: expected, strict, relaxed, alternatives (indices local), N per element; all in the output's C order."""
+    ops, axes = operands(sem, case), axes_of(sem, case)
+    out = case.outputs[0]
+    nt = numpy_dtype(out.dtype)
+    acc = m.DataType.FLOAT16 if float16_accumulation and case.dtype is m.DataType.FLOAT16 else \
+        sem.accumulator(case.dtype)
+    u = unit_roundoff(acc)
+    eps, divide, centre = epsilon_of(sem, case), divides(sem, case), centres(sem, case)
+    x = ops.x.astype(np.float64)
+    rows = groups(x, axes)
+    n = rows.shape[1]
+    a, b = (None if t is None else groups(t.astype(np.float64), axes) for t in (ops.scale, ops.bias))
+    bounds: list[np.ndarray] = []
+    value = np.zeros(rows.shape)
+    if sem.operation == "lp":
+        value, bounds, found = _lp(spec, rows, order_of(sem, case), eps, u, nt)
+        return _finish(value, bounds, found, x.shape, axes, nt, n)
+    if sem.operation == "lrn":
+        return _lrn(spec, sem, case, x, u, nt)
+    for g in (gamma_probable, gamma):
+        st = statistics(rows, u, g, centred=centre)
+        y, e_y = _normalized(st, st.variance, st.variance_error, eps, u, divide)
+        value, e = _affine(y, e_y, a, b, u)
+        bounds.append(e + _own(rows, y, a, b, divide, eps, st))
+    alternatives: tuple[Alternative, ...] = ()
+    if divide and n > 1 and centre:
+        st = statistics(rows, u, gamma)
+        scaled = st.variance * n / (n - 1)
+        alternatives += _reading(spec, "variance:sample", st, scaled, st.variance_error * n / (n - 1) + u * scaled,
+                                 (a, b), eps, u, nt, value)
+    if divide and not centre:
+        st = statistics(rows, u, gamma)
+        kept = Statistics(np.zeros(n), rows, np.zeros(rows.shape), st.variance, st.variance_error)
+        alternatives += _reading(spec, "variance-without-mean:about-the-mean", kept, st.variance, st.variance_error,
+                                 (a, b), eps, u, nt, value)
+    return _finish(value, bounds, alternatives, x.shape, axes, nt, n)
+
+
+def _finish(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alternative, ...],
+            shape: tuple[int, ...], axes: tuple[int, ...], nt: np.dtype,
+            n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...], np.ndarray]:
+    """Group order -> the output's C order: expected values rounded to ``nt``, bounds with one spacing of it (0
+    where the value is not finite), the alternatives' indices mapped, N per element."""
+    expected, strict, relaxed = (_ungroup(z, shape, axes) for z in (value, *bounds))
+    expected = expected.astype(nt)
+    with np.errstate(invalid="ignore", over="ignore"):
+        step = spacing_above(np.abs(expected.astype(np.float64)) + relaxed, nt)
+    done = ~np.isfinite(expected.astype(np.float64))
+    strict, relaxed = (np.where(done, 0.0, np.nan_to_num(z, nan=np.inf) + step) for z in (strict, relaxed))
+    alternatives = tuple(Alternative(alt.name, _flat_index(alt.index, value.shape, shape, axes), alt.values,
+                                     alt.tier, alt.reason, alt.bound) for alt in alternatives)
+    return expected, strict, relaxed, alternatives, np.full(expected.shape, float(n))
+
+
+def _own(rows: np.ndarray, y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None, divide: bool, eps: float,
+         st: Statistics) -> np.ndarray:
+    """The oracle's own float64 error: ``(N + 8) 2^-53`` of the terms that meet in each step."""
+    k = (rows.shape[1] + 8) * _U64
+    with np.errstate(all="ignore"):
+        spread = np.abs(rows) + np.abs(rows).mean(axis=1, keepdims=True)
+        if divide:
+            spread = spread / np.sqrt(st.variance + eps)[:, None] + np.abs(y)
+        scale = 1.0 if a is None else np.abs(a)
+        return k * (scale * spread + (0.0 if b is None else np.abs(b)))
+
+
+def _reading(spec: m.Spec, key: str, st: Statistics, variance: np.ndarray, variance_error: np.ndarray,
+             affine: tuple[np.ndarray | None, np.ndarray | None], eps: float, u: float, nt: np.dtype,
+             expected: np.ndarray) -> tuple[Alternative, ...]:
+    """The reading ``key`` of a mean-variance normalization: the statistics
+    ``st`` with ``variance`` and its bound, through `_normalized` and
+    `_affine` (`_offered`)."""
+    y, e_y = _normalized(st, variance, variance_error, eps, u, True)
+    value, e = _affine(y, e_y, *affine, u)
+    return _offered(spec, key, value, e, nt, expected)
+
+
+def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dtype,
+             expected: np.ndarray) -> tuple[Alternative, ...]:
+    """The reading ``key`` (``<ambiguity>:<reading>``: its ``value`` and
+    worst-case bound ``e``, float64) as a STRICT alternative with that bound,
+    in the output type ``nt``, where it differs from ``expected`` (float64;
+    indices in group order: `_part` maps them).  Nothing where the spec
+    lacks the reading."""
+    ambiguity_id, reading_id = key.split(":")
+    ambiguity = next((x for x in spec.ambiguities if x.id == ambiguity_id), None)
+    reading = ambiguity.reading(reading_id) if ambiguity is not None else None
+    if ambiguity is None or reading is None:
+        return ()
+    with np.errstate(invalid="ignore", over="ignore"):
+        values = value.reshape(-1).astype(nt)
+        primary = expected.reshape(-1).astype(nt)
+        bound = e.reshape(-1) + spacing_above(np.abs(value.reshape(-1)) + e.reshape(-1), nt)
+    nan = np.isnan(values)
+    bound = np.where(nan, 0.0, bound)  # a NaN the reading gives (a NaN in its window) matches any NaN
+    where = np.flatnonzero((values != primary) & ~(nan & np.isnan(primary)) & np.isfinite(bound))
+    if not where.size:
+        return ()
+    alt = Alternative(f"reading:{ambiguity.id}:{reading.id}", where, values[where], Tier.STRICT,
+                      f"{ambiguity.id}: {reading.says}", bound[where])
+    return marker(ambiguity, [alt], primary), alt
+
+
+def _lp(spec: m.Spec, rows: np.ndarray, p: int, eps: float, u: float,
+        nt: np.dtype) -> tuple[np.ndarray, list[np.ndarray], tuple[Alternative, ...]]:
+    """LP_NORMALIZATION in group order: ``x / max(||x||_P, eps)`` (the
+    primary reading of ``lp-epsilon``), its (strict, relaxed) bounds and the
+    other readings (``norm + eps``; for P = 2 ``sqrt(sum x^2 + eps)``) as
+    alternatives with their worst-case bounds.  The norm is the reduction
+    family's L1 or L2 with its bound; a maximum is exact, a sum one rounding,
+    the division (or a reciprocal and a product) two."""
+    function = "L1" if p == 1 else "L2"
+
+    def divided(t: np.ndarray, e_t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        with np.errstate(all="ignore"):
+            r = np.where(e_t < t, e_t / (t - e_t), np.inf)
+            y = rows / t[:, None]
+            return y, np.abs(y) * ((1 + r[:, None]) * (1 + 2 * u) - 1)
+
+    bounds, value = [], np.zeros(rows.shape)
+    for g in (gamma_probable, gamma):
+        norm, e_norm = reduced(rows, function, u, g) if p in (1, 2) else _norm(rows, p, u, g)
+        value, e = divided(np.maximum(norm, eps), e_norm)
+        bounds.append(e + (rows.shape[1] + 8) * _U64 * np.abs(value))
+    if p not in (1, 2):  # outside the page's "either 1 or 2": a negative case, computed as the P-norm where it runs
+        return value, bounds, ()
+    norm, e_norm = reduced(rows, function, u, gamma)
+    plus = norm + eps
+    found = _offered(spec, "lp-epsilon:add", *divided(plus, e_norm + u * (plus + e_norm)), nt, value)
+    if p == 2:
+        squares, e_sq = reduced(rows, "SUM_SQUARE", u, gamma)
+        with np.errstate(all="ignore"):
+            t = squares + eps
+            r = (e_sq + u * (t + e_sq)) / t
+            root = np.sqrt(t)
+            e_root = root * (np.sqrt(1 + r) * (1 + 2 * u) - 1)
+        found += _offered(spec, "lp-epsilon:inside-root", *divided(root, e_root), nt, value)
+    return value, bounds, found
+
+
+#: A float32 pow within 4 ULPs of its result, as a multiple of u, plus the log's growth with |beta ln base|.
+POW_ULPS = 8.0
+
+
+def window_sums(squares: np.ndarray, dims: tuple[int, ...], size: int, ceil_before: bool) -> np.ndarray:
+    """The sum of ``squares`` over a window of ``size`` along each of ``dims``, centred as `window_offsets`
+    says, zero outside the tensor: padding, then one slice per offset."""
+    before, after = window_offsets(size, ceil_before)
+    padded = np.pad(squares, [(before, after) if d in dims else (0, 0) for d in range(squares.ndim)])
+    total = np.zeros(squares.shape)
+    for shift in np.ndindex(*(size for _ in dims)):
+        index = [slice(None)] * squares.ndim
+        for d, k in zip(dims, shift):
+            index[d] = slice(k, k + squares.shape[d])
+        total += padded[tuple(index)]
+    return total
+
+
+def _lrn(spec: m.Spec, sem: Normalization, case: Case, x: np.ndarray, u: float,
+         nt: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...], np.ndarray]:
+    """LOCAL_RESPONSE_NORMALIZATION: ``x (Bias + Alpha / S * T)^-Beta``, T the window's sum of squares (n terms,
+    all positive: ``g_n T``), the coefficient, product and sum one rounding each, the power relatively
+    ``|(1 -+ r)^-Beta - 1|`` for the base's relative error r plus ``POW_ULPS u (1 + |Beta ln base|)``, the
+    product with x one rounding.  Readings, each a STRICT alternative with this bound: the window centred
+    ceil((S-1)/2) before (``lrn-centre``, even S), the cross-channel region over height and width too
+    (``lrn-region``), the spatial coefficient Alpha / S^2 (``lrn-spatial-divisor``)."""
+    size, alpha, beta, offset = lrn_of(sem, case)
+    dims = axes_of(sem, case)
+    squares = x * x
+    if size < 1:  # outside "at least 1" (a negative case): Alpha / 0 times an empty sum, NaN where it runs
+        nan = np.full((1, x.size), np.nan)
+        return _finish(nan, [nan, nan], (), (1, x.size), (0, 1), nt, 0)
+
+    def result(total: np.ndarray, n: int, coefficient: float, g: Callable[[np.ndarray, float], np.ndarray]
+               ) -> tuple[np.ndarray, np.ndarray]:
+        gn = float(g(np.array([float(max(n, 1))]), u)[0])
+        with np.errstate(all="ignore"):
+            scaled = coefficient * total
+            base = offset + scaled
+            e_base = abs(coefficient) * total * (gn + 3 * u) + u * np.abs(base) + (n + 8) * _U64 * np.abs(scaled)
+            r = e_base / np.abs(base)
+            power = base ** -beta
+            low, high = np.maximum(1 - r, 0) ** -beta, (1 + r) ** -beta
+            rel = np.maximum(np.abs(low - 1), np.abs(high - 1)) + POW_ULPS * u * (1 + np.abs(beta * np.log(base)))
+            y = x * power
+            return y.reshape(-1), (np.abs(y) * ((1 + rel) * (1 + u) - 1)).reshape(-1)
+
+    n = size ** len(dims)
+    value = np.zeros(x.size)
+    bounds: list[np.ndarray] = []
+    for g in (gamma_probable, gamma):
+        value, e = result(window_sums(squares, dims, size, False), n, alpha / size, g)
+        bounds.append(e)
+    readings: list[tuple[str, np.ndarray, int, float]] = []
+    if size % 2 == 0:
+        readings.append(("lrn-centre:ceil-before", window_sums(squares, dims, size, True), n, alpha / size))
+    if dims == (1,):
+        every = tuple(range(1, x.ndim))
+        readings.append(("lrn-region:channels-and-spatial", window_sums(squares, every, size, False),
+                         size ** len(every), alpha / size))
+    else:
+        readings.append(("lrn-spatial-divisor:window-size", window_sums(squares, dims, size, False), n,
+                         alpha / size ** 2))
+    found: tuple[Alternative, ...] = ()
+    for key, total, terms, coefficient in readings:
+        found += _offered(spec, key, *result(total, terms, coefficient, gamma), nt, value)
+    # the output's own C order, as one row: no regrouping
+    return _finish(value[None, :], [b[None, :] for b in bounds], found, (1, x.size), (0, 1), nt, n)
+
+
+def _norm(rows: np.ndarray, p: int, u: float,
+          g: Callable[[np.ndarray, float], np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """``(sum |x|^p)^(1/p)`` for P beyond 2 and its bound: each power ``p - 1`` roundings, the sum's, the root's
+    (relative ``(1 + g_{N + p - 1})^(1/p) (1 + 2u) - 1``)."""
+    with np.errstate(all="ignore"):
+        norm = (np.abs(rows) ** p).sum(axis=1) ** (1.0 / p)
+        k = float(g(np.array([float(rows.shape[1] + p - 1)]), u)[0])
+        return norm, norm * ((1 + k) ** (1.0 / p) * (1 + 2 * u) - 1)
+
+
+def _ungroup(z: np.ndarray, shape: tuple[int, ...], axes: tuple[int, ...]) -> np.ndarray:
+    """Rows of `groups` back to the tensor's C order, flat."""
+    k = len(axes)
+    moved_shape = tuple(s for i, s in enumerate(shape) if i not in axes) + tuple(shape[a] for a in axes)
+    back = np.moveaxis(z.reshape(moved_shape), tuple(range(len(shape) - k, len(shape))), axes)
+    return np.ascontiguousarray(back).reshape(-1)
+
+
+def _flat_index(index: np.ndarray, rows_shape: tuple[int, ...], shape: tuple[int, ...],
+                axes: tuple[int, ...]) -> np.ndarray:
+    """Flat indices into the group rows -> flat indices in the tensor's C order."""
+    order = _ungroup(np.arange(int(np.prod(rows_shape)), dtype=np.float64).reshape(rows_shape), shape, axes)
+    position = np.empty(order.size, np.int64)
+    position[order.astype(np.int64)] = np.arange(order.size, dtype=np.int64)
+    return position[index]

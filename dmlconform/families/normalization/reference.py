@@ -1,0 +1,111 @@
+"""The CPU reference of the normalization family (MEAN_VARIANCE_NORMALIZATION1):
+plain numpy in the tensor's own type, float32 for FLOAT16 (as a GPU
+computes it).
+
+Issue #36 item 4; DESIGN.md "The oracle and the CPU reference are two
+things".  Written as the doc's formula reads: the mean over Axes, the
+population variance as the mean of the squared deviations (two passes),
+``Scale * (Input - Mean) / sqrt(Variance + Epsilon) + Bias``.  It shares
+nothing with the oracle but the shape rules of
+`families.normalization.cases` (the attributes read, the operands).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from dmlconform.cases.model import Case
+from dmlconform.families.normalization.cases import (
+    Operands,
+    axes_of,
+    centres,
+    divides,
+    epsilon_of,
+    lrn_of,
+    operands,
+    order_of,
+    semantics_of,
+    window_offsets,
+)
+from dmlconform.spec.model import DataType, Spec, numpy_dtype
+
+#: The type each tensor type computes in: its own, FLOAT16 in float32.
+_WORK = {DataType.FLOAT16: np.dtype(np.float32)}
+
+
+def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The output of ``case`` in its storage type and logical shape, a new array."""
+    sem = semantics_of(spec)
+    out = case.outputs[0]
+    if sem.operation == "lrn":
+        x = case.input(sem.input).view(buffers[sem.input])
+        return {sem.output: lrn(x, axes_of(sem, case), *lrn_of(sem, case), out.dtype)}
+    if sem.operation == "lp":
+        x = case.input(sem.input).view(buffers[sem.input])
+        return {sem.output: lp(x, axes_of(sem, case)[0], order_of(sem, case), epsilon_of(sem, case), out.dtype)}
+    y = mean_variance(operands(sem, case, buffers), axes_of(sem, case), epsilon_of(sem, case),
+                      divides(sem, case), out.dtype, centre=centres(sem, case))
+    return {sem.output: y}
+
+
+def mean_variance(ops: Operands, axes: tuple[int, ...], epsilon: float, divide: bool, dtype: DataType, *,
+                  centre: bool = True, ddof: int = 0, outside: bool = False) -> np.ndarray:
+    """``scale * (x - mean) / sqrt(var + epsilon) + bias`` over ``axes`` in
+    the type's working type, rounded once to ``dtype``; without ``centre``
+    (UseMean FALSE) no mean is subtracted and the variance is the mean of
+    the squares.  ``ddof`` 1 (the sample variance) and ``outside``
+    (``sqrt(var) + epsilon``) are the planted faults'
+    (`families.normalization.faults`)."""
+    work = _WORK.get(dtype, numpy_dtype(dtype))
+    x = ops.x.astype(work)
+    with np.errstate(all="ignore"):
+        centred = x - x.mean(axis=axes, keepdims=True, dtype=work) if centre else x
+        y = centred
+        if divide:
+            variance = (centred * centred).sum(axis=axes, keepdims=True, dtype=work) / work.type(
+                int(np.prod([x.shape[a] for a in axes])) - ddof)
+            eps = work.type(epsilon)
+            y = centred / (np.sqrt(variance) + eps if outside else np.sqrt(variance + eps))
+        if ops.scale is not None:
+            y = y * ops.scale.astype(work)
+        if ops.bias is not None:
+            y = y + ops.bias.astype(work)
+    return y.astype(numpy_dtype(dtype))
+
+
+def lp(x: np.ndarray, axis: int, p: int, epsilon: float, dtype: DataType) -> np.ndarray:
+    """``x / max(||x||_p, epsilon)`` along ``axis`` in the type's working type, rounded once to ``dtype``."""
+    work = _WORK.get(dtype, numpy_dtype(dtype))
+    w = x.astype(work)
+    with np.errstate(all="ignore"):
+        if p == 1:
+            norm = np.abs(w).sum(axis=axis, keepdims=True, dtype=work)
+        elif p == 2:
+            norm = np.sqrt((w * w).sum(axis=axis, keepdims=True, dtype=work))
+        else:  # outside the page's "either 1 or 2" (a negative case): the P-norm
+            norm = (np.abs(w) ** p).sum(axis=axis, keepdims=True, dtype=work) ** work.type(1.0 / p)
+        return (w / np.maximum(norm, work.type(epsilon))).astype(numpy_dtype(dtype))
+
+
+def lrn(x: np.ndarray, dims: tuple[int, ...], size: int, alpha: float, beta: float, bias: float, dtype: DataType, *,
+        shift: int = 0) -> np.ndarray:
+    """``x / (bias + alpha / size * sum of x^2 over the window)^beta``, the window ``size`` long along each of
+    ``dims``, floor((size - 1) / 2) before each element, zeros outside; in the type's working type.  ``shift``
+    moves the window (the planted fault's, `families.normalization.faults`)."""
+    work = _WORK.get(dtype, numpy_dtype(dtype))
+    w = x.astype(work)
+    before, after = window_offsets(size)
+    before, after = before + shift, after - shift
+    with np.errstate(all="ignore"):
+        squares = np.pad(w * w, [(max(before, 0), max(after, 0)) if d in dims else (0, 0) for d in range(w.ndim)])
+        total = np.zeros(w.shape, work)
+        for offsets in np.ndindex(*(size for _ in dims)):
+            index = [slice(None)] * w.ndim
+            for d, k in zip(dims, offsets):
+                start = k + max(before, 0) - before
+                index[d] = slice(start, start + w.shape[d])
+            total += squares[tuple(index)]
+        y = w / (work.type(bias) + work.type(alpha) / work.type(size) * total) ** work.type(beta)
+    return y.astype(numpy_dtype(dtype))

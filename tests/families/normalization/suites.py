@@ -1,0 +1,26 @@
+"""The normalization family's default suites (seed 0, level 6_4 unless named), loaded once per test run."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from dmlconform.cases.model import Case
+from dmlconform.catalog import load_spec
+from dmlconform.families import cases_of
+from dmlconform.spec import model as m
+from tests.conftest import REPO
+
+
+@cache
+def spec(op: str) -> m.Spec:
+    return load_spec(REPO / "specs" / f"{op}.yaml")
+
+
+@cache
+def cases(op: str, level: m.FeatureLevel = m.FeatureLevel.FL_6_4) -> tuple[Case, ...]:
+    return tuple(cases_of(spec(op), level, seed=0))
+
+
+def case(op: str, suffix: str) -> Case:
+    """The case ``<op>/<suffix>`` of the suite."""
+    return next(c for c in cases(op) if c.id == f"{op}/{suffix}")
