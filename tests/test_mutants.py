@@ -97,6 +97,9 @@ MUTANTS = {
     "maxpool-last-tie": ("MAX_POOLING1",),
     "maxpool-padding-as-zero": ("MAX_POOLING",),
     "maxpool-buffer-index": ("MAX_POOLING2",),
+    "resample-offsets-swapped": ("RESAMPLE1",),
+    "resample-ties-other-way": ("RESAMPLE2",),
+    "resample-no-edge-clamp": ("RESAMPLE",),
 }
 
 
