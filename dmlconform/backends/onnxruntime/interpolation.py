@@ -1,5 +1,6 @@
-"""The interpolation family on onnxruntime: RESAMPLE, RESAMPLE1, RESAMPLE2
-and RESAMPLE3 as ONNX Resize, one node (issue #36 item 5).
+"""The interpolation family on onnxruntime: RESAMPLE, RESAMPLE1, RESAMPLE2,
+RESAMPLE3 and UPSAMPLE_2D (scales 1, 1, .., height, width; its half-pixel
+reading) as ONNX Resize, one node (issue #36 item 5).
 
 Resize (opset 19) maps output index o to ``(o + 0.5) / scale - 0.5``
 (``half_pixel``) or ``o / scale`` (``asymmetric``): DirectML's pixel
@@ -106,4 +107,4 @@ def _model(rank: int, dtype: np.dtype, scales: np.ndarray, attrs: dict[str, Any]
 #: The operators this adapter maps (`backend.MAPPINGS` merges them).
 MAPPINGS: Mapping[str, OnnxMapping] = {
     op: OnnxMapping("Resize", attrs=every_attribute, integer=True, runner=run, check=check, opset=OPSET, note=NOTE)
-    for op in ("RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3")}
+    for op in ("RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3", "UPSAMPLE_2D")}

@@ -1,5 +1,6 @@
-"""The interpolation family on torch: RESAMPLE, RESAMPLE1, RESAMPLE2 and
-RESAMPLE3 as ``torch.nn.functional.interpolate`` (issue #36 item 5).
+"""The interpolation family on torch: RESAMPLE, RESAMPLE1, RESAMPLE2,
+RESAMPLE3 and UPSAMPLE_2D (its half-pixel reading) as
+``torch.nn.functional.interpolate`` (issue #36 item 5).
 
 ``interpolate`` scales only the dimensions after batch and channel (1 to 3
 of them), so a case scaling its first two dimensions, or of fewer than 3,
@@ -24,7 +25,7 @@ from typing import Any
 
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.mapping import Attrs
-from dmlconform.families.interpolation.cases import Geometry, antialias_applies, parse_floats
+from dmlconform.families.interpolation.cases import Geometry, antialias_applies, parse_floats, scale_size
 from dmlconform.families.interpolation.semantics import DECREASING, INCREASING, LINEAR, NEAREST
 
 NOTE = ("interpolate: half-pixel offsets only (nearest-exact, ties up; linear/bilinear/trilinear, "
@@ -34,10 +35,12 @@ _LINEAR = {1: "linear", 2: "bilinear", 3: "trilinear"}
 
 def _geometry(a: Attrs, rank: int, *, count: str, offsets: bool, rounding: bool, antialiased: bool) -> Geometry:
     """The case's attributes read as the interpolation family's `Geometry` (RESAMPLE's fixed offsets where
-    the operator has none)."""
-    a.raw(count)  # the arrays' length, which they give already
+    the operator has none; UPSAMPLE_2D's scales from ScaleSize where ``count`` is empty)."""
+    if count:
+        a.raw(count)  # the arrays' length, which they give already
     try:
-        scales = parse_floats(a.raw("Scales"), name="Scales", count=rank)
+        scales = parse_floats(a.raw("Scales"), name="Scales", count=rank) if count else \
+            scale_size({"ScaleSize": a.raw("ScaleSize") or ""}, "ScaleSize", rank)
         ins = parse_floats(a.raw("InputPixelOffsets"), name="InputPixelOffsets", count=rank) if offsets else \
             (0.5,) * rank
         outs = parse_floats(a.raw("OutputPixelOffsets"), name="OutputPixelOffsets", count=rank) if offsets else \
@@ -82,4 +85,5 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
     "RESAMPLE1": {"fn": resample, "note": NOTE},
     "RESAMPLE2": {"fn": lambda t, xs, a: resample(t, xs, a, rounding=True), "note": NOTE},
     "RESAMPLE3": {"fn": lambda t, xs, a: resample(t, xs, a, rounding=True, antialiased=True), "note": NOTE},
+    "UPSAMPLE_2D": {"fn": lambda t, xs, a: resample(t, xs, a, count="", offsets=False), "note": NOTE},
 }

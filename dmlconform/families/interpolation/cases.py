@@ -1,5 +1,5 @@
 """Cases of the interpolation family (RESAMPLE, RESAMPLE1, RESAMPLE2,
-RESAMPLE3), and its shape rules.
+RESAMPLE3, UPSAMPLE_2D), and its shape rules.
 
 Issue #36 item 3; DESIGN.md "Cases".  Per data type of the table, each
 mode (NEAREST_NEIGHBOR, LINEAR) with the pixel offsets of the half-pixel
@@ -12,6 +12,7 @@ exactly halfway between two input elements); ``exact`` (small integers)
 and ``random`` values; the other dimension counts of the table; a padded
 layout; with ``large``, the issue's 4x bilinear upsample of 1x32x256x256;
 negative cases: a data type and a dimension count outside the table.
+UPSAMPLE_2D has its own scale pairs (`UPSAMPLE_SCALES`).
 
 Ids: ``RESAMPLE1/FLOAT32/4d/linear/half-pixel/up2/random``.  A case's
 values depend on the seed and its id alone, and ``keep`` is applied before
@@ -88,13 +89,25 @@ def geometry(sem: Resample, case: Case) -> Geometry:
             raise ValueError(f"attribute {name} is missing: give {rank} numbers, comma-separated")
         return parse_floats(attrs[name], name=name, count=rank)
 
-    scales = array(sem.scales, 1.0)
+    scales = array(sem.scales, 1.0) if sem.scale_size is None else scale_size(attrs, sem.scale_size, rank)
     if min(scales) <= 0:
-        raise ValueError(f"{sem.scales}={attrs[sem.scales]!r}: every scale must be above 0")
+        raise ValueError(f"{sem.scales}={attrs.get(sem.scales or '')!r}: every scale must be above 0")
     rounding = str(attrs.get(sem.rounding, INCREASING)) if sem.rounding else None
     return Geometry(str(attrs.get(sem.mode, NEAREST)), scales, array(sem.input_offsets, sem.input_offset),
                     array(sem.output_offsets, sem.output_offset), rounding,
                     bool(attrs.get(sem.antialiased, False)) if sem.antialiased else False)
+
+
+def scale_size(attrs: dict[str, float | int | bool | str], name: str, rank: int) -> tuple[float, ...]:
+    """UPSAMPLE_2D's scales: 1 but for height and width, whose whole scales
+    the DML_SIZE_2D ``name`` gives as text in struct order (``"Width,Height"``);
+    ValueError naming it otherwise."""
+    if name not in attrs:
+        raise ValueError(f"attribute {name} is missing: give the width and height scales, e.g. \"2,3\"")
+    sizes = family.parse_axes(attrs[name], name=name)
+    if len(sizes) != 2 or min(sizes) < 1 or rank < 2:
+        raise ValueError(f"{name}={attrs[name]!r}: give two whole scales of 1 or more, width first, e.g. \"2,3\"")
+    return (1.0,) * (rank - 2) + (float(sizes[1]), float(sizes[0]))
 
 
 def antialias_applies(geo: Geometry) -> bool:
@@ -124,6 +137,9 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
         return
     if geo.mode not in (NEAREST, LINEAR) or (geo.rounding not in (None, INCREASING, DECREASING)):
         yield f"{sem.mode}={geo.mode} / {sem.rounding}={geo.rounding}: give one of the enum's names"
+    if sem.scale_size is not None and out.sizes != tuple(int(n * f) for n, f in zip(x.sizes, geo.scales)):
+        wanted = [int(n * f) for n, f in zip(x.sizes, geo.scales)]
+        yield f"{out.name} sizes {list(out.sizes)} are not the input's scaled by {sem.scale_size}: give {wanted}"
     if antialias_applies(geo):
         yield (f"{sem.antialiased} with a scale below 0.5: the page gives no filter formula to check "
                "(docs/interpolation.md): give scales of 0.5 or more, or Antialiased FALSE")
@@ -177,7 +193,7 @@ class Shape:
 
     def case_id(self, operator: str) -> str:
         mode = "nearest" if self.mode == NEAREST else "linear"
-        head = [operator, self.dtype.name, f"{self.rank}d", mode, self.offsets]
+        head = [operator, self.dtype.name, f"{self.rank}d", mode] + ([self.offsets] if self.offsets else [])
         if self.rounding is not None:
             head.append("ties-up" if self.rounding == INCREASING else "ties-down")
         if self.antialiased:
@@ -202,6 +218,9 @@ def shapes(spec: Spec, level: FeatureLevel, *, large: bool) -> list[Shape]:
     ranks = tuple(sem.dims_at(level))
     (row,) = family.rows_at(spec, level, ranks, sem.output)
     rep = 4 if 4 in ranks else max(ranks)
+    if sem.scale_size is not None:
+        out = [s for t in row.dtypes for s in _upsample_per_dtype(t, ranks)]
+        return out + _negatives(sem, row.dtypes[0], rep, ranks, row.dtypes)
     out = [s for i, t in enumerate(row.dtypes) for s in _per_dtype(sem, t, rep, ranks, large and i == 0)]
     return out + _negatives(sem, row.dtypes[0], rep, ranks, row.dtypes)
 
@@ -244,18 +263,43 @@ def _per_dtype(sem: Resample, dtype: DataType, rep: int, ranks: tuple[int, ...],
         yield replace(base, name="up4", scales=("1", "1", "4", "4"), size=(1, 32, 256, 256), tags=("large",))
 
 
+#: UPSAMPLE_2D's whole scales (height, width): NEAREST_NEIGHBOR all of them, LINEAR the powers of two, whose
+#: weights are dyadic (exact values, where the ``upsample-map`` readings can be told apart: `oracle`).
+UPSAMPLE_SCALES = {"2x2": ("2", "2"), "3x2": ("3", "2"), "1x4": ("1", "4"), "4x4": ("4", "4")}
+UPSAMPLE_LINEAR = ("2x2", "1x4", "4x4")
+
+
+def _upsample_per_dtype(dtype: DataType, ranks: tuple[int, ...]) -> Iterator[Shape]:
+    """UPSAMPLE_2D: NEAREST_NEIGHBOR over every scale pair with exact and
+    random data, LINEAR over the powers of two with exact data (the
+    readings of its map differ there, and are offered only on exact
+    values), the 5D case of each mode, a padded layout."""
+    for name, (h, w) in UPSAMPLE_SCALES.items():
+        base = Shape(dtype, 4, NEAREST, "", name, ("1", "1", "1", h, w), size=(2, 2, 3, 4, 5))
+        yield from (replace(base, data=d) for d in DATA)
+        if name in UPSAMPLE_LINEAR:
+            yield replace(base, mode=LINEAR, data="exact")
+    for rank in (r for r in ranks if r != 4):
+        base = Shape(dtype, rank, NEAREST, "", "2x2", ("1", "1", "1", "2", "2"), size=(2, 2, 3, 4, 5))
+        yield from (replace(base, data="random"), replace(base, mode=LINEAR, data="exact"))
+    yield Shape(dtype, 4, NEAREST, "", "3x2", ("1", "1", "1", "3", "2"), size=(2, 2, 3, 4, 5), padded=True,
+                tags=("padded",))
+
+
 def _negatives(sem: Resample, first: DataType, rep: int, ranks: tuple[int, ...],
                allowed: tuple[DataType, ...]) -> list[Shape]:
     """One data type and one dimension count outside the table."""
     direction = INCREASING if sem.rounding else None
     base = Shape(first, rep, NEAREST, "half-pixel", "up2", ("1", "1", "2", "2"), rounding=direction,
                  supported=False, tags=("unsupported",))
+    if sem.scale_size is not None:
+        base = replace(base, offsets="", name="2x2", scales=("1", "1", "1", "2", "2"), size=(2, 2, 3, 4, 5))
     out = []
     bad_type = next((t for t in DATA_TYPE_ORDER if t not in allowed and t.is_float), None)
     if bad_type is not None:
         out.append(replace(base, dtype=bad_type))
-    if 5 not in ranks:
-        out.append(replace(base, dtype=first, rank=5, size=(2, 2, 3, 4, 5), scales=("1", "1", "1", "2", "2")))
+    bad_rank = next(r for r in (5, 3) if r not in ranks)
+    out.append(replace(base, dtype=first, rank=bad_rank, size=(2, 2, 3, 4, 5), scales=("1", "1", "1", "2", "2")))
     return out
 
 
@@ -285,8 +329,9 @@ def _case(spec: Spec, sem: Resample, level: FeatureLevel, seed: int, case_id: st
 
 def _attributes(spec: Spec, sem: Resample, shape: Shape) -> tuple[tuple[str, float | int | bool | str], ...]:
     """The attributes in struct order; arrays as comma-separated text (``"1,1,2,2"``)."""
-    io, oo = OFFSETS[shape.offsets]
-    given: dict[str | None, int | str | bool] = {
+    io, oo = OFFSETS.get(shape.offsets, ("0.5", "-0.5"))
+    h, w = shape.scales[-2:]
+    given: dict[str | None, int | str | bool] = {sem.scale_size: f"{w},{h}",
         sem.mode: shape.mode, sem.dimension_count: shape.rank, sem.scales: ",".join(shape.scale_values()),
         sem.input_offsets: ",".join((io,) * shape.rank), sem.output_offsets: ",".join((oo,) * shape.rank),
         sem.rounding: shape.rounding or INCREASING, sem.antialiased: shape.antialiased}

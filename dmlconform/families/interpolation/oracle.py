@@ -1,5 +1,5 @@
 """The interpolation family's oracle (RESAMPLE, RESAMPLE1, RESAMPLE2,
-RESAMPLE3): the coordinate map and the weights in float64, the bound of a
+RESAMPLE3, UPSAMPLE_2D): the coordinate map and the weights in float64, the bound of a
 weighted sum with positive weights, per output element.
 
 Issue #36 items 1 and 2; docs/interpolation.md derives the bound and works
@@ -32,13 +32,16 @@ power-of-two scale, each intermediate a float32 value).
   the significands.  Integer outputs: the value rounded to nearest (even),
   either neighbour where ``v`` lies within the bound of a rounding
   boundary, the ``integer-rounding`` readings as alternatives.
+* UPSAMPLE_2D is RESAMPLE with scales 1 but for height and width; its
+  LINEAR cases also offer the asymmetric map (``upsample-map``) where
+  both maps give exact values.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -123,7 +126,14 @@ def _part(spec: m.Spec, sem: Resample, case: Case, float16_accumulation: bool) -
     x = case.input(sem.input).view().astype(np.float64)
     axes = axes_of(geo, out.sizes)
     if geo.mode == LINEAR:
-        return _linear_part(spec, x, axes, out.dtype, float16_accumulation)
+        part = _linear_part(spec, x, axes, out.dtype, float16_accumulation)
+        if sem.scale_size is None or part.strict is None:
+            return part
+        corner = replace(geo, input_offsets=(0.0,) * x.ndim, output_offsets=(0.0,) * x.ndim)
+        other = _linear_part(spec, x, axes_of(corner, out.sizes), out.dtype, float16_accumulation)
+        exact = (part.strict == 0) & (other.strict is not None) & (other.strict == 0)
+        readings = {"upsample-map:asymmetric": np.where(exact, other.expected, part.expected).astype(np.float64)}
+        return replace(part, alternatives=reading_alternatives(spec, readings, part.expected))
     return _nearest_part(spec, sem, geo, x, axes, out.dtype)
 
 

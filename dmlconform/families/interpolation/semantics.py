@@ -30,7 +30,9 @@ class Resample(Semantics, DimensionCounted):
     separable multilinear weighted average of the 2 neighbours per
     dimension.
 
-    ``mode`` names the enum attribute, ``scales`` the FLOAT array;
+    ``mode`` names the enum attribute, ``scales`` the FLOAT array (None:
+    UPSAMPLE_2D, whose ``scale_size`` names the DML_SIZE_2D of whole
+    height and width scales, the others 1);
     ``input_offsets`` and ``output_offsets`` the FLOAT arrays of pixel
     offsets (None: the operator has none and uses ``input_offset`` and
     ``output_offset``, RESAMPLE's 0.5 and -0.5); ``rounding`` the
@@ -42,8 +44,9 @@ class Resample(Semantics, DimensionCounted):
     input: str
     output: str
     mode: str
-    scales: str
-    dimension_count: str
+    scales: str | None = None
+    dimension_count: str | None = None
+    scale_size: str | None = None
     input_offsets: str | None = None
     output_offsets: str | None = None
     input_offset: float = 0.5

@@ -1,5 +1,5 @@
-"""The interpolation family on RESAMPLE, RESAMPLE1, RESAMPLE2 and RESAMPLE3
-(issue #36): the coordinate map and its float32 error, ties and their
+"""The interpolation family on RESAMPLE, RESAMPLE1, RESAMPLE2, RESAMPLE3 and
+UPSAMPLE_2D (issue #36): the coordinate map and its float32 error, ties and their
 readings, the bound of LINEAR, the CPU reference at 0 FAIL, the planted
 faults caught where they show, onnxruntime's Resize and torch's interpolate."""
 
@@ -23,7 +23,7 @@ from tests.families.window.suites import case as _case
 from tests.families.window.suites import cases as _cases
 from tests.families.window.suites import spec as _spec
 
-OPS = ("RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3")
+OPS = ("RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3", "UPSAMPLE_2D")
 
 
 def _bind(op: str, suffix: str) -> InterpolationBatch:
@@ -31,7 +31,7 @@ def _bind(op: str, suffix: str) -> InterpolationBatch:
 
 
 def test_the_suites_have_every_mode_map_and_type() -> None:
-    assert [len(_cases(op)) for op in OPS] == [186, 270, 336, 360]
+    assert [len(_cases(op)) for op in OPS] == [186, 270, 336, 360, 30]
     ids = {c.id for c in _cases("RESAMPLE2")}
     for want in ("FLOAT16/4d/nearest/asymmetric/ties-down/up2/exact", "INT8/4d/linear/half-pixel/ties-up/down0.6/random",
                  "FLOAT32/1d/linear/half-pixel/ties-up/up2/random", "FLOAT32/4d/nearest/quarter/ties-up/down0.6/exact",
@@ -151,3 +151,22 @@ def test_torch_interpolate() -> None:
     assert failed and all("/UINT8/" in i and "/linear/" in i for i in failed)
     assert any(r.outcome is Outcome.PASS and "/linear/" in r.case_id for r in results)
     assert any(r.outcome is Outcome.PASS and "/nearest/" in r.case_id for r in results)
+
+
+def test_upsample_2d_is_a_resample_of_height_and_width() -> None:
+    """ScaleSize "Width,Height" scales the last two dimensions; NEAREST takes o // S; LINEAR offers the
+    asymmetric map (ONNX Upsample's) as the ``upsample-map`` reading on its exact values."""
+    case = _case("UPSAMPLE_2D", "FLOAT32/4d/nearest/3x2/exact")
+    assert dict(case.attributes)["ScaleSize"] == "2,3" and case.outputs[0].sizes == (2, 3, 12, 10)
+    x = case.input("InputTensor").view()
+    batch = _bind("UPSAMPLE_2D", "FLOAT32/4d/nearest/3x2/exact")
+    assert np.array_equal(batch.expected.reshape(2, 3, 12, 10), x[:, :, np.arange(12) // 3][..., np.arange(10) // 2])
+    linear = _bind("UPSAMPLE_2D", "FLOAT32/4d/linear/2x2/exact")
+    assert linear.strict is not None and not linear.strict.any()
+    assert [a.name for a in linear.alternatives] == ["reading:upsample-map=half-pixel",
+                                                     "reading:upsample-map:asymmetric"]
+    results = Counter(r.outcome for r in run_cases([(_spec("UPSAMPLE_2D"), c) for c in _cases("UPSAMPLE_2D")],
+                                                   CpuBackend()))
+    assert results == {Outcome.PASS: 28, Outcome.NOT_SUPPORTED: 2}
+    swapped = _failed("resample-offsets-swapped", "UPSAMPLE_2D")
+    assert swapped and all("/nearest/" in i for i in swapped)  # LINEAR's asymmetric map is a reading
