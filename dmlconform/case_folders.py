@@ -339,8 +339,11 @@ def _attribute_problems(spec: Spec, case: Case, *, family_owned: bool = False) -
 
 def _read_by_family(field: Field, value: object) -> bool:
     """What the case format holds only as text, which a family with shape
-    rules checks itself: an array, and a pointer given as text."""
-    return field.kind is FieldKind.ARRAY or (field.kind is FieldKind.STRUCT_PTR and isinstance(value, str))
+    rules checks itself: an array, a pointer given as text, and a
+    DML_SIZE_2D as ``"Width,Height"``."""
+    text = isinstance(value, str)
+    return field.kind is FieldKind.ARRAY or (field.kind is FieldKind.STRUCT_PTR and text) or \
+        (field.kind is FieldKind.STRUCT and field.c_type == "DML_SIZE_2D" and text)
 
 
 def _missing(spec: Spec, field: Field) -> str:

@@ -116,6 +116,9 @@ MUTANTS = {
     "norm-epsilon-outside-sqrt": ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2"),
     "norm-wrong-axes": ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION"),
     "norm-lrn-window-off-centre": ("LOCAL_RESPONSE_NORMALIZATION",),
+    "resample-offsets-swapped": ("RESAMPLE1",),
+    "resample-ties-other-way": ("RESAMPLE2",),
+    "resample-no-edge-clamp": ("RESAMPLE",),
 }
 
 

@@ -33,6 +33,8 @@ from dmlconform.families.index_map import overlay as index_map_overlay
 from dmlconform.families.index_map.semantics import IndexMap
 from dmlconform.families.normalization import overlay as normalization_overlay
 from dmlconform.families.normalization.semantics import Normalization
+from dmlconform.families.interpolation import overlay as interpolation_overlay
+from dmlconform.families.interpolation.semantics import Resample
 from dmlconform.families.reduction import overlay as reduction_overlay
 from dmlconform.families.reduction.semantics import Reduction
 from dmlconform.families.sequence import overlay as sequence_overlay
@@ -161,6 +163,7 @@ FAMILIES: tuple[Family, ...] = (
     _family("index-map", "index_map", IndexMap, index_map_overlay, "IndexMapOracle", cases="suite"),
     _family("window", "window", Window, window_overlay, "WindowOracle"),
     _family("normalization", "normalization", Normalization, normalization_overlay, "NormalizationOracle"),
+    _family("interpolation", "interpolation", Resample, interpolation_overlay, "InterpolationOracle"),
     Family("element-wise formula", Later(f"{__name__}.elementwise.cases", "is_runnable"),
            Later(f"{__name__}.elementwise.cases", "generate"), Later(f"{__name__}.elementwise.oracle", "FormulaOracle.of"),
            Later(f"{__name__}.elementwise.cases", "is_runnable"), None,

@@ -78,6 +78,11 @@ def is_bool(f: m.Field) -> str | None:
     return None if f.kind is m.FieldKind.SCALAR and f.c_type == "BOOL" else "a BOOL scalar"
 
 
+def is_enum(f: m.Field) -> str | None:
+    """None where ``f`` is an enum, else what it should be."""
+    return None if f.kind is m.FieldKind.ENUM else "an enum"
+
+
 def is_pointer(f: m.Field) -> str | None:
     """None where ``f`` is an operator description pointer, else what it should be."""
     return None if f.kind is m.FieldKind.STRUCT_PTR else "an operator description pointer"

@@ -294,7 +294,7 @@ class _Builder:
     def struct(self, f: Field) -> Any:
         raw = self.attrs.get(f.name, f.default)
         if f.c_type == "DML_SIZE_2D":
-            w, h = (1, 1) if raw is None else tuple(raw)
+            w, h = (1, 1) if raw is None else tuple(raw.split(",") if isinstance(raw, str) else raw)  # "Width,Height"
             return abi.DML_SIZE_2D(int(w), int(h))
         union = abi.DML_SCALAR_UNION()
         dtype = self.sibling_dtype(f)
