@@ -12,6 +12,7 @@ import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.index_map.cases import Call, call_of, relevant
+from dmlconform.families.index_map.generated_faults import FAULTS as GENERATED_FAULTS
 from dmlconform.families.index_map.reference import gather, sliced
 from dmlconform.families.index_map.semantics import IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call
@@ -135,4 +136,5 @@ FAULTS: Mapping[str, Fault] = {
     "slice-negative-stride-near-end": _planted_slice(_near_end),
     "slice-stride-magnitude-ignored": _planted_slice(_unit_strides),
     "tile-each-element-repeated": tile_each_element_repeated,
+    **GENERATED_FAULTS,
 }

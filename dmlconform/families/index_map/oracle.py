@@ -33,6 +33,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
+from dmlconform.families.index_map import generated_oracle
 from dmlconform.families.index_map.cases import Call, call_of, output_sizes, relevant, semantics_of
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call, slice_problem
@@ -185,10 +186,14 @@ class IndexMapOracle:
         return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
-             float16_accumulation: bool = False) -> IndexMapBatch:
+             float16_accumulation: bool = False) -> IndexMapBatch | generated_oracle.GeneratedBatch:
         """Each case's expected output end to end; ``flush_subnormals`` and
         ``float16_accumulation`` change nothing (the comparator accepts a
-        flushed subnormal from a backend that declares flushing)."""
+        flushed subnormal from a backend that declares flushing).  The
+        generated operations' (CAST, fills, diagonals, random) are
+        `generated_oracle`'s."""
+        if self.semantics.operation.is_generated:
+            return generated_oracle.bind(self.spec, self.semantics, cases)
         found = [expected_of(self.semantics, case) for case in cases]
         expected = np.concatenate([e.reshape(-1) for e, _ in found])
         valid = np.concatenate([v.reshape(-1) for _, v in found])
@@ -229,6 +234,8 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
     at, the message): sizes its own rules reject or that are not its
     output's, values other than the index map of its input, an output type
     other than the input's (the pages: "DataType must match")."""
+    if sem.operation.is_generated:
+        return generated_oracle.example_problems(sem, e)
     found: list[tuple[str, str]] = []
     if e.output_type is not e.input_type:
         found.append(("output", f"{e.name} ({e.source}) prints the output's DataType {e.output_type.name}, but it must "

@@ -28,6 +28,12 @@ class Operation(enum.Enum):
     SLICE = "slice"                      # Offsets + Strides * coordinate (SLICE: strides >= 1)
     SLICE_WINDOW = "slice-window"        # the same from the window's far end where a stride is negative (SLICE1)
     TILE = "tile"                        # the coordinate modulo the input's sizes
+    CAST = "cast"                        # the element at the same coordinate, converted (`generated`)
+    FILL_CONSTANT = "fill-constant"      # Value everywhere
+    FILL_SEQUENCE = "fill-sequence"      # ValueStart + (C-order position) * ValueDelta
+    DIAGONAL = "diagonal"                # Value where column == row + Offset, 0 elsewhere
+    DIAGONAL_SPAN = "diagonal-span"      # Value where column - row lies in [Begin, End) (inverted: outside)
+    RANDOM = "random"                    # Philox 4x32-10 bits from the state tensor's counter and key
 
     @property
     def is_slice(self) -> bool:
@@ -35,7 +41,12 @@ class Operation(enum.Enum):
 
     @property
     def has_indices(self) -> bool:
-        return not self.is_slice and self is not Operation.TILE
+        return self in (Operation.GATHER, Operation.GATHER_ELEMENTS, Operation.GATHER_ND)
+
+    @property
+    def is_generated(self) -> bool:
+        """A conversion or a generator (`families.index_map.generated`): no index map of an input."""
+        return self in GENERATED
 
 
 #: The attributes each operation reads, by their part (the overlay's keys).
@@ -46,11 +57,22 @@ ATTRIBUTES = {
     Operation.SLICE: ("dimension_count", "offsets", "sizes", "strides"),
     Operation.SLICE_WINDOW: ("dimension_count", "offsets", "sizes", "strides"),
     Operation.TILE: ("dimension_count", "repeats"),
+    Operation.CAST: (),
+    Operation.FILL_CONSTANT: ("value_data_type", "value"),
+    Operation.FILL_SEQUENCE: ("value_data_type", "value_start", "value_delta"),
+    Operation.DIAGONAL: ("offset", "value"),
+    Operation.DIAGONAL_SPAN: ("value_data_type", "value", "fill_begin", "fill_end"),
+    Operation.RANDOM: ("generator_type",),
 }
+#: The operations of `families.index_map.generated` (CAST, the fills, the diagonals, RANDOM_GENERATOR).
+GENERATED = frozenset({Operation.CAST, Operation.FILL_CONSTANT, Operation.FILL_SEQUENCE, Operation.DIAGONAL,
+                       Operation.DIAGONAL_SPAN, Operation.RANDOM})
 #: The parts that name an array attribute (the others a UINT).
 ARRAYS = ("offsets", "sizes", "strides", "repeats")
 #: Those an operation may name besides (GATHER_ND1's batch count; GATHER_ND has none: 0).
-OPTIONAL = {Operation.GATHER_ND: ("batch_dimension_count",)}
+OPTIONAL = {Operation.GATHER_ND: ("batch_dimension_count",), Operation.RANDOM: ("state_output",)}
+#: The operations without an input tensor (DIAGONAL_MATRIX1's is optional: it may name one).
+NO_INPUT = frozenset({Operation.FILL_CONSTANT, Operation.FILL_SEQUENCE, Operation.DIAGONAL, Operation.DIAGONAL_SPAN})
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +96,8 @@ class Example:
     output_type: DataType
     output_sizes: tuple[int, ...]
     output_values: tuple[float, ...]
+    #: A generated operation's attributes that are no whole number: a float Value, a ValueDataType's name.
+    scalars: tuple[tuple[str, float | str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +108,13 @@ class IndexMap(Semantics, DimensionCounted):
     ``input_dimension_count``, ``indices_dimension_count`` and
     ``batch_dimension_count`` (GATHER_ND, GATHER_ND1), ``dimension_count``,
     ``offsets``, ``sizes`` and ``strides`` (SLICE's Sizes, SLICE1's window
-    sizes), ``repeats`` (TILE; its RepeatsCount is ``dimension_count``).  ``out_of_range_stated``: the page says an index outside
+    sizes), ``repeats`` (TILE; its RepeatsCount is ``dimension_count``);
+    the generated operations' (`GENERATED`): ``value_data_type``,
+    ``value``, ``value_start``, ``value_delta`` (the fills; DIAGONAL_MATRIX's
+    Value, DIAGONAL_MATRIX1's), ``offset`` (DIAGONAL_MATRIX), ``fill_begin``
+    and ``fill_end`` (DIAGONAL_MATRIX1), ``generator_type`` and
+    ``state_output`` (RANDOM_GENERATOR's Type and OutputStateTensor).  ``input``
+    is "" where the operator has none (the fills, DIAGONAL_MATRIX; DIAGONAL_MATRIX1's is optional).  ``out_of_range_stated``: the page says an index outside
     its dimension yields an unspecified value and no failure (GATHER); where
     it is silent, a case with such indices is outside the doc's domain (a
     negative case: a clean rejection passes, and so does a result right at
@@ -105,6 +135,15 @@ class IndexMap(Semantics, DimensionCounted):
     sizes: str | None = None
     strides: str | None = None
     repeats: str | None = None
+    value_data_type: str | None = None
+    value: str | None = None
+    value_start: str | None = None
+    value_delta: str | None = None
+    offset: str | None = None
+    fill_begin: str | None = None
+    fill_end: str | None = None
+    generator_type: str | None = None
+    state_output: str | None = None
     out_of_range_stated: bool = False
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     examples: tuple[Example, ...] = ()
