@@ -62,6 +62,8 @@ def union_value(raw: object, dtype: DataType) -> np.generic:
     nt = numpy_dtype(dtype)
     if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
         raise ValueError(f"{raw!r} is not a number: give a number or an exact text such as \"1/10\"")
+    if dtype.is_float and not isinstance(raw, str):
+        return nt.type(raw)  # -0.0 keeps its sign (a Fraction would not)
     exact = Fraction(raw.strip()) if isinstance(raw, str) else Fraction(raw)
     if dtype.is_float:
         return nt.type(float(exact))
