@@ -186,7 +186,7 @@ class Plan:
 
     def case_id(self, operator: str) -> str:
         parts = [operator, self.dtype.name, f"{len(self.sizes)}d"]
-        if self.out_dtype is not self.dtype:
+        if self.out_dtype is not self.dtype or operator == "CAST":  # a CAST names its target, its own type too
             parts.append(f"to={self.out_dtype.name}")
         parts += [self.variant] if self.variant else []
         parts += [self.layout] if self.layout != "packed" else []
