@@ -335,11 +335,11 @@ def _random_plans(sources: tuple[DataType, ...], targets: tuple[DataType, ...], 
     t = targets[0]
     out = [Plan(t, t, sizes_at(rep), (("generator_type", PHILOX),), f"{name}/state", with_state=True,
                 state=ctr + key) for name, ctr, key in _STATES]
-    odd = tuple(s if d != len(sizes_at(rep)) - 1 else 7 for d, s in enumerate(sizes_at(rep)))  # 2*3*4*7 = 168... odd
-    out += [Plan(t, t, odd[:-1] + (7,), (("generator_type", PHILOX),), f"{_STATES[1][0]}/state/odd", with_state=True,
-                 state=_STATES[1][1] + _STATES[1][2])]
-    out += [Plan(t, t, (3,) if 1 in ranks else sizes_at(rep)[:-1] + (3,), (("generator_type", PHILOX),),
-                 f"{_STATES[2][0]}/state/three", with_state=True, state=_STATES[2][1] + _STATES[2][2])]
+    ones = (1,) * (rep - 1)
+    out += [Plan(t, t, ones[:-1] + (3, 7) if rep > 1 else (21,), (("generator_type", PHILOX),),
+                 f"{_STATES[1][0]}/state/odd", with_state=True, state=_STATES[1][1] + _STATES[1][2])]  # 21 words
+    out += [Plan(t, t, ones + (3,), (("generator_type", PHILOX),), f"{_STATES[2][0]}/state/three", with_state=True,
+                 state=_STATES[2][1] + _STATES[2][2])]  # fewer words than one block
     out += [Plan(t, t, sizes_at(rep), (("generator_type", PHILOX),), f"{_STATES[1][0]}", state=_STATES[1][1] +
                  _STATES[1][2])]
     out += [Plan(t, t, sizes_at(r), (("generator_type", PHILOX),), f"{_STATES[1][0]}/state", with_state=True,
