@@ -36,7 +36,7 @@ from fractions import Fraction
 import numpy as np
 
 from dmlconform.cases.model import Case
-from dmlconform.compare import RELAXED_FACTOR, Alternative
+from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
 from dmlconform.families.index_map import conversions, philox
 from dmlconform.families.index_map.generated import (
     assigned,
@@ -194,11 +194,14 @@ class GeneratedBatch:
         return (("input", [float(v) for v in self.inputs[flat].tolist()]),)
 
 
-def bind(spec: m.Spec, sem: IndexMap, cases: Sequence[Case]) -> GeneratedBatch:
-    """The batch's expectation: each case's outputs, end to end per output."""
+def bind(spec: m.Spec, sem: IndexMap, cases: Sequence[Case], *, flush_subnormals: bool = False) -> GeneratedBatch:
+    """The batch's expectation: each case's outputs, end to end per output;
+    for a backend that flushes subnormals, CAST's subnormal inputs read as
+    a zero of their sign too (`_flushed`)."""
     found = [expected_of(sem, case) for case in cases]
     outputs = len(found[0]) if found else 0
-    expected, alternatives = [], []
+    expected: list[np.ndarray] = []
+    alternatives: list[tuple[Alternative, ...]] = []
     for j in range(outputs):
         values = np.concatenate([f[j][0] for f in found])
         keys = sorted({k for f in found for k in f[j][1]})
@@ -209,7 +212,22 @@ def bind(spec: m.Spec, sem: IndexMap, cases: Sequence[Case]) -> GeneratedBatch:
     inputs = None
     if sem.operation is Operation.CAST and cases:
         inputs = np.concatenate([np.asarray(c.input(sem.input).view()).reshape(-1) for c in cases])
+        if flush_subnormals and inputs.dtype.kind == "f":
+            alternatives[0] += _flushed(inputs, cases[0].outputs[0].dtype)
     return GeneratedBatch(tuple(expected), tuple(alternatives), True, inputs)
+
+
+def _flushed(x: np.ndarray, target: DataType) -> tuple[Alternative, ...]:
+    """A subnormal input read as a zero of its sign (a backend that flushes
+    subnormals on input, as GPUs do): its converted zero."""
+    tiny = np.finfo(x.dtype).smallest_normal
+    where = np.flatnonzero((x != 0) & (np.abs(x) < tiny))
+    if not where.size:
+        return ()
+    zeros = np.copysign(np.zeros(where.size), x[where].astype(np.float64))
+    values, _ = conversions.readings(zeros, DataType.FLOAT64, target)
+    return (Alternative("flushed-subnormal-input", where, values, Tier.STRICT,
+                        "a subnormal input flushed to zero by a backend that declares flushing"),)
 
 
 def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:

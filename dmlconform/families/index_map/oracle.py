@@ -193,7 +193,7 @@ class IndexMapOracle:
         generated operations' (CAST, fills, diagonals, random) are
         `generated_oracle`'s."""
         if self.semantics.operation.is_generated:
-            return generated_oracle.bind(self.spec, self.semantics, cases)
+            return generated_oracle.bind(self.spec, self.semantics, cases, flush_subnormals=flush_subnormals)
         found = [expected_of(self.semantics, case) for case in cases]
         expected = np.concatenate([e.reshape(-1) for e, _ in found])
         valid = np.concatenate([v.reshape(-1) for _, v in found])

@@ -215,3 +215,16 @@ def test_a_value_type_other_than_the_outputs_and_unequal_cast_sizes_are_problems
     c = next(iter(cases_of(cast, m.FeatureLevel.FL_6_4, seed=0)))
     other = dataclasses.replace(c, outputs=(dataclasses.replace(c.outputs[0], sizes=(1, 2, 3, 4)),))
     assert "same sizes" in " ".join(case_problems(cast, other))
+
+
+def test_a_flushing_backend_may_read_a_subnormal_input_as_zero_and_no_other_may() -> None:
+    from dmlconform.families.index_map.oracle import IndexMapOracle
+
+    spec = _spec("CAST")
+    case = next(c for c in cases_of(spec, m.FeatureLevel.FL_6_4, seed=0) if c.id == "CAST/FLOAT32/4d/to=FLOAT64")
+    x = np.asarray(case.inputs[0].view()).reshape(-1)
+    flushing = IndexMapOracle.of(spec).bind([case], flush_subnormals=True).expect(0, x.size)[0]
+    (alt,) = flushing.alternatives
+    assert np.array_equal(alt.index, np.flatnonzero((x != 0) & (np.abs(x) < np.finfo(np.float32).smallest_normal)))
+    assert np.all(alt.values == 0) and np.array_equal(np.signbit(alt.values), np.signbit(x[alt.index]))
+    assert not IndexMapOracle.of(spec).bind([case], flush_subnormals=False).expect(0, x.size)[0].alternatives
