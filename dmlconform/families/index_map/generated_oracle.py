@@ -266,7 +266,7 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
     printed = np.array(e.output_values, dtype=np.float64)
     if np.array_equal(np.asarray(got, dtype=np.float64), printed):
         return []
-    shown = ", ".join(f"{n}={v}" for n, v in e.attributes)
+    shown = ", ".join(f"{n}={v}" for n, v in sorted(given.items()))
     return [("output", f"{e.name} ({e.source}) prints {_show(printed)}, but with {shown} the page's pseudocode gives "
                        f"{_show(got)}: the doc's output is wrong")]
 
