@@ -90,8 +90,11 @@ def nan_output(spec: m.Spec, case: Case, buffers: Buffers) -> None:
 
 
 def input_copied(spec: m.Spec, case: Case, buffers: Buffers) -> None:
-    """The first input written to the first output where their sizes agree (a pass-through kernel)."""
-    if case.inputs and case.outputs and case.inputs[0].sizes == case.outputs[0].sizes:
+    """The first input written to the first output where their sizes and
+    types agree (a pass-through kernel: between two types the copy would be
+    a conversion, which is CAST itself)."""
+    if case.inputs and case.outputs and case.inputs[0].sizes == case.outputs[0].sizes and \
+            case.inputs[0].dtype is case.outputs[0].dtype:
         y = _writable_output(case, buffers)
         y[...] = case.inputs[0].view().astype(y.dtype)  # its own values, not the buffer an in-place output overwrote
 

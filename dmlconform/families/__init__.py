@@ -31,10 +31,10 @@ from dmlconform.families.contraction.semantics import Contraction
 from dmlconform.families.elementwise import overlay as elementwise_overlay
 from dmlconform.families.index_map import overlay as index_map_overlay
 from dmlconform.families.index_map.semantics import IndexMap
-from dmlconform.families.normalization import overlay as normalization_overlay
-from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.families.interpolation import overlay as interpolation_overlay
 from dmlconform.families.interpolation.semantics import Resample
+from dmlconform.families.normalization import overlay as normalization_overlay
+from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.families.reduction import overlay as reduction_overlay
 from dmlconform.families.reduction.semantics import Reduction
 from dmlconform.families.sequence import overlay as sequence_overlay

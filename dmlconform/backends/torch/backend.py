@@ -36,8 +36,9 @@ from dmlconform.backends.mapping import Attrs, check_divisor, implements, mappin
 from dmlconform.backends.torch import contraction as torch_contraction
 from dmlconform.backends.torch import elementwise as torch_elementwise
 from dmlconform.backends.torch import index_map as torch_index_map
-from dmlconform.backends.torch import normalization as torch_normalization
+from dmlconform.backends.torch import index_map_generated as torch_index_map_generated
 from dmlconform.backends.torch import interpolation as torch_interpolation
+from dmlconform.backends.torch import normalization as torch_normalization
 from dmlconform.backends.torch import reduction as torch_reduction
 from dmlconform.backends.torch import sequence as torch_sequence
 from dmlconform.backends.torch import softmax as torch_softmax
@@ -57,7 +58,7 @@ TORCH_OPS: Mapping[str, TorchOp] = {
     **torch_elementwise.TORCH_OPS,
     **{op: TorchOp(**kwargs) for family in (torch_softmax, torch_sequence, torch_reduction, torch_contraction,
                                             torch_value_scale, torch_index_map, torch_window,
-                                            torch_normalization, torch_interpolation)
+                                            torch_normalization, torch_interpolation, torch_index_map_generated)
        for op, kwargs in family.TORCH_OPS.items()},
 }
 

@@ -43,6 +43,7 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.edges import edge_values
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
+from dmlconform.families.index_map import generated
 from dmlconform.families.index_map.blocks import ORDER_PREFIX, ORDERS, BlockPlan, block_call, block_problem
 from dmlconform.families.index_map.blocks import plans as block_plans
 from dmlconform.families.index_map.pads import (
@@ -161,6 +162,9 @@ def semantics_of(spec: Spec) -> IndexMap:
 
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
+    sem = semantics_of(spec)
+    if sem.operation.is_generated:
+        return family.generable(lambda: generated.plans(spec, sem, level))
     return family.generable(lambda: shapes(spec, level))
 
 
@@ -169,6 +173,9 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     fault, `case_folders`): attributes outside their ranges, sizes that do
     not fit, an output of other sizes.  ``problem: fix``."""
     sem = semantics_of(spec)
+    if sem.operation.is_generated:
+        yield from generated.case_problems(sem, case)
+        return
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
     if sem.indices is None:
         yield from _copy_problems(sem, case, tensors.get(sem.input), tensors.get(sem.output))
@@ -605,6 +612,9 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     ``negative``; identical for a ``seed``.  ``large`` adds nothing yet."""
     family.check_seed(seed)
     sem = semantics_of(spec)
+    if sem.operation.is_generated:
+        yield from generated.generate(spec, sem, level, seed=seed, negative=negative, keep=keep)
+        return
     for case_id, shape in family.selected(shapes(spec, level), lambda s: s.case_id(spec.operator), keep,
                                           negative=negative):
         yield _case(spec, sem, level, seed, case_id, shape)

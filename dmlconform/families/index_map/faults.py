@@ -13,6 +13,7 @@ import numpy as np
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.index_map.blocks import block_call
 from dmlconform.families.index_map.cases import Call, call_of, relevant
+from dmlconform.families.index_map.generated_faults import FAULTS as GENERATED_FAULTS
 from dmlconform.families.index_map.nonzero_reference import nonzero
 from dmlconform.families.index_map.onehot_reference import one_hot
 from dmlconform.families.index_map.pads import PadCall, pad_call
@@ -284,4 +285,5 @@ FAULTS: Mapping[str, Fault] = {
     "one-hot-negative-index-not-wrapped": _planted_onehot(_onehot_not_wrapped),
     "nonzero-coordinates-wrong-order": _planted_nonzero(_column_major),
     "nonzero-negative-zero-counted": _planted_nonzero(_negative_zero_counted),
+    **GENERATED_FAULTS,
 }

@@ -33,7 +33,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
-from dmlconform.families.index_map import nonzero_oracle, scatter_oracle
+from dmlconform.families.index_map import generated_oracle, nonzero_oracle, scatter_oracle
 from dmlconform.families.index_map.blocks import block_call, block_problem
 from dmlconform.families.index_map.cases import Call, call_of, output_sizes, relevant, semantics_of
 from dmlconform.families.index_map.moves import block_map, constant, pad_map
@@ -206,7 +206,10 @@ class IndexMapOracle:
         ``float16_accumulation`` change nothing (the comparator accepts a
         flushed subnormal from a backend that declares flushing).  A
         scatter's from `scatter_oracle`, with its readings; NONZERO_COORDINATES'
-        from `nonzero_oracle` (two outputs)."""
+        from `nonzero_oracle` (two outputs); the generated operations'
+        (CAST, fills, diagonals, random) from `generated_oracle`."""
+        if self.semantics.operation.is_generated:
+            return generated_oracle.bind(self.spec, self.semantics, cases, flush_subnormals=flush_subnormals)
         if self.semantics.operation is Operation.NONZERO:
             return nonzero_oracle.bind(self.semantics, cases)
         if self.semantics.operation.is_scatter:
@@ -256,6 +259,8 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
     at, the message): sizes its own rules reject or that are not its
     output's, values other than the index map of its input, an output type
     other than the input's (the pages: "DataType must match")."""
+    if sem.operation.is_generated:
+        return generated_oracle.example_problems(sem, e)
     found: list[tuple[str, str]] = []
     if e.output_type is not e.input_type and sem.operation is not Operation.NONZERO:  # its outputs: UINT32
         found.append(("output", f"{e.name} ({e.source}) prints the output's DataType {e.output_type.name}, but it must "

@@ -10,18 +10,30 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from dmlconform.families.index_map.semantics import ARRAYS, ATTRIBUTES, OPTIONAL, Example, IndexMap, Operation
+from dmlconform.families.index_map.semantics import (
+    ARRAYS,
+    ATTRIBUTES,
+    GENERATED,
+    NO_INPUT,
+    OPTIONAL,
+    Example,
+    IndexMap,
+    Operation,
+)
 from dmlconform.spec import model as m
 from dmlconform.spec import reviewed_checks as rc
 
 _PARTS = ("axis", "index_dimensions", "input_dimension_count", "indices_dimension_count", "batch_dimension_count",
           "dimension_count", "offsets", "sizes", "strides", "repeats",
           "start_padding", "end_padding", "padding_mode", "padding_value", "padding_value_type", "block_size", "order")
+#: The generated operations' parts (`families.index_map.generated`): attributes, then RANDOM's state output.
+_GENERATED_PARTS = ("value_data_type", "value", "value_start", "value_delta", "offset", "fill_begin", "fill_end",
+                    "generator_type")
 _NUMBERS = {"type": "array", "items": {"type": "number"}, "maxItems": 4096}
 _SIZES = {"type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "integer", "minimum": 1, "maximum": 64}}
 _EXAMPLE = {
     "type": "object", "additionalProperties": False,
-    "required": ["name", "source", "input", "attributes", "output"],
+    "required": ["name", "source", "attributes", "output"],
     "properties": {
         "name": {"type": "string", "pattern": "^example[0-9]+$"}, "source": rc.SOURCE,
         "input": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
@@ -35,7 +47,11 @@ _EXAMPLE = {
                            {"type": "number", "minimum": -1e9, "maximum": 1e9},  # a PaddingValue
                            {"type": "string", "pattern": "^DML_[A-Z0-9_]{1,60}$"},  # an enum's constant
                            {"type": "array", "minItems": 1, "maxItems": 8,
-                            "items": {"type": "integer", "minimum": -64, "maximum": 64}}]}},
+                            "items": {"type": "integer", "minimum": -64, "maximum": 64}},
+                           # the generated operations' (`generated`): Values, INT offsets, ValueDataType
+                           {"type": "number", "not": {"type": "integer", "minimum": 0, "maximum": 8},
+                            "minimum": -9223372036854775808, "maximum": 18446744073709551615},
+                           {"enum": rc.DTYPES}]}},
         "output": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
                    "properties": {"sizes": _SIZES, "values": _NUMBERS, "type": {"enum": rc.DTYPES}}},
         "updates": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
@@ -44,12 +60,12 @@ _EXAMPLE = {
 }
 SCHEMA = {
     "type": "object", "additionalProperties": False,
-    "required": ["family", "source", "operation", "input", "output"],
+    "required": ["family", "source", "operation", "output"],
     "properties": {
         "family": {"const": "index-map"}, "source": rc.SOURCE,
         "operation": {"enum": [o.value for o in Operation]},
         "input": rc.IDENT, "indices": rc.IDENT, "output": rc.IDENT, "updates": rc.IDENT, "count": rc.IDENT,
-        **{part: rc.IDENT for part in _PARTS},
+        **{part: rc.IDENT for part in _PARTS + _GENERATED_PARTS}, "state_output": rc.IDENT,
         "out_of_range_stated": {"type": "boolean"},
         "dimension_counts": rc.DIMENSION_COUNTS,
         "examples": {"type": "array", "maxItems": 16, "items": _EXAMPLE},
@@ -60,23 +76,33 @@ SCHEMA = {
 def build(data: dict[str, Any]) -> IndexMap:
     """Shape-checked ``semantics`` data -> `IndexMap`."""
     return IndexMap(
-        source=data["source"], operation=Operation(data["operation"]), input=data["input"],
-        indices=data.get("indices"), output=data["output"], **{part: data.get(part) for part in _PARTS},
+        source=data["source"], operation=Operation(data["operation"]), input=data.get("input", ""),
+        indices=data.get("indices"), output=data["output"],
+        **{part: data.get(part) for part in _PARTS + _GENERATED_PARTS + ("state_output",)},
         out_of_range_stated=data.get("out_of_range_stated", False), dimension_counts=rc.dimension_counts(data),
-        examples=tuple(_example(i, e) for i, e in enumerate(data.get("examples", []))), updates=data.get("updates"),
+        examples=tuple(_example(i, e, Operation(data["operation"]) in GENERATED)
+                       for i, e in enumerate(data.get("examples", []))), updates=data.get("updates"),
         count=data.get("count"))
 
 
-def _example(index: int, e: dict[str, Any]) -> Example:
+def _example(index: int, e: dict[str, Any], generated: bool) -> Example:
+    """One worked example; a generated operation's attributes that are no
+    whole number or array (a float Value, a ValueDataType's name) go to
+    ``scalars``, the others' enum names stay attributes (PaddingMode)."""
+    kept = (int, list) if generated else (int, list, str)
     idx = e.get("indices", {"sizes": [], "values": [], "type": None})
-    attributes = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in e["attributes"].items()))
+    x = e.get("input", {"sizes": [], "values": [], "type": e["output"]["type"]})  # a generator's has none
+    attributes = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in e["attributes"].items()
+                              if isinstance(v, kept)))
+    scalars = tuple(sorted((k, v) for k, v in e["attributes"].items() if not isinstance(v, kept)))
     upd = e.get("updates", {"sizes": [], "values": []})
-    return Example(e["name"], e["source"], index, m.DataType[e["input"]["type"]], tuple(e["input"]["sizes"]),
-                   tuple(float(v) for v in e["input"]["values"]), tuple(idx["sizes"]),
+    return Example(e["name"], e["source"], index, m.DataType[x["type"]], tuple(x["sizes"]),
+                   tuple(float(v) for v in x["values"]), tuple(idx["sizes"]),
                    tuple(int(v) for v in idx["values"]), None if idx["type"] is None else m.DataType[idx["type"]],
                    attributes, m.DataType[e["output"]["type"]],
                    tuple(e["output"]["sizes"]), tuple(float(v) for v in e["output"]["values"]),
-                   tuple(upd["sizes"]), tuple(float(v) for v in upd["values"]))
+                   updates_sizes=tuple(upd["sizes"]), updates_values=tuple(float(v) for v in upd["values"]),
+                   scalars=scalars)
 
 
 def _is_uint(f: m.Field) -> str | None:
@@ -102,6 +128,16 @@ def _is_array(f: m.Field) -> str | None:
         "an array of UINT or INT"
 
 
+def _is_int(f: m.Field) -> str | None:
+    return None if f.kind is m.FieldKind.SCALAR and f.c_type == "INT" else "an INT scalar"
+
+
+#: The kind of field each generated operation's part names.
+_GENERATED_KINDS = {"value_data_type": _is_enum, "value": _is_value, "value_start": _is_value,
+                    "value_delta": _is_value, "offset": _is_int, "fill_begin": _is_int, "fill_end": _is_int,
+                    "generator_type": _is_enum}
+
+
 def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     """The attributes the operation needs (and no others), the names, kinds
     and roles of the fields named, every field named, the dimension counts
@@ -110,7 +146,7 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     needs, optional = set(ATTRIBUTES[operation]), set(OPTIONAL.get(operation, ()))
     for part in sorted(needs - set(data)):
         yield rc.AT, f"a {operation.value} names its {part}; add semantics.{part}"
-    for part in sorted((set(_PARTS) - needs - optional) & set(data)):
+    for part in sorted((set(_PARTS + _GENERATED_PARTS + ("state_output",)) - needs - optional) & set(data)):
         yield rc.AT + (part,), f"a {operation.value} has no {part}; drop semantics.{part}"
     if operation.has_indices != ("indices" in data):
         yield rc.AT, f"a {operation.value} {'names its' if operation.has_indices else 'has no'} indices tensor; " \
@@ -118,10 +154,15 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     if operation.is_scatter != ("updates" in data):
         yield rc.AT, f"a {operation.value} {'names its' if operation.is_scatter else 'has no'} updates tensor; " \
                      f"{'add' if operation.is_scatter else 'drop'} semantics.updates"
+    if operation in NO_INPUT and operation is not Operation.DIAGONAL_SPAN and "input" in data:
+        yield rc.AT + ("input",), f"a {operation.value} has no input tensor; drop semantics.input"
+    if operation not in NO_INPUT and "input" not in data:
+        yield rc.AT, f"a {operation.value} names its input tensor; add semantics.input"
     tensors = (("input", m.TensorRole.INPUT), ("indices", m.TensorRole.INPUT), ("updates", m.TensorRole.INPUT),
-               ("output", m.TensorRole.OUTPUT), ("count", m.TensorRole.OUTPUT))
-    yield from rc.named_fields(data, spec, (((key,), role) for key, role in tensors),
-                               (((part,), _KINDS.get(part, _is_array if part in ARRAYS else _is_uint)) for part in _PARTS)).problems
+               ("output", m.TensorRole.OUTPUT), ("count", m.TensorRole.OUTPUT), ("state_output", m.TensorRole.OUTPUT))
+    kinds = [((part,), _KINDS.get(part, _is_array if part in ARRAYS else _is_uint)) for part in _PARTS]
+    kinds += [((part,), _GENERATED_KINDS[part]) for part in _GENERATED_PARTS]
+    yield from rc.named_fields(data, spec, (((key,), role) for key, role in tensors), kinds).problems
     counted = [data[k] for k, _ in tensors if k in data and not (operation is Operation.NONZERO and k == "output")]
     yield from rc.dims_problems(data, spec, counted)  # NONZERO_COORDINATES' coordinates: 2 to 8 (nonzero.py)
     for i, e in enumerate(data.get("examples", [])):

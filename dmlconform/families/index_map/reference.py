@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 
 from dmlconform.cases.model import Case
+from dmlconform.families.index_map import generated_reference
 from dmlconform.families.index_map.blocks import BlockCall, block_call
 from dmlconform.families.index_map.cases import Call, call_of, relevant, semantics_of
 from dmlconform.families.index_map.nonzero_reference import nonzero
@@ -37,6 +38,8 @@ from dmlconform.spec.model import Spec
 def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The output of ``case`` in its storage type and logical shape, a new array."""
     sem = semantics_of(spec)  # the cpu backend dispatches here only for such specs
+    if sem.operation.is_generated:
+        return generated_reference.compute(sem, case, buffers)
     x = case.input(sem.input).view(buffers.get(sem.input))
     out = next(t for t in case.outputs if t.name == sem.output)
     if sem.operation is Operation.NONZERO:  # nonzero_reference.py

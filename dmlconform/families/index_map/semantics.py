@@ -35,6 +35,12 @@ class Operation(enum.Enum):
     SCATTER_ND = "scatter-nd"            # the input, each update block written where GATHER_ND would read it
     ONE_HOT = "one-hot"                  # OnValue where the coordinate on Axis is the index, else OffValue
     NONZERO = "nonzero-coordinates"      # the coordinates of the input's non-zero elements, and their count
+    CAST = "cast"                        # the element at the same coordinate, converted (`generated`)
+    FILL_CONSTANT = "fill-constant"      # Value everywhere
+    FILL_SEQUENCE = "fill-sequence"      # ValueStart + (C-order position) * ValueDelta
+    DIAGONAL = "diagonal"                # Value where column == row + Offset, 0 elsewhere
+    DIAGONAL_SPAN = "diagonal-span"      # Value where column - row lies in [Begin, End) (inverted: outside)
+    RANDOM = "random"                    # Philox 4x32-10 bits from the state tensor's counter and key
 
     @property
     def is_slice(self) -> bool:
@@ -46,8 +52,13 @@ class Operation(enum.Enum):
 
     @property
     def has_indices(self) -> bool:
-        return not self.is_slice and self not in (Operation.TILE, Operation.PAD, Operation.DEPTH_TO_SPACE,
-                                                  Operation.SPACE_TO_DEPTH, Operation.NONZERO)
+        return not self.is_slice and not self.is_generated and self not in (
+            Operation.TILE, Operation.PAD, Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH, Operation.NONZERO)
+
+    @property
+    def is_generated(self) -> bool:
+        """A conversion or a generator (`families.index_map.generated`): no index map of an input."""
+        return self in GENERATED
 
 
 #: The attributes each operation reads, by their part (the overlay's keys).
@@ -65,12 +76,24 @@ ATTRIBUTES = {
     Operation.SCATTER_ND: ("input_dimension_count", "indices_dimension_count"),
     Operation.ONE_HOT: ("axis",),
     Operation.NONZERO: (),
+    Operation.CAST: (),
+    Operation.FILL_CONSTANT: ("value_data_type", "value"),
+    Operation.FILL_SEQUENCE: ("value_data_type", "value_start", "value_delta"),
+    Operation.DIAGONAL: ("offset", "value"),
+    Operation.DIAGONAL_SPAN: ("value_data_type", "value", "fill_begin", "fill_end"),
+    Operation.RANDOM: ("generator_type",),
 }
+#: The operations of `families.index_map.generated` (CAST, the fills, the diagonals, RANDOM_GENERATOR).
+GENERATED = frozenset({Operation.CAST, Operation.FILL_CONSTANT, Operation.FILL_SEQUENCE, Operation.DIAGONAL,
+                       Operation.DIAGONAL_SPAN, Operation.RANDOM})
 #: The parts that name an array attribute (the others a UINT).
 ARRAYS = ("offsets", "sizes", "strides", "repeats", "start_padding", "end_padding")
 #: Those an operation may name besides (GATHER_ND1's batch count; GATHER_ND has none: 0).
 OPTIONAL = {Operation.GATHER_ND: ("batch_dimension_count",), Operation.PAD: ("padding_value_type",),
-            Operation.DEPTH_TO_SPACE: ("order",), Operation.SPACE_TO_DEPTH: ("order",)}
+            Operation.DEPTH_TO_SPACE: ("order",), Operation.SPACE_TO_DEPTH: ("order",),
+            Operation.RANDOM: ("state_output",)}
+#: The operations without an input tensor (DIAGONAL_MATRIX1's is optional: it may name one).
+NO_INPUT = frozenset({Operation.FILL_CONSTANT, Operation.FILL_SEQUENCE, Operation.DIAGONAL, Operation.DIAGONAL_SPAN})
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +120,8 @@ class Example:
     output_values: tuple[float, ...]
     updates_sizes: tuple[int, ...] = ()
     updates_values: tuple[float, ...] = ()
+    #: A generated operation's attributes that are no whole number: a float Value, a ValueDataType's name.
+    scalars: tuple[tuple[str, float | str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +135,13 @@ class IndexMap(Semantics, DimensionCounted):
     sizes), ``repeats`` (TILE; its RepeatsCount is ``dimension_count``),
     ``start_padding``, ``end_padding``, ``padding_mode``, ``padding_value``
     and ``padding_value_type`` (PADDING, PADDING1: the last PADDING1's alone),
-    ``block_size`` and ``order`` (the depth/space moves: Order the *1's alone).  ``out_of_range_stated``: the page says an index outside
+    ``block_size`` and ``order`` (the depth/space moves: Order the *1's alone);
+    the generated operations' (`GENERATED`): ``value_data_type``,
+    ``value``, ``value_start``, ``value_delta`` (the fills; DIAGONAL_MATRIX's
+    Value, DIAGONAL_MATRIX1's), ``offset`` (DIAGONAL_MATRIX), ``fill_begin``
+    and ``fill_end`` (DIAGONAL_MATRIX1), ``generator_type`` and
+    ``state_output`` (RANDOM_GENERATOR's Type and OutputStateTensor).  ``input``
+    is "" where the operator has none (the fills, DIAGONAL_MATRIX; DIAGONAL_MATRIX1's is optional).  ``out_of_range_stated``: the page says an index outside
     its dimension yields an unspecified value and no failure (GATHER); where
     it is silent, a case with such indices is outside the doc's domain (a
     negative case: a clean rejection passes, and so does a result right at
@@ -140,6 +171,15 @@ class IndexMap(Semantics, DimensionCounted):
     padding_value_type: str | None = None
     block_size: str | None = None
     order: str | None = None
+    value_data_type: str | None = None
+    value: str | None = None
+    value_start: str | None = None
+    value_delta: str | None = None
+    offset: str | None = None
+    fill_begin: str | None = None
+    fill_end: str | None = None
+    generator_type: str | None = None
+    state_output: str | None = None
     out_of_range_stated: bool = False
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     examples: tuple[Example, ...] = ()
