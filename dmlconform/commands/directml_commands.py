@@ -61,9 +61,10 @@ def setup_linux(folder: Path | None, source: Path | None, patch_dir: Path | None
     """Build the Linux CPU stack the directml backend runs the real
     libdirectml.so over (Debian, as root: vkd3d is built from its release
     source with the project's patches, cached by their digests; apt with a
-    private state folder fetches lavapipe from this machine's suite; nothing
-    is installed and the system's apt configuration is only read).  Prints
-    what it made.  Cached: a second run only checks."""
+    private state folder fetches lavapipe from this machine's suite, or with
+    --mesa sid Debian sid's; nothing is installed and the system's apt
+    configuration is only read).  Prints what it made.  Cached: a second run
+    only checks."""
     root = _stack_root(folder)
     started = time.monotonic()
     try:

@@ -102,3 +102,12 @@ def test_sid_s_apt_state_resolves_against_an_empty_status_with_sid_alone(tmp_pat
     host = linux_stack._apt_state(tmp_path / "apt", "host")
     assert not any(o.startswith("Dir::State::status") for o in host)
     assert "Suites: sid\n" in (tmp_path / "apt" / "sources.list.d" / "dmlconform.sources").read_text()
+
+
+def test_the_worker_keeps_vkd3d_s_virtual_descriptor_heaps_unless_told(tmp_path: Path) -> None:
+    """sid's lavapipe has VK_EXT_descriptor_indexing, where vkd3d would back each heap with a
+    descriptor set of the heap's size (4 times slower runs); bookworm's lacks it."""
+    env = Stack(tmp_path, "sid").environment({"PATH": "/bin"})
+    assert (env["VKD3D_CONFIG"], env["VK_DRIVER_FILES"], env["PATH"]) == \
+        ("virtual_heaps", str(tmp_path / "vulkan" / "lvp_icd-sid.json"), "/bin")
+    assert Stack(tmp_path).environment({"VKD3D_CONFIG": "vk_debug"})["VKD3D_CONFIG"] == "vk_debug"
