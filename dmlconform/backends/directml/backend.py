@@ -10,9 +10,9 @@ worker process through it, `stack_client`; without ``dml_path`` or
 ``stack``, a Linux machine without WSL's GPU uses the stack in the default
 cache when it is there) and ``mesa`` (whose lavapipe the stack runs on,
 ``host`` or ``sid``, `linux_stack.MESAS`; default host: with sid's, which
-flushes float32 subnormals to zero, ``info()`` declares the flushing).  Where the library, D3D12 or a GPU adapter is
-missing, ``info()`` says ``available=False`` with the reason; it never raises
-for it.
+flushes float32 subnormals to zero, ``info()`` declares the flushing).
+Where the library, D3D12 or a GPU adapter is missing, ``info()`` says
+``available=False`` with the reason; it never raises for it.
 ``supports`` answers from the spec; the library itself judges each desc, and a
 desc it rejects (CreateOperator E_INVALIDARG) becomes NotSupportedError.
 """

@@ -63,7 +63,7 @@ from dmlconform.cachedir import cache_dir
 HOST_PACKAGES = ("mesa-vulkan-drivers", "libvulkan1")
 #: Where lavapipe comes from: the machine's own suite, or Debian sid (with sid's glibc).
 MESAS = ("host", "sid")
-#: The Mesas whose lavapipe flushes float32 subnormals to zero (measured: ACTIVATION_RELU's subnormal inputs give 0).
+#: The Mesas whose lavapipe flushes float32 subnormals to zero (measured: docs/results/directml-linux-sid.md).
 FLUSHING_MESAS = frozenset({"sid"})
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")

@@ -14,8 +14,10 @@ against the oracle by ``dmlconform run``.
 
 With the patches, the shaders of strided (padded) and broadcast layouts
 translate (they divide with ``dx.op.binaryWithTwoOuts``), so those run for
-real.  The device reports no 16-bit support (vkd3d's answer), so FLOAT16,
-INT16 and UINT16 cases are NOT_SUPPORTED with that reason.
+real.  Over the machine's lavapipe the device reports no 16-bit support, so
+FLOAT16, INT16 and UINT16 cases are NOT_SUPPORTED with that reason; over
+Debian sid's (``setup-linux --mesa sid``, the ``mesa=sid`` option) they run,
+and the backend declares that lavapipe's float32 subnormal flushing.
 """
 
 from __future__ import annotations
