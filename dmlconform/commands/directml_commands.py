@@ -24,7 +24,7 @@ import click
 from dmlconform import limits
 from dmlconform.backends.directml import census, linux_results, vkd3d_build
 from dmlconform.backends.directml.library import Unavailable
-from dmlconform.backends.directml.linux_stack import Stack, check, default_stack_dir, setup
+from dmlconform.backends.directml.linux_stack import MESAS, Stack, check, default_stack_dir, setup
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError
 from dmlconform.report.results_page import Note, load_notes
 from dmlconform.spec.load import parse_document
@@ -53,13 +53,18 @@ def directml() -> None:
               default=None, help="A folder of patches to apply instead of the project's (*.patch, in name order; "
                                  "to measure a subset) [default: the project's vkd3d-patches/].")
 @click.option("--refetch", is_flag=True, help="Download and unpack the packages again even where they are there.")
-def setup_linux(folder: Path | None, source: Path | None, patch_dir: Path | None, refetch: bool) -> None:
+@click.option("--mesa", type=click.Choice(MESAS), default="host", show_default=True,
+              help="Whose lavapipe to fetch: this machine's suite's, or Debian sid's (with sid's glibc; it flushes "
+                   "float32 subnormals to zero, which the backend declares). A stack keeps both once fetched; the "
+                   "backend's mesa option picks one per run.")
+def setup_linux(folder: Path | None, source: Path | None, patch_dir: Path | None, refetch: bool, mesa: str) -> None:
     """Build the Linux CPU stack the directml backend runs the real
     libdirectml.so over (Debian, as root: vkd3d is built from its release
     source with the project's patches, cached by their digests; apt with a
-    private state folder fetches lavapipe from this machine's suite; nothing
-    is installed and the system's apt configuration is only read).  Prints
-    what it made.  Cached: a second run only checks."""
+    private state folder fetches lavapipe from this machine's suite, or with
+    --mesa sid Debian sid's; nothing is installed and the system's apt
+    configuration is only read).  Prints what it made.  Cached: a second run
+    only checks."""
     root = _stack_root(folder)
     started = time.monotonic()
     try:
@@ -70,7 +75,7 @@ def setup_linux(folder: Path | None, source: Path | None, patch_dir: Path | None
     patch_files = vkd3d_build.patches(patch_dir) if patch_dir else None
     try:
         made = setup(root, refetch=refetch, source=source.absolute() if source else None, patch_files=patch_files,
-                     echo=lambda line: click.echo(f"== {line}", err=True))
+                     mesa=mesa, echo=lambda line: click.echo(f"== {line}", err=True))
     except OSError as exc:
         click.echo(f"error: the Linux CPU stack cannot be written at {root}: {exc}", err=True)
         sys.exit(ExitCode.BACKEND_UNAVAILABLE)
@@ -81,7 +86,8 @@ def setup_linux(folder: Path | None, source: Path | None, patch_dir: Path | None
     for m in made:
         click.echo(f"  {m.what}: {m.path}" + (f" ({m.note})" if m.note else ""))
     default = root == default_stack_dir().absolute()
-    click.echo("run: dmlconform run --backend directml" + ("" if default else f" --backend-arg stack={root}"))
+    args = ([] if default else [f"stack={root}"]) + ([] if mesa == "host" else [f"mesa={mesa}"])
+    click.echo("run: dmlconform run --backend directml" + "".join(f" --backend-arg {a}" for a in args))
 
 
 def _stack_root(folder: Path | None) -> Path:

@@ -106,7 +106,7 @@ def test_an_unknown_option_is_a_usage_error_naming_the_known_ones(site: Path) ->
     ("torch", "devcie=cpu", "error: dmlconform[torch]: torch backend: unknown option devcie (--backend-arg); "
                             "it knows device, feature_level, tf32; did you mean device?"),
     ("directml", "path=x", "error: dmlconform[directml]: directml backend: unknown option path (--backend-arg); "
-                           "it knows dml_path, feature_level, stack; did you mean dml_path?"),
+                           "it knows dml_path, feature_level, stack, mesa; did you mean dml_path?"),
     ("cpu", "feature_level=9_9", "error: dmlconform[cpu]: cpu backend: feature_level: unknown feature level '9_9' "
                                  "(known: 1_0, 2_0, 2_1, 3_0, 3_1, 4_0, 4_1, 5_0, 5_1, 5_2, 6_0, 6_1, 6_2, 6_3, 6_4)"),
     ("faulty", "faults=bogus", "error: dmlconform[faulty]: faulty backend: faults='bogus': unknown fault(s) bogus; "

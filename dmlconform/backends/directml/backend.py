@@ -8,9 +8,11 @@ highest level) and ``stack`` (the folder of the Linux CPU stack that
 ``dmlconform directml setup-linux`` builds, issue #25: the cases then run in a
 worker process through it, `stack_client`; without ``dml_path`` or
 ``stack``, a Linux machine without WSL's GPU uses the stack in the default
-cache when it is there).  Where the library, D3D12 or a GPU adapter is
-missing, ``info()`` says ``available=False`` with the reason; it never raises
-for it.
+cache when it is there) and ``mesa`` (whose lavapipe the stack runs on,
+``host`` or ``sid``, `linux_stack.MESAS`; default host: with sid's, which
+flushes float32 subnormals to zero, ``info()`` declares the flushing).
+Where the library, D3D12 or a GPU adapter is missing, ``info()`` says
+``available=False`` with the reason; it never raises for it.
 ``supports`` answers from the spec; the library itself judges each desc, and a
 desc it rejects (CreateOperator E_INVALIDARG) becomes NotSupportedError.
 """
@@ -33,7 +35,7 @@ from dmlconform.backends.directml.com import DEVICE_LOST, ComError, Convention, 
 from dmlconform.backends.directml.descs import DescError, TensorLayout, build, nested_texts
 from dmlconform.backends.directml.execute import Entry, Session, TensorIO
 from dmlconform.backends.directml.library import Located, Unavailable, locate
-from dmlconform.backends.directml.linux_stack import MANIFEST, SETUP_HINT, Stack, default_stack_dir
+from dmlconform.backends.directml.linux_stack import MANIFEST, MESAS, SETUP_HINT, Stack, default_stack_dir
 from dmlconform.backends.directml.stack_client import StackClient
 from dmlconform.cases.model import Case, TensorData
 from dmlconform.catalog import load_spec
@@ -105,14 +107,23 @@ class DirectMLBackend:
     """The Backend protocol over DirectML; see the module docstring."""
 
     def __init__(self, dml_path: str | None = None, feature_level: str | None = None, stack: str | None = None,
-                 **options: str) -> None:
+                 mesa: str | None = None, **options: str) -> None:
         if options:
-            raise InputError(f"directml backend: {unknown_options(options, ('dml_path', 'feature_level', 'stack'))}")
+            known = ("dml_path", "feature_level", "stack", "mesa")
+            raise InputError(f"directml backend: {unknown_options(options, known)}")
         if dml_path and stack:
             raise InputError("directml backend: give dml_path (a GPU's DirectML) or stack (the Linux CPU stack), "
                              "not both")
+        if mesa and mesa not in MESAS:
+            raise InputError(f"directml backend: mesa={mesa}: not a Mesa the Linux CPU stack knows; give "
+                             f"{' or '.join(MESAS)}")
+        if dml_path and mesa:
+            raise InputError("directml backend: mesa picks the Linux CPU stack's lavapipe; it does not go with "
+                             "dml_path (a GPU's DirectML)")
         self.dml_path = dml_path or None
-        self.stack = Stack(Path(stack).absolute()) if stack else None
+        self.mesa = mesa or "host"
+        self.stack = Stack(Path(stack).absolute(), self.mesa) if stack else None
+        self._flushes = False
         self._client: StackClient | None = None
         self.requested = level_option("directml", feature_level)
         self.conv = Convention.native()
@@ -167,7 +178,7 @@ class DirectMLBackend:
             locate()
             return None
         except Unavailable as exc:
-            default = Stack(default_stack_dir())
+            default = Stack(default_stack_dir(), self.mesa)
             if (default.root / MANIFEST).is_file():
                 return default
             raise Unavailable(f"{exc}; or, on the CPU: build the Linux stack with `{SETUP_HINT}`") from None
@@ -177,6 +188,7 @@ class DirectMLBackend:
         client = StackClient(stack, self.requested)
         hello = client.start()
         self._client, self._level = client, self.requested or hello.feature_level
+        self._flushes = stack.flushes_subnormals
         self._device = hello.device
 
     def data_type_support(self) -> dict[DataType, bool]:
@@ -203,7 +215,7 @@ class DirectMLBackend:
         session = self._open()
         level = self._level or self.requested or _NEWEST
         return BackendInfo(name="directml", device=self._device, version=dmlconform.__version__, feature_level=level,
-                           flush_subnormals=False, available=session is not None or self._client is not None,
+                           flush_subnormals=self._flushes, available=session is not None or self._client is not None,
                            reason=self._reason)
 
     def supports(self, spec: Spec, case: Case) -> Support:

@@ -11,7 +11,8 @@ driver, lavapipe:
                           generated from vkd3d's own vkd3d_d3d12.h at build time (bridge_gen.py)
       -> vkd3d 1.17       built from its release source with the project's patches
                           (vkd3d_build.py: the DXIL operations DirectML's shaders use)
-      -> lavapipe         Mesa's mesa-vulkan-drivers, from the machine's own suite
+      -> lavapipe         Mesa's mesa-vulkan-drivers: the machine's own suite's, or
+                          Debian sid's with sid's glibc (`MESAS`, chosen per run)
     libdxcore.so: the project's fake (fake_dxcore.c)
 
 `setup` builds it under a folder (default ``<cache>/linux-stack``): apt
@@ -25,6 +26,16 @@ that loads the stack starts through the machine's ``ld-linux`` with
 environment: the backend runs in such a subprocess (`stack_worker`).
 `check` names the first missing piece (the backend is then unavailable
 with that reason).
+
+Two Mesas (issue #37, item 3): ``host``, the machine's suite's (bookworm:
+Mesa 22.3.6), and ``sid``, Debian sid's (Mesa 26.x) with everything it needs
+from sid, its glibc and dynamic loader included, in ``sysroot-sid/``
+(`fetch` resolves it against an empty package status with sid as the only
+source: against the machine's own status apt refuses, since sid's libc6
+breaks the machine's libc-bin and base-files).  ``setup --mesa`` fetches one;
+a stack holds either or both, and the backend's ``mesa`` option picks one
+per run.  sid's lavapipe flushes float32 subnormals to zero, which the
+backend then declares (`Stack.flushes_subnormals`).
 """
 
 from __future__ import annotations
@@ -50,6 +61,10 @@ from dmlconform.cachedir import cache_dir
 
 #: From the machine's own suite, with what they need that is not installed: Vulkan and lavapipe.
 HOST_PACKAGES = ("mesa-vulkan-drivers", "libvulkan1")
+#: Where lavapipe comes from: the machine's own suite, or Debian sid (with sid's glibc).
+MESAS = ("host", "sid")
+#: The Mesas whose lavapipe flushes float32 subnormals to zero (measured: docs/results/directml-linux-sid.md).
+FLUSHING_MESAS = frozenset({"sid"})
 DEFAULT_MIRROR = "http://deb.debian.org/debian"
 KEYRING = Path("/usr/share/keyrings/debian-archive-keyring.gpg")
 MANIFEST = "stack.json"
@@ -70,13 +85,27 @@ def default_stack_dir() -> Path:
 
 @dataclass(frozen=True, slots=True)
 class Stack:
-    """The stack's files under ``root``."""
+    """The stack's files under ``root``, with the lavapipe of ``mesa`` (one of `MESAS`)."""
 
     root: Path
+    mesa: str = "host"
+
+    def __post_init__(self) -> None:
+        if self.mesa not in MESAS:
+            raise ValueError(f"mesa {self.mesa!r}: one of {', '.join(MESAS)}")
+
+    @property
+    def sid(self) -> bool:
+        return self.mesa == "sid"
+
+    @property
+    def flushes_subnormals(self) -> bool:
+        """Whether this Mesa's lavapipe flushes float32 subnormals to zero (the backend declares it)."""
+        return self.mesa in FLUSHING_MESAS
 
     @property
     def sysroot(self) -> Path:
-        return self.root / "sysroot"
+        return self.root / ("sysroot-sid" if self.sid else "sysroot")
 
     @property
     def libdir(self) -> Path:
@@ -84,7 +113,8 @@ class Stack:
 
     @property
     def loader(self) -> Path:
-        return HOST_LOADER
+        """The machine's dynamic loader; with sid's Mesa, sid's (whose glibc sid's libraries need)."""
+        return self.libdir / HOST_LOADER.name if self.sid else HOST_LOADER
 
     @property
     def vkd3d(self) -> Path:
@@ -107,7 +137,7 @@ class Stack:
 
     @property
     def icd(self) -> Path:
-        return self.root / "vulkan" / "lvp_icd.json"
+        return self.root / "vulkan" / ("lvp_icd-sid.json" if self.sid else "lvp_icd.json")
 
     @property
     def runtime_dir(self) -> Path:
@@ -116,9 +146,11 @@ class Stack:
     def pieces(self) -> tuple[tuple[str, Path], ...]:
         """What must exist, in the order a missing one is reported."""
         vkd3d = self.vkd3d / "lib"
-        return (("the machine's dynamic loader", self.loader),
-                ("the Vulkan loader (libvulkan1)", self.libdir / "libvulkan.so.1"),
-                ("lavapipe (mesa-vulkan-drivers)", self.libdir / "libvulkan_lvp.so"),
+        suite = " from sid" if self.sid else ""
+        return (("sid's dynamic loader (libc6 from sid)" if self.sid else "the machine's dynamic loader",
+                 self.loader),
+                (f"the Vulkan loader (libvulkan1{suite})", self.libdir / "libvulkan.so.1"),
+                (f"lavapipe (mesa-vulkan-drivers{suite})", self.libdir / "libvulkan_lvp.so"),
                 ("vkd3d built from source", vkd3d / "libvkd3d.so.1"),
                 ("vkd3d-utils built from source", vkd3d / "libvkd3d-utils.so.1"),
                 ("vkd3d-shader built from source", vkd3d / "libvkd3d-shader.so.1"),
@@ -136,17 +168,24 @@ class Stack:
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
         """``base`` with lavapipe as the only Vulkan driver; vkd3d logs its
-        warnings (a shader it cannot translate says why) to stderr."""
+        warnings (a shader it cannot translate says why) to stderr.  vkd3d
+        keeps virtual descriptor heaps (``VKD3D_CONFIG=virtual_heaps``, as it
+        must where the driver lacks VK_EXT_descriptor_indexing, bookworm's
+        lavapipe): where the driver has it (sid's), vkd3d would otherwise back
+        every descriptor heap with a Vulkan descriptor set of the heap's size,
+        which lavapipe clears on each heap DirectML creates (4 times slower
+        runs, the same results)."""
         return {**base, "VK_DRIVER_FILES": str(self.icd), "VK_ICD_FILENAMES": str(self.icd),
                 "XDG_RUNTIME_DIR": str(self.runtime_dir), "VKD3D_DEBUG": base.get("VKD3D_DEBUG", "warn"),
-                "VKD3D_SHADER_DEBUG": base.get("VKD3D_SHADER_DEBUG", "warn")}
+                "VKD3D_SHADER_DEBUG": base.get("VKD3D_SHADER_DEBUG", "warn"),
+                "VKD3D_CONFIG": base.get("VKD3D_CONFIG", "virtual_heaps")}
 
 
 def check(stack: Stack) -> None:
     """`Unavailable` naming the first thing the stack lacks (and the command that builds it)."""
     if not sys.platform.startswith("linux") or platform.machine() not in ("x86_64", "AMD64"):
         raise Unavailable(f"the Linux CPU stack runs on x86-64 Linux only (this is {sys.platform} {platform.machine()})")
-    build = f"{SETUP_HINT} --dir {stack.root}"
+    build = f"{SETUP_HINT} --dir {stack.root}" + (f" --mesa {stack.mesa}" if stack.sid else "")
     if not (stack.root / MANIFEST).is_file():
         raise Unavailable(f"no Linux CPU stack at {stack.root} ({MANIFEST} missing): build it with `{build}`")
     for what, path in stack.pieces():
@@ -210,21 +249,31 @@ def _host_sources() -> tuple[str, str, str]:
     return mirror, security, suite.group(1)
 
 
-def _apt_state(state: Path) -> list[str]:
-    """A private apt configuration under ``state``: the machine's suite and
-    sid (pinned low, so only what is asked for by ``/sid`` comes from it;
-    nothing is, today)."""
+def _apt_state(state: Path, mesa: str = "host") -> list[str]:
+    """A private apt configuration under ``state``.  For the ``host`` Mesa:
+    the machine's suite and sid (pinned low, so only what is asked for by
+    ``/sid`` comes from it; nothing is), resolved against the machine's dpkg
+    status.  For ``sid``: sid alone, resolved against an empty status (a new
+    system), so that apt names everything sid's lavapipe needs, glibc
+    included; against the machine's status it refuses (sid's libc6 breaks the
+    machine's libc-bin and base-files), which left an earlier attempt empty."""
     mirror, security, suite = _host_sources()
     for sub in ("lists/partial", "archives/partial", "sources.list.d", "preferences.d", "debs"):
         (state / sub).mkdir(parents=True, exist_ok=True)
     signed = f"Signed-By: {KEYRING}\n" if KEYRING.is_file() else ""
-    sources = (f"Types: deb\nURIs: {mirror}\nSuites: {suite} {suite}-updates\nComponents: main\n{signed}\n"
-               f"Types: deb\nURIs: {security}\nSuites: {suite}-security\nComponents: main\n{signed}\n"
-               f"Types: deb\nURIs: {mirror}\nSuites: sid\nComponents: main\n{signed}")
+    sid = f"Types: deb\nURIs: {mirror}\nSuites: sid\nComponents: main\n{signed}"
+    sources = sid if mesa == "sid" else \
+        (f"Types: deb\nURIs: {mirror}\nSuites: {suite} {suite}-updates\nComponents: main\n{signed}\n"
+         f"Types: deb\nURIs: {security}\nSuites: {suite}-security\nComponents: main\n{signed}\n{sid}")
     write_atomic(state / "sources.list.d" / "dmlconform.sources", sources.encode())
     write_atomic(state / "sources.list", b"")
-    write_atomic(state / "preferences", b"Package: *\nPin: release a=unstable\nPin-Priority: 100\n")
-    return ["-o", f"Dir::Etc::SourceList={state / 'sources.list'}",
+    write_atomic(state / "preferences", b"" if mesa == "sid" else
+                 b"Package: *\nPin: release a=unstable\nPin-Priority: 100\n")
+    status = []
+    if mesa == "sid":
+        write_atomic(state / "status", b"")
+        status = ["-o", f"Dir::State::status={state / 'status'}"]
+    return [*status, "-o", f"Dir::Etc::SourceList={state / 'sources.list'}",
             "-o", f"Dir::Etc::SourceParts={state / 'sources.list.d'}",
             "-o", f"Dir::Etc::Preferences={state / 'preferences'}",
             "-o", f"Dir::Etc::PreferencesParts={state / 'preferences.d'}",
@@ -233,10 +282,13 @@ def _apt_state(state: Path) -> list[str]:
             "-o", "Acquire::Retries=3"]
 
 
-def _to_install(options: list[str]) -> list[str]:
+def _to_install(options: list[str], mesa: str = "host") -> list[str]:
     """``NAME=VERSION`` of the host packages and of what apt would install
-    with them on this machine (a simulation against its dpkg status)."""
-    out = _run(["apt-get", *options, "-s", "-q", "install", *HOST_PACKAGES], "apt-get -s install (simulation)")
+    with them (a simulation against the dpkg status of ``options``: the
+    machine's, or for sid an empty one)."""
+    extra = ["--no-install-recommends"] if mesa == "sid" else []
+    out = _run(["apt-get", *options, "-s", "-q", "install", *extra, *HOST_PACKAGES],
+               "apt-get -s install (simulation)" + (" from sid" if mesa == "sid" else ""))
     found = dict(re.findall(r"^Inst (\S+) (?:\[[^\]]*\] )?\((\S+)", out, re.M))
     for name in HOST_PACKAGES:
         if name not in found:  # installed already: its candidate, for the private copy
@@ -249,13 +301,13 @@ def _to_install(options: list[str]) -> list[str]:
 
 
 def fetch(stack: Stack, echo: Echo) -> list[Path]:
-    """Download the packages with a private apt state and unpack them into
-    ``sysroot/`` (afresh); the .deb files unpacked."""
-    state = stack.root / "apt"
-    options = _apt_state(state)
+    """Download the packages of the stack's Mesa with a private apt state
+    and unpack them into its sysroot (afresh); the .deb files unpacked."""
+    state = stack.root / ("apt-sid" if stack.sid else "apt")
+    options = _apt_state(state, stack.mesa)
     echo(f"apt-get update (private state {state})")
     _run(["apt-get", *options, "-q", "update"], "apt-get update")
-    wanted = _to_install(options)
+    wanted = _to_install(options, stack.mesa)
     debs = state / "debs"
     for old in debs.glob("*.deb"):
         old.unlink()
@@ -304,6 +356,7 @@ def build_bridge(stack: Stack) -> bridge_gen.Bridge:
 
 
 def _write_icd(stack: Stack) -> None:
+    """The ICD file naming the stack's lavapipe (its Mesa's)."""
     icd = {"file_format_version": "1.0.0",
            "ICD": {"library_path": str(stack.libdir / "libvulkan_lvp.so"), "api_version": "1.1.0"}}
     stack.icd.parent.mkdir(parents=True, exist_ok=True)
@@ -328,6 +381,11 @@ def _bridge_key(vkd3d_key: str) -> str:
     digest = hashlib.sha256((here / "bridge_runtime.c").read_bytes() + (here / "bridge_gen.py").read_bytes()
                             + vkd3d_key.encode())
     return digest.hexdigest()[:16]
+
+
+def packages_key(mesa: str) -> str:
+    """The manifest's list of the .deb files unpacked for ``mesa``."""
+    return "packages" if mesa == "host" else f"packages-{mesa}"
 
 
 def _manifest(stack: Stack) -> dict[str, Any]:
@@ -367,10 +425,11 @@ def _vkd3d(stack: Stack, before: Mapping[str, Any], source: Path | None, patch_f
 
 
 def setup(root: Path, *, cache: Path | None = None, refetch: bool = False, source: Path | None = None,
-          patch_files: list[Path] | None = None, echo: Echo = lambda _: None) -> list[Made]:
-    """Build the stack under ``root`` (what exists and is current is kept);
-    what it is made of.  `Unavailable` says what could not be done."""
-    stack, cache = Stack(root), cache or cache_dir()
+          patch_files: list[Path] | None = None, mesa: str = "host", echo: Echo = lambda _: None) -> list[Made]:
+    """Build the stack under ``root`` with the lavapipe of ``mesa`` (what
+    exists and is current is kept, the other Mesa's packages included); what
+    it is made of.  `Unavailable` says what could not be done."""
+    stack, cache = Stack(root, mesa), cache or cache_dir()
     if patch_files is None:
         patch_files = vkd3d_build.patches()
         if not patch_files:
@@ -380,13 +439,15 @@ def setup(root: Path, *, cache: Path | None = None, refetch: bool = False, sourc
     root.mkdir(parents=True, exist_ok=True)
     before = _manifest(stack)
     vkd3d = _vkd3d(stack, before, source, patch_files, echo)
-    host = (stack.libdir / "libvulkan.so.1", stack.libdir / "libvulkan_lvp.so")
-    fetched = all(p.exists() for p in host) and not refetch
-    packages = [str(p) for p in before.get("packages", [])] if fetched else [p.name for p in fetch(stack, echo)]
+    unpacked = (stack.loader, stack.libdir / "libvulkan.so.1", stack.libdir / "libvulkan_lvp.so")
+    fetched = all(p.exists() for p in unpacked) and not refetch
+    listed = packages_key(mesa)
+    packages = [str(p) for p in before.get(listed, [])] if fetched else [p.name for p in fetch(stack, echo)]
     _write_icd(stack)
     _copy_libraries(stack, cache)
     bridge = _bridge(stack, before, str(vkd3d["key"]), echo=echo)
-    manifest = {"packages": packages, "vkd3d": vkd3d, "bridge": bridge,
+    others = {packages_key(m): before[packages_key(m)] for m in MESAS if m != mesa and packages_key(m) in before}
+    manifest = {**others, listed: packages, "vkd3d": vkd3d, "bridge": bridge,
                 "seconds": round(time.monotonic() - started, 1)}
     write_atomic(stack.root / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
     check(stack)
@@ -395,5 +456,5 @@ def setup(root: Path, *, cache: Path | None = None, refetch: bool = False, sourc
     notes = {"the D3D12 bridge libd3d12.so": f"{bridge['interfaces']} interfaces, {bridge['methods']} methods",
              "vkd3d built from source": f"{vkd3d['source']} with {patched}; build {vkd3d['key']}, "
                                         f"{vkd3d.get('seconds', '?')} s",
-             "lavapipe (mesa-vulkan-drivers)": debs.get("mesa-vulkan-drivers", "")}
+             stack.pieces()[2][0]: debs.get("mesa-vulkan-drivers", "")}
     return [Made(what, path, notes.get(what, "")) for what, path in stack.pieces()]

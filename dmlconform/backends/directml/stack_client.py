@@ -146,7 +146,7 @@ class StackClient:
         check(self.stack)
         folder = self._state.setdefault("folder", Path(tempfile.mkdtemp(prefix="dmlconform-directml-")))
         argv = self.stack.command([sys.executable, "-m", "dmlconform.backends.directml.stack_worker",
-                                   str(self.stack.root)])
+                                   str(self.stack.root), self.stack.mesa])
         try:
             program = _Program(argv, folder / "stderr.txt")
         except OSError as exc:

@@ -34,6 +34,7 @@ class _Worker:
 
     def __init__(self, stack: Stack, level: str | None) -> None:
         check(stack)
+        self.mesa = stack.mesa
         os.environ.update(stack.environment(dict(os.environ)))  # read by the Vulkan loader at device creation
         located = Located(stack.lib / "libdirectml.so", stack.lib / "libd3d12.so", stack.lib / "libdxcore.so", False)
         conv = Convention.native()
@@ -51,7 +52,8 @@ class _Worker:
             return {"type": "hello", "available": False, "reason": f"over the Linux CPU stack: {info.reason}"}
         self.dtypes = self.backend.data_type_support()
         return {"type": "hello", "available": True, "feature_level": info.feature_level.name,
-                "device": "DirectML (libdirectml.so of torch-directml) on vkd3d and lavapipe (CPU)",
+                "device": "DirectML (libdirectml.so of torch-directml) on vkd3d and lavapipe (CPU"
+                          + (", Mesa from Debian sid)" if self.mesa == "sid" else ")"),
                 "dtypes": [t.name for t, ok in self.dtypes.items() if ok]}
 
     def run(self, message: Mapping[str, Any]) -> dict[str, Any]:
@@ -108,7 +110,7 @@ def _answer(worker: _Worker, message: Mapping[str, Any]) -> dict[str, Any]:
     return {"type": "result", "id": message.get("id"), **reply}
 
 
-def serve(root: Path, stdin: IO[str], stdout: IO[str]) -> int:
+def serve(root: Path, stdin: IO[str], stdout: IO[str], mesa: str = "host") -> int:
     """Answer ``hello`` then ``run`` requests until ``bye`` or end of input."""
     worker: _Worker | None = None
     for line in stdin:
@@ -117,7 +119,7 @@ def serve(root: Path, stdin: IO[str], stdout: IO[str]) -> int:
             break
         if message.get("type") == "hello":
             try:
-                worker = _Worker(Stack(root), message.get("feature_level"))
+                worker = _Worker(Stack(root, mesa), message.get("feature_level"))
                 reply = worker.hello()
             except (Unavailable, OSError) as exc:
                 reply = {"type": "hello", "available": False, "reason": f"over the Linux CPU stack: {exc}"}
@@ -131,4 +133,4 @@ def serve(root: Path, stdin: IO[str], stdout: IO[str]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(serve(Path(sys.argv[1]), sys.stdin, sys.stdout))
+    raise SystemExit(serve(Path(sys.argv[1]), sys.stdin, sys.stdout, *sys.argv[2:3]))

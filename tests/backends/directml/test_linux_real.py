@@ -14,8 +14,10 @@ against the oracle by ``dmlconform run``.
 
 With the patches, the shaders of strided (padded) and broadcast layouts
 translate (they divide with ``dx.op.binaryWithTwoOuts``), so those run for
-real.  The device reports no 16-bit support (vkd3d's answer), so FLOAT16,
-INT16 and UINT16 cases are NOT_SUPPORTED with that reason.
+real.  Over the machine's lavapipe the device reports no 16-bit support, so
+FLOAT16, INT16 and UINT16 cases are NOT_SUPPORTED with that reason; over
+Debian sid's (``setup-linux --mesa sid``, the ``mesa=sid`` option) they run,
+and the backend declares that lavapipe's float32 subnormal flushing.
 """
 
 from __future__ import annotations
@@ -57,14 +59,37 @@ def linux_stack() -> Stack:
     return stack
 
 
-def _run(tmp_path: Path, *ops: str, jobs: int = 1) -> list[dict[str, Any]]:
-    args = ["run", "--backend", "directml", "-j", str(jobs), "-o", str(tmp_path)]
+@pytest.fixture(scope="session")
+def sid_mesa(linux_stack: Stack) -> Stack:
+    """The default cache's stack with Debian sid's lavapipe too (``setup-linux --mesa sid``)."""
+    args = ["directml", "setup-linux", "--mesa", "sid", *(["--vkd3d-source", str(SOURCE)] if SOURCE.is_file() else [])]
+    result = CliRunner().invoke(main, args)
+    if result.exit_code != 0:
+        lines = [x for x in result.output.splitlines() if x.strip()] or [f"exit {result.exit_code}"]
+        pytest.skip(f"sid's Mesa cannot be set up here: {lines[-1]}")
+    stack = Stack(default_stack_dir(), "sid")
+    check(stack)
+    return stack
+
+
+def _report(tmp_path: Path, *ops: str, jobs: int = 1, mesa: str = "host") -> dict[str, Any]:
+    args = ["run", "--backend", "directml", "-j", str(jobs), "-o", str(tmp_path), "--backend-arg", f"mesa={mesa}"]
     for op in ops:
         args += ["--op", op]
     result = CliRunner().invoke(main, args)
     assert result.exit_code in (0, 1), result.output
-    cases: list[dict[str, Any]] = json.loads((tmp_path / "report.json").read_text())["cases"]
+    report: dict[str, Any] = json.loads((tmp_path / "report.json").read_text())
+    return report
+
+
+def _run(tmp_path: Path, *ops: str, jobs: int = 1) -> list[dict[str, Any]]:
+    cases: list[dict[str, Any]] = _report(tmp_path, *ops, jobs=jobs)["cases"]
     return cases
+
+
+def _flushed(cases: list[dict[str, Any]]) -> int:
+    """Elements accepted only as the float32 subnormal flushing the backend declared."""
+    return sum(n for c in cases for name, n in c.get("alternatives", []) if name == "flushed_inputs")
 
 
 def _layouts(cases: list[dict[str, Any]], operator: str, dtype: str, outcomes: tuple[str, ...]) -> set[str]:
@@ -136,3 +161,29 @@ def test_reductions_run_with_their_temporary_resource(linux_stack: Stack, tmp_pa
     lse = [c for c in float32 if c["case_id"].endswith(literal)]
     assert lse and all(c["outcome"] == "FAIL" and all(w["actual"] in ("inf", "-inf") for w in c["worst"])
                        for c in lse), [(c["case_id"], c["worst"]) for c in lse]
+
+
+def test_sid_s_mesa_runs_16_bit_types_and_its_flushing_is_declared(sid_mesa: Stack, tmp_path: Path) -> None:
+    """With sid's lavapipe (Mesa 26) DirectML reports the 16-bit types (its
+    shader model 6.0 shaders, over vkd3d's unchanged answers) and they run in
+    every layout; that lavapipe flushes float32 subnormals to zero, which
+    the backend declares, so the harness takes the flushed reading there
+    (and only there: the machine's lavapipe neither flushes nor declares it).
+    The FAILs are DirectML's NaN in RELU_GRAD, as over the machine's Mesa."""
+    sid = _report(tmp_path / "sid", "ACTIVATION_RELU_GRAD", mesa="sid")
+    assert sid["run"]["flush_subnormals"] is True and sid["run"]["device"].endswith("(CPU, Mesa from Debian sid)")
+    cases = sid["cases"]
+    for dtype in ("INT8", "INT16", "INT32"):
+        assert _layouts(cases, "ACTIVATION_RELU_GRAD", dtype, ("PASS",)) >= LAYOUTS, dtype
+    for dtype in ("FLOAT16", "FLOAT32"):
+        assert _layouts(cases, "ACTIVATION_RELU_GRAD", dtype, RAN) >= LAYOUTS, dtype
+    assert _flushed([c for c in cases if c["dtype"] == "FLOAT32"]) > 0
+    for c in cases:
+        if c["outcome"] == "FAIL":
+            assert c["dtype"] in ("FLOAT16", "FLOAT32") and ("edges" in c["case_id"] or "pairs" in c["case_id"]), \
+                c["case_id"]
+            assert all(w["expected"] == "nan" and w["actual"] == 0.0 for w in c["worst"]), c["worst"]
+        elif c["outcome"] == "NOT_SUPPORTED":
+            assert not c["expect_supported"] and str(c["message"]).startswith("DirectML rejected the desc"), c
+    host = _report(tmp_path / "host", "ACTIVATION_RELU_GRAD")
+    assert host["run"]["flush_subnormals"] is False and _flushed(host["cases"]) == 0

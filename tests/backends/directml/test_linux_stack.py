@@ -207,7 +207,7 @@ def test_a_device_limit_is_not_supported_even_inside_the_table() -> None:
 
 
 def test_directml_backend_option_list_names_stack() -> None:
-    with pytest.raises(InputError, match=r"it knows dml_path, feature_level, stack; did you mean stack\?"):
+    with pytest.raises(InputError, match=r"it knows dml_path, feature_level, stack, mesa; did you mean stack\?"):
         DirectMLBackend(stak="1")
 
 
