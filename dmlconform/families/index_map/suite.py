@@ -30,6 +30,8 @@ def _module(spec: Spec) -> ModuleType:
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
     module = _module(spec)
+    if module is cases:  # the gathers, slices, tile, paddings, moves and the generated operations
+        return cases.generable(spec, level)
     return family.generable(lambda: module.shapes(spec, level))
 
 
