@@ -83,13 +83,21 @@ from dmlconform.atomic import write_atomic
 from dmlconform.cases.edges import np_dtype
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements
 from dmlconform.errors import LocatedError
-from dmlconform.spec.model import DataType, FeatureLevel
+from dmlconform.spec.model import DataType, FeatureLevel, split_element
 from dmlconform.userfiles import read_bytes, read_json
 
 FORMAT = "dmlconform-cases"
 VERSION = 1
 MANIFEST = "manifest.json"
-_FILE_RE = re.compile(r"^\d{5,}\.[A-Za-z0-9_]+\.npy$")
+_FILE_RE = re.compile(r"^\d{5,}\.[A-Za-z0-9_]+(-\d+)?\.npy$")
+
+
+def _file_name(index: int, name: str) -> str:
+    """The file of case ``index``'s tensor ``name``: ``00003.InputTensor.npy``;
+    a tensor of an array (``InputTensors[1]``, `model.element_name`)
+    ``00003.InputTensors-1.npy``, a plain file name."""
+    head, element = split_element(name)
+    return f"{index:05d}.{head}{'' if element is None else f'-{element}'}.npy"
 
 
 # -- writing ---------------------------------------------------------------------------
@@ -137,7 +145,7 @@ def _add_extra(entry: dict[str, Any], extra: CaseExtra, index: int, folder: Path
     if extra.references:
         entry["references"] = []
         for name, array in extra.references:
-            file = f"{index:05d}.reference_{name}.npy"
+            file = _file_name(index, f"reference_{name}")
             write_atomic(folder / file, _npy(np.asarray(array).reshape(-1)))
             files.add(file)
             entry["references"].append({"name": name, "file": file})
@@ -175,7 +183,7 @@ def _manifest_text(manifest: dict[str, Any]) -> str:
 def _case_entry(case: Case, index: int) -> dict[str, Any]:
     def tensor(t: TensorData) -> dict[str, Any]:
         return {"name": t.name, "dtype": t.dtype.name, "sizes": list(t.sizes), "strides": list(t.strides),
-                "file": f"{index:05d}.{t.name}.npy"}
+                "file": _file_name(index, t.name)}
 
     return {"id": case.id, "operator": case.operator, "level": case.level.short, "dtype": case.dtype.name,
             "layout": case.layout.value, "attributes": [[n, v] for n, v in case.attributes],

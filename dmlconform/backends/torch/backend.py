@@ -41,7 +41,7 @@ from dmlconform.backends.torch import softmax as torch_softmax
 from dmlconform.backends.torch import value_scale as torch_value_scale
 from dmlconform.backends.torch import window as torch_window
 from dmlconform.backends.torch.ops import TorchOp
-from dmlconform.cases.model import Case
+from dmlconform.cases.model import Case, array_tensors
 from dmlconform.errors import InputError
 from dmlconform.spec.model import FeatureLevel, Spec
 
@@ -168,8 +168,11 @@ class TorchBackend:
             op.inplace(view(case.input(aliased)), a)
         else:
             given = {i.name for i in case.inputs}  # an optional tensor the case leaves out: None
-            result = op.fn(t, [view(case.input(n)) if n in given else None for n in op.inputs], a)
-            for o, r in zip(case.outputs, result if op.outputs > 1 else (result,)):
+            args = [view(case.input(n)) if n in given else [view(x) for x in array_tensors(case.inputs, n)] or None
+                    for n in op.inputs]  # a tensor array (JOIN's InputTensors[k]): a list of its views in order
+            result = op.fn(t, args, a)
+            # several outputs: a tuple; a tensor array's (SPLIT's OutputTensors[k]): a list, in index order
+            for o, r in zip(case.outputs, result if op.outputs > 1 or isinstance(result, list) else (result,)):
                 view(o).copy_(r.to(view(o).dtype))
         if self.device != "cpu":  # copy the output buffers back from device memory
             for o in case.outputs:
