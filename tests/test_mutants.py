@@ -88,6 +88,8 @@ MUTANTS = {
     "padding-reflection-symmetric-swapped": ("PADDING", "PADDING1"),
     "padding-start-end-swapped": ("PADDING", "PADDING1"),
     "depth-space-order-swapped": ("DEPTH_TO_SPACE", "SPACE_TO_DEPTH1"),
+    "join-split-axis-ignored": ("JOIN", "SPLIT"),
+    "join-split-order-swapped": ("JOIN", "SPLIT"),
     "conv-no-flip": ("CONVOLUTION",),
     "conv-flip-in-cross-correlation": ("CONVOLUTION",),
     "conv-pads-swapped": ("CONVOLUTION",),

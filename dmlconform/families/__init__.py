@@ -152,7 +152,7 @@ FAMILIES: tuple[Family, ...] = (
     _family("softmax", "softmax", Softmax, softmax_overlay, "SoftmaxOracle"),
     _family("sequence", "sequence", SequenceOp, sequence_overlay, "SequenceOracle"),
     _family("value-scale", "value_scale", ValueScale, value_scale_overlay, "ValueScaleOracle"),
-    _family("index-map", "index_map", IndexMap, index_map_overlay, "IndexMapOracle"),
+    _family("index-map", "index_map", IndexMap, index_map_overlay, "IndexMapOracle", cases="suite"),
     _family("window", "window", Window, window_overlay, "WindowOracle"),
     Family("element-wise formula", Later(f"{__name__}.elementwise.cases", "is_runnable"),
            Later(f"{__name__}.elementwise.cases", "generate"), Later(f"{__name__}.elementwise.oracle", "FormulaOracle.of"),

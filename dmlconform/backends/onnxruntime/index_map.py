@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
-from dmlconform.backends.onnxruntime import index_map_blocks, index_map_pads
+from dmlconform.backends.onnxruntime import index_map_blocks, index_map_joins, index_map_pads
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case
@@ -175,4 +175,4 @@ def model(p: GatherPlan, case: Case) -> Any:
 MAPPINGS: Mapping[str, OnnxMapping] = {
     op: OnnxMapping(t, inputs=("InputTensor", "IndicesTensor"), attrs=every_attribute, runner=run, check=plan, note=NOTE)
     for op, t in MAPPED.items()}
-MAPPINGS = {**MAPPINGS, **index_map_pads.MAPPINGS, **index_map_blocks.MAPPINGS}
+MAPPINGS = {**MAPPINGS, **index_map_pads.MAPPINGS, **index_map_blocks.MAPPINGS, **index_map_joins.MAPPINGS}

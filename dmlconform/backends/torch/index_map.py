@@ -31,7 +31,7 @@ from typing import Any
 
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.mapping import Attrs
-from dmlconform.backends.torch import index_map_blocks, index_map_pads
+from dmlconform.backends.torch import index_map_blocks, index_map_joins, index_map_pads
 from dmlconform.families.index_map.cases import relevant, right_aligned
 from dmlconform.families.index_map.slices import SliceCall, numbers
 
@@ -135,4 +135,5 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
     "TILE": {"fn": _tile, "note": "Tensor.repeat (numpy's tile, as the page's example)"},
     **index_map_pads.TORCH_OPS,
     **index_map_blocks.TORCH_OPS,
+    **index_map_joins.TORCH_OPS,
 }

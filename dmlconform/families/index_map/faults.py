@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
+from dmlconform.families.index_map import join_faults
 from dmlconform.families.index_map.blocks import block_call
 from dmlconform.families.index_map.cases import Call, call_of, relevant
 from dmlconform.families.index_map.pads import PadCall, pad_call
@@ -180,4 +181,5 @@ FAULTS: Mapping[str, Fault] = {
     "padding-reflection-symmetric-swapped": _planted_pad(_mirrors_swapped),
     "padding-start-end-swapped": _planted_pad(_ends_swapped),
     "depth-space-order-swapped": depth_space_order_swapped,
+    **join_faults.FAULTS,
 }

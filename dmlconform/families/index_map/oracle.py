@@ -35,6 +35,8 @@ from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
 from dmlconform.families.index_map.blocks import block_call, block_problem
 from dmlconform.families.index_map.cases import Call, call_of, output_sizes, relevant, semantics_of
+from dmlconform.families.index_map.join_moves import JoinBatch
+from dmlconform.families.index_map.joins import is_join
 from dmlconform.families.index_map.moves import block_map, constant, pad_map
 from dmlconform.families.index_map.pads import PadCall, pad_call, pad_problem
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
@@ -192,10 +194,12 @@ class IndexMapOracle:
         return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
-             float16_accumulation: bool = False) -> IndexMapBatch:
+             float16_accumulation: bool = False) -> IndexMapBatch | JoinBatch:
         """Each case's expected output end to end; ``flush_subnormals`` and
         ``float16_accumulation`` change nothing (the comparator accepts a
         flushed subnormal from a backend that declares flushing)."""
+        if is_join(self.semantics):  # tensor arrays: `join_moves`
+            return JoinBatch.of(self.semantics, cases)
         found = [expected_of(self.semantics, case) for case in cases]
         expected = np.concatenate([e.reshape(-1) for e, _ in found])
         valid = np.concatenate([v.reshape(-1) for _, v in found])

@@ -31,6 +31,8 @@ class Operation(enum.Enum):
     PAD = "pad"                          # a constant, the edge, or the fold of the coordinate (pads.py)
     DEPTH_TO_SPACE = "depth-to-space"    # channels into blocks of height and width, by Order (blocks.py)
     SPACE_TO_DEPTH = "space-to-depth"    # blocks of height and width into channels, by Order
+    JOIN = "join"                        # the input of the array whose range on Axis holds the coordinate (joins.py)
+    SPLIT = "split"                      # the input at the coordinate plus the earlier outputs' sizes on Axis
 
     @property
     def is_slice(self) -> bool:
@@ -39,7 +41,7 @@ class Operation(enum.Enum):
     @property
     def has_indices(self) -> bool:
         return not self.is_slice and self not in (Operation.TILE, Operation.PAD, Operation.DEPTH_TO_SPACE,
-                                                  Operation.SPACE_TO_DEPTH)
+                                                  Operation.SPACE_TO_DEPTH, Operation.JOIN, Operation.SPLIT)
 
 
 #: The attributes each operation reads, by their part (the overlay's keys).
@@ -53,6 +55,8 @@ ATTRIBUTES = {
     Operation.PAD: ("dimension_count", "start_padding", "end_padding", "padding_mode", "padding_value"),
     Operation.DEPTH_TO_SPACE: ("block_size",),
     Operation.SPACE_TO_DEPTH: ("block_size",),
+    Operation.JOIN: ("axis",),
+    Operation.SPLIT: ("axis",),
 }
 #: The parts that name an array attribute (the others a UINT).
 ARRAYS = ("offsets", "sizes", "strides", "repeats", "start_padding", "end_padding")

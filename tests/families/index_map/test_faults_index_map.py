@@ -21,7 +21,8 @@ from tests.conftest import REPO
 GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
 PADS = ("PADDING", "PADDING1")
 BLOCKS = ("DEPTH_TO_SPACE", "DEPTH_TO_SPACE1", "SPACE_TO_DEPTH", "SPACE_TO_DEPTH1")
-OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *PADS, *BLOCKS)
+JOINS = ("JOIN", "SPLIT")
+OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *PADS, *BLOCKS, *JOINS)
 
 
 @cache
@@ -50,6 +51,9 @@ WHERE: dict[str, tuple[tuple[str, ...], Callable[[str], bool] | None]] = {
                                              or i.endswith(("/example3", "/example4"))),
     "padding-start-end-swapped": (PADS, lambda i: "/none" not in i),
     "depth-space-order-swapped": (BLOCKS, lambda i: "/b1" not in i and "/single" not in i),  # one channel: alike
+    # end to end is right on axis 0, and where every dimension before Axis has size 1
+    "join-split-axis-ignored": (JOINS, lambda i: "/axis=0/" not in i),
+    "join-split-order-swapped": (JOINS, lambda i: "/n=1/" not in i),  # one tensor: no order
 }
 
 
