@@ -60,7 +60,8 @@ at least ``1 + sum((size - 1) * stride)`` elements.  Element ``[i0, i1, ...]``
 of the tensor is buffer element ``sum(i_k * stride_k)``; strides are in
 elements, 0 for a broadcast dimension.  Output files hold the initial buffer
 (zeros) a backend writes into.  Files are named ``<case index, 5 digits>.<tensor
-name>.npy``.  Writing the same cases twice gives byte-identical files; every
+name>.npy``; a tensor of a tensor array (``InputTensors[1]``, the tensors of
+JOIN's array named ``<field>[<index>]``) ``<case index>.InputTensors-1.npy``.  Writing the same cases twice gives byte-identical files; every
 file is written atomically, the manifest last, and stale ``.npy`` files of that
 naming are removed.
 """
