@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.case_folders import case_problems
+from dmlconform.cases.model import Case
 from dmlconform.families.index_map.join_moves import join_positions
 from dmlconform.families.index_map.joins import JoinCall, join_problem
 from dmlconform.results import Outcome
@@ -127,3 +128,29 @@ def test_torch_cat_and_split() -> None:
     from dmlconform.backends.torch.backend import TorchBackend
 
     _engine_check(TorchBackend())
+
+
+def _shuffled() -> list[tuple[m.Spec, Case]]:
+    """JOIN and SPLIT cases whose arrays are listed out of index order (a case folder may)."""
+    pairs = []
+    for op in JOINS:
+        case = next(c for c in _cases(op) if c.id.endswith("/n=4/unequal"))
+        pairs.append((_spec(op), replace(case, inputs=case.inputs[::-1], outputs=case.outputs[::-1])))
+    return pairs
+
+
+@pytest.mark.parametrize("engine", ["cpu", "onnxruntime", "torch"])
+def test_an_array_listed_out_of_order_binds_by_index(engine: str) -> None:
+    if engine == "cpu":
+        backend: object = CpuBackend()
+    elif engine == "onnxruntime":
+        pytest.importorskip("onnxruntime")
+        pytest.importorskip("onnx")
+        from dmlconform.backends.onnxruntime.backend import OnnxRuntimeBackend
+        backend = OnnxRuntimeBackend()
+    else:
+        pytest.importorskip("torch")
+        from dmlconform.backends.torch.backend import TorchBackend
+        backend = TorchBackend()
+    results = through(_shuffled(), backend, ())
+    assert [r.outcome for r in results] == [Outcome.PASS, Outcome.PASS]
