@@ -40,7 +40,17 @@ from dmlconform.cases.model import Case, TensorData, buffer_elements
 from dmlconform.errors import CaseFolderError, LocatedError
 from dmlconform.families import family_of
 from dmlconform.limits import MAX_TENSOR_ELEMENTS
-from dmlconform.spec.model import ConstraintKind, DataType, Field, FieldKind, Spec, TensorRole
+from dmlconform.spec.model import (
+    ConstraintKind,
+    DataType,
+    Field,
+    FieldKind,
+    Spec,
+    TensorRole,
+    element_name,
+    field_name,
+    split_element,
+)
 from dmlconform.spec.operator_types import ENUM_FILE
 
 #: Problems shown at most; the rest are counted ("and K more").
@@ -156,9 +166,8 @@ def _claim_problems(spec: Spec, case: Case) -> Iterator[str]:
         yield (f'"expect_supported" is true, but {spec.operator} has no support table at feature level '
                f"{case.level.short} (introduced at {spec.introduced.short}): give a level it has, {fix}")
         return
-    fields = {f.name for f in spec.tensors}
-    for t in (t for t in (*case.inputs, *case.outputs) if t.name in fields):  # the others: `_tensor_problems`
-        row = table.row(t.name)
+    for t in (t for t in (*case.inputs, *case.outputs) if spec.tensor_field(t.name)):  # others: `_tensor_problems`
+        row = table.row(field_name(t.name))
         where = f'"expect_supported" is true, but the table in force at {case.level.short} (from {table.level.short})'
         if row is None:
             yield f"{where} has no row for {_name(t.name)}: leave the tensor out, {fix}"
@@ -177,24 +186,57 @@ def _claim_problems(spec: Spec, case: Case) -> Iterator[str]:
 def _tensor_problems(spec: Spec, case: Case) -> Iterator[str]:
     """Each tensor is a tensor field of the spec, listed under its role, once;
     every tensor field that is not optional is there."""
-    fields = {f.name: f for f in spec.tensors}
     counts: dict[str, int] = {}
     listed = [("inputs", TensorRole.INPUT, t) for t in case.inputs]
     listed += [("outputs", TensorRole.OUTPUT, t) for t in case.outputs]
     for key, role, t in listed:
         counts[t.name] = counts.get(t.name, 0) + 1
-        field = fields.get(t.name)
+        field = spec.tensor_field(t.name)
         if field is None:
-            yield _not_a_field("tensor", t.name, spec.operator, [f.name for f in spec.tensors])
+            yield _not_a_tensor(spec, t.name)
         elif field.role is not None and field.role is not role:
             other = "outputs" if key == "inputs" else "inputs"
             yield (f"tensor {t.name} is an {field.role.value} of {spec.operator}, not an {role.value}: "
                    f"move it from \"{key}\" to \"{other}\"")
     yield from (f"tensor {_name(name)} is given {n} times: keep one" for name, n in counts.items() if n > 1)
+    given = {field_name(name) for name in counts if spec.tensor_field(name)}
     for f in spec.tensors:
-        if not f.optional and f.name not in counts:
+        if not f.optional and f.name not in given:
             role_name = f.role.value if f.role else "input"
-            yield f"{role_name} tensor {f.name} is missing: {spec.operator} needs it; add it to \"{role_name}s\""
+            named = element_name(f.name, 0) if f.kind is FieldKind.TENSOR_ARRAY else f.name
+            yield f"{role_name} tensor {named} is missing: {spec.operator} needs it; add it to \"{role_name}s\""
+    yield from _array_problems(spec, case, set(counts))
+
+
+def _not_a_tensor(spec: Spec, name: str) -> str:
+    """A tensor name that binds no tensor field: an array's field named
+    alone or a single tensor's with an index say the convention."""
+    head, index = split_element(name)
+    field = spec.field(head)
+    if field is not None and field.kind is FieldKind.TENSOR_ARRAY:
+        return (f"tensor {_name(name)}: {head} is an array of tensors ({field.count_field} of them); name each "
+                f"{element_name(head, 0)}, {element_name(head, 1)}, ... in order")
+    if field is not None and field.kind is FieldKind.TENSOR:
+        return f"tensor {_name(name)}: {head} is a single tensor, not an array: name it {head}"
+    return _not_a_field("tensor", name, spec.operator, [f.name for f in spec.tensors])
+
+
+def _array_problems(spec: Spec, case: Case, names: set[str]) -> Iterator[str]:
+    """Each tensor-array field's tensors are numbered 0 .. n - 1, and its
+    count field (JOIN's ``InputCount``) says n."""
+    attributes = case.attribute_map()
+    for f in (f for f in spec.tensors if f.kind is FieldKind.TENSOR_ARRAY):
+        indices = sorted(i for n in names if (p := split_element(n))[0] == f.name and (i := p[1]) is not None)
+        if not indices:
+            continue
+        if indices != list(range(len(indices))):
+            missing = sorted(set(range(indices[-1] + 1)) - set(indices))
+            yield (f"tensors {f.name} are numbered {indices}, without {element_name(f.name, missing[0])}: number "
+                   f"them 0 to {len(indices) - 1} in order")
+        count = attributes.get(f.count_field or "")
+        if f.count_field and count is not None and count != len(indices):
+            yield (f"attribute {f.count_field}={_show(count)} but the case gives {len(indices)} tensors "
+                   f"{f.name}: set {f.count_field} to {len(indices)}")
 
 
 def _shape_problems(spec: Spec, case: Case) -> Iterator[str]:
@@ -262,11 +304,11 @@ def _broadcasts(sizes: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 def _constraint_problems(spec: Spec, case: Case) -> Iterator[str]:
     """The spec's ``same`` constraints over the tensors the case has."""
-    tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
+    tensors = (*case.inputs, *case.outputs)
     read = {"DataType": lambda t: t.dtype.name, "DimensionCount": lambda t: len(t.sizes),
             "Sizes": lambda t: list(t.sizes)}
     for c in spec.constraints:
-        present = [tensors[n] for n in c.tensors if n in tensors]
+        present = [t for t in tensors if field_name(t.name) in c.tensors]  # with each array's tensors
         if c.kind is not ConstraintKind.SAME or len(present) < 2:
             continue
         for prop in (p for p in c.properties if p in read):

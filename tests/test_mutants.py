@@ -100,6 +100,8 @@ MUTANTS = {
     "random-counter-advanced-per-element": ("RANDOM_GENERATOR",),
     "diagonal-offset-off-by-one": ("DIAGONAL_MATRIX",),
     "diagonal-span-off-by-one": ("DIAGONAL_MATRIX1",),
+    "join-split-axis-ignored": ("JOIN", "SPLIT"),
+    "join-split-order-swapped": ("JOIN", "SPLIT"),
     "conv-no-flip": ("CONVOLUTION",),
     "conv-flip-in-cross-correlation": ("CONVOLUTION",),
     "conv-pads-swapped": ("CONVOLUTION",),

@@ -43,6 +43,7 @@ from dmlconform.spec.model import (
     Spec,
     SupportTable,
     TensorSupport,
+    field_name,
     numpy_dtype,
 )
 
@@ -266,7 +267,7 @@ def _problems(case: Case, level: FeatureLevel, rules: _Rules) -> Iterator[str]:
 
 
 def _row_problems(rules: _Rules, t: TensorData, level: FeatureLevel) -> Iterator[str]:
-    row = rules.rows.get(t.name)
+    row = rules.rows.get(field_name(t.name))  # an array's tensors (``InputTensors[1]``): their field's row
     if row is None:
         yield f"{t.name} has no row in the support table of {rules.table.level} (in force at {level})"  # type: ignore[union-attr]  # rows come from a table
         return
@@ -289,7 +290,7 @@ _PROPERTIES: Mapping[str, tuple[Callable[[TensorData], object], Callable[[Tensor
 
 def _constraint_problems(same: tuple[Constraint, ...], tensors: Mapping[str, TensorData]) -> Iterator[str]:
     for c in same:
-        present = [tensors[n] for n in c.tensors if n in tensors]
+        present = [t for n, t in tensors.items() if field_name(n) in c.tensors]  # with each array's tensors
         if len(present) < 2:  # optional tensors left out: nothing to compare
             continue
         for prop in c.properties:

@@ -18,7 +18,7 @@ import numpy as np
 from dmlconform.backends.base import SUPPORTED, NotSupportedError, Support
 from dmlconform.cases.model import Case
 from dmlconform.families.elementwise.reference import float32_of
-from dmlconform.spec.model import Spec, TensorRole, numpy_dtype
+from dmlconform.spec.model import Spec, TensorRole, field_name, numpy_dtype, split_element
 
 Value = float | int | bool | str
 
@@ -33,7 +33,8 @@ class Attrs:
         self.values = dict(case.attributes)
         self.defaults = {f.name: f.default for f in spec.fields if f.default is not None}
         self.dtype = numpy_dtype(case.dtype)
-        self.output_sizes = tuple(o.sizes for o in case.outputs)  # where the attributes leave them open (SLICE1)
+        # where the attributes leave them open (SLICE1); a tensor array's (SPLIT's) in index order
+        self.output_sizes = tuple(o.sizes for o in sorted(case.outputs, key=lambda o: split_element(o.name)[1] or 0))
         self.read: set[str] = set()
 
     def raw(self, name: str) -> Value | None:
@@ -140,8 +141,9 @@ def mapping_for(table: Mapping[str, M], spec: Spec, case: Case, missing: str) ->
     mapping = table.get(spec.operator)
     if mapping is None:
         raise NotSupportedError(f"{missing} {spec.operator} (not mapped)")
-    if len(case.outputs) != mapping.outputs:
-        raise NotSupportedError(f"{spec.operator}: {len(case.outputs)} outputs; the mapping has {_count(mapping)}")
+    fields = {field_name(t.name) for t in case.outputs}  # a tensor array (SPLIT's OutputTensors[k]) is one
+    if len(fields) != mapping.outputs:
+        raise NotSupportedError(f"{spec.operator}: {len(fields)} outputs; the mapping has {_count(mapping)}")
     return mapping
 
 

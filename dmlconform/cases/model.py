@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dmlconform.spec.model import DataType, FeatureLevel, Spec
+from dmlconform.spec.model import DataType, FeatureLevel, Spec, split_element
 
 
 class Layout(enum.Enum):
@@ -147,6 +147,14 @@ class Planned:
     layout: Layout = Layout.PACKED
     expect_supported: bool = True
     edges: tuple[str, ...] = ()
+
+
+def array_tensors(tensors: Sequence[TensorData], field: str) -> tuple[TensorData, ...]:
+    """The tensors of the tensor-array ``field`` among ``tensors``
+    (``InputTensors[0]``, ``InputTensors[1]``, ...: `spec.model.element_name`),
+    in index order: the order of DirectML's binding table and of the array."""
+    indexed = [(index, t) for t in tensors if (p := split_element(t.name))[0] == field and (index := p[1]) is not None]
+    return tuple(t for _, t in sorted(indexed, key=lambda pair: pair[0]))
 
 
 # -- views: a tensor's logical elements over a buffer -------------------------------------

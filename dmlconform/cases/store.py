@@ -60,7 +60,8 @@ at least ``1 + sum((size - 1) * stride)`` elements.  Element ``[i0, i1, ...]``
 of the tensor is buffer element ``sum(i_k * stride_k)``; strides are in
 elements, 0 for a broadcast dimension.  Output files hold the initial buffer
 (zeros) a backend writes into.  Files are named ``<case index, 5 digits>.<tensor
-name>.npy``.  Writing the same cases twice gives byte-identical files; every
+name>.npy``; a tensor of a tensor array (``InputTensors[1]``, the tensors of
+JOIN's array named ``<field>[<index>]``) ``<case index>.InputTensors-1.npy``.  Writing the same cases twice gives byte-identical files; every
 file is written atomically, the manifest last, and stale ``.npy`` files of that
 naming are removed.
 """
@@ -83,13 +84,21 @@ from dmlconform.atomic import write_atomic
 from dmlconform.cases.edges import np_dtype
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements
 from dmlconform.errors import LocatedError
-from dmlconform.spec.model import DataType, FeatureLevel
+from dmlconform.spec.model import DataType, FeatureLevel, split_element
 from dmlconform.userfiles import read_bytes, read_json
 
 FORMAT = "dmlconform-cases"
 VERSION = 1
 MANIFEST = "manifest.json"
-_FILE_RE = re.compile(r"^\d{5,}\.[A-Za-z0-9_]+\.npy$")
+_FILE_RE = re.compile(r"^\d{5,}\.[A-Za-z0-9_]+(-\d+)?\.npy$")
+
+
+def _file_name(index: int, name: str) -> str:
+    """The file of case ``index``'s tensor ``name``: ``00003.InputTensor.npy``;
+    a tensor of an array (``InputTensors[1]``, `model.element_name`)
+    ``00003.InputTensors-1.npy``, a plain file name."""
+    head, element = split_element(name)
+    return f"{index:05d}.{head}{'' if element is None else f'-{element}'}.npy"
 
 
 # -- writing ---------------------------------------------------------------------------
@@ -137,7 +146,7 @@ def _add_extra(entry: dict[str, Any], extra: CaseExtra, index: int, folder: Path
     if extra.references:
         entry["references"] = []
         for name, array in extra.references:
-            file = f"{index:05d}.reference_{name}.npy"
+            file = _file_name(index, f"reference_{name}")
             write_atomic(folder / file, _npy(np.asarray(array).reshape(-1)))
             files.add(file)
             entry["references"].append({"name": name, "file": file})
@@ -175,7 +184,7 @@ def _manifest_text(manifest: dict[str, Any]) -> str:
 def _case_entry(case: Case, index: int) -> dict[str, Any]:
     def tensor(t: TensorData) -> dict[str, Any]:
         return {"name": t.name, "dtype": t.dtype.name, "sizes": list(t.sizes), "strides": list(t.strides),
-                "file": f"{index:05d}.{t.name}.npy"}
+                "file": _file_name(index, t.name)}
 
     return {"id": case.id, "operator": case.operator, "level": case.level.short, "dtype": case.dtype.name,
             "layout": case.layout.value, "attributes": [[n, v] for n, v in case.attributes],

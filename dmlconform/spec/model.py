@@ -227,6 +227,31 @@ class Field:
         return self.kind in (FieldKind.TENSOR, FieldKind.TENSOR_ARRAY)
 
 
+#: A case's name of one tensor of a tensor-array field: ``InputTensors[2]``.
+_ELEMENT = re.compile(r"(?P<field>[A-Za-z_][A-Za-z0-9_]*)\[(?P<index>0|[1-9][0-9]{0,8})\]")
+
+
+def element_name(field: str, index: int) -> str:
+    """The name a case gives tensor ``index`` of the tensor-array ``field``
+    (JOIN's ``InputTensors[0]``, ``InputTensors[1]``, ...): the one
+    convention case generation, case folders, the cpu reference, the
+    engines' binding and the reports share (issue #34, docs/index-map.md)."""
+    return f"{field}[{index}]"
+
+
+def split_element(name: str) -> tuple[str, int | None]:
+    """A case's tensor name as (the field it binds, its index in the
+    field's array; None for a single tensor): ``"InputTensors[2]"`` ->
+    ``("InputTensors", 2)``, ``"OutputTensor"`` -> ``("OutputTensor", None)``."""
+    match = _ELEMENT.fullmatch(name)
+    return (match["field"], int(match["index"])) if match else (name, None)
+
+
+def field_name(name: str) -> str:
+    """The field a case's tensor named ``name`` binds (`split_element`)."""
+    return split_element(name)[0]
+
+
 class FormulaSource(enum.Enum):
     """Where the doc states the formula (INDEX.md's Formula column)."""
 
@@ -558,6 +583,16 @@ class Spec:
 
     def field(self, name: str) -> Field | None:
         return next((f for f in self.fields if f.name == name), None)
+
+    def tensor_field(self, name: str) -> Field | None:
+        """The tensor field a case's tensor named ``name`` binds: a
+        ``tensor`` field by its own name, a ``tensor_array`` field only as
+        ``Field[k]`` (`element_name`); None for any other name."""
+        head, index = split_element(name)
+        found = self.field(head)
+        if found is None or not found.is_tensor or (index is None) != (found.kind is FieldKind.TENSOR):
+            return None
+        return found
 
     @property
     def tensors(self) -> tuple[Field, ...]:

@@ -140,8 +140,12 @@ def named_fields(data: dict[str, Any], spec: m.Spec, tensors: TensorPaths, attri
 
 
 def left_out(spec: m.Spec, named: Iterable[str]) -> Iterator[Located]:
-    """Every field of ``spec`` is among ``named``."""
+    """Every field of ``spec`` is among ``named``; a tensor array's count
+    field (JOIN's ``InputCount``) is named with its array (a case gives it
+    as the array's length, `spec.model.element_name`)."""
     named = set(named)
+    named |= {f.count_field for f in spec.fields if f.name in named and f.kind is m.FieldKind.TENSOR_ARRAY
+              and f.count_field}
     left = [f.name for f in spec.fields if f.name not in named]
     if left:
         yield AT, f"semantics leave out field{'s' if len(left) > 1 else ''} {', '.join(left)} of {spec.operator}; " \

@@ -23,7 +23,7 @@ import ctypes as C
 import functools
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -37,11 +37,11 @@ from dmlconform.backends.directml.execute import Entry, Session, TensorIO
 from dmlconform.backends.directml.library import Located, Unavailable, locate
 from dmlconform.backends.directml.linux_stack import MANIFEST, MESAS, SETUP_HINT, Stack, default_stack_dir
 from dmlconform.backends.directml.stack_client import StackClient
-from dmlconform.cases.model import Case, TensorData
+from dmlconform.cases.model import Case, TensorData, array_tensors
 from dmlconform.catalog import load_spec
 from dmlconform.errors import InputError
 from dmlconform.packaged import shipped_specs
-from dmlconform.spec.model import DataType, FeatureLevel, Spec
+from dmlconform.spec.model import DataType, FeatureLevel, Field, FieldKind, Spec
 
 _NEWEST = max(FeatureLevel)
 
@@ -240,9 +240,11 @@ class DirectMLBackend:
         if not verdict.supported:
             raise NotSupportedError(verdict.reason)
         layouts = {t.name: TensorLayout(t.dtype, t.sizes, t.strides) for t in (*case.inputs, *case.outputs)}
+        arrays = {f.name: [layouts[t.name] for t in in_desc_order((*case.inputs, *case.outputs), f)]
+                  for f in spec.tensors if f.kind is FieldKind.TENSOR_ARRAY}  # a desc's array: its tensors in order
         try:
             attributes = nested_texts(spec, dict(case.attributes), shipped_spec)
-            built = build(spec, layouts, attributes, dtype=case.dtype)
+            built = build(spec, {**layouts, **arrays}, attributes, dtype=case.dtype)
         except DescError as exc:
             raise NotSupportedError(f"cannot build the desc: {exc}") from None
         inputs, outputs = self._io(spec, case, buffers, layouts)
@@ -269,24 +271,24 @@ class DirectMLBackend:
         raise DeviceRemovedError(exc, reason, dml_reason) from None
 
     def _output_tensors(self, spec: Spec, case: Case) -> list[TensorData]:
-        by_name = {t.name: t for t in case.outputs}
-        return [by_name[f.name] for f in spec.tensors if f.name in by_name]
+        return [t for f in spec.tensors for t in in_desc_order(case.outputs, f)]
 
     def _io(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray],
             layouts: Mapping[str, TensorLayout]) -> tuple[list[TensorIO], list[TensorIO]]:
         """Inputs and outputs in desc order; an in-place output names its input."""
-        ins = {t.name: t for t in case.inputs}
         in_fields = [f for f in spec.tensors if f.role is not None and f.role.value == "input"]
-        index = {f.name: i for i, f in enumerate(in_fields)}
+        bound: list[TensorData | None] = []
+        for f in in_fields:
+            bound.extend(in_desc_order(case.inputs, f) or [None])
+        index = {t.name: i for i, t in enumerate(bound) if t is not None}
         aliases = dict(case.aliases)
         inputs = []
-        for f in in_fields:
-            t = ins.get(f.name)
-            if t is None:
+        for t in bound:
+            if t is None:  # an optional input the case leaves out
                 inputs.append(TensorIO(None, 0))
                 continue
-            data = _pack(np.ascontiguousarray(buffers.get(f.name, t.buffer)), t.dtype)
-            inputs.append(TensorIO(data, max(layouts[f.name].total_bytes, (len(data) + 3) // 4 * 4)))
+            data = _pack(np.ascontiguousarray(buffers.get(t.name, t.buffer)), t.dtype)
+            inputs.append(TensorIO(data, max(layouts[t.name].total_bytes, (len(data) + 3) // 4 * 4)))
         outputs = []
         for t in self._output_tensors(spec, case):
             alias = aliases.get(t.name)
@@ -294,3 +296,12 @@ class DirectMLBackend:
             outputs.append(TensorIO(None, size, index[alias] if alias in index else None))
         return inputs, outputs
 
+
+
+def in_desc_order(tensors: Sequence[TensorData], f: Field) -> list[TensorData]:
+    """The tensors of ``tensors`` that ``f`` binds, as DirectML's binding
+    table lists them: a tensor field's one (none where the case leaves it
+    out), a tensor array's in index order (`cases.model.array_tensors`)."""
+    if f.kind is FieldKind.TENSOR_ARRAY:
+        return list(array_tensors(tensors, f.name))
+    return [t for t in tensors if t.name == f.name]

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
-from dmlconform.backends.onnxruntime import index_map_blocks, index_map_pads
+from dmlconform.backends.onnxruntime import index_map_blocks, index_map_joins, index_map_pads
 from dmlconform.backends.onnxruntime import nonzero as onnx_nonzero
 from dmlconform.backends.onnxruntime import onehot as onnx_onehot
 from dmlconform.backends.onnxruntime import scatters as onnx_scatters
@@ -178,6 +178,6 @@ def model(p: GatherPlan, case: Case) -> Any:
 MAPPINGS: Mapping[str, OnnxMapping] = {
     op: OnnxMapping(t, inputs=("InputTensor", "IndicesTensor"), attrs=every_attribute, runner=run, check=plan, note=NOTE)
     for op, t in MAPPED.items()}
-MAPPINGS = {**MAPPINGS, **index_map_pads.MAPPINGS, **index_map_blocks.MAPPINGS}
+MAPPINGS = {**MAPPINGS, **index_map_pads.MAPPINGS, **index_map_blocks.MAPPINGS, **index_map_joins.MAPPINGS}
 MAPPINGS = {**MAPPINGS, **onnx_scatters.MAPPINGS, **onnx_onehot.MAPPINGS,
             **onnx_nonzero.MAPPINGS}  # scatters.py, onehot.py, nonzero.py

@@ -45,9 +45,9 @@ from dmlconform.backends.torch import softmax as torch_softmax
 from dmlconform.backends.torch import value_scale as torch_value_scale
 from dmlconform.backends.torch import window as torch_window
 from dmlconform.backends.torch.ops import TorchOp
-from dmlconform.cases.model import Case
+from dmlconform.cases.model import Case, array_tensors
 from dmlconform.errors import InputError
-from dmlconform.spec.model import FeatureLevel, Spec
+from dmlconform.spec.model import FeatureLevel, Spec, field_name
 
 INSTALL_HINT = "pip install 'dmlconform[torch]'"
 
@@ -184,8 +184,15 @@ class TorchBackend:
             op.inplace(view(case.input(aliased)), a)
         else:
             given = {i.name for i in case.inputs}  # an optional tensor the case leaves out: None
-            result = op.fn(t, [view(case.input(n)) if n in given else None for n in op.inputs], a)
-            for o, r in zip(case.outputs, result if op.outputs > 1 else (result,)):
+            args = [view(case.input(n)) if n in given else [view(x) for x in array_tensors(case.inputs, n)] or None
+                    for n in op.inputs]  # a tensor array (JOIN's InputTensors[k]): a list of its views in order
+            result = op.fn(t, args, a)
+            # several outputs: a tuple; a tensor array's (SPLIT's OutputTensors[k]): a list, in index order
+            if isinstance(result, list):
+                pairs = zip(array_tensors(case.outputs, field_name(case.outputs[0].name)), result)
+            else:
+                pairs = zip(case.outputs, result if op.outputs > 1 else (result,))
+            for o, r in pairs:
                 view(o).copy_(r.to(view(o).dtype))
         if self.device != "cpu":  # copy the output buffers back from device memory
             for o in case.outputs:

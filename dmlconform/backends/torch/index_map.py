@@ -31,7 +31,7 @@ from typing import Any
 
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.mapping import Attrs
-from dmlconform.backends.torch import index_map_blocks, index_map_pads
+from dmlconform.backends.torch import index_map_blocks, index_map_joins, index_map_pads
 from dmlconform.backends.torch import nonzero as torch_nonzero
 from dmlconform.backends.torch import onehot as torch_onehot
 from dmlconform.backends.torch import scatters as torch_scatters
@@ -138,6 +138,7 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
     "TILE": {"fn": _tile, "note": "Tensor.repeat (numpy's tile, as the page's example)"},
     **index_map_pads.TORCH_OPS,
     **index_map_blocks.TORCH_OPS,
+    **index_map_joins.TORCH_OPS,
 }
 TORCH_OPS = {**TORCH_OPS, **torch_scatters.TORCH_OPS, **torch_onehot.TORCH_OPS,
              **torch_nonzero.TORCH_OPS}  # scatters.py, onehot.py, nonzero.py

@@ -11,6 +11,7 @@ from dataclasses import replace
 import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
+from dmlconform.families.index_map import join_faults
 from dmlconform.families.index_map.blocks import block_call
 from dmlconform.families.index_map.cases import Call, call_of, relevant
 from dmlconform.families.index_map.generated_faults import FAULTS as GENERATED_FAULTS
@@ -286,4 +287,5 @@ FAULTS: Mapping[str, Fault] = {
     "nonzero-coordinates-wrong-order": _planted_nonzero(_column_major),
     "nonzero-negative-zero-counted": _planted_nonzero(_negative_zero_counted),
     **GENERATED_FAULTS,
+    **join_faults.FAULTS,
 }

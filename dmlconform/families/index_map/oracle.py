@@ -36,6 +36,8 @@ from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
 from dmlconform.families.index_map import generated_oracle, nonzero_oracle, scatter_oracle
 from dmlconform.families.index_map.blocks import block_call, block_problem
 from dmlconform.families.index_map.cases import Call, call_of, output_sizes, relevant, semantics_of
+from dmlconform.families.index_map.join_moves import JoinBatch
+from dmlconform.families.index_map.joins import is_join
 from dmlconform.families.index_map.moves import block_map, constant, pad_map
 from dmlconform.families.index_map.onehot import onehot_problem
 from dmlconform.families.index_map.onehot_oracle import onehot_expected
@@ -207,7 +209,10 @@ class IndexMapOracle:
         flushed subnormal from a backend that declares flushing).  A
         scatter's from `scatter_oracle`, with its readings; NONZERO_COORDINATES'
         from `nonzero_oracle` (two outputs); the generated operations'
-        (CAST, fills, diagonals, random) from `generated_oracle`."""
+        (CAST, fills, diagonals, random) from `generated_oracle`; JOIN's and
+        SPLIT's (tensor arrays) from `join_moves`."""
+        if is_join(self.semantics):
+            return JoinBatch.of(self.semantics, cases)
         if self.semantics.operation.is_generated:
             return generated_oracle.bind(self.spec, self.semantics, cases, flush_subnormals=flush_subnormals)
         if self.semantics.operation is Operation.NONZERO:

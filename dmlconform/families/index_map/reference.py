@@ -20,16 +20,17 @@ from typing import Literal
 
 import numpy as np
 
-from dmlconform.cases.model import Case
+from dmlconform.cases.model import Case, array_tensors
 from dmlconform.families.index_map import generated_reference
 from dmlconform.families.index_map.blocks import BlockCall, block_call
 from dmlconform.families.index_map.cases import Call, call_of, relevant, semantics_of
+from dmlconform.families.index_map.joins import array_name, is_join, join_call
 from dmlconform.families.index_map.nonzero_reference import nonzero
 from dmlconform.families.index_map.onehot_reference import one_hot
 from dmlconform.families.index_map.pads import PadCall, pad_call
 from dmlconform.families.index_map.scatter_reference import scatter
 from dmlconform.families.index_map.scatters import scatter_call
-from dmlconform.families.index_map.semantics import Operation
+from dmlconform.families.index_map.semantics import IndexMap, Operation
 from dmlconform.families.index_map.slices import SliceCall, slice_call
 from dmlconform.families.index_map.tiles import repeats_of
 from dmlconform.spec.model import Spec
@@ -40,6 +41,8 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     sem = semantics_of(spec)  # the cpu backend dispatches here only for such specs
     if sem.operation.is_generated:
         return generated_reference.compute(sem, case, buffers)
+    if is_join(sem):
+        return joined(sem, case, buffers)
     x = case.input(sem.input).view(buffers.get(sem.input))
     out = next(t for t in case.outputs if t.name == sem.output)
     if sem.operation is Operation.NONZERO:  # nonzero_reference.py
@@ -153,3 +156,16 @@ def moved(call: BlockCall, x: np.ndarray) -> np.ndarray:
     y = x.reshape(n, c, h // b, b, w // b, b)
     y = y.transpose(0, 3, 5, 1, 2, 4) if call.order == "DCR" else y.transpose(0, 1, 3, 5, 2, 4)
     return y.reshape(n, c * b * b, h // b, w // b)
+
+
+def joined(sem: IndexMap, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """JOIN as ``np.concatenate`` of the inputs in the array's order along
+    Axis; SPLIT as ``np.split`` of the input at the outputs' sizes added up."""
+    call = join_call(sem, case)
+    if call.join:
+        parts = [t.view(buffers.get(t.name)) for t in array_tensors(case.inputs, array_name(sem))]
+        return {sem.output: np.concatenate(parts, axis=call.axis)}
+    x = case.input(sem.input).view(buffers.get(sem.input))
+    outputs = array_tensors(case.outputs, array_name(sem))
+    cuts = np.cumsum([t.sizes[call.axis] for t in outputs])[:-1]
+    return {t.name: np.array(part) for t, part in zip(outputs, np.split(x, cuts, axis=call.axis))}

@@ -41,6 +41,8 @@ class Operation(enum.Enum):
     DIAGONAL = "diagonal"                # Value where column == row + Offset, 0 elsewhere
     DIAGONAL_SPAN = "diagonal-span"      # Value where column - row lies in [Begin, End) (inverted: outside)
     RANDOM = "random"                    # Philox 4x32-10 bits from the state tensor's counter and key
+    JOIN = "join"                        # the input of the array whose range on Axis holds the coordinate (joins.py)
+    SPLIT = "split"                      # the input at the coordinate plus the earlier outputs' sizes on Axis
 
     @property
     def is_slice(self) -> bool:
@@ -53,7 +55,8 @@ class Operation(enum.Enum):
     @property
     def has_indices(self) -> bool:
         return not self.is_slice and not self.is_generated and self not in (
-            Operation.TILE, Operation.PAD, Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH, Operation.NONZERO)
+            Operation.TILE, Operation.PAD, Operation.DEPTH_TO_SPACE, Operation.SPACE_TO_DEPTH, Operation.NONZERO,
+            Operation.JOIN, Operation.SPLIT)
 
     @property
     def is_generated(self) -> bool:
@@ -82,6 +85,8 @@ ATTRIBUTES = {
     Operation.DIAGONAL: ("offset", "value"),
     Operation.DIAGONAL_SPAN: ("value_data_type", "value", "fill_begin", "fill_end"),
     Operation.RANDOM: ("generator_type",),
+    Operation.JOIN: ("axis",),
+    Operation.SPLIT: ("axis",),
 }
 #: The operations of `families.index_map.generated` (CAST, the fills, the diagonals, RANDOM_GENERATOR).
 GENERATED = frozenset({Operation.CAST, Operation.FILL_CONSTANT, Operation.FILL_SEQUENCE, Operation.DIAGONAL,

@@ -2,8 +2,10 @@
 (`families.index_map.cases`) and the scatters
 (`families.index_map.scatter_cases`) and ONE_HOT
 (`families.index_map.onehot_cases`) and NONZERO_COORDINATES
-(`families.index_map.nonzero_cases`), each operator's from its module.
-`families.FAMILIES` names this module as the family's cases."""
+(`families.index_map.nonzero_cases`) and JOIN and SPLIT, whose tensor
+arrays the one-input cases module does not hold (`families.index_map.join_cases`),
+each operator's from its module.  `families.FAMILIES` names this module as
+the family's cases."""
 
 from __future__ import annotations
 
@@ -12,14 +14,18 @@ from types import ModuleType
 
 from dmlconform.cases import family
 from dmlconform.cases.model import Case
-from dmlconform.families.index_map import cases, nonzero_cases, onehot_cases, scatter_cases
+from dmlconform.families.index_map import cases, join_cases, nonzero_cases, onehot_cases, scatter_cases
+from dmlconform.families.index_map.joins import is_join
 from dmlconform.families.index_map.semantics import Operation
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 
 def _module(spec: Spec) -> ModuleType:
     """The module of ``spec``'s cases."""
-    operation = cases.semantics_of(spec).operation
+    sem = cases.semantics_of(spec)
+    if is_join(sem):
+        return join_cases
+    operation = sem.operation
     if operation.is_scatter:
         return scatter_cases
     if operation is Operation.NONZERO:
@@ -30,8 +36,8 @@ def _module(spec: Spec) -> ModuleType:
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
     module = _module(spec)
-    if module is cases:  # the gathers, slices, tile, paddings, moves and the generated operations
-        return cases.generable(spec, level)
+    if module in (cases, join_cases):  # the gathers, slices, tile, paddings, moves, generated ones, JOIN, SPLIT
+        return module.generable(spec, level)
     return family.generable(lambda: module.shapes(spec, level))
 
 
@@ -49,6 +55,8 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     module = _module(spec)
     if module is cases:
         return cases.generate(spec, level, seed=seed, large=large, negative=negative, keep=keep)
+    if module is join_cases:
+        return join_cases.generate(spec, level, seed=seed, negative=negative, keep=keep)
     family.check_seed(seed)
     sem = cases.semantics_of(spec)
     found = family.selected(module.shapes(spec, level), lambda s: s.case_id(spec.operator), keep, negative=negative)

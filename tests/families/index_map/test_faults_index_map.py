@@ -23,7 +23,8 @@ GATHERS = ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")
 PADS = ("PADDING", "PADDING1")
 BLOCKS = ("DEPTH_TO_SPACE", "DEPTH_TO_SPACE1", "SPACE_TO_DEPTH", "SPACE_TO_DEPTH1")
 SCATTERS = ("SCATTER", "SCATTER_ND")
-OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *PADS, *BLOCKS, *SCATTERS, "ONE_HOT", "NONZERO_COORDINATES")
+JOINS = ("JOIN", "SPLIT")
+OPERATORS = (*GATHERS, "SLICE", "SLICE1", "TILE", *PADS, *BLOCKS, *SCATTERS, "ONE_HOT", "NONZERO_COORDINATES", *JOINS)
 
 
 @cache
@@ -60,6 +61,9 @@ WHERE: dict[str, tuple[tuple[str, ...], Callable[[str], bool] | None]] = {
     "one-hot-negative-index-not-wrapped": (("ONE_HOT",), lambda i: i.split("/")[5] in ("INT32", "INT64")),
     "nonzero-coordinates-wrong-order": (("NONZERO_COORDINATES",), lambda i: "/zeros" not in i),
     "nonzero-negative-zero-counted": (("NONZERO_COORDINATES",), lambda i: i.split("/")[1].startswith("FLOAT")),
+    # end to end is right on axis 0, and where every dimension before Axis has size 1
+    "join-split-axis-ignored": (JOINS, lambda i: "/axis=0/" not in i),
+    "join-split-order-swapped": (JOINS, lambda i: "/n=1/" not in i),  # one tensor: no order
 }
 
 
