@@ -70,10 +70,11 @@ def _sequence(t: Any, xs: list[Any], a: Attrs) -> Any:
         raise NotSupportedError(f"torch.arange: {exc}") from exc
 
 
-def _mask(t: Any, sizes: tuple[int, ...], begin: int, end: int) -> Any:
-    """Where column - row lies in [begin, end) (outside [end, begin) where begin > end)."""
+def _mask(t: Any, sizes: tuple[int, ...], begin: int, end: int, device: Any = None) -> Any:
+    """Where column - row lies in [begin, end) (outside [end, begin) where begin > end), on ``device``
+    (the input's: a CUDA input beside a mask made on the CPU is an error)."""
     rows, cols = sizes[-2], sizes[-1]
-    ones = t.ones(rows, cols, dtype=t.bool)
+    ones = t.ones(rows, cols, dtype=t.bool, device=device)
     reach = rows + cols
     lo, hi = (max(min(k, reach), -reach) for k in (min(begin, end), max(begin, end)))
     inside = t.triu(ones, lo) & ~t.triu(ones, hi)
@@ -93,8 +94,10 @@ def _span(t: Any, xs: list[Any], a: Attrs) -> Any:
     dtype = _out_type(t, a)
     begin, end = (int(a.raw(n) or 0) for n in ("DiagonalFillBegin", "DiagonalFillEnd"))
     (x,) = xs
+    device = None if x is None else x.device
     rest = t.zeros(sizes, dtype=dtype) if x is None else x
-    return t.where(_mask(t, sizes, begin, end), t.tensor(_number(a.raw("Value"), a), dtype=dtype), rest)
+    value = t.tensor(_number(a.raw("Value"), a), dtype=dtype, device=device)
+    return t.where(_mask(t, sizes, begin, end, device), value, rest)
 
 
 #: Spec operator -> the keyword arguments of its `TorchOp` (merged into `backends.torch.backend.TORCH_OPS`).

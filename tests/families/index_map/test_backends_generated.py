@@ -61,3 +61,18 @@ def test_onnxruntime_passes_what_it_runs(op: str) -> None:
                                or "Could not find an implementation for EyeLike" in msg for i, msg in refused.items())
     if op == "DIAGONAL_MATRIX1":
         assert len(refused) == len(found)
+
+
+def test_torch_diagonal_span_keeps_the_input_device() -> None:
+    """On CUDA, DIAGONAL_MATRIX1 with an input raised "Expected all tensors
+    to be on the same device" (28 FAILs): the mask and the value were made
+    on the CPU.  torch's "meta" device stands in for CUDA here."""
+    torch = pytest.importorskip("torch")
+    from dmlconform.backends.mapping import Attrs
+    from dmlconform.backends.torch.index_map_generated import TORCH_OPS
+
+    spec, case = next((s, c) for s, c in _pairs("DIAGONAL_MATRIX1")
+                      if any(t.name == "InputTensor" for t in c.inputs) and c.expect_supported)
+    sizes = case.outputs[0].sizes
+    x = torch.zeros(sizes, dtype=getattr(torch, str(Attrs(spec, case).dtype)), device="meta")
+    assert TORCH_OPS["DIAGONAL_MATRIX1"]["fn"](torch, [x], Attrs(spec, case)).device == x.device
