@@ -160,6 +160,13 @@ def reading_alternatives(spec: m.Spec, readings: dict[str, np.ndarray], expected
     return tuple(markers + singles)
 
 
+def end_to_end(parts: Sequence[Sequence[Alternative]], sizes: Sequence[int]) -> tuple[Alternative, ...]:
+    """The alternatives of cases laid end to end (case ``i`` has ``sizes[i]``
+    elements), each moved by its case's offset, its bound kept."""
+    offsets = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
+    return tuple(a.part(slice(None), int(offsets[i])) for i, alternatives in enumerate(parts) for a in alternatives)
+
+
 def within(alternatives: tuple[Alternative, ...], lo: int, hi: int, *, empty: bool = False) -> tuple[Alternative, ...]:
     """The parts of ``alternatives`` (indices end to end) over [lo, hi),
     indices counted from ``lo``; one with no index at all kept where ``empty``."""

@@ -481,7 +481,7 @@ class FloatRun:
         ambiguous = np.zeros(self.size, dtype=bool)
         alternatives = self.alternatives(found, expected, ambiguous, flush)
         uncertain = None
-        left_out = np.unique(_join(self.left_out))
+        left_out = np.unique(_join(self.left_out)) if self.left_out else _NONE
         if left_out.size:  # any value accepted (relaxed): a finite one within the relaxed bound, NaN as an alternative
             unknown = left_out[~np.isfinite(expected[left_out].astype(np.float64))]
             expected[unknown] = 0

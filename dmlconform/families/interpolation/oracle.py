@@ -49,7 +49,15 @@ from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
 from dmlconform.families.interpolation.cases import Geometry, geometry, semantics_of
 from dmlconform.families.interpolation.semantics import DECREASING, INCREASING, LINEAR, Resample
-from dmlconform.oracles.base import Expectation, gamma, reading_alternatives, spacing_above, unit_roundoff, within
+from dmlconform.oracles.base import (
+    Expectation,
+    end_to_end,
+    gamma,
+    reading_alternatives,
+    spacing_above,
+    unit_roundoff,
+    within,
+)
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -77,9 +85,7 @@ class InterpolationOracle:
         """Each case's values, bounds and alternatives end to end.  ``flush_subnormals``
         changes nothing: a flushed subnormal is within one spacing of the output."""
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
-        offsets = np.concatenate(([0], np.cumsum([p.expected.size for p in parts], dtype=np.int64)))
-        alternatives = tuple(Alternative(a.name, a.index + offsets[i], a.values, a.tier, a.reason)
-                             for i, p in enumerate(parts) for a in p.alternatives)
+        alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
         expected = np.concatenate([p.expected for p in parts])
         expected.setflags(write=False)
         strict = None if any(p.strict is None for p in parts) else np.concatenate([p.strict for p in parts])

@@ -59,6 +59,7 @@ from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.families.reduction.oracle import groups, reduced
 from dmlconform.oracles.base import (
     Expectation,
+    end_to_end,
     gamma,
     gamma_probable,
     marker,
@@ -94,9 +95,7 @@ class NormalizationOracle:
         ``flush_subnormals`` changes nothing: a flushed subnormal is within
         one spacing of the output."""
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
-        offsets = np.concatenate(([0], np.cumsum([p[0].size for p in parts], dtype=np.int64)))
-        alternatives = tuple(Alternative(a.name, a.index + offsets[i], a.values, a.tier, a.reason, a.bound)
-                             for i, p in enumerate(parts) for a in p[3])
+        alternatives = end_to_end([p[3] for p in parts], [p[0].size for p in parts])
         expected = np.concatenate([p[0] for p in parts])
         expected.setflags(write=False)
         return NormalizationBatch(expected, np.concatenate([p[1] for p in parts]),

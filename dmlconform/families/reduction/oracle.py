@@ -48,6 +48,7 @@ from dmlconform.families.reduction.cases import axes_of, function_of, last_wins,
 from dmlconform.families.reduction.semantics import ARG_FUNCTIONS, Reduction
 from dmlconform.oracles.base import (
     Expectation,
+    end_to_end,
     gamma,
     gamma_probable,
     reading_alternatives,
@@ -89,12 +90,11 @@ class ReductionOracle:
         """Each case's expected values, bounds and alternatives end to end."""
         parts = [_Part.of(self.spec, self.semantics, c, float16_accumulation, flush_subnormals) for c in cases]
         offsets = np.concatenate(([0], np.cumsum([p.expected.size for p in parts], dtype=np.int64)))
-        alternatives = [Alternative(a.name, a.index + offsets[i], a.values, a.tier, a.reason)
-                        for i, p in enumerate(parts) for a in p.alternatives]
+        alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
         expected = np.concatenate([p.expected for p in parts])
         expected.setflags(write=False)
         return ReductionBatch(expected, np.concatenate([p.strict for p in parts]),
-                              np.concatenate([p.relaxed for p in parts]), tuple(alternatives), offsets,
+                              np.concatenate([p.relaxed for p in parts]), alternatives, offsets,
                               np.array([p.n for p in parts], np.int64), np.concatenate([p.magnitude for p in parts]))
 
 

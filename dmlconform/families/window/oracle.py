@@ -52,6 +52,7 @@ from dmlconform.families.window.cases import (
 from dmlconform.families.window.semantics import Window
 from dmlconform.oracles.base import (
     Expectation,
+    end_to_end,
     gamma,
     gamma_probable,
     reading_alternatives,
@@ -85,9 +86,7 @@ class WindowOracle:
         if self.semantics.operation == "max_pooling":
             return _max_batch(self.spec, self.semantics, cases)
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
-        offsets = np.concatenate(([0], np.cumsum([p.expected.size for p in parts], dtype=np.int64)))
-        alternatives = tuple(a.part(slice(None), int(offsets[i]))
-                             for i, p in enumerate(parts) for a in p.alternatives)
+        alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
         expected = np.concatenate([p.expected for p in parts])
         expected.setflags(write=False)
         return WindowBatch(expected, np.concatenate([p.strict for p in parts]),
@@ -468,14 +467,12 @@ class MaxBatch:
 def _max_batch(spec: m.Spec, sem: Window, cases: Sequence[Case]) -> MaxBatch:
     """Each case's maximum and its first index, joined end to end per output."""
     parts = [_max_part(spec, sem, c) for c in cases]
-    offsets = np.concatenate(([0], np.cumsum([p[0][0].size for p in parts], dtype=np.int64)))
     outputs, alternatives = [], []
     for j in range(len(parts[0][0])):
         joined = np.concatenate([p[0][j] for p in parts])
         joined.setflags(write=False)
         outputs.append(joined)
-        alternatives.append(tuple(Alternative(a.name, a.index + offsets[i], a.values, a.tier, a.reason)
-                                  for i, p in enumerate(parts) for a in p[1][j]))
+        alternatives.append(end_to_end([p[1][j] for p in parts], [p[0][0].size for p in parts]))
     return MaxBatch(tuple(outputs), tuple(alternatives))
 
 
