@@ -90,7 +90,26 @@ _MAX, _MIN = np.maximum.reduce, np.minimum.reduce
 _FMAX, _FMIN = np.fmax.reduce, np.fmin.reduce
 _COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, "<=": np.less_equal,
             ">": np.greater, ">=": np.greater_equal}
-_ARITH = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "^": np.power}
+
+
+def _real_power(x: Array, y: Array, out: np.ndarray | None = None) -> Array:
+    """The real ``x ^ y``: numpy's (IEEE 754's) pow, except that a base of
+    -inf to a finite non-integer power is NaN like every other negative base
+    there (IEEE gives +inf or +0, its own special values: the ``ieee-754``
+    reading of the ``ieee-pow`` ambiguity, `result_readings.ieee_pow`)."""
+    with np.errstate(invalid="ignore"):
+        v = np.power(x, y, out=out)
+        negative_infinite = (np.asarray(x) == -np.inf) & np.isfinite(y) & (np.trunc(y) != y)
+    if not negative_infinite.any():
+        return v
+    if isinstance(v, np.ndarray) and v.shape == negative_infinite.shape:
+        v[negative_infinite] = np.nan
+        return v
+    return np.where(negative_infinite, np.nan, v)
+
+
+_ARITH: dict[str, Callable[..., Array]] = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide,
+                                           "^": _real_power}
 _ALIASES = {"ln": "log"}
 _NONNEGATIVE = frozenset({"abs", "exp", "sqrt", "cosh", "acos"})
 
@@ -912,6 +931,6 @@ _FUNCS: dict[str, Callable[..., Array]] = {
     "abs": np.abs, "exp": np.exp, "log": np.log, "log2": np.log2, "log10": np.log10, "sqrt": np.sqrt,
     "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "acosh": np.arccosh,
     "atanh": np.arctanh, "sin": np.sin, "cos": np.cos, "tan": np.tan, "asin": np.arcsin,
-    "acos": np.arccos, "atan": np.arctan, "atan2": np.arctan2, "pow": np.power, "sign": np.sign,
+    "acos": np.arccos, "atan": np.arctan, "atan2": np.arctan2, "pow": _real_power, "sign": np.sign,
     "erf": _erf,
 }

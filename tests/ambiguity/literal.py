@@ -230,8 +230,11 @@ def pow_literal(ins: Mapping[str, np.ndarray], attrs: Mapping[str, Any], dtype: 
 
 def pow_other(ins: Mapping[str, np.ndarray], attrs: Mapping[str, Any], dtype: np.dtype) -> np.ndarray | None:
     x, y = ins["InputTensor"], ins["ExponentTensor"]
-    if dtype.kind == "f":
-        return None  # the cpu reference: the real x^y
+    if dtype.kind == "f":  # the real x^y: NaN in, NaN out; NaN for -inf (a negative base) to a non-integer power
+        with np.errstate(invalid="ignore"):
+            real = np.power(x, y)
+        nan = np.isnan(x) | np.isnan(y) | (np.isneginf(x) & np.isfinite(y) & (np.trunc(y) != y))
+        return np.where(nan, np.nan, real).astype(dtype)
     out = np.frompyfunc(_saturating_pow(np.iinfo(dtype)), 2, 1)(x.astype(object), y.astype(object))
     return np.asarray(out, dtype=object).astype(dtype)
 

@@ -513,8 +513,17 @@ def _threshold(c: Call) -> np.ndarray:
     return np.maximum(x, c.a("Min"))
 
 
+def _real_power(x: np.ndarray, e: np.ndarray | np.floating | float) -> np.ndarray:
+    """The real ``x ^ e``: numpy's power, but NaN for a base of -inf to a
+    finite non-integer power, as for any negative base (IEEE 754 gives +inf
+    or +0 there: the other reading of ``ieee-pow``)."""
+    out = np.asarray(np.power(x, e))
+    negative = np.isneginf(x) & np.isfinite(e) & (np.trunc(e) != e)
+    return np.where(negative, np.nan, out).astype(out.dtype) if negative.any() else out
+
+
 def _constant_pow(c: Call) -> np.ndarray:
-    return np.power(c.f(), c.a("Exponent"))
+    return _real_power(c.f(), c.a("Exponent"))
 
 
 def _pow(c: Call) -> np.ndarray:
@@ -523,7 +532,7 @@ def _pow(c: Call) -> np.ndarray:
         return _int_pow(x, e)
     if _is_int(x):  # float exponent on an integer base: exact in float64, then truncated
         return np.trunc(np.power(x.astype(np.float64), e.astype(np.float64)))
-    return np.power(c.f(), e.astype(c.f().dtype))
+    return _real_power(c.f(), e.astype(c.f().dtype))
 
 
 def _is_infinity(c: Call) -> np.ndarray:

@@ -10,8 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dmlconform.backends.cpu import CpuBackend
+from dmlconform.catalog import load_spec
 from dmlconform.families.elementwise import result_readings as rr
+from dmlconform.families.elementwise.cases import generate
+from dmlconform.results import Outcome
+from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
+from tests.conftest import REPO
 
 #: The types whose x86 conversion numpy's own cast performs the way the
 #: reading describes (UINT32 and UINT64 take other instruction sequences).
@@ -91,3 +97,36 @@ def test_wide_saturation_is_what_cuda_gives() -> None:
         2 ** 31 - 1, -2 ** 31, 0, 2 ** 31 - 1, 300, -300, 70000, 2 ** 31 - 1]
     assert rr.to_integer(values, np.dtype(np.uint8), m.Overflow.WRAP, wide).tolist() == [255, 0, 0, 255, 44, 212,
                                                                                           112, 255]
+
+
+class _AtNegativeInfinity(CpuBackend):
+    """The reference, with ``value`` where the input is -inf."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__()
+        self.value = value
+
+    def run(self, spec, case, buffers) -> None:  # type: ignore[no-untyped-def]
+        super().run(spec, case, buffers)
+        x = buffers[case.inputs[0].name]
+        out = buffers[case.outputs[0].name]
+        out[np.isneginf(x)] = self.value
+
+
+@pytest.mark.parametrize("value, outcome, reading", [
+    (np.nan, Outcome.PASS, "formula"),    # torch on CUDA: x^-0.5 as rsqrt(x), NaN at -inf like any negative base
+    (0.0, Outcome.PASS, "ieee-754"),      # IEEE 754's pow(-inf, -0.5) = +0 (C, numpy)
+    (1.0, Outcome.FAIL, None),            # neither
+])
+def test_minus_infinity_to_a_fractional_power(value: float, outcome: Outcome, reading: str | None) -> None:
+    """pow(-inf, -0.5): the real power of a negative base to a non-integer
+    power is NaN (the ``formula`` reading), IEEE 754 says +0."""
+    spec = load_spec(REPO / "specs" / "ELEMENT_WISE_CONSTANT_POW.yaml")
+    case = next(c for c in generate(spec, m.FeatureLevel.FL_6_4, seed=0)
+                if c.id == "ELEMENT_WISE_CONSTANT_POW/FLOAT32/4d/ambiguity(ieee-pow)/Exponent=-0.5")
+    assert np.isneginf(case.inputs[0].buffer).any()
+    result = run_cases([(spec, case)], _AtNegativeInfinity(value))[0]
+    assert result.outcome is outcome, result.message
+    if reading is not None:  # the -inf element's reading (`CaseResult.readings`: key, differ, took)
+        took = {key for key, differ, count in result.readings if key.startswith("reading:ieee-pow") and count}
+        assert took == {f"reading:ieee-pow{'=' if reading == 'formula' else ':'}{reading}"}, result.readings
