@@ -292,7 +292,8 @@ def _lp_part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) 
     acc = _accumulator(sem, out.dtype, float16_accumulation)
     exact_sum = bool(np.all(np.mod(x, 1) == 0)) & (magnitude <= 2.0 ** _digits(acc))
     exact = exact_sum & (magnitude <= 2.0 ** _digits(out.dtype)) & (p == 1)
-    model = _LpModel(p, unit_roundoff(acc), n, magnitude, exact_sum, exact)
+    tiny = float(finfo(numpy_dtype(acc)).smallest_subnormal)
+    model = _LpModel(p, unit_roundoff(acc), tiny, n, magnitude, exact_sum, exact)
     expected = _root(magnitude, p).astype(numpy_dtype(out.dtype))
     strict, _ = model.bound(magnitude, expected, probable=True)
     relaxed, _ = model.bound(magnitude, expected, probable=False)
@@ -323,11 +324,15 @@ class _LpModel:
     roundoff ``u``, derived for docs/window.md "Lp pooling":
 
     * each term |x|^P or x^P: exact at P = 1, else relative error
-      ``t = max(gamma_{P-1}(u), 4u)`` (P - 1 products, or a pow of 2 ULP);
+      ``t = max(gamma_{P-1}(u), 4u)`` (P - 1 products, or a pow of 2 ULP),
+      plus where it underflows ``(P - 1) tiny / 2`` absolute (each product
+      rounded into the subnormals; ``tiny`` the accumulator's smallest
+      subnormal: a FLOAT16 x^2 below 2^-14 loses most of its digits);
     * their sum over ``n`` terms, in any order: absolute error at most
       ``E = ((1 + t)(1 + gamma_n(u)) - 1) A + gamma_{n+P}(2^-53) A`` (the
-      oracle's own float64 powers and sum), A the sum of |x|^P (the terms'
-      magnitudes, whatever the reading's signs); 0 where ``exact_sum``
+      oracle's own float64 powers and sum) plus ``n`` terms' underflow,
+      A the sum of |x|^P (the terms' magnitudes, whatever the reading's
+      signs; a sum's own roundings are relative even among subnormals); 0 where ``exact_sum``
       (integer data whose every partial sum fits the accumulator);
     * the root, increasing: from a sum within E of ``c``, at most
       ``spread = max(r(c + E) - r(c), r(c) - r(c - E))`` from ``r(c)``
@@ -340,6 +345,7 @@ class _LpModel:
 
     p: int
     u: float
+    tiny: float
     n: np.ndarray
     magnitude: np.ndarray
     exact_sum: np.ndarray
@@ -351,6 +357,7 @@ class _LpModel:
         term = 0.0 if p == 1 else max(float(gamma(np.array(p - 1.0), u)), 4 * u)
         summed = gamma_probable(self.n, u) if probable else gamma(self.n, u)
         error = (((1 + term) * (1 + summed) - 1) + gamma(self.n + p, _U64)) * self.magnitude
+        error = error + self.n * (p - 1) * self.tiny / 2  # the terms' underflow (none at P = 1)
         error = np.where(self.exact_sum, 0.0, error)
         y = _root(centre, p)
         spread = np.maximum(_root(centre + error, p) - y, y - _root(centre - error, p))

@@ -140,3 +140,19 @@ def test_torch_lp_pool_takes_the_signed_nan_reading_and_overflows_in_float16() -
     assert all(r.outcome is Outcome.PASS for r in results if "/FLOAT32/" in r.case_id and r.expect_supported)
     took = _took(results)
     assert took["reading:lp-sign:signed-nan"] > 100 * max(took["reading:lp-sign=absolute"], 1)
+
+
+def test_a_float16_square_rounded_into_the_subnormals_is_within_the_float16_bound() -> None:
+    """torch (FLOAT16 accumulation declared) rounds x^2 to FLOAT16: a square below 2^-14 keeps few digits
+    (x = 2.7e-4: x^2 = 7.3e-8 becomes 5.96e-8, the root 2.44e-4, 110 ULP away).  The declared bound allows each
+    term's underflow, half the smallest subnormal; a square flushed to 0 (root 0) still FAILs."""
+    case = _case("LP_POOLING1", "FLOAT16/4d/k1-p2/random")
+    x = case.input("InputTensor").view().astype(np.float64)
+    batch = WindowOracle.of(_spec(case.operator)).bind([case], flush_subnormals=False, float16_accumulation=True)
+    stepwise = np.sqrt(np.square(x.astype(np.float16)).astype(np.float64)).astype(np.float16).reshape(-1)
+    expected = batch.expected.astype(np.float64)
+    underflowed = np.square(x).reshape(-1) < 2.0 ** -14
+    assert underflowed.any() and np.abs(stepwise - expected).max() > 10 * np.spacing(np.float16(2.0 ** -12))
+    assert np.all(np.abs(stepwise.astype(np.float64) - expected) <= batch.relaxed)
+    flushed = np.where(underflowed, 0.0, expected)  # a subnormal square flushed: not FLOAT16 arithmetic
+    assert np.any(np.abs(flushed - expected) > batch.relaxed)
