@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.compare import Alternative, Tier, finfo, is_float
+from dmlconform.families.elementwise import flushing
 from dmlconform.formula.bounds import Err
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, any_true, certain_nan
 from dmlconform.formula.refine import refine as exact
@@ -372,19 +373,23 @@ class FloatRun:
     # -- evaluation ------------------------------------------------------
     def run(self, arrays: Mapping[str, np.ndarray], *, track: bool, minmax: str = "propagate",
             exact64: bool = False, work: Any = np.float64,
-            spans: Mapping[str, tuple[float, float]] | None = None) -> tuple[np.ndarray, Val, Evaluator]:
+            spans: Mapping[str, tuple[float, float]] | None = None,
+            evaluator: Callable[[dict[str, Val], Settings], Evaluator] = Evaluator,
+            ) -> tuple[np.ndarray, Val, Evaluator]:
         """Evaluate on ``arrays`` (any common broadcast shape), computing in
         ``work`` (float64; the target type for a literal evaluation; long
         double for range); the values come back as a fresh contiguous array of
         that type and shape.  With ``exact64`` the value also says where it is
-        exact (`formula.exact64`)."""
+        exact (`formula.exact64`).  ``evaluator`` makes the evaluator (one
+        that flushes subnormals per operation: `flushing`)."""
         [(values, val)], ev = self.run_many(arrays, (self.output,), track=track, minmax=minmax, exact64=exact64,
-                                            work=work, spans=spans)
+                                            work=work, spans=spans, evaluator=evaluator)
         return values, val, ev
 
     def run_many(self, arrays: Mapping[str, np.ndarray], outputs: tuple[str | None, ...], *, track: bool,
                  minmax: str = "propagate", exact64: bool = False, work: Any = np.float64,
-                 spans: Mapping[str, tuple[float, float]] | None = None
+                 spans: Mapping[str, tuple[float, float]] | None = None,
+                 evaluator: Callable[[dict[str, Val], Settings], Evaluator] = Evaluator,
                  ) -> tuple[list[tuple[np.ndarray, Val]], Evaluator]:
         """`run` for several outputs in one evaluation: per output its values
         (each its own array) and value."""
@@ -398,7 +403,7 @@ class FloatRun:
             fixed["pi"] = _pi(work)
         env.update(fixed)
         settings = _settings(self.dtype, track, minmax, exact64, work)
-        ev = Evaluator(env, settings)
+        ev = evaluator(env, settings)
         with np.errstate(all="ignore"):
             vals = ev.run_many(self.tree, outputs, finals=self.formula.finals)
         out: list[tuple[np.ndarray, Val]] = []
@@ -874,8 +879,9 @@ class FloatRun:
         return self.looks.probe(self, index, probes, work)
 
     def flushed(self, expected: np.ndarray) -> list[Alternative]:
-        """The value with subnormal inputs flushed to zero, for a backend that
-        declares flushing."""
+        """The value with subnormal inputs flushed to zero, and the one
+        flushed per operation (`flushing`), for a backend that declares
+        flushing."""
         def subnormal(a: np.ndarray) -> np.ndarray:
             x = np.abs(a.astype(np.float64))
             return (x > 0) & (x < float(finfo(a.dtype).smallest_normal))
@@ -888,7 +894,44 @@ class FloatRun:
                 return x
             return np.where(np.abs(x) < float(finfo(a.dtype).smallest_normal), np.copysign(0.0, x), x)
 
-        return self.variant(index, expected, np.zeros(self.size, dtype=bool), FLUSH, transform=flush)
+        inputs = self.variant(index, expected, np.zeros(self.size, dtype=bool), FLUSH, transform=flush)
+        return inputs + self.flushed_per_operation(expected, inputs)
+
+    def flushed_each(self, *, minmax: str) -> flushing.FlushedValues:
+        """The formula flushed per operation (`flushing.FlushingEvaluator`),
+        block by block (`plan.ORACLE_BLOCK`), where it flushed something."""
+        tiny = flushing.threshold(self.dtype, [a.dtype for a in self.floats.values()])
+        found: list[np.ndarray] = [_NONE]
+        values: list[np.ndarray] = [np.zeros(0)]
+        for lo in range(0, self.size, ORACLE_BLOCK):
+            block = np.arange(lo, min(lo + ORACLE_BLOCK, self.size))
+            got, _, ev = self.run(self.subset(block), track=False, minmax=minmax,
+                                  evaluator=functools.partial(flushing.FlushingEvaluator, tiny=tiny))
+            assert isinstance(ev, flushing.FlushingEvaluator)
+            touched = np.broadcast_to(ev.touched, block.shape)
+            found.append(block[touched])
+            values.append(np.broadcast_to(got, block.shape)[touched].astype(np.float64))
+        return flushing.FlushedValues(np.concatenate(found), np.concatenate(values))
+
+    def flushed_per_operation(self, expected: np.ndarray, inputs: list[Alternative]) -> list[Alternative]:
+        """`flushing`'s reading where it gives another value than the
+        primary one and than the flushed inputs (``inputs``), with min and
+        max as the oracle reads them and, where the formula has them, as IEEE
+        maxNum/minNum (`MINMAX`: ``max(1e-39, NaN)`` flushed is 0)."""
+        alts: list[Alternative] = []
+        for minmax, name in (("propagate", flushing.NAME), ("number", f"{flushing.NAME}+{MINMAX.name}")):
+            if minmax == "number" and not self.has_minmax:
+                break
+            got = self.flushed_each(minmax=minmax)
+            values = to_float(got.values, self.dtype)
+            keep = _differs(values, expected[got.index])
+            for alt in inputs:  # sorted indices: `variant`'s
+                pos = np.minimum(np.searchsorted(alt.index, got.index), alt.index.size - 1)
+                keep &= ~((alt.index[pos] == got.index) & ~_differs(alt.values[pos], values))
+            if keep.any():
+                alts.append(Alternative(name, frozen(got.index[keep]), frozen(values[keep]), flushing.TIER,
+                                        flushing.REASON))
+        return alts
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ import numpy as np
 
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Policy, is_float, ml_dtypes_module
 from dmlconform.errors import InputError
+from dmlconform.families.elementwise import flushing
 from dmlconform.families.elementwise.floatrun import FloatRun, Outcome, Prepared, SharedPass, frozen, has_minmax
 from dmlconform.formula.evaluate import Evaluator, Settings, Val, decides, final_statements
 from dmlconform.formula.expand import expand
@@ -176,7 +177,8 @@ def evaluate_many(
                              propagate_nan=nan_policy is NanPolicy.PROPAGATE)
                     for o in distinct]
             if not runs[0].float_target:
-                results = [_float_to_integer_result(run, nan_policy, overflow, relaxed_factor) for run in runs]
+                results = [_float_to_integer_result(run, nan_policy, overflow, relaxed_factor, flush=flush_subnormals)
+                           for run in runs]
             else:  # every output's tracked pass first: then each kind of second look is one pass for them all
                 scanned = [run.scan_blocks(refine=refine) for run in runs]
                 for run, (_, _, blocks) in zip(runs, scanned):
@@ -306,15 +308,33 @@ def _attribute(name: str, value: Any, integer: bool) -> Val:
 
 
 def _float_to_integer_result(run: FloatRun, nan_policy: NanPolicy, overflow: Overflow,
-                             relaxed_factor: float) -> OracleResult:
-    """Comparisons and logic on float tensors into an integer type."""
+                             relaxed_factor: float, *, flush: bool) -> OracleResult:
+    """Comparisons and logic on float tensors into an integer type; with
+    ``flush``, the values flushed per operation (`flushing`) as well."""
     values, _, _ = run.run(run.arrays, track=False)
     if nan_policy is NanPolicy.PROPAGATE and run.scan().has_nan:
         values[run.mask(np.isnan)] = np.nan
     expected, ambiguous = _float_to_integer(values, run.dtype, overflow)
     other, _ = _float_to_integer(values, run.dtype, _OTHER[overflow])
-    return OracleResult(frozen(expected), None, frozen(ambiguous), (), 0, False, relaxed_factor, 0,
+    alternatives = _flushed_integers(run, expected, nan_policy, overflow) if flush else ()
+    return OracleResult(frozen(expected), None, frozen(ambiguous), alternatives, 0, False, relaxed_factor, 0,
                         other_overflow=frozen(other))
+
+
+def _flushed_integers(run: FloatRun, expected: np.ndarray, nan_policy: NanPolicy,
+                      overflow: Overflow) -> tuple[Alternative, ...]:
+    """Where a comparison (or other step) flushed per operation gives
+    another integer than ``expected``: ``1.4e-45 == 0`` is 1 when the
+    comparison flushes its operand (`flushing`)."""
+    got = run.flushed_each(minmax="propagate")
+    values = got.values
+    if nan_policy is NanPolicy.PROPAGATE:
+        values[run.mask(np.isnan).reshape(-1)[got.index]] = np.nan
+    ints, _ = _float_to_integer(values, run.dtype, overflow)
+    keep = ints != expected.reshape(-1)[got.index]
+    if not keep.any():
+        return ()
+    return (Alternative(flushing.NAME, frozen(got.index[keep]), frozen(ints[keep]), flushing.TIER, flushing.REASON),)
 
 
 def _float_result(formula: Prepared, out: Outcome, relaxed_factor: float) -> OracleResult:

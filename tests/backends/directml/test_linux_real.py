@@ -187,3 +187,24 @@ def test_sid_s_mesa_runs_16_bit_types_and_its_flushing_is_declared(sid_mesa: Sta
             assert not c["expect_supported"] and str(c["message"]).startswith("DirectML rejected the desc"), c
     host = _report(tmp_path / "host", "ACTIVATION_RELU_GRAD")
     assert host["run"]["flush_subnormals"] is False and _flushed(host["cases"]) == 0
+
+
+def _matched(cases: list[dict[str, Any]], name: str) -> int:
+    """Elements accepted only as the alternative ``name``."""
+    return sum(n for c in cases for alt, n in c.get("alternatives", []) if alt == name)
+
+
+def test_sid_s_per_operation_flushing_is_a_reading_of_the_declared_flushing(sid_mesa: Stack, tmp_path: Path) -> None:
+    """sid's lavapipe flushes per operation: Leaky ReLU's comparison sees a subnormal x as -0 and its select
+    returns x unflushed.  The per-operation reading accepts it (those cases FAILed with the two whole-case
+    readings); the machine's lavapipe keeps subnormals and never needs it."""
+    def float32(mesa: str) -> list[dict[str, Any]]:
+        cases = _report(tmp_path / mesa, "ACTIVATION_LEAKY_RELU", mesa=mesa)["cases"]
+        return [c for c in cases if c["dtype"] == "FLOAT32" and c["expect_supported"]]
+
+    sid = float32("sid")
+    assert sid and all(c["outcome"] == "PASS" for c in sid), [(c["case_id"], c["message"]) for c in sid
+                                                              if c["outcome"] != "PASS"]
+    assert _matched(sid, "flushed_per_operation") > 0
+    host = float32("host")
+    assert host and all(c["outcome"] == "PASS" for c in host) and _matched(host, "flushed_per_operation") == 0
