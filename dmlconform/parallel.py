@@ -136,9 +136,7 @@ def default_jobs() -> int:
 def case_timeout(case: Case, timeout: float) -> float:
     """``timeout`` seconds, times elements / `LARGE_ELEMENTS` for a case
     larger than that."""
-    from dmlconform.runner import case_elements  # noqa: PLC0415 - off the parent's start (see the imports)
-
-    return _scaled(timeout, case_elements(case))
+    return _scaled(timeout, case.elements)
 
 
 def _scaled(seconds: float, elements: int) -> float:
@@ -151,9 +149,8 @@ def planned_size(case: Case | Planned) -> int:
     case, made by the worker that runs it) more than a chunk holds, so that
     it goes alone, until the worker says how large it is."""
     from dmlconform.cases.model import Planned  # noqa: PLC0415 - off the parent's start (see the imports)
-    from dmlconform.runner import case_elements  # noqa: PLC0415 - off the parent's start (see the imports)
 
-    return WORKER_ELEMENTS + 1 if isinstance(case, Planned) else case_elements(case)
+    return WORKER_ELEMENTS + 1 if isinstance(case, Planned) else case.elements
 
 
 def plan_chunks(sizes: Sequence[int], jobs: int) -> list[range]:
@@ -355,7 +352,7 @@ def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bo
     """``pairs`` through the runner (one call, or one call per case when
     ``alone``), each start and each result sent to the parent."""
     from dmlconform.judge import verdict  # noqa: PLC0415 - off the parent's start (see the imports)
-    from dmlconform.runner import case_elements, run_cases  # noqa: PLC0415 - off the parent's start (see the imports)
+    from dmlconform.runner import run_cases  # noqa: PLC0415 - off the parent's start (see the imports)
 
     place = _Placer([case for _, case in pairs])
     parts = [range(i, i + 1) for i in range(len(pairs))] if alone else [range(len(pairs))]
@@ -364,7 +361,7 @@ def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bo
             conn.send(("start", base + i))
 
         def made(i: int, case: Case, base: int = part.start) -> None:   # the parent's facts of a planned case
-            conn.send(("made", base + i, case_elements(case), verdict(case, Outcome.ERROR, "")))
+            conn.send(("made", base + i, case.elements, verdict(case, Outcome.ERROR, "")))
 
         run_cases([pairs[i] for i in part], backend, overrides=overrides, on_start=started, on_made=made,
                   progress=lambda r: conn.send(("result", place(r), r)))

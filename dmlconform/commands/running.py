@@ -163,10 +163,10 @@ def _rescue(report: RunResult, target: Path, exc: OSError) -> NoReturn:
 
 def _run_with_progress(total: int, console: Console, *, enabled: bool,
                        execute: Callable[[Progress | None], RunOutcome]) -> RunOutcome:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415 - the bar is drawn only on a terminal; CI logs and --no-progress skip its import
-
     if not enabled:
         return execute(None)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415 - the bar is drawn only on a terminal; CI logs and --no-progress skip its import
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         task = progress.add_task("running", total=total)
