@@ -8,10 +8,11 @@ it, not the run.  So by default the backend runs in worker processes, even
 at ``-j 1``, and the parent only schedules, watches and collects:
 
 * **Workers** are started with the ``spawn`` method on every platform, so
-  Linux behaves like Windows (no fork-only state).  Each builds its own
-  backend with `load_backend(name, options)` and runs *chunks* through
-  `runner.run_cases`; ``on_start(i)`` tells the parent which case is in
-  flight, ``progress`` sends each result as soon as it is known.
+  Linux behaves like Windows (no fork-only state).  Each (the module
+  `worker`: the child's side) builds its own backend with
+  `load_backend(name, options)` and runs *chunks* through `runner.run_cases`;
+  ``on_start(i)`` tells the parent which case is in flight, ``progress``
+  sends each result as soon as it is known.
 * **Chunks** are contiguous runs of the input order (the runner still batches
   the oracle over like cases), at most `plan.WORKER_CASES` cases, about a quarter
   of a worker's share so the workers finish together, and at most
@@ -75,6 +76,7 @@ from typing import TYPE_CHECKING, Any, Self
 from dmlconform.errors import BackendLoadError, ExitCode, InputError
 from dmlconform.plan import LARGE_ELEMENTS, WORKER_CASES, WORKER_ELEMENTS, pack
 from dmlconform.results import CaseResult, Outcome, ToleranceOverride
+from dmlconform.worker import Pair, Placer, WorkerArgs, worker_main
 
 # The run's process imports this module before its workers start, and the
 # workers start first thing (`Workers`), so that their start overlaps the
@@ -86,11 +88,8 @@ from dmlconform.results import CaseResult, Outcome, ToleranceOverride
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-    import numpy as np
-
-    from dmlconform.backends.base import Backend, BackendInfo, BatchItem, Support
+    from dmlconform.backends.base import Backend, BackendInfo
     from dmlconform.cases.model import Case, Planned
-    from dmlconform.spec.model import Spec
 
 #: Seconds a case may run before it is TIMEOUT (``--timeout``).
 DEFAULT_TIMEOUT = 60.0
@@ -105,7 +104,6 @@ _LONGEST_WAIT = 3600.0
 #: Seconds a stopped worker gets to exit after terminate() before kill().
 _GRACE = 2.0
 
-Pair = tuple["Spec", "Case | Planned"]
 Progress = Callable[[CaseResult], None]
 Overrides = Mapping[tuple[str, str], ToleranceOverride]
 
@@ -136,9 +134,7 @@ def default_jobs() -> int:
 def case_timeout(case: Case, timeout: float) -> float:
     """``timeout`` seconds, times elements / `LARGE_ELEMENTS` for a case
     larger than that."""
-    from dmlconform.runner import case_elements  # noqa: PLC0415 - off the parent's start (see the imports)
-
-    return _scaled(timeout, case_elements(case))
+    return _scaled(timeout, case.elements)
 
 
 def _scaled(seconds: float, elements: int) -> float:
@@ -151,9 +147,8 @@ def planned_size(case: Case | Planned) -> int:
     case, made by the worker that runs it) more than a chunk holds, so that
     it goes alone, until the worker says how large it is."""
     from dmlconform.cases.model import Planned  # noqa: PLC0415 - off the parent's start (see the imports)
-    from dmlconform.runner import case_elements  # noqa: PLC0415 - off the parent's start (see the imports)
 
-    return WORKER_ELEMENTS + 1 if isinstance(case, Planned) else case_elements(case)
+    return WORKER_ELEMENTS + 1 if isinstance(case, Planned) else case.elements
 
 
 def plan_chunks(sizes: Sequence[int], jobs: int) -> list[range]:
@@ -165,20 +160,6 @@ def plan_chunks(sizes: Sequence[int], jobs: int) -> list[range]:
     return pack(sizes, most=WORKER_ELEMENTS, most_items=target)
 
 
-class _Placer:
-    """The position of each result within a list of cases, found by case id:
-    the runner reports batched results out of order (ids are unique in a
-    suite; a repeated id takes the positions in order)."""
-
-    def __init__(self, cases: Sequence[Case | Planned]) -> None:
-        self._slots: dict[str, deque[int]] = {}
-        for i, case in enumerate(cases):
-            self._slots.setdefault(case.id, deque()).append(i)
-
-    def __call__(self, result: CaseResult) -> int:
-        return self._slots[result.case_id].popleft()
-
-
 def run_in_process(pairs: Sequence[Pair], backend: Backend, *, overrides: Overrides | None = None,
                    progress: Progress | None = None) -> RunOutcome:
     """``--no-isolate``: the runner in this process, as one batch (a crash
@@ -187,7 +168,7 @@ def run_in_process(pairs: Sequence[Pair], backend: Backend, *, overrides: Overri
     from dmlconform.runner import run_cases  # noqa: PLC0415 - off the parent's start (see the imports)
 
     results: list[CaseResult | None] = [None] * len(pairs)
-    place = _Placer([case for _, case in pairs])
+    place = Placer([case for _, case in pairs])
 
     def done(result: CaseResult) -> None:
         results[place(result)] = result
@@ -237,140 +218,6 @@ def run_isolated(pairs: Sequence[Pair], backend: str, options: Mapping[str, str]
     a worker cannot build the backend."""
     with Workers(backend, options, jobs=jobs, timeout=timeout, overrides=overrides) as workers:
         return workers.run(pairs, progress=progress)
-
-
-# --------------------------------------------------------------------------- worker side
-
-
-@dataclass(frozen=True, slots=True)
-class _WorkerArgs:
-    """What a worker needs to build its backend (pickled to the child)."""
-
-    backend: str
-    options: dict[str, str]
-    overrides: dict[tuple[str, str], ToleranceOverride]
-
-
-def _ignore_sigint() -> None:
-    """Leave Ctrl-C to the parent (only where the platform has SIGINT)."""
-    if hasattr(signal, "SIGINT"):
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _exit_with_parent() -> None:
-    """End this worker when the parent is gone (killed, say, by a CI runner
-    cancelling the job), even if the backend hangs."""
-
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        parent.join()
-        os._exit(1)
-
-
-def _worker_main(conn: Connection, args: _WorkerArgs) -> None:
-    """A worker's life: build the backend, say ``ready``, then run each job
-    sent (``(pairs, alone)``) until told to stop (None) or the pipe closes;
-    ``("prepare", families)`` imports those families' oracles meanwhile
-    and says ``("prepared",)``.
-    Messages: ``("ready", info)``, ``("fatal", text, exit code)``,
-    ``("made", i, elements, CaseResult)``, ``("start", i)``, ``("result", i,
-    CaseResult)``, ``("done",)``; ``i`` counts in the job."""
-    from dmlconform.backends.registry import load_backend  # noqa: PLC0415 - off the parent's start (see the imports)
-
-    _ignore_sigint()
-    threading.Thread(target=_exit_with_parent, name="dmlconform-parent-watch", daemon=True).start()
-
-    try:
-        backend = load_backend(args.backend, args.options)
-        info = backend.info()
-    except Exception as exc:  # noqa: BLE001 - reported to the parent, which raises it as its own
-        code = int(getattr(exc, "exit_code", ExitCode.BACKEND_UNAVAILABLE))
-        conn.send(("fatal", getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", code))
-        return
-    conn.send(("ready", info))
-    backend = _Watched(backend, conn)
-    while True:
-        try:
-            job = conn.recv()
-        except EOFError:
-            return
-        if job is None:
-            return
-        if job[0] == "prepare":
-            _preload_judging(job[1])
-            conn.send(("prepared",))
-            continue
-        pairs, alone = job
-        _run_job(conn, backend, pairs, alone=alone, overrides=args.overrides)
-        conn.send(("done",))
-
-
-def _preload_judging(names: Sequence[str]) -> None:
-    """Import the runner and the oracles of the families ``names`` now,
-    while the parent makes the first cases (a one-case repro waited for
-    them after its case ran: issue #31)."""
-    from dmlconform.families import preload, registered  # noqa: PLC0415 - off the parent's start (see the imports)
-    from dmlconform.runner import run_cases  # noqa: F401, PLC0415 - off the parent's start (see the imports)
-
-    for family in registered():
-        if family.name in names:
-            preload(family, "oracle")
-
-
-class _Watched:
-    """The backend, telling the parent each time its ``run`` returns: from
-    then until the next case starts, the time is the harness's (the oracle
-    and the comparison), not the backend's."""
-
-    def __init__(self, backend: Backend, conn: Connection) -> None:
-        from dmlconform.backends.base import implements_of, run_batch_of  # noqa: PLC0415 - off the parent's start (see the imports)
-
-        self.backend, self.conn = backend, conn
-        self.batch = run_batch_of(backend)
-        if self.batch is not None:  # the runner then starts a whole batch before one call
-            self.run_batch = self._run_batch
-        implements = implements_of(backend)
-        if implements is not None:  # the runner asks it once per operator (issue #22 item 5)
-            self.implements = implements
-
-    def info(self) -> BackendInfo:
-        return self.backend.info()
-
-    def supports(self, spec: Spec, case: Case) -> Support:
-        return self.backend.supports(spec, case)
-
-    def run(self, spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
-        self.backend.run(spec, case, buffers)
-        self.conn.send(("ran",))
-
-    def _run_batch(self, items: Sequence[BatchItem]) -> list[Exception | None]:
-        assert self.batch is not None
-        errors = self.batch(items)
-        self.conn.send(("ran",))
-        return errors
-
-
-def _run_job(conn: Connection, backend: Backend, pairs: list[Pair], *, alone: bool,
-             overrides: Overrides) -> None:
-    """``pairs`` through the runner (one call, or one call per case when
-    ``alone``), each start and each result sent to the parent."""
-    from dmlconform.judge import verdict  # noqa: PLC0415 - off the parent's start (see the imports)
-    from dmlconform.runner import case_elements, run_cases  # noqa: PLC0415 - off the parent's start (see the imports)
-
-    place = _Placer([case for _, case in pairs])
-    parts = [range(i, i + 1) for i in range(len(pairs))] if alone else [range(len(pairs))]
-    for part in parts:
-        def started(i: int, base: int = part.start) -> None:
-            conn.send(("start", base + i))
-
-        def made(i: int, case: Case, base: int = part.start) -> None:   # the parent's facts of a planned case
-            conn.send(("made", base + i, case_elements(case), verdict(case, Outcome.ERROR, "")))
-
-        run_cases([pairs[i] for i in part], backend, overrides=overrides, on_start=started, on_made=made,
-                  progress=lambda r: conn.send(("result", place(r), r)))
-
-
-# --------------------------------------------------------------------------- parent side
 
 
 @dataclass(frozen=True, slots=True)
@@ -466,7 +313,7 @@ class Workers:
                  timeout: float = DEFAULT_TIMEOUT, overrides: Overrides | None = None) -> None:
         if jobs < 1 or timeout <= 0:
             raise ValueError(f"jobs={jobs} must be >= 1 and timeout={timeout} > 0")
-        self.args = _WorkerArgs(backend, dict(options or {}), dict(overrides or {}))
+        self.args = WorkerArgs(backend, dict(options or {}), dict(overrides or {}))
         self.jobs, self.timeout = jobs, timeout
         self.pairs: list[Pair] = []
         self.made: dict[int, tuple[int, CaseResult]] = {}   # a planned case's elements and facts, once made
@@ -565,7 +412,7 @@ class Workers:
 
     def _spawn(self) -> _Worker:
         parent, child = self.ctx.Pipe(duplex=True)
-        process = self.ctx.Process(target=_worker_main, args=(child, self.args), daemon=True,
+        process = self.ctx.Process(target=worker_main, args=(child, self.args), daemon=True,
                                    name="dmlconform-worker")
         with _sigint_ignored():
             process.start()

@@ -165,14 +165,9 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case | Planned]], backend: Backend, 
     return tuple(r for r in results if r is not None)
 
 
-def case_elements(case: Case) -> int:
-    """Elements in all of a case's buffers: its size for chunking, timing and memory."""
-    return sum(int(t.buffer.size) for t in (*case.inputs, *case.outputs))
-
-
 def is_large(case: Case) -> bool:
     """Whether ``case`` has `plan.LARGE_ELEMENTS` or more."""
-    return case_elements(case) >= LARGE_ELEMENTS
+    return case.elements >= LARGE_ELEMENTS
 
 
 def _made(spec: m.Spec, planned: Planned) -> Case | CaseResult:

@@ -224,7 +224,7 @@ def run_batch_of(backend: Backend) -> RunBatch | None:
     """``backend``'s ``run_batch``, or None when it has none: the method is
     optional (`BatchBackend`), and a backend may set it to None (say on a
     device where it cannot batch).  The one test of "has run_batch": the
-    runner batches exactly when a worker's watcher (`parallel._Watched`)
+    runner batches exactly when a worker's watcher (`worker._Watched`)
     expects batch calls, so both ask here."""
     return getattr(backend, "run_batch", None)
 

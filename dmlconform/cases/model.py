@@ -119,6 +119,12 @@ class Case:
     def dimension_count(self) -> int:
         return self.outputs[0].dimension_count if self.outputs else 0
 
+    @property
+    def elements(self) -> int:
+        """Elements in all of the case's buffers: its size for chunking,
+        timing and memory."""
+        return sum(int(t.buffer.size) for t in (*self.inputs, *self.outputs))
+
     def input(self, name: str) -> TensorData:
         return next(t for t in self.inputs if t.name == name)
 

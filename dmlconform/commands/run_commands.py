@@ -82,12 +82,13 @@ def run(specs_dir: str, backend_name: str, backend_args: tuple[str, ...], level_
     started, clock = dt.datetime.now(dt.UTC), time.perf_counter()
     options = backend_options(backend_args)
     engine = _engine(ctx, backend_name, options, isolate=not no_isolate, jobs=jobs, timeout=timeout, gate=gate)
-    from dmlconform.commands.running import execute  # noqa: PLC0415 - once the workers have started (module docstring)
+    from dmlconform.commands.running import RunOptions, execute  # noqa: PLC0415 - once the workers have started (module docstring)
 
-    execute(ctx, engine, started=started, clock=clock, specs_dir=specs_dir, backend_name=backend_name,
-            options=options, level_text=level_text, seed=seed, ops=ops, dtypes=dtypes, patterns=patterns, ids=ids,
-            cases_dir=cases_dir, large=large, output=output, view=view, no_progress=no_progress,
-            skip_unavailable=skip_unavailable, show_skipped=show_skipped, gate=gate)
+    asked = RunOptions(specs_dir=specs_dir, backend_name=backend_name, backend_args=tuple(options.items()),
+                       level_text=level_text, seed=seed, ops=ops, dtypes=dtypes, patterns=patterns, ids=ids,
+                       cases_dir=cases_dir, large=large, output=output, view=view, no_progress=no_progress,
+                       skip_unavailable=skip_unavailable, show_skipped=show_skipped, gate=gate)
+    execute(ctx, engine, asked, started=started, clock=clock)
 
 
 def _engine(ctx: click.Context, name: str, options: dict[str, str], *, isolate: bool, jobs: int | None,

@@ -11,6 +11,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -39,36 +40,60 @@ if TYPE_CHECKING:
     from dmlconform.report.folder import ReportFolder
 
 
-def execute(ctx: click.Context, engine: Workers | InProcess, *, started: dt.datetime, clock: float, specs_dir: str,
-            backend_name: str, options: dict[str, str], level_text: str | None, seed: int, ops: tuple[str, ...],
-            dtypes: tuple[str, ...], patterns: tuple[str, ...], ids: tuple[str, ...], cases_dir: str | None,
-            large: bool, output: str | None, view: View, no_progress: bool, skip_unavailable: bool,
-            show_skipped: bool, gate: Gate) -> None:
-    """The run of `run_commands.run`, its options as given, on ``engine``
-    (started at ``started``, ``clock`` by `time.perf_counter`); exits with
-    the run's code."""
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What a ``run`` was asked on its command line (`run_commands.run`),
+    as given, but for ``view`` and ``gate`` (read and checked into their
+    records) and ``backend_args`` (``--backend-arg KEY=VALUE`` as pairs, in
+    the order given).  ``level_text`` None: the backend's claimed level."""
+
+    specs_dir: str
+    backend_name: str
+    backend_args: tuple[tuple[str, str], ...]
+    level_text: str | None
+    seed: int
+    ops: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    patterns: tuple[str, ...]
+    ids: tuple[str, ...]
+    cases_dir: str | None
+    large: bool
+    output: str | None
+    view: View
+    no_progress: bool
+    skip_unavailable: bool
+    show_skipped: bool
+    gate: Gate
+
+
+def execute(ctx: click.Context, engine: Workers | InProcess, run: RunOptions, *, started: dt.datetime,
+            clock: float) -> None:
+    """The ``run`` of `run_commands.run` on ``engine`` (started at
+    ``started``, ``clock`` by `time.perf_counter`); exits with the run's
+    code."""
     console = make_console()
-    needed, option = _operators(ops, ids) if not cases_dir else (ops, "--op")
-    specs = load_specs(specs_dir, needed, option=option)  # input errors before waiting for the backend
-    selection = suite.Selection(frozenset(ids), patterns, frozenset(parse_dtypes(dtypes)), gate.shard)
-    cases = suite.checked_cases(Path(cases_dir), [s for _, s in specs], every_operator=not ops) if cases_dir else None
+    gate, seed = run.gate, run.seed
+    needed, option = _operators(run.ops, run.ids) if not run.cases_dir else (run.ops, "--op")
+    specs = load_specs(run.specs_dir, needed, option=option)  # input errors before waiting for the backend
+    selection = suite.Selection(frozenset(run.ids), run.patterns, frozenset(parse_dtypes(run.dtypes)), gate.shard)
+    cases = (suite.checked_cases(Path(run.cases_dir), [s for _, s in specs], every_operator=not run.ops)
+             if run.cases_dir else None)
     engine.prepare(suite.prepare(specs))  # while the backend starts: its feature level decides which cases there are
-    info = _available(engine.info(), skip_unavailable)
-    level = parse_level(level_text, "--feature-level") or info.feature_level
+    info = _available(engine.info(), run.skip_unavailable)
+    level = parse_level(run.level_text, "--feature-level") or info.feature_level
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{info.name}-{level.short}-s{seed}" + gate.run_id_suffix
-    folder = reserve(Path(output) if output else None, run_id)   # before any case: a bad -o costs nothing
+    folder = reserve(Path(run.output) if run.output else None, run_id)   # before any case: a bad -o costs nothing
     ctx.call_on_close(folder.abandon)
-    pairs, skipped = suite.pairs(specs, level, seed=seed, large=large, cases=cases, selection=selection)
+    pairs, skipped = suite.pairs(specs, level, seed=seed, large=run.large, cases=cases, selection=selection)
     if not pairs:
         why = f"; skipped {'; '.join(skipped[:3])}" if skipped else ""
         raise InputError(f"no case matches the selection (--op, --dtype, -k, --case, --shard){why}")
-    outcome = _run_with_progress(len(pairs), console, enabled=not no_progress and console.is_terminal,
+    outcome = _run_with_progress(len(pairs), console, enabled=not run.no_progress and console.is_terminal,
                                  execute=lambda progress: engine.run(pairs, progress=progress))
-    invocation = _invocation(ctx, backend_name, options, level, seed=seed, cases_dir=cases_dir,
-                             tolerances=gate.tolerances)
     made = [(s, c) for s, c in pairs if isinstance(c, Case)]   # a --large case made in its worker ties nothing
-    results = _with_repro(suite.with_notes(ties.agreed(made, outcome.results), Path(cases_dir) if cases_dir else None),
-                          invocation)
+    results = _with_repro(suite.with_notes(ties.agreed(made, outcome.results),
+                                           Path(run.cases_dir) if run.cases_dir else None),
+                          _invocation(ctx, run, level))
     report = gate.finish(RunResult(
         run_id=folder.run_id, backend=info.name, device=info.device, backend_version=info.version,
         feature_level=level.short, flush_subnormals=info.flush_subnormals, seed=seed,
@@ -78,7 +103,7 @@ def execute(ctx: click.Context, engine: Workers | InProcess, *, started: dt.date
         cases=results, ambiguities=ambiguity_words((s for _, s in specs), results),
         interrupted=outcome.interrupted, seconds=round(time.perf_counter() - clock, 3),
         float16_accumulation=reported_float16(info.float16_accumulation), subset=info.subset))
-    _finish(report, folder, console, view=view, skipped=skipped, show_skipped=show_skipped,
+    _finish(report, folder, console, view=run.view, skipped=skipped, show_skipped=run.show_skipped,
             ran=len(outcome.results), total=len(pairs))
 
 
@@ -100,8 +125,7 @@ def _operators(ops: tuple[str, ...], ids: tuple[str, ...]) -> tuple[tuple[str, .
     return tuple(dict.fromkeys(i.split("/", 1)[0] for i in ids)), "--case"
 
 
-def _invocation(ctx: click.Context, backend: str, options: dict[str, str], level: m.FeatureLevel, *,
-                seed: int, cases_dir: str | None, tolerances: str) -> Invocation:
+def _invocation(ctx: click.Context, run: RunOptions, level: m.FeatureLevel) -> Invocation:
     """The options of this run that its repro lines must repeat: those the
     user gave (a path as written), the level and the seed (not for --cases,
     whose cases do not depend on it)."""
@@ -110,9 +134,9 @@ def _invocation(ctx: click.Context, backend: str, options: dict[str, str], level
         return ctx.params[name] if source is not None and source.name == "COMMANDLINE" else None
 
     return Invocation(
-        backend=backend, backend_args=tuple(options.items()), level=level.short,
-        seed=None if cases_dir else seed, specs=given("specs_dir"), cases=cases_dir,
-        tolerances=tolerances or None, large=bool(ctx.params.get("large")),
+        backend=run.backend_name, backend_args=run.backend_args, level=level.short,
+        seed=None if run.cases_dir else run.seed, specs=given("specs_dir"), cases=run.cases_dir,
+        tolerances=run.gate.tolerances or None, large=bool(ctx.params.get("large")),
         timeout=given("timeout"))
 
 
@@ -163,10 +187,10 @@ def _rescue(report: RunResult, target: Path, exc: OSError) -> NoReturn:
 
 def _run_with_progress(total: int, console: Console, *, enabled: bool,
                        execute: Callable[[Progress | None], RunOutcome]) -> RunOutcome:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415 - the bar is drawn only on a terminal; CI logs and --no-progress skip its import
-
     if not enabled:
         return execute(None)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: PLC0415 - the bar is drawn only on a terminal; CI logs and --no-progress skip its import
+
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as progress:
         task = progress.add_task("running", total=total)

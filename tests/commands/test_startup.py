@@ -35,3 +35,20 @@ def test_the_heavy_part_is_what_the_run_then_imports() -> None:
     # The check above can fail: what the command imports once the workers have started, and what a worker
     # imports, bring every one of them.
     assert set(HEAVY) <= _imported("dmlconform.commands.running", "dmlconform.runner", "dmlconform.catalog")
+
+
+#: What the run's process of a one-case repro has no use for: its worker judges the case, and
+#: ``--no-progress`` draws no bar (issue #31: a one-case repro at most 5x ``import numpy``).
+WORKERS_ONLY = ("dmlconform.runner", "dmlconform.judge", "dmlconform.memory", "rich.progress")
+
+
+def test_a_one_case_run_leaves_judging_to_its_worker(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code = ("import json, sys\nfrom click.testing import CliRunner\nfrom dmlconform.cli import main\n"
+            "done = CliRunner().invoke(main, ['run', '--case', 'ELEMENT_WISE_ADD/FLOAT32/4d/edges', '--no-progress', "
+            f"'-o', {str(tmp_path / 'r')!r}])\n"
+            "print(json.dumps([done.exit_code, sorted(sys.modules)]))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    exit_code, loaded = json.loads(done.stdout.splitlines()[-1])
+    assert exit_code == 0
+    assert (tmp_path / "r" / "report.json").is_file()
+    assert not set(loaded) & set(WORKERS_ONLY), f"the run's process imported {sorted(set(loaded) & set(WORKERS_ONLY))}"
