@@ -66,7 +66,8 @@ def _groups_mixed(ops: Operands, geo: Geometry) -> tuple[Operands, Geometry] | N
 
 
 def _output_padding_ignored(ops: Operands, geo: Geometry) -> tuple[Operands, Geometry] | None:
-    """OutputPadding ignored: the output one stride short, its tail left as the buffer held it (zeros)."""
+    """OutputPadding ignored: the output one stride short, its tail never written (NaN here: whatever
+    the buffer held; zeros would be a reading, ``output-padding:zero-after-bias``)."""
     return None if not geo.transposed or not any(geo.output_padding) else (ops, geo)
 
 
@@ -150,7 +151,7 @@ def _buffer_index(spec: m.Spec, case: Case, buffers: Buffers) -> None:
 
 
 def _outpad_write(spec: m.Spec, case: Case, buffers: Buffers) -> None:
-    """`_output_padding_ignored`: the reference's output, its OutputPadding elements zero."""
+    """`_output_padding_ignored`: the reference's output, its OutputPadding elements never written (NaN)."""
     sem = spec.semantics
     if not isinstance(sem, Window) or sem.operation != "convolution":
         return
@@ -162,7 +163,7 @@ def _outpad_write(spec: m.Spec, case: Case, buffers: Buffers) -> None:
         if p:
             index = [slice(None)] * view.ndim
             index[2 + j] = slice(view.shape[2 + j] - p, None)
-            view[tuple(index)] = 0
+            view[tuple(index)] = np.nan
 
 
 #: The family's planted faults by name (`families.Family.faults`; the ``faulty`` backend plants them).

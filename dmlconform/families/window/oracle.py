@@ -27,7 +27,8 @@ Readings (the overlay's ambiguities) offered as STRICT alternatives where
 they give another value: ``flip-axes:height-width`` (CONVOLUTION mode
 reverses only the last two spatial dimensions of a 3D filter), on the
 exact cases that tell it apart; ``output-padding:zero`` (the backward
-output's OutputPadding elements are zero before the bias).
+output's OutputPadding elements are zero before the bias) and
+``output-padding:zero-after-bias`` (zero, the bias not added).
 """
 
 from __future__ import annotations
@@ -412,12 +413,15 @@ def _alternatives(spec: m.Spec, sem: Window, case: Case, geo: Geometry, sums: Su
         readings["flip-axes:height-width"] = np.where(exact, other.value.reshape(-1), np.nan)
     if geo.transposed and any(geo.output_padding):
         readings["output-padding:zero"] = _zero_padded(sums, geo, ops.bias).reshape(-1)
+        if ops.bias is not None:  # the padding applied after the bias: zeros alone
+            readings["output-padding:zero-after-bias"] = _zero_padded(sums, geo, None).reshape(-1)
     return _offered(spec, readings, expected)
 
 
 def _zero_padded(sums: Sums, geo: Geometry, bias: np.ndarray | None) -> np.ndarray:
     """The output with its OutputPadding elements (the last ``p`` along each
-    spatial dimension) holding the bias alone, NaN elsewhere (no reading there)."""
+    spatial dimension) holding the bias alone (zeros with no ``bias``), NaN
+    elsewhere (no reading there)."""
     shape = sums.value.shape
     padding = np.zeros(shape[2:], bool)
     for j, p in enumerate(geo.output_padding):

@@ -111,6 +111,9 @@ def test_the_readings_are_offered_where_they_differ() -> None:
     zero = next(a for a in pad.alternatives if a.name == "reading:output-padding:zero")
     bias = _case("CONVOLUTION/FLOAT32/4d/backward/cross/k3-s2-outpad1/random").input("BiasTensor").view().ravel()
     assert set(zero.values.tolist()) <= set(bias.tolist())  # zero, then the bias
+    after = next(a for a in pad.alternatives if a.name == "reading:output-padding:zero-after-bias")
+    assert after.values.size and not after.values.any()  # zero, the bias not added (DirectML's kernels)
+    assert np.array_equal(after.index, zero.index)
 
 
 #: Where each fault must show: substrings one of which every case id it FAILs holds (() where any case may
