@@ -26,6 +26,7 @@ import numpy as np
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
+from dmlconform.backends.onnxruntime.unpool import MAPPINGS as UNPOOL_MAPPINGS
 from dmlconform.cases.model import Case
 from dmlconform.families.window.cases import geometry, integer_operands, operands, power, semantics_of, window
 from dmlconform.spec.model import Spec
@@ -171,4 +172,5 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
                                        note="ConvInteger (pads after the zero point: the zero-point reading)"),
     **{op: OnnxMapping("LpPool", attrs=every_attribute, integer=False, runner=run, opset=LP_OPSET,
                        note="LpPool (|x|^p: the absolute reading); pads must stay below the kernel")
-       for op in ("LP_POOLING", "LP_POOLING1")}}
+       for op in ("LP_POOLING", "LP_POOLING1")},
+    **UNPOOL_MAPPINGS}

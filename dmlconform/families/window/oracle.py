@@ -39,7 +39,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, finfo
-from dmlconform.families.window import windowmap
+from dmlconform.families.window import unpool_oracle, windowmap
 from dmlconform.families.window.cases import (
     Geometry,
     geometry,
@@ -80,11 +80,13 @@ class WindowOracle:
         return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
-             float16_accumulation: bool = False) -> WindowBatch | MaxBatch:
+             float16_accumulation: bool = False) -> WindowBatch | MaxBatch | unpool_oracle.UnpoolBatch:
         """Each case's T, S, n and readings end to end.  ``flush_subnormals``
         changes nothing: a flushed subnormal is within one spacing of the output."""
         if self.semantics.operation == "max_pooling":
             return _max_batch(self.spec, self.semantics, cases)
+        if self.semantics.operation == "max_unpooling":
+            return unpool_oracle.bind(self.spec, self.semantics, cases)
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
         alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
         expected = np.concatenate([p.expected for p in parts])

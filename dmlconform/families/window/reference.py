@@ -30,6 +30,7 @@ from dmlconform.families.window.cases import (
     semantics_of,
     window,
 )
+from dmlconform.families.window.unpool_reference import unpool
 from dmlconform.spec.model import DataType, Spec, numpy_dtype
 
 #: The type each tensor type computes in: its own, FLOAT16 in float32.
@@ -40,6 +41,8 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     """The output of ``case`` in its storage type and logical shape, a new array."""
     sem = semantics_of(spec)
     out = case.outputs[0]
+    if sem.operation == "max_unpooling":
+        return {sem.output: unpool(sem, case, buffers)}
     if sem.operation == "max_pooling":
         x = case.input(sem.input).view(buffers[sem.input])
         value, index = maximum(x, window(sem, case), geometry(sem, case), out.sizes)
