@@ -41,6 +41,7 @@ from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData
 from dmlconform.compare import finfo
 from dmlconform.families.window import unpool
+from dmlconform.families.window.activation import FUSED, activation
 from dmlconform.families.window.semantics import BACKWARD, CONVOLUTION, CROSS_CORRELATION, FORWARD, Window
 from dmlconform.limits import MAX_CASE_WORK
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec, numpy_dtype
@@ -199,6 +200,7 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
         return
     try:
         geo = geometry(sem, case)
+        activation(sem, case)
     except ValueError as exc:
         yield str(exc)
         return
@@ -291,6 +293,7 @@ class Shape:
     index_type: DataType | None = None
     power: int = 2
     tags: tuple[str, ...] = field(default=())
+    fused: str = ""
 
     def case_id(self, operator: str, convolution: bool = True) -> str:
         direction = "backward" if self.direction == BACKWARD else "forward"
@@ -381,6 +384,10 @@ def _per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool, s
     k3 = Shape(dtype, rep, "k3")
     yield from (replace(k3, data=data) for data in ADVERSARIAL)
     yield replace(k3, padded=True, tags=("padded",))
+    if sem.fused_activation:  # each fusable activation (`activation.FUSED`); relu exact; one transposed
+        yield from (replace(k3, tags=(f"fused={tag}",), fused=text) for tag, text in FUSED)
+        yield replace(k3, data="exact", tags=("fused=relu",), fused="ACTIVATION_RELU")
+        yield Shape(dtype, rep, "k3", direction=BACKWARD, tags=("fused=tanh",), fused="ACTIVATION_TANH")
     if large:
         yield replace(k3, rank=4, size=(1, 56, 56), batch=1, channels=(64, 64), tags=("large",))
 
@@ -636,6 +643,8 @@ def _attributes(spec: Spec, sem: Window, shape: Shape, geo: Geometry) -> tuple[t
         sem.strides: text(geo.strides), sem.dilations: text(geo.dilations), sem.start_padding: text(geo.start),
         sem.end_padding: text(geo.end), sem.output_padding: text(geo.output_padding), sem.group_count: shape.groups,
         sem.power: shape.power}
+    if shape.fused:
+        given[sem.fused_activation] = shape.fused
     return tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
 
 
