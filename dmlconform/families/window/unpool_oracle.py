@@ -57,7 +57,7 @@ def _part(spec: m.Spec, sem: Window, case: Case) -> tuple[np.ndarray, tuple[Alte
     order = keep[np.argsort(ops.indices[keep], kind="stable")]  # grouped by target, logical order within
     target = ops.indices[order]
     starts = np.flatnonzero(np.r_[True, target[1:] != target[:-1]]) if target.size else np.zeros(0, np.int64)
-    ends = np.r_[starts[1:], target.size] - 1
+    ends = np.r_[starts[1:], target.size] - 1 if starts.size else starts  # every index past the end: no group
     counts = ends - starts + 1
     where = target[starts]
 

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.faulty import FaultyBackend
@@ -71,6 +73,30 @@ def test_the_last_of_repeated_indices_is_primary_and_the_others_are_readings() -
     found = {(a.name, tuple(a.index.tolist()), tuple(a.values.tolist())) for a in exp.alternatives}
     assert found == {("reading:repeated-index=last", (5,), (4.0,)), ("reading:repeated-index:first", (5,), (2.0,)),
                      ("reading:repeated-index:between", (5,), (3.0,))}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_the_oracle_is_a_sequential_scatter_and_its_readings_are_the_other_writers(data: st.DataObject) -> None:
+    """Against a plain loop over a 1x1x3x3 output (indices 9 to 11 past its end): the primary values are the
+    last store's, and every alternative offers, at an element several indices name, one of their values."""
+    indices = data.draw(st.lists(st.integers(0, 11), min_size=1, max_size=12), label="indices")
+    values = [float(v) for v in range(1, len(indices) + 1)]
+    batch = WindowOracle.of(_spec(OP)).bind([_hand_case(values, indices, (1, 1, 3, 3))], flush_subnormals=False)
+    (exp,) = batch.expect(0, 9)
+    loop = [0.0] * 9
+    writers: dict[int, list[float]] = {}
+    for v, i in zip(values, indices):
+        if i < 9:
+            loop[i] = v
+            writers.setdefault(i, []).append(v)
+    assert exp.expected.tolist() == loop
+    for alt in exp.alternatives:
+        for i, v in zip(alt.index.tolist(), alt.values.tolist()):
+            assert v in writers[i] and len(writers[i]) > 1
+    first = [a for a in exp.alternatives if a.name.endswith(":first")]
+    offered = {i: v for a in first for i, v in zip(a.index.tolist(), a.values.tolist())}
+    assert offered == {i: w[0] for i, w in writers.items() if len(w) > 1}
 
 
 def test_an_index_past_the_end_writes_nothing() -> None:
