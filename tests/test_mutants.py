@@ -126,6 +126,12 @@ MUTANTS = {
     "resample-offsets-swapped": ("RESAMPLE1",),
     "resample-ties-other-way": ("RESAMPLE2",),
     "resample-no-edge-clamp": ("RESAMPLE",),
+    "unpool-index-off-by-one": ("MAX_UNPOOLING",),
+    "unpool-repeats-summed": ("MAX_UNPOOLING",),
+    "unpool-plane-index": ("MAX_UNPOOLING",),
+    "unpool-buffer-index": ("MAX_UNPOOLING",),
+    "conv-activation-skipped": ("CONVOLUTION",),
+    "conv-activation-before-bias": ("CONVOLUTION",),
 }
 
 

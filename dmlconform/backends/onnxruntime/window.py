@@ -11,7 +11,8 @@ full output cropped) and ``output_padding``: DirectML's BACKWARD
 CROSS_CORRELATION, the primary reading of ``output-padding`` (computed).
 CONVOLUTION mode feeds the filter reversed along every spatial dimension
 (a data rearrangement, exact; the ``every-spatial`` reading of
-``flip-axes``).  A fused activation is NOT_SUPPORTED (two nodes).  One
+``flip-axes``).  A fused activation follows as ONNX nodes (`activations`:
+the ``rounded`` reading of ``fused-activation-rounding``).  One
 session per direction, data type, rank and attribute set; the backend's
 ``run_batch`` hands each case to `run`.
 """
@@ -24,9 +25,14 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
+from dmlconform.backends.onnxruntime.activations import OPSET as ACTIVATION_OPSET
+from dmlconform.backends.onnxruntime.activations import appended
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
+from dmlconform.backends.onnxruntime.unpool import MAPPINGS as UNPOOL_MAPPINGS
 from dmlconform.cases.model import Case
+from dmlconform.families.contraction.cases import Activation
+from dmlconform.families.window.activation import activation
 from dmlconform.families.window.cases import geometry, integer_operands, operands, power, semantics_of, window
 from dmlconform.spec.model import Spec
 
@@ -40,14 +46,11 @@ LP_OPSET = 18
 _POOLS = {"average_pooling": ("AveragePool", AVERAGE_OPSET), "max_pooling": ("MaxPool", MAX_OPSET),
           "lp_pooling": ("LpPool", LP_OPSET)}
 NOTE = ("FORWARD: Conv; BACKWARD: ConvTranspose (pads crop the full output, output_padding computed); "
-        "CONVOLUTION mode: the filter fed reversed; FusedActivation not mapped")
+        "CONVOLUTION mode: the filter fed reversed; FusedActivation as nodes after it")
 
 
 def check(spec: Spec, case: Case) -> None:
-    """NotSupportedError for a case one node does not express (a fused activation)."""
-    sem = semantics_of(spec)
-    if sem.fused_activation and case.attribute_map().get(sem.fused_activation):
-        raise NotSupportedError("FusedActivation: ONNX Conv has none (a second node would round twice)")
+    """Nothing CONVOLUTION's cases ask for is beyond these nodes (a fused activation: `activations`)."""
 
 
 def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
@@ -70,9 +73,11 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     feeds = {"x": x, "w": np.ascontiguousarray(w)}
     if ops.bias is not None:
         feeds["b"] = np.ascontiguousarray(ops.bias)
+    act = activation(sem, case)
     key = ("window", op_type, x.ndim, case.dtype.name, ops.bias is not None, tuple(sorted((k, str(v)) for k, v in
-                                                                                          attrs.items())))
-    session = sessions.get(key, lambda: _model(op_type, x.ndim, x.dtype, ops.bias is not None, attrs), op_type)
+                                                                                          attrs.items())), act)
+    session = sessions.get(key, lambda: _model(op_type, x.ndim, x.dtype, ops.bias is not None, attrs, act=act),
+                           op_type)
     (y,) = session.run(None, feeds)
     write_output(case.outputs[0], buffers, y)
 
@@ -141,18 +146,24 @@ def _pool(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: S
 
 
 def _model(op_type: str, rank: int, dtype: np.dtype, bias: bool, attrs: dict[str, Any],
-           fed: tuple[str, ...] = ("x", "w"), opset: int = OPSET, outputs: tuple[str, ...] = ("y",)) -> Any:
-    """One ``op_type`` node over tensors of ``rank`` dimensions of any size."""
+           fed: tuple[str, ...] = ("x", "w"), opset: int = OPSET, outputs: tuple[str, ...] = ("y",),
+           act: Activation | None = None) -> Any:
+    """One ``op_type`` node over tensors of ``rank`` dimensions of any size (then ``act``'s nodes)."""
     from onnx import helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import
 
     elem = helper.np_dtype_to_tensor_dtype(dtype)
     names = [*fed, "b"] if bias else list(fed)
     inputs = [helper.make_tensor_value_info(n, elem, [f"{n}{i}" for i in range(rank if n != "b" else 1)])
               for n in names]
-    node = helper.make_node(op_type, names, list(outputs), **attrs)
+    nodes = [helper.make_node(op_type, names, ["c"] if act else list(outputs), **attrs)]
+    constants: list[Any] = []
+    if act is not None:
+        more, constants = appended("c", act, dtype)
+        nodes += more
+        opset = max(opset, ACTIVATION_OPSET)
     results = [helper.make_tensor_value_info(o, elem if o == "y" else helper.np_dtype_to_tensor_dtype(np.dtype(np.int64)),
                                              [f"y{i}" for i in range(rank)]) for o in outputs]
-    graph = helper.make_graph([node], "window", inputs, results)
+    graph = helper.make_graph(nodes, "window", inputs, results, initializer=constants)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)
 
 
@@ -171,4 +182,5 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
                                        note="ConvInteger (pads after the zero point: the zero-point reading)"),
     **{op: OnnxMapping("LpPool", attrs=every_attribute, integer=False, runner=run, opset=LP_OPSET,
                        note="LpPool (|x|^p: the absolute reading); pads must stay below the kernel")
-       for op in ("LP_POOLING", "LP_POOLING1")}}
+       for op in ("LP_POOLING", "LP_POOLING1")},
+    **UNPOOL_MAPPINGS}

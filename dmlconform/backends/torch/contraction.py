@@ -30,16 +30,30 @@ from dmlconform.backends.mapping import Attrs
 Fn = Callable[[Any, list[Any], Attrs], Any]
 
 
-def _activation(t: Any, y: Any, text: str) -> Any:
-    """``y`` through the fused activation ``text`` (families.contraction.cases.activation's format)."""
+def apply_activation(t: Any, y: Any, text: str) -> Any:
+    """``y`` through the fused activation ``text`` (families.contraction.cases.parse_activation's format):
+    GEMM's and CONVOLUTION's (`backends.torch.window`), each activation of the fused-activation page as
+    torch functions (the ``rounded`` reading of fused-activation-rounding: torch's result is rounded first)."""
     name, _, rest = text.partition("(")
-    settings = dict(p.split("=") for p in rest.rstrip(")").split(",") if "=" in p)
+    settings = {k: float(v) for k, v in (p.split("=") for p in rest.rstrip(")").split(",") if "=" in p)}
     f = t.nn.functional
+    alpha, beta = settings.get("Alpha", 1.0), settings.get("Beta", 0.0)
     table: dict[str, Callable[[], Any]] = {
         "ACTIVATION_IDENTITY": lambda: y, "ACTIVATION_RELU": lambda: f.relu(y), "ACTIVATION_SIGMOID": lambda: t.sigmoid(y),
         "ACTIVATION_TANH": lambda: t.tanh(y),
-        "ACTIVATION_LEAKY_RELU": lambda: f.leaky_relu(y, negative_slope=float(settings.get("Alpha", 0.01))),
-        "ACTIVATION_LINEAR": lambda: y * float(settings.get("Alpha", 1)) + float(settings.get("Beta", 0))}
+        "ACTIVATION_LEAKY_RELU": lambda: f.leaky_relu(y, negative_slope=settings.get("Alpha", 0.01)),
+        "ACTIVATION_LINEAR": lambda: y * alpha + beta,
+        "ACTIVATION_HARD_SIGMOID": lambda: t.clamp(y * alpha + beta, 0.0, 1.0),
+        "ACTIVATION_SCALED_TANH": lambda: t.tanh(y * beta) * alpha,
+        "ACTIVATION_THRESHOLDED_RELU": lambda: f.threshold(y, alpha, 0.0),
+        "ACTIVATION_ELU": lambda: f.elu(y, alpha), "ACTIVATION_CELU": lambda: f.celu(y, alpha),
+        "ACTIVATION_SCALED_ELU": lambda: f.elu(y, alpha) * settings["Gamma"],
+        "ACTIVATION_SOFTPLUS": lambda: f.softplus(y, beta=settings["Steepness"]),
+        "ACTIVATION_PARAMETRIC_SOFTPLUS": lambda: f.softplus(y, beta=beta) * (alpha * beta),
+        "ACTIVATION_SOFTSIGN": lambda: f.softsign(y), "ACTIVATION_GELU": lambda: f.gelu(y),
+        "ACTIVATION_SHRINK": lambda: t.where(y < -settings["Threshold"], y + settings["Bias"],
+                                             t.where(y > settings["Threshold"], y - settings["Bias"], t.zeros_like(y))),
+        "ELEMENT_WISE_CLIP": lambda: t.clamp(y, settings["Min"], settings["Max"])}
     if name not in table:
         raise NotSupportedError(f"FusedActivation {name}: not mapped onto torch")
     return table[name]()
@@ -53,7 +67,7 @@ def _gemm(t: Any, xs: list[Any], a: Attrs) -> Any:
         right = right.transpose(-1, -2)
     y = _baddbmm(t, left, right, c, a.f32("Alpha"), a.f32("Beta"))
     fused = a.raw("FusedActivation")
-    return _activation(t, y, str(fused)) if fused else y
+    return apply_activation(t, y, str(fused)) if fused else y
 
 
 def _baddbmm(t: Any, left: Any, right: Any, c: Any, alpha: float, beta: float) -> Any:

@@ -13,7 +13,8 @@ then cropped by the start padding: the ``computed`` reading of
 every spatial dimension (exact; the ``every-spatial`` reading).  On CUDA,
 cuDNN's TF32 for convolutions follows the backend's ``tf32`` option
 (``torch.backends.cudnn.allow_tf32``, set here before each call).  A fused
-activation is NOT_SUPPORTED.
+activation is applied after, in torch (`contraction.apply_activation`: the
+``rounded`` reading of ``fused-activation-rounding``).
 """
 
 from __future__ import annotations
@@ -24,9 +25,12 @@ from typing import Any
 
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.mapping import Attrs
+from dmlconform.backends.torch.contraction import apply_activation
+from dmlconform.backends.torch.unpool import TORCH_OPS as UNPOOL_OPS
 from dmlconform.cases import family
 
-NOTE = "conv{d}d after F.pad / conv_transpose{d}d cropped; CONVOLUTION mode: filter flipped; no FusedActivation"
+NOTE = ("conv{d}d after F.pad / conv_transpose{d}d cropped; CONVOLUTION mode: filter flipped; FusedActivation "
+        "applied after, in torch")
 POOL_NOTE = ("max_pool{d}d (its symmetric padding, else F.pad(-inf)), indices made flat over the tensor; "
              "asymmetric integer padding not mapped")
 _BACKWARD = "DML_CONVOLUTION_DIRECTION_BACKWARD"
@@ -44,8 +48,13 @@ def convolution(t: Any, xs: list[Any], a: Attrs) -> Any:
     if not 1 <= d <= 3:
         raise NotSupportedError(f"{d} spatial dimensions: torch has conv1d to conv3d")
     a.raw("DimensionCount")  # the arrays' length, which they give already
-    if a.raw("FusedActivation"):
-        raise NotSupportedError("FusedActivation: not mapped onto torch")
+    fused = a.raw("FusedActivation")
+    y = _convolution(t, x, w, b, a, d)
+    return apply_activation(t, y, str(fused)) if fused else y  # the unfused pair: the rounded reading
+
+
+def _convolution(t: Any, x: Any, w: Any, b: Any, a: Attrs, d: int) -> Any:
+    """`convolution` before its fused activation."""
     strides, dilations = _ints(a, "Strides"), _ints(a, "Dilations")
     start, end, outpad = _ints(a, "StartPadding"), _ints(a, "EndPadding"), _ints(a, "OutputPadding")
     groups = int(a.raw("GroupCount") or 1)
@@ -163,4 +172,5 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
                                            "padding, count_include_pad off); no dilation"}
        for op in ("AVERAGE_POOLING", "AVERAGE_POOLING1")},
     **{op: {"fn": lp_pooling, "note": "lp_pool{d}d after F.pad (x^P without |x|: the signed-nan reading); no dilation"}
-       for op in ("LP_POOLING", "LP_POOLING1")}}
+       for op in ("LP_POOLING", "LP_POOLING1")},
+    **UNPOOL_OPS}

@@ -61,7 +61,7 @@ FUSED = (("relu", "ACTIVATION_RELU"), ("linear", "ACTIVATION_LINEAR(Alpha=-0.5,B
 #: output between the activation's values at the two ends (docs/contraction.md "FusedActivation").
 MONOTONE = ("ACTIVATION_IDENTITY", "ACTIVATION_LEAKY_RELU", "ACTIVATION_LINEAR", "ACTIVATION_RELU",
             "ACTIVATION_SIGMOID", "ACTIVATION_TANH")
-_ACTIVATION_RE = re.compile(r"^(ACTIVATION_[A-Z_]+)(?:\((.*)\))?$")
+_ACTIVATION_RE = re.compile(r"^((?:ACTIVATION|ELEMENT_WISE)_[A-Z_]+)(?:\((.*)\))?$")
 _SETTING_RE = re.compile(r"^([A-Za-z]+)=([-+0-9.eE]+)$")
 #: Batch sizes by dimension count (the leading dimensions), and the usual M and N (small and odd).
 _LEAD = {2: (), 3: (2,), 4: (2, 3)}
@@ -107,20 +107,30 @@ class Activation:
 
 
 def activation(semantics: Contraction, case: Case) -> Activation | None:
-    """The fused activation ``case`` gives (None: none): the attribute's text
-    ``ACTIVATION_NAME`` or ``ACTIVATION_NAME(Attr=value,...)``, a monotone
-    one (`MONOTONE`); anything else is a ValueError saying what to write."""
-    text = case.attribute_map().get(semantics.activation) if semantics.activation else None
+    """The fused activation ``case`` gives (None: none): `parse_activation`
+    of its FusedActivation attribute, a monotone one (`MONOTONE`)."""
+    name = semantics.activation
+    return parse_activation(name, case.attribute_map().get(name)) if name else None
+
+
+def parse_activation(name: str, text: object, allowed: tuple[str, ...] = MONOTONE,
+                     oracle: str = "contraction", what: str = "monotone ones") -> Activation | None:
+    """The fused activation an attribute ``name`` holding ``text`` gives
+    (None: none): ``ACTIVATION_NAME`` or ``ACTIVATION_NAME(Attr=value,...)``
+    (or ``ELEMENT_WISE_CLIP(...)``), one of ``allowed``; anything else is a
+    ValueError saying what to write (naming the ``oracle`` that composes
+    them).  The window family's CONVOLUTION reads its FusedActivation
+    through it too."""
     if text is None or text == "":
         return None
     found = _ACTIVATION_RE.match(str(text))
     settings = [_SETTING_RE.match(p.strip()) for p in (found.group(2) or "").split(",") if p.strip()] if found else []
     if found is None or not all(settings):
-        raise ValueError(f"{semantics.activation}={text!r} is no activation: write ACTIVATION_NAME or "
+        raise ValueError(f"{name}={text!r} is no activation: write ACTIVATION_NAME or "
                          "ACTIVATION_NAME(Attr=value,...), e.g. ACTIVATION_LINEAR(Alpha=0.5,Beta=1)")
-    if found.group(1) not in MONOTONE:
-        raise ValueError(f"{semantics.activation}={found.group(1)} is not one the contraction oracle composes "
-                         f"(monotone ones: {', '.join(MONOTONE)}); use one of those")
+    if found.group(1) not in allowed:
+        raise ValueError(f"{name}={found.group(1)} is not one the {oracle} oracle composes "
+                         f"({what}: {', '.join(allowed)}); use one of those")
     return Activation(found.group(1), tuple((m.group(1), float(m.group(2))) for m in settings if m is not None))
 
 

@@ -48,10 +48,17 @@ def gemm(a: np.ndarray, b: np.ndarray, c: np.ndarray | None, alpha: float, beta:
         if c is not None:
             y += c.astype(work, copy=False) * work.type(beta)
         if fused is not None:
-            work_type = DataType.FLOAT64 if work == np.float64 else DataType.FLOAT32
-            y = np.asarray(OPS[fused.operator](Call({"InputTensor": y}, dict(fused.attributes), work_type,
-                                                    {"OutputTensor": work})))
+            y = activate(y, fused, work)
     return y.astype(numpy_dtype(dtype), copy=False)
+
+
+def activate(y: np.ndarray, fused: Activation, work: np.dtype) -> np.ndarray:
+    """``fused`` applied to ``y`` in the working type ``work`` by the CPU
+    reference's own element-wise function (`families.elementwise.reference`):
+    what GEMM's and CONVOLUTION's references do with a FusedActivation."""
+    work_type = DataType.FLOAT64 if work == np.float64 else DataType.FLOAT32
+    return np.asarray(OPS[fused.operator](Call({"InputTensor": y}, dict(fused.attributes), work_type,
+                                               {"OutputTensor": work})))
 
 
 def quantized(q: QuantizedOperands, out: DataType) -> np.ndarray:

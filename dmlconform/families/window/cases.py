@@ -40,6 +40,8 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData
 from dmlconform.compare import finfo
+from dmlconform.families.window import unpool
+from dmlconform.families.window.activation import FUSED, activation
 from dmlconform.families.window.semantics import BACKWARD, CONVOLUTION, CROSS_CORRELATION, FORWARD, Window
 from dmlconform.limits import MAX_CASE_WORK
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec, numpy_dtype
@@ -182,6 +184,9 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     the wrong sizes, an output whose sizes are not the geometry's.  Texts
     are ``problem: fix``."""
     sem = semantics_of(spec)
+    if sem.operation == "max_unpooling":
+        yield from unpool.unpool_problems(sem, case)
+        return
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
     if sem.filter is None:
         yield from _pooling_problems(sem, case, tensors)
@@ -195,6 +200,7 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
         return
     try:
         geo = geometry(sem, case)
+        activation(sem, case)
     except ValueError as exc:
         yield str(exc)
         return
@@ -287,6 +293,7 @@ class Shape:
     index_type: DataType | None = None
     power: int = 2
     tags: tuple[str, ...] = field(default=())
+    fused: str = ""
 
     def case_id(self, operator: str, convolution: bool = True) -> str:
         direction = "backward" if self.direction == BACKWARD else "forward"
@@ -377,6 +384,10 @@ def _per_dtype(dtype: DataType, rep: int, ranks: tuple[int, ...], large: bool, s
     k3 = Shape(dtype, rep, "k3")
     yield from (replace(k3, data=data) for data in ADVERSARIAL)
     yield replace(k3, padded=True, tags=("padded",))
+    if sem.fused_activation:  # each fusable activation (`activation.FUSED`); relu exact; one transposed
+        yield from (replace(k3, tags=(f"fused={tag}",), fused=text) for tag, text in FUSED)
+        yield replace(k3, data="exact", tags=("fused=relu",), fused="ACTIVATION_RELU")
+        yield Shape(dtype, rep, "k3", direction=BACKWARD, tags=("fused=tanh",), fused="ACTIVATION_TANH")
     if large:
         yield replace(k3, rank=4, size=(1, 56, 56), batch=1, channels=(64, 64), tags=("large",))
 
@@ -632,11 +643,16 @@ def _attributes(spec: Spec, sem: Window, shape: Shape, geo: Geometry) -> tuple[t
         sem.strides: text(geo.strides), sem.dilations: text(geo.dilations), sem.start_padding: text(geo.start),
         sem.end_padding: text(geo.end), sem.output_padding: text(geo.output_padding), sem.group_count: shape.groups,
         sem.power: shape.power}
+    if shape.fused:
+        given[sem.fused_activation] = shape.fused
     return tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
 
 
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
+    sem = semantics_of(spec)
+    if sem.operation == "max_unpooling":
+        return family.generable(lambda: unpool.shapes(spec, sem, level))
     return family.generable(lambda: shapes(spec, level, large=False))
 
 
@@ -647,6 +663,9 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     identical for a ``seed``."""
     family.check_seed(seed)
     sem = semantics_of(spec)
+    if sem.operation == "max_unpooling":
+        yield from unpool.generate(spec, sem, level, seed=seed, negative=negative, keep=keep)
+        return
     conv = sem.operation == "convolution"
     make = _integer_case if sem.operation == "convolution_integer" else _case
     for case_id, shape in family.selected(shapes(spec, level, large=large), lambda s: s.case_id(spec.operator, conv),

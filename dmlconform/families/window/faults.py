@@ -12,9 +12,11 @@ import numpy as np
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.contraction.faults import to_tf32
+from dmlconform.families.window.activation import activation
 from dmlconform.families.window.cases import Geometry, Operands, geometry, integer_operands, operands, power, window
 from dmlconform.families.window.reference import average, convolution, integer_convolution, lp_norm, maximum
 from dmlconform.families.window.semantics import Window
+from dmlconform.families.window.unpool_faults import UNPOOL_FAULTS
 from dmlconform.spec import model as m
 
 #: A fault's change: the case's operands and geometry -> the ones the bug computes with (None: no change here).
@@ -32,7 +34,22 @@ def _planted(change: Change, work: np.dtype | None = None, dtype: m.DataType | N
         if changed is None:
             return
         out = case.outputs[0]
-        writable_view(out, buffers[out.name])[...] = convolution(*changed, out.sizes, out.dtype, work)
+        writable_view(out, buffers[out.name])[...] = convolution(*changed, out.sizes, out.dtype, work,
+                                                                 fused=activation(sem, case))
+    return fault
+
+
+def _activation_fault(*, skipped: bool) -> Fault:
+    """CONVOLUTION's FusedActivation never applied (``skipped``), or applied before the bias is added."""
+    def fault(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+        sem = spec.semantics
+        fused = activation(sem, case) if isinstance(sem, Window) and sem.operation == "convolution" else None
+        if fused is None or not isinstance(sem, Window):
+            return
+        out = case.outputs[0]
+        writable_view(out, buffers[out.name])[...] = convolution(
+            operands(sem, case, dict(buffers)), geometry(sem, case), out.sizes, out.dtype,
+            fused=None if skipped else fused, activation_first=not skipped)
     return fault
 
 
@@ -185,4 +202,7 @@ FAULTS: Mapping[str, Fault] = {
     "convint-filter-zero-point-per-tensor": _integer_fault(filter_zero_of_first=True),
     "lp-p-as-two": _lp_fault(p=2),
     "lp-root-dropped": _lp_fault(root=False),
+    **UNPOOL_FAULTS,
+    "conv-activation-skipped": _activation_fault(skipped=True),
+    "conv-activation-before-bias": _activation_fault(skipped=False),
 }

@@ -34,13 +34,17 @@ output's OutputPadding elements are zero before the bias) and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, finfo
-from dmlconform.families.window import windowmap
+from dmlconform.families.contraction import fused
+from dmlconform.families.contraction.cases import Activation
+from dmlconform.families.elementwise.oracle import FormulaOracle
+from dmlconform.families.window import unpool_oracle, windowmap
+from dmlconform.families.window.activation import activation
 from dmlconform.families.window.cases import (
     Geometry,
     geometry,
@@ -75,25 +79,31 @@ class WindowOracle:
 
     spec: m.Spec
     semantics: Window
+    #: The element-wise oracles of the fused activations this run met (`families.contraction.fused`).
+    activations: fused.Activations = field(default_factory=fused.Activations)
 
     @classmethod
     def of(cls, spec: m.Spec) -> WindowOracle:
         return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
-             float16_accumulation: bool = False) -> WindowBatch | MaxBatch:
+             float16_accumulation: bool = False) -> WindowBatch | MaxBatch | unpool_oracle.UnpoolBatch:
         """Each case's T, S, n and readings end to end.  ``flush_subnormals``
         changes nothing: a flushed subnormal is within one spacing of the output."""
         if self.semantics.operation == "max_pooling":
             return _max_batch(self.spec, self.semantics, cases)
+        if self.semantics.operation == "max_unpooling":
+            return unpool_oracle.bind(self.spec, self.semantics, cases)
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
         alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
         expected = np.concatenate([p.expected for p in parts])
         expected.setflags(write=False)
+        act = activation(self.semantics, cases[0])  # a batch shares its attributes
         return WindowBatch(expected, np.concatenate([p.strict for p in parts]),
                            np.concatenate([p.relaxed for p in parts]), alternatives,
                            np.concatenate([p.magnitude for p in parts]), np.concatenate([p.n for p in parts]),
-                           np.concatenate([p.strict if p.bias_scale is None else p.bias_scale for p in parts]))
+                           np.concatenate([p.strict if p.bias_scale is None else p.bias_scale for p in parts]),
+                           None if act is None else (self.activations.get(act.operator), act))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -444,11 +454,21 @@ class WindowBatch:
     magnitude: np.ndarray
     n: np.ndarray
     bias_scale: np.ndarray
+    #: CONVOLUTION's FusedActivation: its element-wise oracle and settings (None: none), composed on the sums.
+    activation: tuple[FormulaOracle, Activation] | None = None
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
+        """The sums' expectation over [lo, hi), through the fused activation where there is one
+        (`families.contraction.fused.compose`, each reading's values through it too)."""
         strict = self.strict[lo:hi]
-        return (Expectation(self.expected[lo:hi], strict, self.relaxed[lo:hi], within(self.alternatives, lo, hi), 0,
-                            RELAXED_FACTOR, False, bias_scale=self.bias_scale[lo:hi]),)
+        plain = Expectation(self.expected[lo:hi], strict, self.relaxed[lo:hi], within(self.alternatives, lo, hi), 0,
+                            RELAXED_FACTOR, False, bias_scale=self.bias_scale[lo:hi])
+        if self.activation is None:
+            return (plain,)
+        composed = fused.compose(*self.activation, plain)
+        alternatives = tuple(replace(a, values=fused.compose(*self.activation, Expectation(
+            a.values, None, None, (), 0, RELAXED_FACTOR, False)).expected) for a in plain.alternatives)
+        return (replace(composed, alternatives=alternatives),)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its term count n and the terms' magnitude S."""

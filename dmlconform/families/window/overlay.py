@@ -20,7 +20,7 @@ SCHEMA = {
     "properties": {
         "family": {"const": "window"}, "source": rc.SOURCE, "operation": {"enum": list(OPERATIONS)},
         "input": rc.IDENT, "output": rc.IDENT, "filter": rc.IDENT, "bias": rc.IDENT, "indices": rc.IDENT,
-        "input_zero_point": rc.IDENT, "filter_zero_point": rc.IDENT,
+        "input_zero_point": rc.IDENT, "filter_zero_point": rc.IDENT, "input_indices": rc.IDENT,
         **{role: rc.IDENT for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation", "include_padding")},
         "dimension_counts": rc.DIMENSION_COUNTS,
         "accumulators": {"type": "object", "propertyNames": {"enum": rc.DTYPES},
@@ -32,7 +32,8 @@ SCHEMA = {
 def build(data: dict[str, Any]) -> Window:
     """Shape-checked ``semantics`` data -> `Window`."""
     roles = {role: data.get(role) for role in (*_ARRAYS, *_ENUMS, *_UINTS, "fused_activation", "include_padding",
-                                               "filter", "bias", "indices", "input_zero_point", "filter_zero_point")}
+                                               "filter", "bias", "indices", "input_zero_point", "filter_zero_point",
+                                               "input_indices")}
     return Window(source=data["source"], operation=data["operation"], input=data["input"], output=data["output"],
                   dimension_counts=rc.dimension_counts(data), accumulators=rc.accumulators(data), **roles)
 
@@ -65,7 +66,8 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     bias has the same) and types against the support tables."""
     roles = [(("input",), m.TensorRole.INPUT), (("filter",), m.TensorRole.INPUT), (("bias",), m.TensorRole.INPUT),
              (("output",), m.TensorRole.OUTPUT), (("indices",), m.TensorRole.OUTPUT),
-             (("input_zero_point",), m.TensorRole.INPUT), (("filter_zero_point",), m.TensorRole.INPUT)]
+             (("input_zero_point",), m.TensorRole.INPUT), (("filter_zero_point",), m.TensorRole.INPUT),
+             (("input_indices",), m.TensorRole.INPUT)]
     named = rc.named_fields(data, spec, roles, _CHECKS)
     yield from named.problems
     zero_points = (data.get("input_zero_point"), data.get("filter_zero_point"))  # {1..}: dims 1 to 4, not the input's

@@ -19,6 +19,9 @@ from typing import Any
 import numpy as np
 
 from dmlconform.cases.model import Case
+from dmlconform.families.contraction.cases import Activation
+from dmlconform.families.contraction.reference import activate
+from dmlconform.families.window.activation import activation
 from dmlconform.families.window.cases import (
     Geometry,
     IntegerOperands,
@@ -30,6 +33,7 @@ from dmlconform.families.window.cases import (
     semantics_of,
     window,
 )
+from dmlconform.families.window.unpool_reference import unpool
 from dmlconform.spec.model import DataType, Spec, numpy_dtype
 
 #: The type each tensor type computes in: its own, FLOAT16 in float32.
@@ -40,6 +44,8 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     """The output of ``case`` in its storage type and logical shape, a new array."""
     sem = semantics_of(spec)
     out = case.outputs[0]
+    if sem.operation == "max_unpooling":
+        return {sem.output: unpool(sem, case, buffers)}
     if sem.operation == "max_pooling":
         x = case.input(sem.input).view(buffers[sem.input])
         value, index = maximum(x, window(sem, case), geometry(sem, case), out.sizes)
@@ -56,7 +62,8 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
         x = case.input(sem.input).view(buffers[sem.input])
         return {sem.output: lp_norm(x, window(sem, case), geometry(sem, case), out.sizes, out.dtype,
                                     power(sem, case))}
-    return {sem.output: convolution(operands(sem, case, buffers), geometry(sem, case), out.sizes, out.dtype)}
+    return {sem.output: convolution(operands(sem, case, buffers), geometry(sem, case), out.sizes, out.dtype,
+                                    fused=activation(sem, case))}
 
 
 def average(x: np.ndarray, kernel: tuple[int, ...], geo: Geometry, out_sizes: tuple[int, ...],
@@ -123,18 +130,25 @@ def integer_convolution(ops: IntegerOperands, geo: Geometry, out_sizes: tuple[in
 
 
 def convolution(ops: Operands, geo: Geometry, out_sizes: tuple[int, ...], dtype: DataType,
-                work: np.dtype | None = None) -> np.ndarray:
+                work: np.dtype | None = None, *, fused: Activation | None = None,
+                activation_first: bool = False) -> np.ndarray:
     """The convolution of ``ops`` computed in ``work`` (the type's working
     type where None), rounded once to ``dtype``: the filter reversed in
-    CONVOLUTION mode, the bias added last."""
+    CONVOLUTION mode, the bias added, then the ``fused`` activation on the
+    unrounded sum (the ``unrounded`` reading of ``fused-activation-rounding``;
+    before the bias where ``activation_first``: a planted fault)."""
     work = work if work is not None else _WORK.get(dtype, numpy_dtype(dtype))
     x, w = ops.x.astype(work), ops.w.astype(work)
     if geo.flipped:
         w = w[(slice(None), slice(None)) + (slice(None, None, -1),) * (w.ndim - 2)]
     with np.errstate(all="ignore"):
         y = backward(x, w, geo, out_sizes) if geo.transposed else forward(x, w, geo, out_sizes)
+        if fused is not None and activation_first:
+            y = activate(y, fused, work)
         if ops.bias is not None:
             y += ops.bias.astype(work).reshape((1, -1) + (1,) * (y.ndim - 2))
+        if fused is not None and not activation_first:
+            y = activate(y, fused, work)
     return y.astype(numpy_dtype(dtype))
 
 

@@ -20,7 +20,7 @@ CROSS_CORRELATION = "DML_CONVOLUTION_MODE_CROSS_CORRELATION"
 FORWARD = "DML_CONVOLUTION_DIRECTION_FORWARD"
 BACKWARD = "DML_CONVOLUTION_DIRECTION_BACKWARD"
 #: What a window operator computes over its window: a convolution with a filter, or the average of the window.
-OPERATIONS = ("convolution", "average_pooling", "max_pooling", "lp_pooling", "convolution_integer")
+OPERATIONS = ("convolution", "average_pooling", "max_pooling", "lp_pooling", "convolution_integer", "max_unpooling")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +36,10 @@ class Window(Semantics, Accumulated, DimensionCounted):
     reading of the ``lp-sign`` ambiguity), or ``output[n, m, o] = sum over
     the window of (input - input_zero_point) x (filter - filter_zero_point[m])``
     in integers (``convolution_integer``; the zero points optional tensors,
-    the filter's per tensor or per output channel).
+    the filter's per tensor or per output channel), or the input's values
+    written at the flat logical output positions ``input_indices`` (an
+    input tensor) names, zero elsewhere (``max_unpooling``,
+    `families.window.unpool`).
 
     The tensors are ``input``, ``output``, ``filter`` and the optional
     ``bias`` (None: the operator has none); the attributes, by role, name
@@ -71,3 +74,4 @@ class Window(Semantics, Accumulated, DimensionCounted):
     filter_zero_point: str | None = None
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     accumulators: tuple[tuple[DataType, DataType], ...] = ()
+    input_indices: str | None = None

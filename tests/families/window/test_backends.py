@@ -32,14 +32,16 @@ def _cases() -> tuple[Case, ...]:
     return tuple(cases_of(_spec(), m.FeatureLevel.FL_6_4, seed=0))
 
 
-def test_onnxruntime_passes_the_convolution_suite() -> None:
+def test_onnxruntime_passes_the_convolution_suite_but_mlas_logistic() -> None:
     pytest.importorskip("onnxruntime", reason="the onnxruntime extra is not installed")
     from dmlconform.backends.onnxruntime.backend import OnnxRuntimeBackend
 
     results = run_cases([(_spec(), c) for c in _cases()], OnnxRuntimeBackend())
-    assert Counter(r.outcome for r in results) == {Outcome.PASS: 149, Outcome.NOT_SUPPORTED: 1}
-    (refused,) = [r for r in results if r.outcome is Outcome.NOT_SUPPORTED]
-    assert refused.case_id.startswith("CONVOLUTION/FLOAT64/") and "Conv" in refused.message
+    assert Counter(r.outcome for r in results) == {Outcome.PASS: 187, Outcome.NOT_SUPPORTED: 2, Outcome.FAIL: 1}
+    refused = sorted(r.case_id for r in results if r.outcome is Outcome.NOT_SUPPORTED)
+    assert refused[0].endswith("/fused=celu") and refused[1].startswith("CONVOLUTION/FLOAT64/")  # ONNX Celu: float
+    (failed,) = [r for r in results if r.outcome is Outcome.FAIL]  # MLAS's approximate logistic (docs/window.md)
+    assert failed.case_id == "CONVOLUTION/FLOAT32/4d/forward/cross/k3/random/fused=sigmoid"
 
 
 def test_torch_passes_the_convolution_suite_with_its_declared_float16_sums() -> None:
@@ -49,7 +51,7 @@ def test_torch_passes_the_convolution_suite_with_its_declared_float16_sums() -> 
     from dmlconform.backends.torch.backend import TorchBackend
 
     results = run_cases([(_spec(), c) for c in _cases()], TorchBackend())
-    assert Counter(r.outcome for r in results) == {Outcome.PASS: 149, Outcome.NOT_SUPPORTED: 1}
+    assert Counter(r.outcome for r in results) == {Outcome.PASS: 189, Outcome.NOT_SUPPORTED: 1}
     (refused,) = [r for r in results if r.outcome is Outcome.NOT_SUPPORTED]
     assert "/6d/" in refused.case_id and "conv1d to conv3d" in refused.message
 
