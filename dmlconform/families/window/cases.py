@@ -40,6 +40,7 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData
 from dmlconform.compare import finfo
+from dmlconform.families.window import fold
 from dmlconform.families.window.semantics import BACKWARD, CONVOLUTION, CROSS_CORRELATION, FORWARD, Window
 from dmlconform.limits import MAX_CASE_WORK
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec, numpy_dtype
@@ -182,6 +183,9 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     the wrong sizes, an output whose sizes are not the geometry's.  Texts
     are ``problem: fix``."""
     sem = semantics_of(spec)
+    if sem.operation in fold.FOLDS:
+        yield from fold.case_problems(sem, case)
+        return
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
     if sem.filter is None:
         yield from _pooling_problems(sem, case, tensors)
@@ -637,6 +641,8 @@ def _attributes(spec: Spec, sem: Window, shape: Shape, geo: Geometry) -> tuple[t
 
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
+    if semantics_of(spec).operation in fold.FOLDS:
+        return family.generable(lambda: fold.shapes(spec, semantics_of(spec), level))
     return family.generable(lambda: shapes(spec, level, large=False))
 
 
@@ -647,6 +653,9 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     identical for a ``seed``."""
     family.check_seed(seed)
     sem = semantics_of(spec)
+    if sem.operation in fold.FOLDS:
+        yield from fold.generate(spec, sem, level, seed=seed, negative=negative, keep=keep)
+        return
     conv = sem.operation == "convolution"
     make = _integer_case if sem.operation == "convolution_integer" else _case
     for case_id, shape in family.selected(shapes(spec, level, large=large), lambda s: s.case_id(spec.operator, conv),

@@ -13,6 +13,7 @@ import numpy as np
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.contraction.faults import to_tf32
 from dmlconform.families.window.cases import Geometry, Operands, geometry, integer_operands, operands, power, window
+from dmlconform.families.window.fold_faults import FAULTS as FOLD_FAULTS
 from dmlconform.families.window.reference import average, convolution, integer_convolution, lp_norm, maximum
 from dmlconform.families.window.semantics import Window
 from dmlconform.spec import model as m
@@ -184,4 +185,5 @@ FAULTS: Mapping[str, Fault] = {
     "convint-filter-zero-point-per-tensor": _integer_fault(filter_zero_of_first=True),
     "lp-p-as-two": _lp_fault(p=2),
     "lp-root-dropped": _lp_fault(root=False),
+    **FOLD_FAULTS,
 }

@@ -39,7 +39,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, finfo
-from dmlconform.families.window import windowmap
+from dmlconform.families.window import fold_oracle, windowmap
 from dmlconform.families.window.cases import (
     Geometry,
     geometry,
@@ -49,6 +49,7 @@ from dmlconform.families.window.cases import (
     semantics_of,
     window,
 )
+from dmlconform.families.window.fold import FOLDS
 from dmlconform.families.window.semantics import Window
 from dmlconform.oracles.base import (
     Expectation,
@@ -80,11 +81,13 @@ class WindowOracle:
         return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
-             float16_accumulation: bool = False) -> WindowBatch | MaxBatch:
+             float16_accumulation: bool = False) -> WindowBatch | MaxBatch | fold_oracle.FoldBatch:
         """Each case's T, S, n and readings end to end.  ``flush_subnormals``
         changes nothing: a flushed subnormal is within one spacing of the output."""
         if self.semantics.operation == "max_pooling":
             return _max_batch(self.spec, self.semantics, cases)
+        if self.semantics.operation in FOLDS:
+            return fold_oracle.bind(self.spec, self.semantics, cases, float16_accumulation=float16_accumulation)
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
         alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
         expected = np.concatenate([p.expected for p in parts])

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.cases.model import Case
+from dmlconform.families.window import fold_reference
 from dmlconform.families.window.cases import (
     Geometry,
     IntegerOperands,
@@ -30,6 +31,7 @@ from dmlconform.families.window.cases import (
     semantics_of,
     window,
 )
+from dmlconform.families.window.fold import FOLDS
 from dmlconform.spec.model import DataType, Spec, numpy_dtype
 
 #: The type each tensor type computes in: its own, FLOAT16 in float32.
@@ -40,6 +42,8 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     """The output of ``case`` in its storage type and logical shape, a new array."""
     sem = semantics_of(spec)
     out = case.outputs[0]
+    if sem.operation in FOLDS:
+        return fold_reference.compute(sem, case, buffers)
     if sem.operation == "max_pooling":
         x = case.input(sem.input).view(buffers[sem.input])
         value, index = maximum(x, window(sem, case), geometry(sem, case), out.sizes)

@@ -20,7 +20,7 @@ CROSS_CORRELATION = "DML_CONVOLUTION_MODE_CROSS_CORRELATION"
 FORWARD = "DML_CONVOLUTION_DIRECTION_FORWARD"
 BACKWARD = "DML_CONVOLUTION_DIRECTION_BACKWARD"
 #: What a window operator computes over its window: a convolution with a filter, or the average of the window.
-OPERATIONS = ("convolution", "average_pooling", "max_pooling", "lp_pooling", "convolution_integer")
+OPERATIONS = ("convolution", "average_pooling", "max_pooling", "lp_pooling", "convolution_integer", "fold", "unfold")
 
 
 @dataclass(frozen=True, slots=True)
