@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
+from dmlconform.backends.onnxruntime.fold import MAPPINGS as FOLD_MAPPINGS
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case
@@ -171,4 +172,5 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
                                        note="ConvInteger (pads after the zero point: the zero-point reading)"),
     **{op: OnnxMapping("LpPool", attrs=every_attribute, integer=False, runner=run, opset=LP_OPSET,
                        note="LpPool (|x|^p: the absolute reading); pads must stay below the kernel")
-       for op in ("LP_POOLING", "LP_POOLING1")}}
+       for op in ("LP_POOLING", "LP_POOLING1")},
+    **FOLD_MAPPINGS}

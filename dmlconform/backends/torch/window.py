@@ -24,6 +24,7 @@ from typing import Any
 
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.mapping import Attrs
+from dmlconform.backends.torch.fold import TORCH_OPS as FOLD_OPS
 from dmlconform.cases import family
 
 NOTE = "conv{d}d after F.pad / conv_transpose{d}d cropped; CONVOLUTION mode: filter flipped; no FusedActivation"
@@ -163,4 +164,5 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
                                            "padding, count_include_pad off); no dilation"}
        for op in ("AVERAGE_POOLING", "AVERAGE_POOLING1")},
     **{op: {"fn": lp_pooling, "note": "lp_pool{d}d after F.pad (x^P without |x|: the signed-nan reading); no dilation"}
-       for op in ("LP_POOLING", "LP_POOLING1")}}
+       for op in ("LP_POOLING", "LP_POOLING1")},
+    **FOLD_OPS}
