@@ -126,6 +126,10 @@ MUTANTS = {
     "resample-offsets-swapped": ("RESAMPLE1",),
     "resample-ties-other-way": ("RESAMPLE2",),
     "resample-no-edge-clamp": ("RESAMPLE",),
+    "fold-no-sum": ("FOLD",),
+    "fold-padding-swapped": ("FOLD",),
+    "unfold-dilation-ignored": ("UNFOLD",),
+    "unfold-padding-swapped": ("UNFOLD",),
 }
 
 
