@@ -16,7 +16,9 @@ stride above the window, dilation, overlapping stride 2, all mixed) on
 ``exact`` data (small integers: every partial sum of a FOLD exact, so it
 must be exact to the bit) and ``random`` data; ``special`` values for
 UNFOLD (-0, NaN with payloads, infinities, subnormals: copied bit for bit);
-1D, 3D and 6D spatial; padded strides; the pages' worked examples;
+1D, 3D and 6D spatial; padded strides; the pages' worked examples
+(``example1``: the page's input, the output computed; lint compares the
+printed one, `families.window.fold_oracle.example_problems`);
 negatives: INT32 (outside the table) and 7 spatial dimensions (9 in all).
 Ids: ``UNFOLD/FLOAT32/4d/k3/exact``.  Nothing here does I/O.
 """
@@ -33,7 +35,7 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData
 from dmlconform.compare import finfo
-from dmlconform.families.window.semantics import Window
+from dmlconform.families.window.semantics import Window, WindowExample
 from dmlconform.limits import MAX_CASE_WORK
 from dmlconform.spec.model import DataType, FeatureLevel, Spec, numpy_dtype
 
@@ -268,7 +270,23 @@ def _text(values: tuple[int, ...]) -> str:
 
 def generate(spec: Spec, sem: Window, level: FeatureLevel, *, seed: int, negative: bool = True,
              keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
-    """The cases of ``spec`` at ``level`` (`shapes`), only those ``keep`` accepts; identical for a ``seed``."""
+    """The cases of ``spec`` at ``level`` (`shapes`, then the page's worked
+    examples), only those ``keep`` accepts; identical for a ``seed``."""
     for case_id, shape in family.selected(shapes(spec, sem, level), lambda s: s.case_id(spec.operator), keep,
                                           negative=negative):
         yield _case(spec, sem, level, seed, case_id, shape)
+    for e in sem.examples:
+        case = example_case(spec, sem, e, level=level, seed=seed)
+        if keep is None or keep(case.id, e.dtype):
+            yield case
+
+
+def example_case(spec: Spec, sem: Window, e: WindowExample, *, level: FeatureLevel, seed: int = 0) -> Case:
+    """A worked example as a case, ``<OP>/<type>/<n>d/<name>`` (its input the page's; its output computed)."""
+    attrs = dict(e.attributes)
+    geo = geometry(sem, {k: _text(v) if isinstance(v, tuple) else v for k, v in attrs.items()})
+    x = np.array(e.input_values, dtype=numpy_dtype(e.dtype)).reshape(e.input_sizes)
+    return Case(id=f"{spec.operator}/{e.dtype.name}/{len(e.input_sizes)}d/{e.name}", operator=spec.operator,
+                level=level, dtype=e.dtype, inputs=(family.input_tensor(sem.input, e.dtype, x),),
+                outputs=(family.output_tensor(sem.output, e.dtype, e.output_sizes),),
+                attributes=attributes(spec, sem, geo), edges=("example",), seed=seed)

@@ -21,7 +21,7 @@ block and window tap, the image position it covers (or the padding):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,8 +29,8 @@ import numpy as np
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, finfo
 from dmlconform.families.window import windowmap
-from dmlconform.families.window.fold import blocks, geometry, sides
-from dmlconform.families.window.semantics import Window
+from dmlconform.families.window.fold import blocks, example_case, geometry, sides
+from dmlconform.families.window.semantics import Window, WindowExample
 from dmlconform.oracles.base import Expectation, gamma, gamma_probable, spacing_above, unit_roundoff
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
@@ -134,3 +134,25 @@ class FoldBatch:
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its term count n (UNFOLD: 1 read, 0 padding)."""
         return (("n", [float(v) for v in self.n[flat].tolist()]),)
+
+
+def example_problems(spec: m.Spec, sem: Window, e: WindowExample) -> Iterator[tuple[str, str]]:
+    """Where the output a page prints for its worked example ``e`` is not the
+    oracle's (key in the overlay's example, message); nothing where it is."""
+    try:
+        case = example_case(spec, sem, e, level=spec.introduced)
+    except ValueError as exc:
+        yield "attributes", f"{e.name}: {exc}"
+        return
+    want = math.prod(case.outputs[0].sizes)
+    if e.output_sizes != case.outputs[0].sizes or len(e.output_values) != want:
+        yield "output", (f"{e.name} prints {len(e.output_values)} values of sizes {list(e.output_sizes)}; its input and "
+                         f"attributes give {list(case.outputs[0].sizes)}: the doc's output is wrong")
+        return
+    (got,) = bind(spec, sem, [case], float16_accumulation=False).expect(0, want)
+    printed = np.array(e.output_values)
+    wrong = np.flatnonzero(got.expected.astype(np.float64) != printed)
+    if wrong.size:
+        i = int(wrong[0])
+        yield "output", (f"{e.name} prints {printed[i]:g} at flat element {i} ({wrong.size} of {want} differ), but its "
+                         f"input and attributes give {float(got.expected[i]):g}: the doc's output is wrong")

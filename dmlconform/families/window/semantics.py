@@ -24,6 +24,24 @@ OPERATIONS = ("convolution", "average_pooling", "max_pooling", "lp_pooling", "co
 
 
 @dataclass(frozen=True, slots=True)
+class WindowExample:
+    """One worked example of a page as the reviewer transcribed it (FOLD,
+    UNFOLD): the input's type, sizes and row-major values, the attributes
+    (an array a tuple), the output the page prints; ``index`` is its place
+    in the overlay's ``examples`` (lint reports there)."""
+
+    name: str
+    source: str
+    index: int
+    dtype: DataType
+    input_sizes: tuple[int, ...]
+    input_values: tuple[float, ...]
+    attributes: tuple[tuple[str, int | tuple[int, ...]], ...]
+    output_sizes: tuple[int, ...]
+    output_values: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Window(Semantics, Accumulated, DimensionCounted):
     """``output[n, m, o] = sum over the window of o of input x filter (+ bias[m])``
     (``operation`` ``convolution``), or ``output[n, c, o] = sum over the
@@ -71,3 +89,4 @@ class Window(Semantics, Accumulated, DimensionCounted):
     filter_zero_point: str | None = None
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     accumulators: tuple[tuple[DataType, DataType], ...] = ()
+    examples: tuple[WindowExample, ...] = ()

@@ -104,7 +104,7 @@ def test_the_oracle_agrees_with_the_reference(drawn: tuple[Geometry, tuple[int, 
 
 
 def test_the_suites_cover_the_table() -> None:
-    assert [len(_cases(op)) for op in OPS] == [64, 49]
+    assert [len(_cases(op)) for op in OPS] == [66, 52]  # the pages' examples: 2 and 3
     for op in OPS:
         supported = {(c.dtype.name, c.id.split("/")[2]) for c in _cases(op) if c.expect_supported}
         assert supported == {(t, f"{r}d") for t in ("FLOAT32", "FLOAT16") for r in (3, 4, 5, 8)}
@@ -153,3 +153,25 @@ def test_onnxruntime_col2im_fails_only_its_nd_dilated_channels() -> None:
     assert failed == ["FOLD/FLOAT16/3d/mixed/exact", "FOLD/FLOAT16/5d/mixed/exact", "FOLD/FLOAT32/3d/mixed/exact",
                       "FOLD/FLOAT32/5d/mixed/exact"] or all(r.outcome is not Outcome.FAIL for r in results)
     assert all("Im2Col" in r.message for r in results if r.operator == "UNFOLD" and r.expect_supported)
+
+
+def test_lint_checks_the_pages_examples() -> None:
+    """The transcribed examples agree with the oracle (no finding); one printed value changed is a finding
+    naming the example, the element and both values."""
+    import dataclasses
+
+    from dmlconform.lint.examples import findings
+
+    for op in OPS:
+        assert list(findings(_spec(op))) == []
+    spec = _spec("FOLD")
+    sem = spec.semantics
+    assert sem is not None and len(sem.examples) == 3  # type: ignore[attr-defined]
+    first = sem.examples[0]  # type: ignore[attr-defined]
+    wrong = dataclasses.replace(first, output_values=(0.0, 5.0, 13.0, 9.0, 15.0, *first.output_values[5:]))
+    broken = dataclasses.replace(spec, semantics=dataclasses.replace(sem, examples=(wrong,)))
+    ((where, message),) = findings(broken)
+    assert where == ("semantics", "examples", 0, "output")
+    assert message.startswith("example1 prints 15 at flat element 4") and "give 14" in message
+    assert [c.id for c in _cases("FOLD")][-3:] == ["FOLD/FLOAT32/3d/example1", "FOLD/FLOAT32/3d/example2",
+                                                   "FOLD/FLOAT32/3d/example3"]
