@@ -32,8 +32,10 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     sem = semantics_of(spec)
     try:
         geo = geometry(sem, case.attribute_map())
-    except ValueError as exc:  # DimensionCount outside [1, 6] (a negative case): Col2Im is not asked
+    except ValueError as exc:
         raise NotSupportedError(str(exc)) from exc
+    if len(geo.window) > 6:  # a negative case: the doc allows 1 to 6
+        raise NotSupportedError(f"DimensionCount {len(geo.window)}: the doc allows 1 to 6")
     x = np.ascontiguousarray(case.input(sem.input).view(buffers[sem.input]))
     feeds = {"x": x, "image": np.array(case.outputs[0].sizes[2:], np.int64), "block": np.array(geo.window, np.int64)}
     attrs: dict[str, Any] = {"strides": list(geo.strides), "dilations": list(geo.dilations),

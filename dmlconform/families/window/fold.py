@@ -59,8 +59,8 @@ def geometry(sem: Window, attributes: Mapping[str, object]) -> Geometry:
     the one that is no list of that many whole numbers, or a window, stride
     or dilation of 0."""
     count_text = str(attributes.get(sem.spatial_count or "", ""))
-    if not count_text.isdigit() or not 1 <= int(count_text) <= 6:
-        raise ValueError(f"{sem.spatial_count}={count_text!r}: give the spatial dimension count, 1 to 6")
+    if not count_text.isdigit() or int(count_text) < 1:  # above the doc's 6: a negative case, still a call
+        raise ValueError(f"{sem.spatial_count}={count_text!r}: give the spatial dimension count, 1 or more")
     count = int(count_text)
 
     def array(name: str | None, least: int) -> tuple[int, ...]:
