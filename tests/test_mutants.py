@@ -130,6 +130,7 @@ MUTANTS = {
     "fold-padding-swapped": ("FOLD",),
     "unfold-dilation-ignored": ("UNFOLD",),
     "unfold-padding-swapped": ("UNFOLD",),
+    "unfold-negative-zero-lost": ("UNFOLD",),
 }
 
 

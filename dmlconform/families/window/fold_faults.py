@@ -55,6 +55,16 @@ def _last_wins(spec: m.Spec, case: Case, buffers: Buffers) -> None:
     writable_view(out, buffers[out.name])[...] = padded[(slice(None), slice(None), *crop)]
 
 
+def _plus_zero(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """UNFOLD's copy made through an add of +0 (a gather fused with a zero bias): -0 becomes +0."""
+    sem = spec.semantics
+    if not isinstance(sem, Window) or sem.operation != "unfold":
+        return
+    out = case.outputs[0]
+    view = writable_view(out, buffers[out.name])
+    view[...] = view + np.zeros((), view.dtype)
+
+
 def _swapped(geo: Geometry) -> Geometry:
     return replace(geo, start=geo.end, end=geo.start)
 
@@ -68,4 +78,5 @@ FAULTS: Mapping[str, Fault] = {
     "fold-padding-swapped": _planted("fold", _swapped),
     "unfold-dilation-ignored": _planted("unfold", _undilated),
     "unfold-padding-swapped": _planted("unfold", _swapped),
+    "unfold-negative-zero-lost": _plus_zero,
 }
