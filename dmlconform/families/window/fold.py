@@ -193,8 +193,8 @@ def shapes(spec: Spec, sem: Window, level: FeatureLevel) -> list[Shape]:
         if 8 in ranks:
             out.append(replace(Shape(dtype, 6, "", data="exact"), **SIX))  # type: ignore[arg-type]
         out.append(Shape(dtype, 2, "k3-s2", size=_same(7), strides=_same(2), padded=True, tags=("padded",)))
-    if sem.operation == "fold":
-        out.append(Shape(row.dtypes[-1], 2, "k3", data="range"))
+    if sem.operation == "fold":  # magnitudes far apart; one NaN (the image elements it lands on are NaN)
+        out += [Shape(row.dtypes[-1], 2, "k3", data="range"), Shape(row.dtypes[0], 2, "k3-s2", data="nan")]
     out.append(Shape(DataType.INT32, 2, "k3", data="exact", supported=False, tags=("unsupported",)))
     out.append(replace(Shape(row.dtypes[0], 7, "", data="exact", supported=False, tags=("unsupported",)),
                        **SIX))  # type: ignore[arg-type]
@@ -234,6 +234,10 @@ def _values(shape: Shape, sizes: tuple[int, ...], rng: np.random.Generator, term
     if shape.data == "exact":
         r = _exact_range(shape.dtype, terms)
         return rng.integers(-r, r + 1, size=sizes).astype(nt)
+    if shape.data == "nan":
+        values = rng.uniform(-1.0, 1.0, size=sizes)
+        values[(0, 4, sizes[2] // 2)] = np.nan  # a tap inside the window of a middle block
+        return values.astype(nt)
     if shape.data == "range":
         e = 6 if shape.dtype is DataType.FLOAT16 else 20
         return (np.where(rng.random(sizes) < 0.5, -1.0, 1.0) * 2.0 ** rng.uniform(-e, e, size=sizes)).astype(nt)

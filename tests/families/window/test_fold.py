@@ -104,7 +104,7 @@ def test_the_oracle_agrees_with_the_reference(drawn: tuple[Geometry, tuple[int, 
 
 
 def test_the_suites_cover_the_table() -> None:
-    assert [len(_cases(op)) for op in OPS] == [66, 52]  # the pages' examples: 2 and 3
+    assert [len(_cases(op)) for op in OPS] == [66, 53]  # the pages' examples: 2 and 3
     for op in OPS:
         supported = {(c.dtype.name, c.id.split("/")[2]) for c in _cases(op) if c.expect_supported}
         assert supported == {(t, f"{r}d") for t in ("FLOAT32", "FLOAT16") for r in (3, 4, 5, 8)}
@@ -176,5 +176,7 @@ def test_lint_checks_the_pages_examples() -> None:
     ((where, message),) = findings(broken)
     assert where == ("semantics", "examples", 0, "output")
     assert message.startswith("example1 prints 15 at flat element 4") and "give 14" in message
+    nan = next(c for c in _cases("FOLD") if c.id.endswith("/k3-s2/nan"))
+    assert np.isnan(_expected("FOLD", nan)).sum() == 1  # stride 2: the tap lands on one image element
     assert [c.id for c in _cases("FOLD")][-3:] == ["FOLD/FLOAT32/3d/example1", "FOLD/FLOAT32/3d/example2",
                                                    "FOLD/FLOAT32/3d/example3"]
