@@ -132,6 +132,11 @@ MUTANTS = {
     "unpool-buffer-index": ("MAX_UNPOOLING",),
     "conv-activation-skipped": ("CONVOLUTION",),
     "conv-activation-before-bias": ("CONVOLUTION",),
+    "fold-no-sum": ("FOLD",),
+    "fold-padding-swapped": ("FOLD",),
+    "unfold-dilation-ignored": ("UNFOLD",),
+    "unfold-padding-swapped": ("UNFOLD",),
+    "unfold-negative-zero-lost": ("UNFOLD",),
 }
 
 

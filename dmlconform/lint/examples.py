@@ -20,6 +20,8 @@ from dmlconform.families.index_map.oracle import example_problems
 from dmlconform.families.index_map.semantics import IndexMap
 from dmlconform.families.reduction.oracle import exact_values, groups
 from dmlconform.families.reduction.semantics import DECREASING, Example, Reduction
+from dmlconform.families.window.fold_oracle import example_problems as fold_example_problems
+from dmlconform.families.window.semantics import Window
 from dmlconform.spec import model as m
 from dmlconform.spec.reviewed_checks import Located
 
@@ -34,6 +36,10 @@ def findings(spec: m.Spec) -> Iterator[Located]:
         for e in spec.semantics.examples:
             for key, message in example_problems(spec.semantics, e):
                 yield ("semantics", "examples", e.index, key), message
+    if isinstance(spec.semantics, Window):  # FOLD's and UNFOLD's examples (issue #35)
+        for w in spec.semantics.examples:
+            for key, message in fold_example_problems(spec, spec.semantics, w):
+                yield ("semantics", "examples", w.index, key), message
 
 
 def _show(values: np.ndarray | tuple[float, ...]) -> str:

@@ -27,6 +27,7 @@ import numpy as np
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime.activations import OPSET as ACTIVATION_OPSET
 from dmlconform.backends.onnxruntime.activations import appended
+from dmlconform.backends.onnxruntime.fold import MAPPINGS as FOLD_MAPPINGS
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.backends.onnxruntime.unpool import MAPPINGS as UNPOOL_MAPPINGS
@@ -183,4 +184,5 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
     **{op: OnnxMapping("LpPool", attrs=every_attribute, integer=False, runner=run, opset=LP_OPSET,
                        note="LpPool (|x|^p: the absolute reading); pads must stay below the kernel")
        for op in ("LP_POOLING", "LP_POOLING1")},
-    **UNPOOL_MAPPINGS}
+    **UNPOOL_MAPPINGS,
+    **FOLD_MAPPINGS}

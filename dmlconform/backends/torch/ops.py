@@ -9,7 +9,7 @@ from typing import Any
 
 from dmlconform.backends.mapping import Attrs
 
-Fn = Callable[[Any, list[Any], Attrs], Any]          # (torch, input views, attributes) -> result tensor
+Fn = Callable[..., Any]  # (torch, input views, attributes[, output sizes]) -> result tensor
 
 InPlace = Callable[[Any, Attrs], None]               # (the aliased input view, attributes) -> None
 
@@ -26,6 +26,7 @@ class TorchOp:
     note: str = ""
     divisor: str | None = None    # integer input whose zeros C++ leaves undefined (NOT_SUPPORTED)
     outputs: int = 1              # outputs ``fn`` gives (more than one: a tuple, in the spec's order)
+    sizes: bool = False           # ``fn`` takes the output's sizes too (FOLD: no input gives them)
 
 def torch_module() -> Any:
     import torch  # noqa: PLC0415 - torch is optional (the [torch] extra), seconds to import: only this backend's runs

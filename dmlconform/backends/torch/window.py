@@ -26,6 +26,7 @@ from typing import Any
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.mapping import Attrs
 from dmlconform.backends.torch.contraction import apply_activation
+from dmlconform.backends.torch.fold import TORCH_OPS as FOLD_OPS
 from dmlconform.backends.torch.unpool import TORCH_OPS as UNPOOL_OPS
 from dmlconform.cases import family
 
@@ -173,4 +174,5 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
        for op in ("AVERAGE_POOLING", "AVERAGE_POOLING1")},
     **{op: {"fn": lp_pooling, "note": "lp_pool{d}d after F.pad (x^P without |x|: the signed-nan reading); no dilation"}
        for op in ("LP_POOLING", "LP_POOLING1")},
-    **UNPOOL_OPS}
+    **UNPOOL_OPS,
+    **FOLD_OPS}

@@ -40,7 +40,7 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData
 from dmlconform.compare import finfo
-from dmlconform.families.window import unpool
+from dmlconform.families.window import fold, unpool
 from dmlconform.families.window.activation import FUSED, activation
 from dmlconform.families.window.semantics import BACKWARD, CONVOLUTION, CROSS_CORRELATION, FORWARD, Window
 from dmlconform.limits import MAX_CASE_WORK
@@ -186,6 +186,9 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     sem = semantics_of(spec)
     if sem.operation == "max_unpooling":
         yield from unpool.unpool_problems(sem, case)
+        return
+    if sem.operation in fold.FOLDS:
+        yield from fold.case_problems(sem, case)
         return
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
     if sem.filter is None:
@@ -653,6 +656,8 @@ def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     sem = semantics_of(spec)
     if sem.operation == "max_unpooling":
         return family.generable(lambda: unpool.shapes(spec, sem, level))
+    if sem.operation in fold.FOLDS:
+        return family.generable(lambda: fold.shapes(spec, sem, level))
     return family.generable(lambda: shapes(spec, level, large=False))
 
 
@@ -665,6 +670,9 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     sem = semantics_of(spec)
     if sem.operation == "max_unpooling":
         yield from unpool.generate(spec, sem, level, seed=seed, negative=negative, keep=keep)
+        return
+    if sem.operation in fold.FOLDS:
+        yield from fold.generate(spec, sem, level, seed=seed, negative=negative, keep=keep)
         return
     conv = sem.operation == "convolution"
     make = _integer_case if sem.operation == "convolution_integer" else _case

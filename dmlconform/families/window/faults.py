@@ -14,6 +14,7 @@ from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.contraction.faults import to_tf32
 from dmlconform.families.window.activation import activation
 from dmlconform.families.window.cases import Geometry, Operands, geometry, integer_operands, operands, power, window
+from dmlconform.families.window.fold_faults import FAULTS as FOLD_FAULTS
 from dmlconform.families.window.reference import average, convolution, integer_convolution, lp_norm, maximum
 from dmlconform.families.window.semantics import Window
 from dmlconform.families.window.unpool_faults import UNPOOL_FAULTS
@@ -205,4 +206,5 @@ FAULTS: Mapping[str, Fault] = {
     **UNPOOL_FAULTS,
     "conv-activation-skipped": _activation_fault(skipped=True),
     "conv-activation-before-bias": _activation_fault(skipped=False),
+    **FOLD_FAULTS,
 }

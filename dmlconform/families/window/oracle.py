@@ -43,7 +43,7 @@ from dmlconform.compare import RELAXED_FACTOR, Alternative, finfo
 from dmlconform.families.contraction import fused
 from dmlconform.families.contraction.cases import Activation
 from dmlconform.families.elementwise.oracle import FormulaOracle
-from dmlconform.families.window import unpool_oracle, windowmap
+from dmlconform.families.window import fold_oracle, unpool_oracle, windowmap
 from dmlconform.families.window.activation import activation
 from dmlconform.families.window.cases import (
     Geometry,
@@ -54,6 +54,7 @@ from dmlconform.families.window.cases import (
     semantics_of,
     window,
 )
+from dmlconform.families.window.fold import FOLDS
 from dmlconform.families.window.semantics import Window
 from dmlconform.oracles.base import (
     Expectation,
@@ -87,13 +88,16 @@ class WindowOracle:
         return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
-             float16_accumulation: bool = False) -> WindowBatch | MaxBatch | unpool_oracle.UnpoolBatch:
+             float16_accumulation: bool = False) -> (WindowBatch | MaxBatch | unpool_oracle.UnpoolBatch
+                                                     | fold_oracle.FoldBatch):
         """Each case's T, S, n and readings end to end.  ``flush_subnormals``
         changes nothing: a flushed subnormal is within one spacing of the output."""
         if self.semantics.operation == "max_pooling":
             return _max_batch(self.spec, self.semantics, cases)
         if self.semantics.operation == "max_unpooling":
             return unpool_oracle.bind(self.spec, self.semantics, cases)
+        if self.semantics.operation in FOLDS:
+            return fold_oracle.bind(self.spec, self.semantics, cases, float16_accumulation=float16_accumulation)
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
         alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
         expected = np.concatenate([p.expected for p in parts])

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from dmlconform.families.window.semantics import OPERATIONS, Window
+from dmlconform.families.window.semantics import OPERATIONS, Window, WindowExample
 from dmlconform.spec import model as m
 from dmlconform.spec import reviewed_checks as rc
 
@@ -15,6 +15,21 @@ from dmlconform.spec import reviewed_checks as rc
 _ARRAYS = ("strides", "dilations", "start_padding", "end_padding", "output_padding", "window_size")
 _ENUMS = ("mode", "direction")
 _UINTS = ("spatial_count", "group_count", "power")
+_NUMBERS = {"type": "array", "items": {"type": "number"}, "maxItems": 4096}
+_SIZES = {"type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "integer", "minimum": 1, "maximum": 64}}
+_TENSOR = {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
+           "properties": {"sizes": _SIZES, "values": _NUMBERS, "type": {"enum": rc.DTYPES}}}
+#: A worked example (FOLD, UNFOLD): input, attributes (whole numbers or arrays of them), the printed output.
+_EXAMPLE = {
+    "type": "object", "additionalProperties": False, "required": ["name", "source", "input", "attributes", "output"],
+    "properties": {
+        "name": {"type": "string", "pattern": "^example[0-9]+$"}, "source": rc.SOURCE, "input": _TENSOR,
+        "output": _TENSOR,
+        "attributes": {"type": "object", "maxProperties": 8, "propertyNames": rc.IDENT, "additionalProperties": {
+            "anyOf": [{"type": "integer", "minimum": 0, "maximum": 64},
+                      {"type": "array", "minItems": 1, "maxItems": 8,
+                       "items": {"type": "integer", "minimum": 0, "maximum": 64}}]}}},
+}
 SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["family", "source", "operation", "input", "output"],
     "properties": {
@@ -25,6 +40,7 @@ SCHEMA = {
         "dimension_counts": rc.DIMENSION_COUNTS,
         "accumulators": {"type": "object", "propertyNames": {"enum": rc.DTYPES},
                          "additionalProperties": {"enum": rc.DTYPES}},
+        "examples": {"type": "array", "maxItems": 16, "items": _EXAMPLE},
     },
 }
 
@@ -35,7 +51,17 @@ def build(data: dict[str, Any]) -> Window:
                                                "filter", "bias", "indices", "input_zero_point", "filter_zero_point",
                                                "input_indices")}
     return Window(source=data["source"], operation=data["operation"], input=data["input"], output=data["output"],
-                  dimension_counts=rc.dimension_counts(data), accumulators=rc.accumulators(data), **roles)
+                  dimension_counts=rc.dimension_counts(data), accumulators=rc.accumulators(data),
+                  examples=tuple(_example(i, e) for i, e in enumerate(data.get("examples", []))), **roles)
+
+
+def _example(index: int, e: dict[str, Any]) -> WindowExample:
+    """One worked example, its attributes sorted by name (arrays as tuples)."""
+    x, y = e["input"], e["output"]
+    attributes = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in e["attributes"].items()))
+    return WindowExample(e["name"], e["source"], index, m.DataType[x["type"]], tuple(x["sizes"]),
+                         tuple(float(v) for v in x["values"]), attributes, tuple(y["sizes"]),
+                         tuple(float(v) for v in y["values"]))
 
 
 def _is_uint_array(f: m.Field) -> str | None:

@@ -21,6 +21,7 @@ import numpy as np
 from dmlconform.cases.model import Case
 from dmlconform.families.contraction.cases import Activation
 from dmlconform.families.contraction.reference import activate
+from dmlconform.families.window import fold_reference
 from dmlconform.families.window.activation import activation
 from dmlconform.families.window.cases import (
     Geometry,
@@ -33,6 +34,7 @@ from dmlconform.families.window.cases import (
     semantics_of,
     window,
 )
+from dmlconform.families.window.fold import FOLDS
 from dmlconform.families.window.unpool_reference import unpool
 from dmlconform.spec.model import DataType, Spec, numpy_dtype
 
@@ -46,6 +48,8 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     out = case.outputs[0]
     if sem.operation == "max_unpooling":
         return {sem.output: unpool(sem, case, buffers)}
+    if sem.operation in FOLDS:
+        return fold_reference.compute(sem, case, buffers)
     if sem.operation == "max_pooling":
         x = case.input(sem.input).view(buffers[sem.input])
         value, index = maximum(x, window(sem, case), geometry(sem, case), out.sizes)

@@ -20,7 +20,26 @@ CROSS_CORRELATION = "DML_CONVOLUTION_MODE_CROSS_CORRELATION"
 FORWARD = "DML_CONVOLUTION_DIRECTION_FORWARD"
 BACKWARD = "DML_CONVOLUTION_DIRECTION_BACKWARD"
 #: What a window operator computes over its window: a convolution with a filter, or the average of the window.
-OPERATIONS = ("convolution", "average_pooling", "max_pooling", "lp_pooling", "convolution_integer", "max_unpooling")
+OPERATIONS = ("convolution", "average_pooling", "max_pooling", "lp_pooling", "convolution_integer", "max_unpooling",
+              "fold", "unfold")
+
+
+@dataclass(frozen=True, slots=True)
+class WindowExample:
+    """One worked example of a page as the reviewer transcribed it (FOLD,
+    UNFOLD): the input's type, sizes and row-major values, the attributes
+    (an array a tuple), the output the page prints; ``index`` is its place
+    in the overlay's ``examples`` (lint reports there)."""
+
+    name: str
+    source: str
+    index: int
+    dtype: DataType
+    input_sizes: tuple[int, ...]
+    input_values: tuple[float, ...]
+    attributes: tuple[tuple[str, int | tuple[int, ...]], ...]
+    output_sizes: tuple[int, ...]
+    output_values: tuple[float, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +94,4 @@ class Window(Semantics, Accumulated, DimensionCounted):
     dimension_counts: tuple[tuple[FeatureLevel, tuple[int, ...]], ...] = ()
     accumulators: tuple[tuple[DataType, DataType], ...] = ()
     input_indices: str | None = None
+    examples: tuple[WindowExample, ...] = ()
