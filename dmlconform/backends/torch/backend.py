@@ -105,7 +105,10 @@ FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
                       # instance_norm (Axes 2,3 at 4-D; CrossChannel FALSE, the one BOOL at False in the cases torch
                       # runs) rounds FLOAT16 statistics to FLOAT16 (backends/torch/normalization.py)
                       "MEAN_VARIANCE_NORMALIZATION1:2,3", "MEAN_VARIANCE_NORMALIZATION2:2,3",
-                      "MEAN_VARIANCE_NORMALIZATION:False"}),
+                      "MEAN_VARIANCE_NORMALIZATION:False",
+                      # batch_norm(training=True) likewise keeps a FLOAT16 input's mean and inverse deviation in
+                      # FLOAT16 before the normalization step (backends/torch/batch_normalization.py)
+                      "BATCH_NORMALIZATION_TRAINING"}),
     "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT", "CONVOLUTION"}),
 }
 

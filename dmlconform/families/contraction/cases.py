@@ -110,16 +110,23 @@ def activation(semantics: Contraction, case: Case) -> Activation | None:
     """The fused activation ``case`` gives (None: none): the attribute's text
     ``ACTIVATION_NAME`` or ``ACTIVATION_NAME(Attr=value,...)``, a monotone
     one (`MONOTONE`); anything else is a ValueError saying what to write."""
-    text = case.attribute_map().get(semantics.activation) if semantics.activation else None
+    return activation_in(case, semantics.activation)
+
+
+def activation_in(case: Case, field_name: str | None) -> Activation | None:
+    """The fused activation ``case`` gives in its attribute ``field_name``
+    (None: the operator has none, or the case gives none): `activation`'s
+    format and rules, for any family that composes one (normalization's)."""
+    text = case.attribute_map().get(field_name) if field_name else None
     if text is None or text == "":
         return None
     found = _ACTIVATION_RE.match(str(text))
     settings = [_SETTING_RE.match(p.strip()) for p in (found.group(2) or "").split(",") if p.strip()] if found else []
     if found is None or not all(settings):
-        raise ValueError(f"{semantics.activation}={text!r} is no activation: write ACTIVATION_NAME or "
+        raise ValueError(f"{field_name}={text!r} is no activation: write ACTIVATION_NAME or "
                          "ACTIVATION_NAME(Attr=value,...), e.g. ACTIVATION_LINEAR(Alpha=0.5,Beta=1)")
     if found.group(1) not in MONOTONE:
-        raise ValueError(f"{semantics.activation}={found.group(1)} is not one the contraction oracle composes "
+        raise ValueError(f"{field_name}={found.group(1)} is not one the contraction oracle composes "
                          f"(monotone ones: {', '.join(MONOTONE)}); use one of those")
     return Activation(found.group(1), tuple((m.group(1), float(m.group(2))) for m in settings if m is not None))
 
