@@ -308,8 +308,8 @@ def _finish(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alt
     """Group order -> the output's C order: expected values rounded to ``nt``, bounds with one spacing of it (0
     where the value is not finite), the alternatives' indices mapped, N per element."""
     expected, strict, relaxed = (_ungroup(z, shape, axes) for z in (value, *bounds))
-    expected = expected.astype(nt)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # beyond the type's range: infinite (a FLOAT16 variance)
+        expected = expected.astype(nt)
         step = spacing_above(np.abs(expected.astype(np.float64)) + relaxed, nt)
     done = ~np.isfinite(expected.astype(np.float64))
     strict, relaxed = (np.where(done, 0.0, np.nan_to_num(z, nan=np.inf) + step) for z in (strict, relaxed))

@@ -6,12 +6,8 @@ fault caught where it should be, and the shape rules."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
 from dataclasses import replace
-from functools import cache
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -27,7 +23,6 @@ from dmlconform.families.normalization.oracle import NormalizationOracle
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from tests.conftest import REPO
 from tests.families.normalization import suites
 
 OP = "MEAN_VARIANCE_NORMALIZATION1"
@@ -45,15 +40,7 @@ def _case(suffix: str) -> Case:
     return suites.case(OP, suffix)
 
 
-@cache
-def _honest() -> ModuleType:
-    sys.path.insert(0, str(REPO / "bench"))
-    spec = importlib.util.spec_from_file_location("honest_backends", REPO / "bench" / "honest_backends.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["honest_backends"] = module
-    spec.loader.exec_module(module)
-    return module
+_honest = suites.honest
 
 
 def test_the_suite_has_every_axis_set_and_affine_form() -> None:
