@@ -207,3 +207,21 @@ def test_torch_keeps_the_unbiased_variance_the_sample_reading() -> None:
         if r.dtype == "FLOAT32" and "small-variance" not in r.case_id:
             took.update({name: count for name, _, count in r.readings})
     assert took["reading:variance-output:sample"] > 50 and took["reading:variance-output=population"] == 0
+
+
+def test_the_overlay_names_the_statistics_outputs_and_no_axes() -> None:
+    """batch_training takes its axes from the scale's sizes: an overlay naming axes, or leaving out the mean
+    output, has a problem that says so (beside the field's own)."""
+    from dmlconform.families.normalization import overlay
+
+    good = {"family": "normalization", "source": "x.md:1", "operation": "batch_training", "input": "InputTensor",
+            "scale": "ScaleTensor", "bias": "BiasTensor", "fused_add": "FusedAddTensor", "output": "OutputTensor",
+            "output_mean": "OutputMeanTensor", "output_variance": "OutputVarianceTensor", "epsilon": "Epsilon",
+            "fused_activation": "FusedActivation"}
+    assert list(overlay.against_spec(good, _spec())) == []
+    for bad in ({**good, "axes": "Epsilon"}, {k: v for k, v in good.items() if k != "output_mean"}):
+        assert (("semantics",), "operation batch_training names scale, bias, output_mean and output_variance and no "
+                "axes (the scale's sizes give them); the others no output_mean or output_variance"
+                ) in list(overlay.against_spec(bad, _spec()))
+    swapped = {**good, "output_mean": "InputTensor"}
+    assert any("not an output" in text for _, text in overlay.against_spec(swapped, _spec()))
