@@ -17,7 +17,14 @@ type, with ids like ``MEAN_VARIANCE_NORMALIZATION1/FLOAT32/4d/axes=2,3/channel/r
   there), one NaN, groups of one element (N = 1), long groups (N = 1023),
   and for FLOAT16 data whose variance exceeds FLOAT16's range;
 * NormalizeVariance FALSE, a padded input, a larger Epsilon;
+* each fused activation (`FUSED`, GEMM's) where the operator has the field;
 * negative cases: a type outside the tables, a dimension count outside them.
+
+BATCH_NORMALIZATION_TRAINING (`_batch_shapes`, ids ``.../axes=<a>/batch/<data>``):
+the axes are where the scale's sizes are 1; every dimension count per
+type, every axis set at 4-D, the data above, FusedAdd (``add``) and each
+fused activation with and without it; its mean and variance outputs have
+the scale's sizes.
 
 A case's values depend on the seed and its id alone, and ``keep`` is
 applied before any value is drawn.  The shape rules (`semantics_of`,
