@@ -34,7 +34,7 @@ from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.cpu import CpuBackend, compute
 from dmlconform.cases.model import Case, TensorData, writable_view
 from dmlconform.families.contraction import reference as contraction
-from dmlconform.families.contraction.cases import activation, operands, scales
+from dmlconform.families.contraction.cases import Activation, activation, operands, scales
 from dmlconform.families.contraction.semantics import Contraction
 from dmlconform.families.elementwise.reference import OPS, Call
 from dmlconform.families.normalization import cases as normalization
@@ -203,11 +203,15 @@ def _gemm(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> Results:
     y = matmul_in_order(ops.a, ops.b) * F32.type(alpha)
     if ops.c is not None:
         y += ops.c.astype(F32) * F32.type(beta)
-    fused = activation(sem, case)
-    if fused is not None:
-        y = np.asarray(OPS[fused.operator](Call({"InputTensor": y}, dict(fused.attributes), DataType.FLOAT32,
-                                                {"OutputTensor": F32})))
-    return {sem.output: y}
+    return {sem.output: _activated(y, activation(sem, case))}
+
+
+def _activated(y: np.ndarray, fused: Activation | None) -> np.ndarray:
+    """``y`` (float32) through a fused activation (None: itself), the element-wise reference's function."""
+    if fused is None:
+        return y
+    return np.asarray(OPS[fused.operator](Call({"InputTensor": y}, dict(fused.attributes), DataType.FLOAT32,
+                                               {"OutputTensor": F32})))
 
 
 def normalized(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], *, one_pass: bool) -> Results:
@@ -216,7 +220,8 @@ def normalized(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], *, one
     ``E[x^2] - E[x]^2`` clamped at 0 (``one_pass``; UseMean FALSE: no mean,
     the variance ``E[x^2]``); then ``(x - mean) *
     rsqrt(var + eps)`` (a reciprocal root and a product, as GPU kernels),
-    the scale and the bias."""
+    the scale, the bias, the fused addend and the fused activation;
+    BATCH_NORMALIZATION_TRAINING's mean and variance outputs as computed."""
     sem = spec.semantics
     assert isinstance(sem, Normalization)
     ops = normalization.operands(sem, case, buffers)
@@ -226,6 +231,7 @@ def normalized(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], *, one
     centred = normalization.centres(sem, case)
     mean = in_order(x, axes) / n if centred else F32.type(0)
     y = x - mean
+    variance = F32.type(0)
     if normalization.divides(sem, case):
         if one_pass or not centred:
             variance = np.maximum(in_order(x * x, axes) / n - mean * mean, F32.type(0))
@@ -234,9 +240,13 @@ def normalized(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], *, one
         y = y * (F32.type(1) / np.sqrt(variance + F32.type(normalization.epsilon_of(sem, case))))
     if ops.scale is not None:
         y = y * ops.scale.astype(F32)
-    if ops.bias is not None:
-        y = y + ops.bias.astype(F32)
-    return {sem.output: y}
+    for term in (ops.bias, ops.add):
+        if term is not None:
+            y = y + term.astype(F32)
+    y = _activated(y, normalization.activation_of(sem, case))
+    if sem.output_mean is None or sem.output_variance is None:
+        return {sem.output: y}
+    return {sem.output: y, sem.output_mean: mean, sem.output_variance: variance}
 
 
 class F32OnePass(_Honest):
@@ -252,7 +262,8 @@ class F32OnePass(_Honest):
 def _normalization(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], one_pass: bool = False) -> Results:
     """The mean-variance operators' float32 kernels; LP_NORMALIZATION and FLOAT64 are the cpu reference's."""
     sem = spec.semantics
-    if case.dtype not in _FLOAT32_WORK or not isinstance(sem, Normalization) or sem.operation != "mean_variance":
+    if case.dtype not in _FLOAT32_WORK or not isinstance(sem, Normalization) or \
+            sem.operation not in ("mean_variance", "batch_training"):
         return compute(spec, case, buffers)
     return normalized(spec, case, buffers, one_pass=one_pass)
 

@@ -138,7 +138,8 @@ def test_the_declared_float16_accumulation_is_per_device() -> None:
                                                           "LP_POOLING", "LP_POOLING1",
                                                           "MEAN_VARIANCE_NORMALIZATION1:2,3",
                                                           "MEAN_VARIANCE_NORMALIZATION2:2,3",
-                                                          "MEAN_VARIANCE_NORMALIZATION:False", "FOLD"}
+                                                          "MEAN_VARIANCE_NORMALIZATION:False", "FOLD",
+                                                          "BATCH_NORMALIZATION_TRAINING"}
     assert float16_accumulation("cuda:1") == {"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT", "CONVOLUTION", "LP_POOLING",
                                               "LP_POOLING1", "LOCAL_RESPONSE_NORMALIZATION"}
     assert float16_accumulation("mps") == frozenset()

@@ -10,8 +10,10 @@ FLOAT16) normalizes the trailing dimensions from ``axis`` on: Axes
 InstanceNormalization normalizes dimensions 2 and up with one scale and
 bias per channel: Axes ``{2, ..., r-1}`` with a scale and bias constant
 over all but dimension 1.  Anything else (other axis sets, NormalizeVariance
-FALSE, a fused activation, a scale or bias that varies where ONNX's cannot)
-is NOT_SUPPORTED with the reason.
+FALSE, a scale or bias that varies where ONNX's cannot) is NOT_SUPPORTED
+with the reason.  A fused activation is its ONNX node after the
+normalization (`batch_normalization.activation_node`; ACTIVATION_LINEAR has
+none).  BATCH_NORMALIZATION_TRAINING: `batch_normalization`.
 """
 
 from __future__ import annotations
@@ -22,10 +24,14 @@ from typing import Any
 import numpy as np
 
 from dmlconform.backends.base import NotSupportedError
+from dmlconform.backends.onnxruntime.batch_normalization import MAPPINGS as BATCH_MAPPINGS
+from dmlconform.backends.onnxruntime.batch_normalization import NODES, activation_node
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case, TensorData
+from dmlconform.families.contraction.cases import Activation
 from dmlconform.families.normalization.cases import (
+    activation_of,
     axes_of,
     centres,
     divides,
@@ -51,9 +57,9 @@ def _node(spec: Spec, case: Case) -> tuple[str, int]:
         if axes_of(sem, case) != (1,) or size < 1 or len(case.input(sem.input).sizes) != 4:
             raise NotSupportedError("LRN sums across channels only, over a size of at least 1, of a 4-D tensor here")
         return "LRN", 1
-    attrs = case.attribute_map()
-    if sem.fused_activation and attrs.get(sem.fused_activation):
-        raise NotSupportedError("FusedActivation: ONNX's normalization nodes have none")
+    fused = activation_of(sem, case)
+    if fused is not None and fused.operator not in NODES:
+        raise NotSupportedError(f"FusedActivation {fused.operator}: ONNX has no such node")
     if not divides(sem, case):
         raise NotSupportedError("NormalizeVariance (UseVariance) FALSE: ONNX's normalization nodes always divide")
     if not centres(sem, case):
@@ -101,8 +107,9 @@ def run(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Ses
     attrs: dict[str, Any] = {"epsilon": epsilon_of(sem, case)}
     if op_type == "LayerNormalization":
         attrs.update(axis=first, stash_type=1)
-    key = ("normalization", op_type, x.ndim, first, case.dtype.name, attrs["epsilon"])
-    session = sessions.get(key, lambda: _model(op_type, x.ndim, feeds, attrs), op_type)
+    fused = activation_of(sem, case)
+    key = ("normalization", op_type, x.ndim, first, case.dtype.name, attrs["epsilon"], str(fused))
+    session = sessions.get(key, lambda: _model(op_type, x.ndim, feeds, attrs, fused), op_type)
     (y,) = session.run(None, feeds)
     write_output(case.outputs[0], buffers, y)
 
@@ -139,15 +146,19 @@ def _lrn(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Se
     write_output(case.outputs[0], buffers, y)
 
 
-def _model(op_type: str, rank: int, feeds: Mapping[str, np.ndarray], attrs: dict[str, Any]) -> Any:
-    """One ``op_type`` node over tensors of ``rank`` dimensions of any size."""
+def _model(op_type: str, rank: int, feeds: Mapping[str, np.ndarray], attrs: dict[str, Any],
+           fused: Activation | None = None) -> Any:
+    """One ``op_type`` node over tensors of ``rank`` dimensions of any size, then ``fused``'s node where given
+    (the unfused pair: the activation reads the result rounded to the type)."""
     from onnx import helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import
 
     elem = helper.np_dtype_to_tensor_dtype(feeds["x"].dtype)
     inputs = [helper.make_tensor_value_info(n, elem, [f"{n}{i}" for i in range(feeds[n].ndim)]) for n in feeds]
-    node = helper.make_node(op_type, list(feeds), ["y"], **attrs)
+    nodes = [helper.make_node(op_type, list(feeds), ["y" if fused is None else "normalized"], **attrs)]
+    if fused is not None:
+        nodes.append(activation_node(fused, "normalized", "y"))
     output = helper.make_tensor_value_info("y", elem, [f"y{i}" for i in range(rank)])
-    graph = helper.make_graph([node], "normalization", inputs, [output])
+    graph = helper.make_graph(nodes, "normalization", inputs, [output])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=9)
 
 
@@ -159,4 +170,5 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
     "LP_NORMALIZATION": OnnxMapping("LpNormalization", attrs=every_attribute, integer=False, runner=run, check=check,
                                     note="LpNormalization (axis, p); no epsilon"),
     "LOCAL_RESPONSE_NORMALIZATION": OnnxMapping("LRN", attrs=every_attribute, integer=False, runner=run, check=check,
-                                                note="LRN: CrossChannel TRUE only (floor((size-1)/2) before)")}
+                                                note="LRN: CrossChannel TRUE only (floor((size-1)/2) before)")} | dict(
+    BATCH_MAPPINGS)

@@ -115,7 +115,10 @@ FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
                       "MEAN_VARIANCE_NORMALIZATION:False",
                       # col2im adds each column into the image in scalar_t (aten/src/ATen/native/im2col.h): measured
                       # (torch 2.13 CPU), 6 FLOAT16 FOLD cases beyond float32's bound, within FLOAT16's
-                      "FOLD"}),
+                      "FOLD",
+                      # batch_norm(training=True) likewise keeps a FLOAT16 input's mean and inverse deviation in
+                      # FLOAT16 before the normalization step (backends/torch/batch_normalization.py)
+                      "BATCH_NORMALIZATION_TRAINING"}),
     "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT", "CONVOLUTION", "LP_POOLING", "LP_POOLING1",
                        "LOCAL_RESPONSE_NORMALIZATION"}),
 }

@@ -13,8 +13,10 @@ bias per channel; on the CPU it rounds FLOAT16 statistics (the mean, the
 inverse deviation) to FLOAT16 before the normalization step, so the
 backend declares FLOAT16 accumulation for those cases
 (``MEAN_VARIANCE_NORMALIZATION1:2,3``, `backend.FLOAT16_ACCUMULATION`).
-NormalizeVariance FALSE, a fused activation, an instance of one element
-(torch refuses it) and other axis sets are NOT_SUPPORTED with the reason.
+A fused activation is applied after (the unfused pair).  NormalizeVariance
+FALSE, an instance of one element (torch refuses it) and other axis sets
+are NOT_SUPPORTED with the reason.  BATCH_NORMALIZATION_TRAINING:
+`batch_normalization`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from typing import Any
 
 from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.mapping import Attrs
+from dmlconform.backends.torch.batch_normalization import TORCH_OPS as BATCH_OPS
+from dmlconform.backends.torch.contraction import apply_activation as activated
 from dmlconform.cases import family
 
 NOTE = "layer_norm (Axes a trailing run) or instance_norm (Axes {2..}, per-channel scale); NormalizeVariance FALSE not mapped"
@@ -45,8 +49,13 @@ def _axes(a: Attrs, rank: int) -> tuple[int, ...]:
 def mean_variance(t: Any, xs: list[Any], a: Attrs) -> Any:
     """``xs`` = [input, scale or None, bias or None] normalized over the axes."""
     x, scale, bias = xs
-    if a.raw("FusedActivation"):
-        raise NotSupportedError("FusedActivation: not mapped onto torch")
+    y = _mean_variance(t, x, scale, bias, a)
+    fused = a.raw("FusedActivation")
+    return activated(t, y, str(fused)) if fused else y
+
+
+def _mean_variance(t: Any, x: Any, scale: Any, bias: Any, a: Attrs) -> Any:
+    """``x`` normalized over the axes, scaled and biased (`mean_variance` before its activation)."""
     divide = a.raw("NormalizeVariance") if "NormalizeVariance" in a.values else a.raw("UseVariance")
     if not divide:
         raise NotSupportedError("NormalizeVariance (UseVariance) FALSE: torch's normalizations always divide")
@@ -111,4 +120,5 @@ TORCH_OPS: Mapping[str, dict[str, Any]] = {
     op: {"fn": mean_variance, "inputs": ("InputTensor", "ScaleTensor", "BiasTensor"), "note": NOTE}
     for op in ("MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2")} | {
     "LP_NORMALIZATION": {"fn": lp, "note": "normalize (max(norm, eps)); P 1 or 2"},
-    "LOCAL_RESPONSE_NORMALIZATION": {"fn": lrn, "note": "local_response_norm: CrossChannel TRUE only (size // 2 before)"}}
+    "LOCAL_RESPONSE_NORMALIZATION": {"fn": lrn, "note": "local_response_norm: CrossChannel TRUE only (size // 2 before)"}
+} | dict(BATCH_OPS)

@@ -109,8 +109,14 @@ class Activation:
 def activation(semantics: Contraction, case: Case) -> Activation | None:
     """The fused activation ``case`` gives (None: none): `parse_activation`
     of its FusedActivation attribute, a monotone one (`MONOTONE`)."""
-    name = semantics.activation
-    return parse_activation(name, case.attribute_map().get(name)) if name else None
+    return activation_in(case, semantics.activation)
+
+
+def activation_in(case: Case, field_name: str | None) -> Activation | None:
+    """The fused activation ``case`` gives in its attribute ``field_name``
+    (None: the operator has none, or the case gives none): `activation`'s
+    format and rules, for any family that composes one (normalization's)."""
+    return parse_activation(field_name, case.attribute_map().get(field_name)) if field_name else None
 
 
 def parse_activation(name: str, text: object, allowed: tuple[str, ...] = MONOTONE,

@@ -17,7 +17,14 @@ type, with ids like ``MEAN_VARIANCE_NORMALIZATION1/FLOAT32/4d/axes=2,3/channel/r
   there), one NaN, groups of one element (N = 1), long groups (N = 1023),
   and for FLOAT16 data whose variance exceeds FLOAT16's range;
 * NormalizeVariance FALSE, a padded input, a larger Epsilon;
+* each fused activation (`FUSED`, GEMM's) where the operator has the field;
 * negative cases: a type outside the tables, a dimension count outside them.
+
+BATCH_NORMALIZATION_TRAINING (`_batch_shapes`, ids ``.../axes=<a>/batch/<data>``):
+the axes are where the scale's sizes are 1; every dimension count per
+type, every axis set at 4-D, the data above, FusedAdd (``add``) and each
+fused activation with and without it; its mean and variance outputs have
+the scale's sizes.
 
 A case's values depend on the seed and its id alone, and ``keep`` is
 applied before any value is drawn.  The shape rules (`semantics_of`,
@@ -38,6 +45,7 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData
 from dmlconform.errors import InputError
+from dmlconform.families.contraction.cases import FUSED, Activation, activation_in
 from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.spec.model import DataType, FeatureLevel, Spec, numpy_dtype
 
@@ -75,6 +83,8 @@ class Shape:
     padded: bool = False
     supported: bool = True
     variant: str = ""
+    add: bool = False
+    fused: str = ""
 
     def case_id(self, operator: str) -> str:
         if self.size or self.variant.startswith("size="):
@@ -89,7 +99,8 @@ class Shape:
         parts = [operator, self.dtype.name, f"{len(self.sizes)}d", f"axes={axes}", self.affine, self.data]
         extra = [*([] if self.centred else ["no-mean"]), *([] if self.divides else ["no-variance"]),
                  *([] if self.epsilon == EPSILON else ["eps=1e-3"]),
-                 *(["padded"] if self.padded else []), *([self.variant] if self.variant else [])]
+                 *(["padded"] if self.padded else []), *([self.variant] if self.variant else []),
+                 *(["add"] if self.add else []), *([f"fused={_fused_tag(self.fused)}"] if self.fused else [])]
         return "/".join(parts + extra)
 
 
@@ -105,6 +116,10 @@ def axes_of(sem: Normalization, case: Case) -> tuple[int, ...]:
     or 2 (FALSE) to the last."""
     if sem.axis is not None:
         return (int(case.attribute_map().get(sem.axis, 0)),)
+    if sem.operation == "batch_training":  # the dimensions where the scale's (and bias's) sizes are 1
+        given = {t.name: t for t in case.inputs}
+        scale = given.get(sem.scale or "")
+        return () if scale is None else tuple(d for d, s in enumerate(scale.sizes) if s == 1)
     if sem.operation == "lrn":
         return (1,) if case.attribute_map().get(sem.cross_channel or "") else (2, 3)
     if sem.axes is None:
@@ -155,6 +170,7 @@ class Operands:
     x: np.ndarray
     scale: np.ndarray | None
     bias: np.ndarray | None
+    add: np.ndarray | None = None
 
 
 def operands(sem: Normalization, case: Case, buffers: Mapping[str, np.ndarray] | None = None) -> Operands:
@@ -167,7 +183,13 @@ def operands(sem: Normalization, case: Case, buffers: Mapping[str, np.ndarray] |
             return None
         return np.broadcast_to(given[name].view(None if buffers is None else buffers[name]), x.shape)
 
-    return Operands(x, view(sem.scale), view(sem.bias))
+    return Operands(x, view(sem.scale), view(sem.bias), view(sem.fused_add))
+
+
+def activation_of(sem: Normalization, case: Case) -> Activation | None:
+    """The fused activation ``case`` gives (None: none), in the contraction family's format and rules
+    (`families.contraction.cases.activation_in`: a monotone one)."""
+    return activation_in(case, sem.fused_activation)
 
 
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
@@ -199,6 +221,8 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
         counted = family.count_problem(attrs, sem.axis_count or "", axes_of(sem, case), axes_name=sem.axes)
         if counted is not None:
             yield counted
+    elif sem.operation == "batch_training":
+        yield from _batch_problems(sem, tensors, x)
     elif len(x.sizes) < 3:
         yield f"{x.name} has {len(x.sizes)} dimensions: CrossChannel normalizes from dimension 1 or 2 on; give 4"
     if y.sizes != x.sizes:
@@ -209,6 +233,24 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
                               any(s not in (1, n) for s, n in zip(t.sizes, x.sizes))):
             yield (f"{t.name}'s sizes {list(t.sizes)} do not broadcast to {x.name}'s {list(x.sizes)}: give each "
                    "dimension 1 or the input's")
+    try:
+        activation_of(sem, case)
+    except ValueError as exc:
+        yield str(exc)
+
+
+def _batch_problems(sem: Normalization, tensors: Mapping[str, TensorData], x: TensorData) -> Iterator[str]:
+    """BATCH_NORMALIZATION_TRAINING's size rules: the bias, the mean and the variance of the scale's sizes, the
+    fused addend of the input's."""
+    scale = tensors.get(sem.scale or "")
+    if scale is None:
+        yield f"no {sem.scale}: BATCH_NORMALIZATION_TRAINING's scale is required (its sizes give the axes)"
+        return
+    for name, sizes, of in ((sem.bias, scale.sizes, scale.name), (sem.output_mean, scale.sizes, scale.name),
+                            (sem.output_variance, scale.sizes, scale.name), (sem.fused_add, x.sizes, x.name)):
+        t = tensors.get(name or "")
+        if t is not None and t.sizes != sizes:
+            yield f"{t.name}'s sizes {list(t.sizes)} are not {of}'s {list(sizes)}: give those"
 
 
 # -- which cases ------------------------------------------------------------------------------
@@ -224,6 +266,8 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
         return _lp_shapes(ranks, types)
     if sem.operation == "lrn":
         return _lrn_shapes(ranks, types)
+    if sem.operation == "batch_training":
+        return _batch_shapes(ranks, types)
     affines = tuple(a for a, since in AFFINE_SINCE.items() if since <= level
                     and (a != "scale-only" or sem.bias is not None) and (a != "bias-only" or sem.scale is not None))
     out: list[Shape] = []
@@ -262,6 +306,8 @@ def _float32_cases(dtype: DataType, ranks: tuple[int, ...], affines: tuple[str, 
     yield replace(base, sizes=(2, 3, 1, 1), variant="n1")
     yield replace(base, sizes=(1, 2, 33, 31), variant="n1023")
     yield replace(base, padded=True)
+    if sem.fused_activation is not None:
+        yield from (replace(base, axes=axes, fused=text) for axes in (INSTANCE, LAYER) for _, text in FUSED)
 
 
 def _half_cases(dtype: DataType, ranks: tuple[int, ...], sem: Normalization) -> Iterator[Shape]:
@@ -275,6 +321,8 @@ def _half_cases(dtype: DataType, ranks: tuple[int, ...], sem: Normalization) -> 
     yield from (replace(base, data=d) for d in ("large-mean", "small-variance", "wide", "constant"))
     yield replace(base, axes=LAYER, data="wide")
     yield replace(base, sizes=(1, 2, 33, 31), variant="n1023")
+    if sem.fused_activation is not None:
+        yield from (replace(base, fused=text) for _, text in FUSED[:3])
 
 
 def _negatives(first: DataType, ranks: tuple[int, ...], types: tuple[DataType, ...],
@@ -354,6 +402,48 @@ def _lrn_shapes(ranks: tuple[int, ...], types: tuple[DataType, ...]) -> list[Sha
     return out
 
 
+def _fused_tag(text: str) -> str:
+    """The id tag of a fused activation's text (`FUSED`)."""
+    return next(tag for tag, given in FUSED if given == text)
+
+
+def batch_axes(rank: int) -> tuple[int, ...]:
+    """Batch normalization's axes at ``rank`` dimensions: all but the channel (dimension 1), or the one dimension."""
+    return tuple(d for d in range(rank) if d != 1) if rank > 1 else (0,)
+
+
+def _batch_shapes(ranks: tuple[int, ...], types: tuple[DataType, ...]) -> list[Shape]:
+    """BATCH_NORMALIZATION_TRAINING: per type, each dimension count's batch normalization; for the first type
+    every axis set at 4-D (the scale's sizes 1 there), the data of mean-variance normalization, N = 1 and 1023,
+    a padded input, FusedAdd, each fused activation alone and with FusedAdd (where the order shows); for FLOAT16
+    the data that tell accumulators apart and a variance beyond its range; negative: a type outside the table."""
+    floats = [t for t in types if t.is_float]
+    out: list[Shape] = []
+    rep = 4 if 4 in ranks else ranks[-1]
+    for i, dtype in enumerate(floats):
+        out.extend(Shape(dtype, SIZES[r], batch_axes(r), affine="batch") for r in ranks)
+        base = Shape(dtype, SIZES[rep], batch_axes(rep), affine="batch")
+        if i == 0:
+            if rep == 4:
+                out.extend(replace(base, axes=axes) for k in range(1, 5) for axes in combinations(range(4), k)
+                           if axes != base.axes)
+            out.extend(replace(base, data=d) for d in ("constant", "large-mean", "small-variance", "nan"))
+            out.append(replace(base, data="small-variance", epsilon=LARGER_EPSILON))
+            if rep == 4:
+                out.extend((replace(base, sizes=(1, 3, 1, 1), variant="n1"),
+                            replace(base, sizes=(31, 2, 3, 11), variant="n1023")))
+            out.extend((replace(base, padded=True), replace(base, add=True)))
+            out.extend(replace(base, fused=text) for _, text in FUSED)
+            out.extend(replace(base, add=True, fused=text) for _, text in FUSED)
+        else:
+            out.extend(replace(base, data=d) for d in ("large-mean", "small-variance", "wide", "constant"))
+            out.extend(replace(base, add=True, fused=text) for _, text in FUSED[:2])
+    if DataType.FLOAT64 not in types:
+        out.append(Shape(DataType.FLOAT64, SIZES[rep], batch_axes(rep), affine="batch", supported=False,
+                         variant="unsupported"))
+    return out
+
+
 # -- values and tensors -----------------------------------------------------------------------
 def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False, negative: bool = True,
              keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
@@ -378,6 +468,8 @@ def _affine_sizes(shape: Shape) -> tuple[int, ...]:
         return shape.sizes
     if shape.affine == "normalized":
         return tuple(s if d in shape.axes else 1 for d, s in enumerate(shape.sizes))
+    if shape.affine == "batch":  # BATCH_NORMALIZATION_TRAINING: 1 exactly where the statistics are taken
+        return tuple(1 if d in shape.axes else s for d, s in enumerate(shape.sizes))
     return tuple(s if d == _channel(rank) else 1 for d, s in enumerate(shape.sizes))
 
 
@@ -407,17 +499,24 @@ def _case(spec: Spec, sem: Normalization, level: FeatureLevel, seed: int, case_i
         inputs.append(_affine_tensor(sem.scale, shape.dtype, shape, scale.astype(nt)))
     if sem.bias is not None and shape.affine not in ("none", "scale-only"):
         inputs.append(_affine_tensor(sem.bias, shape.dtype, shape, rng(sem.bias).uniform(-1.0, 1.0, held).astype(nt)))
+    if sem.fused_add is not None and shape.add:
+        inputs.append(family.input_tensor(sem.fused_add, shape.dtype,
+                                          rng(sem.fused_add).uniform(-1.0, 1.0, shape.sizes).astype(nt)))
     given: dict[str | None, float | int | bool | str] = {
         sem.axes: ",".join(str(a) for a in shape.axes), sem.axis_count: len(shape.axes),
         sem.cross_channel: shape.axes[:1] == (1,), sem.normalize_variance: shape.divides, sem.use_mean: shape.centred,
-        sem.axis: shape.axes[0], sem.p: shape.p, sem.epsilon: shape.epsilon}
+        sem.axis: shape.axes[0], sem.p: shape.p, sem.epsilon: shape.epsilon,
+        **({sem.fused_activation: shape.fused} if shape.fused else {})}
     if sem.operation == "lrn":
         given = {sem.cross_channel: shape.axes == (1,), sem.local_size: shape.size, sem.alpha: shape.lrn[0],
                  sem.beta: shape.lrn[1], sem.offset: shape.lrn[2]}
     attrs = tuple((f.name, given[f.name]) for f in spec.attributes if f.name in given)
     layout = Layout.PADDED if shape.padded else Layout.BROADCAST if shape.affine == "strided" else Layout.PACKED
+    statistics = tuple(family.output_tensor(name, shape.dtype, held) for name in (sem.output_mean, sem.output_variance)
+                       if name is not None)
     return Case(id=case_id, operator=spec.operator, level=level, dtype=shape.dtype, inputs=tuple(inputs),
-                outputs=(family.output_tensor(sem.output, shape.dtype, shape.sizes, padded=shape.padded),),
+                outputs=(family.output_tensor(sem.output, shape.dtype, shape.sizes, padded=shape.padded),
+                         *statistics),
                 attributes=attrs, layout=layout, expect_supported=shape.supported, edges=(shape.data,), seed=seed,
                 out_of_domain=(sem.p,) if sem.p is not None and shape.p not in (1, 2) else
                 (sem.local_size,) if sem.local_size is not None and shape.size < 1 else ())

@@ -38,13 +38,17 @@ where the primary reading gives the bias).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
+from dmlconform.families.contraction import fused
+from dmlconform.families.contraction.cases import Activation
+from dmlconform.families.elementwise.oracle import FormulaOracle
 from dmlconform.families.normalization.cases import (
+    activation_of,
     axes_of,
     centres,
     divides,
@@ -84,6 +88,8 @@ class NormalizationOracle:
 
     spec: m.Spec
     semantics: Normalization
+    #: The element-wise oracles of the fused activations this run met (the run owns it, as it owns this oracle).
+    activations: fused.Activations = field(default_factory=fused.Activations)
 
     @classmethod
     def of(cls, spec: m.Spec) -> NormalizationOracle:
@@ -91,21 +97,28 @@ class NormalizationOracle:
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
              float16_accumulation: bool = False) -> NormalizationBatch:
-        """Each case's expected values, bounds and readings end to end.
-        ``flush_subnormals`` changes nothing: a flushed subnormal is within
-        one spacing of the output."""
+        """Each case's expected values, bounds and readings end to end, per
+        output (BATCH_NORMALIZATION_TRAINING's mean and variance after the
+        output).  ``flush_subnormals`` changes nothing: a flushed subnormal
+        is within one spacing of the output.  A batch shares its attributes,
+        so its fused activation is the first case's."""
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
-        alternatives = end_to_end([p[3] for p in parts], [p[0].size for p in parts])
-        expected = np.concatenate([p[0] for p in parts])
-        expected.setflags(write=False)
-        return NormalizationBatch(expected, np.concatenate([p[1] for p in parts]),
-                                  np.concatenate([p[2] for p in parts]), alternatives,
-                                  np.concatenate([p[4] for p in parts]))
+        outputs = []
+        for j in range(len(parts[0])):
+            of_j = [p[j] for p in parts]
+            expected = np.concatenate([p[0] for p in of_j])
+            expected.setflags(write=False)
+            outputs.append(_Output(expected, np.concatenate([p[1] for p in of_j]), np.concatenate([p[2] for p in of_j]),
+                                   end_to_end([p[3] for p in of_j], [p[0].size for p in of_j]),
+                                   np.concatenate([p[4] for p in of_j])))
+        found = activation_of(self.semantics, cases[0]) if cases else None
+        activation = None if found is None else (self.activations.get(found.operator), found)
+        return NormalizationBatch(tuple(outputs), activation)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class NormalizationBatch:
-    """`NormalizationOracle` bound to a batch: everything end to end, and each element's group size N."""
+class _Output:
+    """One output of a batch end to end: expected values, bounds, alternatives, each element's group size N."""
 
     expected: np.ndarray
     strict: np.ndarray
@@ -113,14 +126,41 @@ class NormalizationBatch:
     alternatives: tuple[Alternative, ...]
     n: np.ndarray
 
+    def expect(self, lo: int, hi: int) -> Expectation:
+        return Expectation(self.expected[lo:hi], self.strict[lo:hi], self.relaxed[lo:hi],
+                           within(self.alternatives, lo, hi), 0, RELAXED_FACTOR, False)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class NormalizationBatch:
+    """`NormalizationOracle` bound to a batch: each output end to end, and
+    the fused activation's element-wise oracle and settings (None: none),
+    composed on the first output (`fused.compose`, docs/normalization.md)."""
+
+    outputs: tuple[_Output, ...]
+    activation: tuple[FormulaOracle, Activation] | None = None
+
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
-        strict = self.strict[lo:hi]
-        return (Expectation(self.expected[lo:hi], strict, self.relaxed[lo:hi], within(self.alternatives, lo, hi), 0,
-                            RELAXED_FACTOR, False),)
+        first, *rest = (out.expect(lo, hi) for out in self.outputs)
+        if self.activation is not None:
+            first = _activated(*self.activation, first)
+        return (first, *rest)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its group's size N."""
-        return (("N", [float(x) for x in self.n[flat].tolist()]),)
+        return (("N", [float(x) for x in self.outputs[output].n[flat].tolist()]),)
+
+
+def _activated(oracle: FormulaOracle, activation: Activation, exp: Expectation) -> Expectation:
+    """``exp`` through the fused activation (GEMM's composition, `fused.compose`), each reading's alternative
+    through it too, with its own bound (a reading stays a reading after a monotone activation)."""
+    through = fused.compose(oracle, activation, exp)
+    alternatives = []
+    for alt in exp.alternatives:
+        bound = alt.bound if alt.bound is not None else np.zeros(alt.values.shape)
+        one = fused.compose(oracle, activation, Expectation(alt.values, bound, None, (), 0, RELAXED_FACTOR, False))
+        alternatives.append(Alternative(alt.name, alt.index, one.expected, alt.tier, alt.reason, one.bound_strict))
+    return replace(through, alternatives=tuple(alternatives))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -177,19 +217,23 @@ def _normalized(st: Statistics, variance: np.ndarray, variance_error: np.ndarray
 
 
 def _affine(y: np.ndarray, e_y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None,
-            u: float) -> tuple[np.ndarray, np.ndarray]:
-    """``a y + b`` and its bound: ``|a| e_y`` and one rounding for each of the product and the sum."""
+            u: float, add: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``a y + b (+ add)`` and its bound: ``|a| e_y`` and one rounding for each of the product and the sums."""
     with np.errstate(all="ignore"):
         scaled = y if a is None else a * y
         e = e_y if a is None else np.abs(a) * e_y + u * np.abs(a) * (np.abs(y) + e_y)
-        if b is None:
-            return scaled, e
-        return scaled + b, e + u * (np.abs(scaled) + e + np.abs(b))
+        for term in (b, add):
+            if term is not None:
+                scaled, e = scaled + term, e + u * (np.abs(scaled) + e + np.abs(term))
+        return scaled, e
 
 
-def _part(spec: m.Spec, sem: Normalization, case: Case,
-          float16_accumulation: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...], np.ndarray]:
-    """One case: expected, strict, relaxed, alternatives (indices local), N per element; all in the output's C order."""
+_Part = tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...], np.ndarray]
+
+
+def _part(spec: m.Spec, sem: Normalization, case: Case, float16_accumulation: bool) -> tuple[_Part, ...]:
+    """One case, per output: expected, strict, relaxed, alternatives (indices local), N per element; all in the
+    output's C order."""
     ops, axes = operands(sem, case), axes_of(sem, case)
     out = case.outputs[0]
     nt = numpy_dtype(out.dtype)
@@ -200,31 +244,62 @@ def _part(spec: m.Spec, sem: Normalization, case: Case,
     x = ops.x.astype(np.float64)
     rows = groups(x, axes)
     n = rows.shape[1]
-    a, b = (None if t is None else groups(t.astype(np.float64), axes) for t in (ops.scale, ops.bias))
+    a, b, add = (None if t is None else groups(t.astype(np.float64), axes) for t in (ops.scale, ops.bias, ops.add))
     bounds: list[np.ndarray] = []
     value = np.zeros(rows.shape)
     if sem.operation == "lp":
         value, bounds, found = _lp(spec, rows, order_of(sem, case), eps, u, nt)
-        return _finish(value, bounds, found, x.shape, axes, nt, n)
+        return (_finish(value, bounds, found, x.shape, axes, nt, n),)
     if sem.operation == "lrn":
-        return _lrn(spec, sem, case, x, u, nt)
+        return (_lrn(spec, sem, case, x, u, nt),)
     for g in (gamma_probable, gamma):
         st = statistics(rows, u, g, centred=centre)
         y, e_y = _normalized(st, st.variance, st.variance_error, eps, u, divide)
-        value, e = _affine(y, e_y, a, b, u)
-        bounds.append(e + _own(rows, y, a, b, divide, eps, st))
+        value, e = _affine(y, e_y, a, b, u, add)
+        bounds.append(e + _own(rows, y, a, b, divide, eps, st, add))
     alternatives: tuple[Alternative, ...] = ()
     if divide and n > 1 and centre:
         st = statistics(rows, u, gamma)
         scaled = st.variance * n / (n - 1)
         alternatives += _reading(spec, "variance:sample", st, scaled, st.variance_error * n / (n - 1) + u * scaled,
-                                 (a, b), eps, u, nt, value)
+                                 (a, b, add), eps, u, nt, value)
     if divide and not centre:
         st = statistics(rows, u, gamma)
         kept = Statistics(np.zeros(n), rows, np.zeros(rows.shape), st.variance, st.variance_error)
         alternatives += _reading(spec, "variance-without-mean:about-the-mean", kept, st.variance, st.variance_error,
-                                 (a, b), eps, u, nt, value)
-    return _finish(value, bounds, alternatives, x.shape, axes, nt, n)
+                                 (a, b, add), eps, u, nt, value)
+    output = _finish(value, bounds, alternatives, x.shape, axes, nt, n)
+    if sem.output_mean is None or sem.output_variance is None:
+        return (output,)
+    return (output, *_moments(spec, rows, u, nt))
+
+
+def _moments(spec: m.Spec, rows: np.ndarray, u: float, nt: np.dtype) -> tuple[_Part, _Part]:
+    """BATCH_NORMALIZATION_TRAINING's mean and variance outputs, one per row
+    of ``rows`` (the scale's C order): the reduction family's AVERAGE bound
+    (`reduced`) for the mean, `statistics`' for the population variance, and
+    the sample variance (``variance-output:sample``, where N > 1) as a STRICT
+    alternative with its own worst-case bound; the oracle's own float64 error
+    and one spacing of the output type (`_finish`)."""
+    n = rows.shape[1]
+    k = (n + 8) * _U64
+    means: list[np.ndarray] = []
+    variances: list[np.ndarray] = []
+    st = statistics(rows, u, gamma)
+    for g in (gamma_probable, gamma):
+        with np.errstate(all="ignore"):
+            mean, e_mean = reduced(rows, "AVERAGE", u, g)
+            means.append((e_mean + k * np.abs(rows).mean(axis=1))[:, None])
+        variances.append(statistics(rows, u, g).variance_error[:, None])
+    found: tuple[Alternative, ...] = ()
+    if n > 1:
+        with np.errstate(all="ignore"):
+            scaled = st.variance * n / (n - 1)
+            found = _offered(spec, "variance-output:sample", scaled[:, None],
+                             (st.variance_error * n / (n - 1) + u * scaled)[:, None], nt, st.variance[:, None])
+    shape = (rows.shape[0], 1)
+    return (_finish(mean[:, None], means, (), shape, (1,), nt, n),
+            _finish(st.variance[:, None], variances, found, shape, (1,), nt, n))
 
 
 def _finish(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alternative, ...],
@@ -233,8 +308,8 @@ def _finish(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alt
     """Group order -> the output's C order: expected values rounded to ``nt``, bounds with one spacing of it (0
     where the value is not finite), the alternatives' indices mapped, N per element."""
     expected, strict, relaxed = (_ungroup(z, shape, axes) for z in (value, *bounds))
-    expected = expected.astype(nt)
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # beyond the type's range: infinite (a FLOAT16 variance)
+        expected = expected.astype(nt)
         step = spacing_above(np.abs(expected.astype(np.float64)) + relaxed, nt)
     done = ~np.isfinite(expected.astype(np.float64))
     strict, relaxed = (np.where(done, 0.0, np.nan_to_num(z, nan=np.inf) + step) for z in (strict, relaxed))
@@ -244,7 +319,7 @@ def _finish(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alt
 
 
 def _own(rows: np.ndarray, y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None, divide: bool, eps: float,
-         st: Statistics) -> np.ndarray:
+         st: Statistics, add: np.ndarray | None = None) -> np.ndarray:
     """The oracle's own float64 error: ``(N + 8) 2^-53`` of the terms that meet in each step."""
     k = (rows.shape[1] + 8) * _U64
     with np.errstate(all="ignore"):
@@ -252,17 +327,18 @@ def _own(rows: np.ndarray, y: np.ndarray, a: np.ndarray | None, b: np.ndarray | 
         if divide:
             spread = spread / np.sqrt(st.variance + eps)[:, None] + np.abs(y)
         scale = 1.0 if a is None else np.abs(a)
-        return k * (scale * spread + (0.0 if b is None else np.abs(b)))
+        return k * (scale * spread + sum(0.0 if t is None else np.abs(t) for t in (b, add)))
 
 
 def _reading(spec: m.Spec, key: str, st: Statistics, variance: np.ndarray, variance_error: np.ndarray,
-             affine: tuple[np.ndarray | None, np.ndarray | None], eps: float, u: float, nt: np.dtype,
+             affine: tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None], eps: float, u: float, nt: np.dtype,
              expected: np.ndarray) -> tuple[Alternative, ...]:
     """The reading ``key`` of a mean-variance normalization: the statistics
     ``st`` with ``variance`` and its bound, through `_normalized` and
     `_affine` (`_offered`)."""
     y, e_y = _normalized(st, variance, variance_error, eps, u, True)
-    value, e = _affine(y, e_y, *affine, u)
+    a, b, add = affine
+    value, e = _affine(y, e_y, a, b, u, add)
     return _offered(spec, key, value, e, nt, expected)
 
 

@@ -12,7 +12,8 @@ from dmlconform.families.normalization.semantics import OPERATIONS, Normalizatio
 from dmlconform.spec import model as m
 from dmlconform.spec import reviewed_checks as rc
 
-_TENSORS = ("input", "output", "scale", "bias")
+_TENSORS = ("input", "output", "scale", "bias", "fused_add", "output_mean", "output_variance")
+_OUTPUTS = ("output", "output_mean", "output_variance")
 _ATTRIBUTES = ("axes", "axis_count", "cross_channel", "epsilon", "normalize_variance", "use_mean", "axis", "p",
                "local_size", "alpha", "beta", "offset", "fused_activation")
 SCHEMA = {
@@ -31,7 +32,8 @@ def build(data: dict[str, Any]) -> Normalization:
     """Shape-checked ``semantics`` data -> `Normalization`."""
     roles = {role: data.get(role) for role in ("scale", "bias", "axes", "axis_count", "cross_channel",
                                                "normalize_variance", "use_mean", "axis", "p", "local_size", "alpha",
-                                               "beta", "offset", "fused_activation")}
+                                               "beta", "offset", "fused_activation", "fused_add", "output_mean",
+                                               "output_variance")}
     return Normalization(source=data["source"], operation=data["operation"], input=data["input"],
                          output=data["output"], epsilon=data.get("epsilon", ""), accumulators=rc.accumulators(data),
                          **roles)
@@ -49,8 +51,17 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     """Names, kinds and roles of the fields the semantics name, every field
     named, the axes given one way (an array and its count, or CrossChannel),
     and the accumulators' types."""
-    roles = [((name,), m.TensorRole.OUTPUT if name == "output" else m.TensorRole.INPUT) for name in _TENSORS]
+    roles = [((name,), m.TensorRole.OUTPUT if name in _OUTPUTS else m.TensorRole.INPUT) for name in _TENSORS]
     yield from rc.named_fields(data, spec, roles, _CHECKS).problems
+    batch = data.get("operation") == "batch_training"
+    if batch != all(k in data for k in ("scale", "bias", "output_mean", "output_variance")) or (
+            batch and any(k in data for k in ("axes", "axis_count", "cross_channel", "axis"))):
+        yield rc.AT, ("operation batch_training names scale, bias, output_mean and output_variance and no axes (the "
+                      "scale's sizes give them); the others no output_mean or output_variance")
+        return
+    if batch:
+        yield from rc.accumulator_problems(data, spec)
+        return
     lrn = data.get("operation") == "lrn"
     if lrn != all(k in data for k in ("cross_channel", "local_size", "alpha", "beta", "offset")) or \
             lrn == ("epsilon" in data):

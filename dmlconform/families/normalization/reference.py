@@ -17,8 +17,11 @@ from collections.abc import Mapping
 import numpy as np
 
 from dmlconform.cases.model import Case
+from dmlconform.families.contraction.cases import Activation
+from dmlconform.families.elementwise.reference import OPS, Call
 from dmlconform.families.normalization.cases import (
     Operands,
+    activation_of,
     axes_of,
     centres,
     divides,
@@ -33,6 +36,8 @@ from dmlconform.spec.model import DataType, Spec, numpy_dtype
 
 #: The type each tensor type computes in: its own, FLOAT16 in float32.
 _WORK = {DataType.FLOAT16: np.dtype(np.float32)}
+#: The element-wise reference's type for a working type (a fused activation's call).
+_CALL_TYPE = {np.dtype(np.float32): DataType.FLOAT32, np.dtype(np.float64): DataType.FLOAT64}
 
 
 def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -45,19 +50,38 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     if sem.operation == "lp":
         x = case.input(sem.input).view(buffers[sem.input])
         return {sem.output: lp(x, axes_of(sem, case)[0], order_of(sem, case), epsilon_of(sem, case), out.dtype)}
-    y = mean_variance(operands(sem, case, buffers), axes_of(sem, case), epsilon_of(sem, case),
-                      divides(sem, case), out.dtype, centre=centres(sem, case))
-    return {sem.output: y}
+    ops, axes = operands(sem, case, buffers), axes_of(sem, case)
+    y = mean_variance(ops, axes, epsilon_of(sem, case), divides(sem, case), out.dtype, centre=centres(sem, case),
+                      fused=activation_of(sem, case))
+    if sem.output_mean is None or sem.output_variance is None:
+        return {sem.output: y}
+    mean, variance = moments(ops.x, axes, out.dtype)
+    return {sem.output: y, sem.output_mean: mean, sem.output_variance: variance}
+
+
+def moments(x: np.ndarray, axes: tuple[int, ...], dtype: DataType, *, ddof: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """BATCH_NORMALIZATION_TRAINING's mean and variance outputs: over ``axes`` (kept, size 1: the scale's sizes),
+    two passes in the type's working type, each rounded once to ``dtype``.  ``ddof`` 1 is the planted fault's."""
+    work = _WORK.get(dtype, numpy_dtype(dtype))
+    w = x.astype(work)
+    with np.errstate(all="ignore"):
+        mean = w.mean(axis=axes, keepdims=True, dtype=work)
+        centred = w - mean
+        n = int(np.prod([x.shape[a] for a in axes]))
+        variance = (centred * centred).sum(axis=axes, keepdims=True, dtype=work) / work.type(n - ddof)
+        return mean.astype(numpy_dtype(dtype)), variance.astype(numpy_dtype(dtype))
 
 
 def mean_variance(ops: Operands, axes: tuple[int, ...], epsilon: float, divide: bool, dtype: DataType, *,
-                  centre: bool = True, ddof: int = 0, outside: bool = False) -> np.ndarray:
-    """``scale * (x - mean) / sqrt(var + epsilon) + bias`` over ``axes`` in
-    the type's working type, rounded once to ``dtype``; without ``centre``
-    (UseMean FALSE) no mean is subtracted and the variance is the mean of
-    the squares.  ``ddof`` 1 (the sample variance) and ``outside``
-    (``sqrt(var) + epsilon``) are the planted faults'
-    (`families.normalization.faults`)."""
+                  centre: bool = True, ddof: int = 0, outside: bool = False, fused: Activation | None = None,
+                  add_after: bool = False) -> np.ndarray:
+    """``fused(scale * (x - mean) / sqrt(var + epsilon) + bias + add)`` over
+    ``axes`` in the type's working type, rounded once to ``dtype`` (the
+    activation, the element-wise family's CPU function, reads the unrounded
+    sum); without ``centre`` (UseMean FALSE) no mean is subtracted and the
+    variance is the mean of the squares.  ``ddof`` 1 (the sample variance),
+    ``outside`` (``sqrt(var) + epsilon``) and ``add_after`` (the addend after
+    the activation) are the planted faults' (`families.normalization.faults`)."""
     work = _WORK.get(dtype, numpy_dtype(dtype))
     x = ops.x.astype(work)
     with np.errstate(all="ignore"):
@@ -72,6 +96,13 @@ def mean_variance(ops: Operands, axes: tuple[int, ...], epsilon: float, divide: 
             y = y * ops.scale.astype(work)
         if ops.bias is not None:
             y = y + ops.bias.astype(work)
+        if ops.add is not None and not add_after:
+            y = y + ops.add.astype(work)
+        if fused is not None:
+            y = np.asarray(OPS[fused.operator](Call({"InputTensor": y}, dict(fused.attributes), _CALL_TYPE[work],
+                                                    {"OutputTensor": work})))
+        if ops.add is not None and add_after:
+            y = y + ops.add.astype(work)
     return y.astype(numpy_dtype(dtype))
 
 

@@ -15,7 +15,7 @@ from dmlconform.spec.model import DataType, Semantics
 from dmlconform.spec.semantics import Accumulated
 
 #: What a normalization operator computes: the mean and variance over ``Axes``, then ``(x - mean) / sqrt(var + eps)``.
-OPERATIONS = ("mean_variance", "lp", "lrn")
+OPERATIONS = ("mean_variance", "lp", "lrn", "batch_training")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,3 +62,6 @@ class Normalization(Semantics, Accumulated):
     offset: str | None = None
     fused_activation: str | None = None
     accumulators: tuple[tuple[DataType, DataType], ...] = ()
+    fused_add: str | None = None
+    output_mean: str | None = None
+    output_variance: str | None = None

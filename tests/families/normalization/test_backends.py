@@ -32,13 +32,15 @@ def test_onnxruntime_passes_what_its_nodes_express() -> None:
     from dmlconform.backends.onnxruntime.backend import OnnxRuntimeBackend
 
     results = run_cases([(_spec(), c) for c in _cases()], OnnxRuntimeBackend())
-    assert Counter(r.outcome for r in results) == {Outcome.PASS: 47, Outcome.NOT_SUPPORTED: 20}
+    assert Counter(r.outcome for r in results) == {Outcome.PASS: 57, Outcome.NOT_SUPPORTED: 23}
     refused = {r.case_id: r.message for r in results if r.outcome is Outcome.NOT_SUPPORTED}
     assert "NormalizeVariance (UseVariance) FALSE" in refused[f"{OP}/FLOAT32/4d/axes=2,3/channel/random/no-variance"]
     assert "LayerNormalization" in refused[f"{OP}/FLOAT32/4d/axes=0,2/channel/random"]
     passed = {r.case_id for r in results if r.outcome is Outcome.PASS}
     assert {f"{OP}/FLOAT16/4d/axes=2,3/channel/wide", f"{OP}/FLOAT32/4d/axes=2,3/strided/random",
-            f"{OP}/FLOAT32/4d/axes=1,2,3/normalized/random"} <= passed
+            f"{OP}/FLOAT32/4d/axes=1,2,3/normalized/random", f"{OP}/FLOAT32/4d/axes=2,3/channel/random/fused=relu",
+            f"{OP}/FLOAT16/4d/axes=2,3/channel/random/fused=sigmoid"} <= passed
+    assert "ACTIVATION_LINEAR: ONNX has no such node" in refused[f"{OP}/FLOAT32/4d/axes=2,3/channel/random/fused=linear"]
 
 
 def test_torch_passes_with_its_declared_float16_instance_statistics() -> None:
@@ -46,7 +48,7 @@ def test_torch_passes_with_its_declared_float16_instance_statistics() -> None:
     from dmlconform.backends.torch.backend import TorchBackend
 
     results = run_cases([(_spec(), c) for c in _cases()], TorchBackend())
-    assert Counter(r.outcome for r in results) == {Outcome.PASS: 46, Outcome.NOT_SUPPORTED: 21}
+    assert Counter(r.outcome for r in results) == {Outcome.PASS: 59, Outcome.NOT_SUPPORTED: 21}
     refused = {r.case_id: r.message for r in results if r.outcome is Outcome.NOT_SUPPORTED}
     assert "one element per instance" in refused[f"{OP}/FLOAT32/4d/axes=2,3/channel/random/n1"]
 

@@ -6,12 +6,8 @@ fault caught where it should be, and the shape rules."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections import Counter
 from dataclasses import replace
-from functools import cache
-from types import ModuleType
 
 import numpy as np
 import pytest
@@ -27,7 +23,6 @@ from dmlconform.families.normalization.oracle import NormalizationOracle
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec import model as m
-from tests.conftest import REPO
 from tests.families.normalization import suites
 
 OP = "MEAN_VARIANCE_NORMALIZATION1"
@@ -45,20 +40,12 @@ def _case(suffix: str) -> Case:
     return suites.case(OP, suffix)
 
 
-@cache
-def _honest() -> ModuleType:
-    sys.path.insert(0, str(REPO / "bench"))
-    spec = importlib.util.spec_from_file_location("honest_backends", REPO / "bench" / "honest_backends.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["honest_backends"] = module
-    spec.loader.exec_module(module)
-    return module
+_honest = suites.honest
 
 
 def test_the_suite_has_every_axis_set_and_affine_form() -> None:
     ids = {c.id for c in _cases()}
-    assert len(ids) == len(_cases()) == 67
+    assert len(ids) == len(_cases()) == 80  # 13 of them with a FusedActivation (test_fused_activation.py)
     four = {c.attribute_map()["Axes"] for c in _cases() if c.dimension_count == 4 and c.dtype is m.DataType.FLOAT32}
     assert len(four) == 15  # every non-empty subset of 4 dimensions
     for want in ("FLOAT32/1d/axes=0/channel/random", "FLOAT32/8d/axes=2,3,4,5,6,7/channel/random",
@@ -80,30 +67,30 @@ def test_level_2_1_has_4d_only_and_no_lone_scale() -> None:
 
 def test_the_reference_passes_the_suite() -> None:
     results = run_cases([(_spec(), c) for c in _cases()], CpuBackend())
-    assert Counter(r.outcome for r in results) == {Outcome.PASS: 66, Outcome.NOT_SUPPORTED: 1}
+    assert Counter(r.outcome for r in results) == {Outcome.PASS: 79, Outcome.NOT_SUPPORTED: 1}
 
 
 def test_constant_input_gives_the_bias() -> None:
     case = _case("FLOAT32/4d/axes=2,3/channel/constant")
     batch = NormalizationOracle.of(_spec()).bind([case], flush_subnormals=False)
     bias = np.broadcast_to(case.input("BiasTensor").view(), case.input("InputTensor").sizes).reshape(-1)
-    assert np.array_equal(batch.expected, bias)
+    assert np.array_equal(batch.outputs[0].expected, bias)
     # the mean of 20 x 0.7 may round (2u of 0.7 per step): a deviation of about 1e-6 over sqrt(Epsilon), 3.2e-3
-    assert np.all(batch.relaxed < 1e-3)
+    assert np.all(batch.outputs[0].relaxed < 1e-3)
 
 
 @pytest.mark.parametrize("variant", ["f32-sequential", "f32-one-pass"])
 def test_two_pass_and_one_pass_float32_kernels_pass(variant: str) -> None:
     backend = _honest().VARIANTS[variant]()
     results = run_cases([(_spec(), c) for c in _cases()], backend)
-    assert Counter(r.outcome for r in results) == {Outcome.PASS: 66, Outcome.NOT_SUPPORTED: 1}
+    assert Counter(r.outcome for r in results) == {Outcome.PASS: 79, Outcome.NOT_SUPPORTED: 1}
 
 
 def test_the_large_mean_case_tells_one_pass_from_two_pass() -> None:
     """Where mean^2 / variance is about 770, one pass loses about 10 bits: its error is 30x the two-pass one's."""
     honest = _honest()
     case = _case("FLOAT32/4d/axes=2,3/channel/large-mean")
-    expected = NormalizationOracle.of(_spec()).bind([case], flush_subnormals=False).expected.astype(np.float64)
+    expected = NormalizationOracle.of(_spec()).bind([case], flush_subnormals=False).outputs[0].expected.astype(np.float64)
     errors = []
     for variant in ("f32-sequential", "f32-one-pass"):
         buffers = {t.name: np.array(t.buffer) for t in (*case.inputs, *case.outputs)}
@@ -178,7 +165,9 @@ def test_the_sample_variance_is_a_reading_except_for_one_element() -> None:
 def test_each_fault_is_caught_where_it_should_be(fault: str, where: str) -> None:
     results = run_cases([(_spec(), c) for c in _cases()], FaultyBackend(fault))
     failed = [r.case_id for r in results if r.outcome is Outcome.FAIL]
-    assert failed and all(r.outcome in (Outcome.PASS, Outcome.NOT_SUPPORTED, Outcome.FAIL) for r in results)
+    # a squashing activation (sigmoid, tanh) may shrink a fault's error to a quality warning
+    assert failed and all(r.outcome in (Outcome.PASS, Outcome.QUALITY_WARNING, Outcome.NOT_SUPPORTED, Outcome.FAIL)
+                          for r in results)
     assert any(where in f for f in failed)
     if fault == "norm-epsilon-outside-sqrt":
         assert all(f"{OP}/{c}" in failed for c in ("FLOAT32/4d/axes=2,3/channel/small-variance",
