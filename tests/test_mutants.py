@@ -126,6 +126,9 @@ MUTANTS = {
     "resample-offsets-swapped": ("RESAMPLE1",),
     "resample-ties-other-way": ("RESAMPLE2",),
     "resample-no-edge-clamp": ("RESAMPLE",),
+    "roi-sample-count-off-by-one": ("ROI_ALIGN",),
+    "roi-align-corners-ignored": ("ROI_ALIGN1",),
+    "roi-out-of-bounds-ignored": ("ROI_ALIGN",),
 }
 
 
