@@ -15,11 +15,14 @@ size - 1] (``out-of-bounds``); the output the average or the maximum of
 its S_y x S_x samples.
 
 Bound: an implementation evaluates ``c`` in float32, within ``delta =
-8u (|(s - OutputPixelOffset) scale| + |X1| + |X2| + |InputPixelOffset|)``
-of it (0 where every step is exact); a LINEAR sample is within
-``gamma_7(u) M + (delta_x + delta_y) 2 P`` (M its largest corner
-magnitude, P the largest magnitude of the plane and the out-of-bounds
-value: the interpolant's slope is at most 2P), a NEAREST one exact but
+u (4|t| + q (|X1| + |X2| + |X2 - X1|) + 2|X1| + |t + X1| + 2|c| +
+|InputPixelOffset|)`` of it, ``t = (s - OutputPixelOffset) scale`` and ``q =
+(s - OutputPixelOffset) / (out S)`` (each rounding of the corners, the size, the scale, the product
+and the sums at its magnitude, in any order; 0 where every step is exact); a LINEAR sample is within
+``gamma_7(u) M + delta_x D_x + delta_y D_y`` (M its largest corner
+magnitude, D the difference across its cell along that dimension, or 2P
+where ``delta`` reaches the next cell, P the largest magnitude of the plane
+and the out-of-bounds value), a NEAREST one exact but
 where ``c`` lies within ``delta`` of a rounding or bounds boundary (then
 within 2P).  AVERAGE adds ``gamma_{N+9}(u)`` times the mean of the samples'
 M (the sum, the division, a 1/N folded into the weights) to the mean of
@@ -114,6 +117,7 @@ class _Axis:
     outside: np.ndarray
     delta: np.ndarray
     jumps: np.ndarray
+    crosses: np.ndarray
 
 
 def sample_scale(size: float, out: int, count: int, geo: RoiGeometry) -> float:
@@ -137,8 +141,11 @@ def coordinates(lo: float, hi: float, out: int, count: int, scale: float, geo: R
     steps = [np.float64(v) for v in (lo, hi, hi - lo, scale, (hi - lo) / out)]
     exact = all(f32(v) == v for v in steps) and np.all(t.astype(f32) == t) and np.all((t + lo).astype(f32) == t + lo) \
         and np.all(c.astype(f32) == c)
-    delta = np.zeros(c.shape) if exact else \
-        8 * _U32 * (np.abs(t) + abs(lo) + abs(hi) + abs(geo.input_offset)) * (1 + 2.0 ** -20)
+    q = np.abs(s - geo.output_offset) / max(out * count - (1 if geo.align_corners else 0), 1)  # the size's share
+    # each rounding of any order (the corners, the size, the scale and its product, the sums) at its magnitude
+    first = 4 * np.abs(t) + q * (abs(lo) + abs(hi) + abs(hi - lo)) + 2 * abs(lo) + np.abs(t + lo) + 2 * np.abs(c) \
+        + abs(geo.input_offset)
+    delta = np.zeros(c.shape) if exact else _U32 * first * (1 + 2.0 ** -10)
     return c, delta
 
 
@@ -157,7 +164,8 @@ def _axis(c: np.ndarray, delta: np.ndarray, size: int, geo: RoiGeometry, reading
         near = near | (frac <= delta)
         inside = (index >= 0) & (index <= size - 1)
         index = np.clip(index, 0, size - 1).astype(np.int64)
-        return _Axis(index, index, np.zeros(c.shape), inside, inside, outside, delta, near & (delta > 0))
+        return _Axis(index, index, np.zeros(c.shape), inside, inside, outside, delta, near & (delta > 0),
+                     np.zeros(c.shape, bool))
     if rule == "neighbour":
         low = np.floor(c)
         w1 = c - low
@@ -165,12 +173,18 @@ def _axis(c: np.ndarray, delta: np.ndarray, size: int, geo: RoiGeometry, reading
         near = near | ((np.abs(c) <= delta) | (np.abs(c - (size - 1)) <= delta))
         low_i = np.clip(low, 0, size - 1).astype(np.int64)
         high_i = np.clip(low + 1, 0, size - 1).astype(np.int64)
-        return _Axis(low_i, high_i, w1, low_in, high_in, outside, delta, near & (delta > 0))
+        return _Axis(low_i, high_i, w1, low_in, high_in, outside, delta, near & (delta > 0), _crosses(w1, delta))
     cc = np.clip(c, 0, size - 1)
     low_i = np.clip(np.floor(cc), 0, max(size - 2, 0)).astype(np.int64)
     high_i = np.minimum(low_i + 1, size - 1)
     every = np.ones(c.shape, bool)
-    return _Axis(low_i, high_i, cc - low_i, every, every, outside, delta, near & (delta > 0))
+    w1 = cc - low_i
+    return _Axis(low_i, high_i, w1, every, every, outside, delta, near & (delta > 0), _crosses(w1, delta))
+
+
+def _crosses(w1: np.ndarray, delta: np.ndarray) -> np.ndarray:
+    """Where the coordinate lies within its error of a cell boundary (its slope may be the next cell's)."""
+    return (delta > 0) & ((w1 <= delta) | (w1 >= 1 - delta))
 
 
 def evaluate(x: np.ndarray, rois: np.ndarray, batch: np.ndarray, geo: RoiGeometry, pooled: tuple[int, int],
@@ -194,20 +208,29 @@ def evaluate(x: np.ndarray, rois: np.ndarray, batch: np.ndarray, geo: RoiGeometr
         big = np.maximum(np.abs(plane).reshape(channels, -1).max(axis=1), abs(oob))[:, None, None, None, None]
         sample = np.zeros((channels, *cy.shape, *cx.shape))
         corner = np.zeros(sample.shape)
-        for iy, wy, in_y in ((ay.low, 1 - ay.w1, ay.low_in), (ay.high, ay.w1, ay.high_in)):
-            for ix, wx, in_x in ((ax.low, 1 - ax.w1, ax.low_in), (ax.high, ax.w1, ax.high_in)):
-                v = plane[:, iy[:, :, None, None], ix[None, None, :, :]]
-                v = np.where(in_y[:, :, None, None] & in_x[None, None, :, :], v, oob)
+        v = {}
+        for ky, (iy, wy, in_y) in enumerate(((ay.low, 1 - ay.w1, ay.low_in), (ay.high, ay.w1, ay.high_in))):
+            for kx, (ix, wx, in_x) in enumerate(((ax.low, 1 - ax.w1, ax.low_in), (ax.high, ax.w1, ax.high_in))):
+                got = plane[:, iy[:, :, None, None], ix[None, None, :, :]]
+                v[ky, kx] = got = np.where(in_y[:, :, None, None] & in_x[None, None, :, :], got, oob)
                 w = wy[:, :, None, None] * wx[None, None, :, :]
-                sample += w * v
-                corner = np.maximum(corner, np.where(w > 0, np.abs(v), 0))
+                sample += w * got
+                corner = np.maximum(corner, np.where(w > 0, np.abs(got), 0))
         outside = ay.outside[:, :, None, None] | ax.outside[None, None, :, :]
         sample = np.where(outside, oob, sample)
         corner = np.where(outside, abs(oob), corner)
-        coord = (dy[:, :, None, None] + dx[None, None, :, :]) * 2 * big if geo.mode != NEAREST else np.zeros(sample.shape)
+        # the slope along each dimension: across the cell, or anything (2P) where delta reaches the next cell
+        slope_x = np.where(ax.crosses[None, None, :, :], 2 * big,
+                           np.maximum(np.abs(v[0, 1] - v[0, 0]), np.abs(v[1, 1] - v[1, 0])))
+        slope_y = np.where(ay.crosses[:, :, None, None], 2 * big,
+                           np.maximum(np.abs(v[1, 0] - v[0, 0]), np.abs(v[1, 1] - v[0, 1])))
+        coord = dy[:, :, None, None] * slope_y + dx[None, None, :, :] * slope_x if geo.mode != NEAREST else \
+            np.zeros(sample.shape)
+        coord = np.where(outside, 0.0, coord)  # the constant: no coordinate moves it, but across a boundary
         jumps = ay.jumps[:, :, None, None] | ax.jumps[None, None, :, :]
         coord = np.where(jumps, 2 * big, coord)
-        arith = gamma(np.array(7.0), u) * corner if geo.mode != NEAREST else np.zeros(sample.shape)
+        arith = gamma(np.array(7.0), u) * np.where(outside, 0.0, corner) if geo.mode != NEAREST else \
+            np.zeros(sample.shape)
         if geo.reduction == MAX:
             value[r] = sample.max(axis=(2, 4))
             bound[r] = (arith + coord).max(axis=(2, 4))
