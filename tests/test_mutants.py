@@ -129,6 +129,7 @@ MUTANTS = {
     "roi-sample-count-off-by-one": ("ROI_ALIGN",),
     "roi-align-corners-ignored": ("ROI_ALIGN1",),
     "roi-out-of-bounds-ignored": ("ROI_ALIGN",),
+    "roi-pool-bins-rounded-other-way": ("ROI_POOLING",),
 }
 
 

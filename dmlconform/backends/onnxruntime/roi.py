@@ -1,5 +1,5 @@
-"""The ROI align operators on onnxruntime: ROI_ALIGN and ROI_ALIGN1 as ONNX
-RoiAlign (opset 16), one node (issue #36 item 5).
+"""The ROI operators on onnxruntime: ROI_ALIGN and ROI_ALIGN1 as ONNX
+RoiAlign (opset 16), ROI_POOLING as MaxRoiPool, one node (issue #36 item 5).
 
 RoiAlign places sample i of output index o at ``x1 s - 0.5 + (o + (i + 0.5)
 / S) bin`` (``half_pixel``: DirectML's pixel offsets 0.5 and -0.5) or
@@ -27,6 +27,7 @@ from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case
 from dmlconform.families.interpolation.roi_cases import RoiGeometry, geometry, regions, semantics_of
+from dmlconform.families.interpolation.roi_pooling import pooled_size, spatial_scale
 from dmlconform.families.interpolation.roi_semantics import MAX
 from dmlconform.families.interpolation.semantics import NEAREST
 from dmlconform.spec.model import DataType, Spec
@@ -113,8 +114,45 @@ def _model(dtype: np.dtype, attrs: dict[str, Any]) -> Any:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=9)
 
 
+POOL_NOTE = "MaxRoiPool: FLOAT32 only; regions rounded half away from zero, empty bins 0"
+
+
+def check_pool(spec: Spec, case: Case) -> None:
+    """NotSupportedError for a ROI_POOLING case MaxRoiPool does not run."""
+    if case.dtype is not DataType.FLOAT32:
+        raise NotSupportedError(f"{case.dtype.name}: onnxruntime's CPU MaxRoiPool takes float32 only")
+
+
+def run_pool(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray], sessions: Sessions) -> None:
+    """``case`` through its MaxRoiPool node (``pooled_shape`` [height, width], one ``spatial_scale``)."""
+    check_pool(spec, case)
+    sem = semantics_of(spec)
+    x = np.ascontiguousarray(case.input(sem.input).view(buffers[sem.input]))
+    rois = np.ascontiguousarray(case.input(sem.rois).view(buffers[sem.rois]).reshape(-1, 5))
+    pooled, scale = pooled_size(sem, case), spatial_scale(sem, case)
+    attrs: dict[str, Any] = {"pooled_shape": list(pooled), "spatial_scale": scale}
+    key = ("max-roi-pool", case.dtype.name, pooled, scale)
+    session = sessions.get(key, lambda: _pool_model(x.dtype, attrs), "MaxRoiPool")
+    (y,) = session.run(None, {"x": x, "rois": rois})
+    write_output(case.outputs[0], buffers, y)
+
+
+def _pool_model(dtype: np.dtype, attrs: dict[str, Any]) -> Any:
+    from onnx import helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra) and slow to import
+
+    elem = helper.np_dtype_to_tensor_dtype(dtype)
+    node = helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], **attrs)
+    graph = helper.make_graph([node], "max_roi_pool",
+                              [helper.make_tensor_value_info("x", elem, ["n", "c", "h", "w"]),
+                               helper.make_tensor_value_info("rois", elem, ["r", 5])],
+                              [helper.make_tensor_value_info("y", elem, ["r", "c", "ph", "pw"])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=9)
+
+
 #: The operators this adapter maps (`backend.MAPPINGS` merges them).
 MAPPINGS: Mapping[str, OnnxMapping] = {
-    op: OnnxMapping("RoiAlign", inputs=("InputTensor", "ROITensor", "BatchIndicesTensor"), attrs=every_attribute,
-                    integer=False, runner=run, check=check, opset=OPSET, note=NOTE)
-    for op in ("ROI_ALIGN", "ROI_ALIGN1")}
+    **{op: OnnxMapping("RoiAlign", inputs=("InputTensor", "ROITensor", "BatchIndicesTensor"), attrs=every_attribute,
+                       integer=False, runner=run, check=check, opset=OPSET, note=NOTE)
+       for op in ("ROI_ALIGN", "ROI_ALIGN1")},
+    "ROI_POOLING": OnnxMapping("MaxRoiPool", inputs=("InputTensor", "ROITensor"), attrs=every_attribute,
+                               integer=False, runner=run_pool, check=check_pool, opset=OPSET, note=POOL_NOTE)}

@@ -1,4 +1,5 @@
-"""Cases of the ROI operators (ROI_ALIGN, ROI_ALIGN1), and their shape rules.
+"""Cases of the ROI operators (ROI_ALIGN, ROI_ALIGN1; ROI_POOLING's are
+`roi_pooling`'s), and their shape rules.
 
 Issue #36 item 3; DESIGN.md "Cases".  Per data type of the table, each
 interpolation mode and reduction (AVERAGE, MAX) with the pixel offsets of
@@ -28,6 +29,7 @@ import numpy as np
 from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case
+from dmlconform.families.interpolation import roi_pooling
 from dmlconform.families.interpolation.roi_semantics import AVERAGE, MAX, Roi
 from dmlconform.families.interpolation.semantics import LINEAR, NEAREST
 from dmlconform.limits import MAX_CASE_WORK
@@ -102,6 +104,9 @@ def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     disagree, a batch index outside the input, attributes out of range, more
     work than one case may ask for."""
     sem = semantics_of(spec)
+    if sem.pooled_size is not None:
+        yield from roi_pooling.case_problems(sem, case)
+        return
     tensors = {t.name: t for t in (*case.inputs, *case.outputs)}
     x, rois, out = tensors.get(sem.input), tensors.get(sem.rois), tensors.get(sem.output)
     if x is None or rois is None or out is None or x.dimension_count != 4 or out.dimension_count != 4:
@@ -255,6 +260,9 @@ def _attributes(spec: Spec, sem: Roi, shape: Shape) -> tuple[tuple[str, float | 
 
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
     """Whether there are cases of ``spec`` at ``level``, and if not, why."""
+    sem = semantics_of(spec)
+    if sem.pooled_size is not None:
+        return family.generable(lambda: roi_pooling.pool_shapes(spec, sem, level))
     return family.generable(lambda: shapes(spec, level))
 
 
@@ -265,6 +273,9 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     without the negative ones where not ``negative``; identical for a ``seed``."""
     family.check_seed(seed)
     sem = semantics_of(spec)
+    if sem.pooled_size is not None:
+        yield from roi_pooling.pool_generate(spec, sem, level, seed=seed, negative=negative, keep=keep)
+        return
     for case_id, shape in family.selected(shapes(spec, level), lambda s: s.case_id(spec.operator), keep,
                                           negative=negative):
         yield _case(spec, sem, level, seed, case_id, shape)

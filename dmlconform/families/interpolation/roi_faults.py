@@ -10,7 +10,8 @@ from typing import Any
 
 from dmlconform.cases.model import Buffers, Case, Fault, writable_view
 from dmlconform.families.interpolation.roi_cases import RoiGeometry, geometry, regions
-from dmlconform.families.interpolation.roi_reference import roi_align
+from dmlconform.families.interpolation.roi_pooling import pooled_size, spatial_scale
+from dmlconform.families.interpolation.roi_reference import roi_align, roi_pool
 from dmlconform.families.interpolation.roi_semantics import Roi
 from dmlconform.spec import model as m
 
@@ -48,9 +49,23 @@ def _outside_ignored(geo: RoiGeometry) -> dict[str, bool]:
     return {"read_outside": False}
 
 
+def _bins_inward(spec: m.Spec, case: Case, buffers: Buffers) -> None:
+    """ROI_POOLING's bins from the ceiling of o size / pooled to the floor of (o + 1) size / pooled: rounded the
+    other way."""
+    sem = spec.semantics
+    if not isinstance(sem, Roi) or sem.pooled_size is None:
+        return
+    out = case.outputs[0]
+    x = case.input(sem.input).view(buffers[sem.input])
+    rois = case.input(sem.rois).view(buffers[sem.rois]).reshape(-1, 5)
+    writable_view(out, buffers[out.name])[...] = roi_pool(x, rois, spatial_scale(sem, case), pooled_size(sem, case),
+                                                          bins_inward=True)
+
+
 #: The planted faults by name (`families.Family.faults`; the ``faulty`` backend plants them).
 FAULTS: Mapping[str, Fault] = {
     "roi-sample-count-off-by-one": _planted(_off_by_one),
     "roi-align-corners-ignored": _planted(_corners_ignored),
     "roi-out-of-bounds-ignored": _planted(_outside_ignored),
+    "roi-pool-bins-rounded-other-way": _bins_inward,
 }

@@ -1,4 +1,5 @@
-"""The oracle of the ROI align operators (ROI_ALIGN, ROI_ALIGN1): the
+"""The oracle of the ROI operators (ROI_POOLING's exact maximum is
+`roi_pooling.pool_part`'s); of ROI_ALIGN and ROI_ALIGN1: the
 page's pseudocode in float64, with the bound of a weighted sum with
 positive weights per sample and of the reduction over the samples.
 
@@ -42,6 +43,7 @@ import numpy as np
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
 from dmlconform.families.interpolation.roi_cases import RoiGeometry, geometry, regions, semantics_of
+from dmlconform.families.interpolation.roi_pooling import pool_part
 from dmlconform.families.interpolation.roi_semantics import MAX, Roi
 from dmlconform.families.interpolation.semantics import NEAREST
 from dmlconform.oracles.base import (
@@ -275,6 +277,8 @@ def _strict(ev: Evaluation, nt: np.dtype) -> np.ndarray:
 
 def _part(spec: m.Spec, sem: Roi, case: Case,
           float16_accumulation: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...]]:
+    if sem.pooled_size is not None:
+        return pool_part(spec, sem, case)
     geo, out = geometry(sem, case), case.outputs[0]
     x = case.input(sem.input).view().astype(np.float64)
     rois, batch = regions(sem, case)

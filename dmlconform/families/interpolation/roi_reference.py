@@ -1,4 +1,5 @@
-"""The CPU reference of the ROI align operators (ROI_ALIGN, ROI_ALIGN1):
+"""The CPU reference of the ROI operators (ROI_ALIGN, ROI_ALIGN1, and
+ROI_POOLING's maximum over its bins, `roi_pool`); of the align operators:
 plain numpy in float32, as a GPU kernel computes them, the overlay's
 primary readings.
 
@@ -20,6 +21,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.families.interpolation.roi_cases import RoiGeometry, geometry, regions, semantics_of
+from dmlconform.families.interpolation.roi_pooling import pooled_size, spatial_scale
 from dmlconform.families.interpolation.roi_semantics import MAX
 from dmlconform.families.interpolation.semantics import NEAREST
 from dmlconform.spec.model import Spec, numpy_dtype
@@ -31,8 +33,11 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     """The output of ``case`` in its storage type and logical shape, a new array."""
     sem = semantics_of(spec)
     x = case.input(sem.input).view(buffers[sem.input])
-    rois, batch = regions(sem, case, buffers)
     out = case.outputs[0]
+    if sem.pooled_size is not None:
+        given = case.input(sem.rois).view(buffers[sem.rois]).reshape(-1, 5)
+        return {sem.output: roi_pool(x, given, spatial_scale(sem, case), pooled_size(sem, case))}
+    rois, batch = regions(sem, case, buffers)
     return {sem.output: roi_align(x, rois, batch, geometry(sem, case), out.sizes[2:], out.dtype)}
 
 
@@ -97,3 +102,34 @@ def _interpolate(plane: np.ndarray, ys: np.ndarray, xs: np.ndarray, geo: RoiGeom
         outside = out_y[:, :, None, None] | out_x[None, None, :, :]
         values = np.where(outside, _F32(geo.out_of_bounds), values)
     return values.astype(_F32)
+
+
+def roi_pool(x: np.ndarray, rois: np.ndarray, scale: float, pooled: tuple[int, int], *,
+             bins_inward: bool = False) -> np.ndarray:
+    """ROI_POOLING as the page's formula reads, in x's type: each region's
+    corners rounded half away from zero, bins from floor(o size / pooled) to
+    ceil((o + 1) size / pooled) (exclusive) clamped to the input, the
+    maximum of each bin, 0 for an empty one.  ``bins_inward`` rounds the
+    bins' bounds the other way (a planted fault)."""
+    out = np.zeros((rois.shape[0], x.shape[1], *pooled), x.dtype)
+    h, w = x.shape[2:]
+    for r in range(rois.shape[0]):
+        scaled = rois[r, 1:].astype(_F32) * _F32(scale)
+        x1, y1, x2, y2 = (int(v) for v in np.sign(scaled) * np.floor(np.abs(scaled) + _F32(0.5)))
+        starts_y, ends_y = _bin_bounds(y1, y2 - y1 + 1, pooled[0], bins_inward)
+        starts_x, ends_x = _bin_bounds(x1, x2 - x1 + 1, pooled[1], bins_inward)
+        plane = x[int(rois[r, 0])]
+        for oy in range(pooled[0]):
+            for ox in range(pooled[1]):
+                ys, ye = np.clip([starts_y[oy], ends_y[oy]], 0, h)
+                xs, xe = np.clip([starts_x[ox], ends_x[ox]], 0, w)
+                if ye > ys and xe > xs:
+                    out[r, :, oy, ox] = plane[:, ys:ye, xs:xe].max(axis=(1, 2))
+    return out
+
+
+def _bin_bounds(start: int, size: int, bins: int, inward: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Each bin's first index and the one past its last: floor and ceiling of o size / bins (swapped ``inward``)."""
+    edges = np.arange(bins + 1) * size / bins
+    low, high = (np.ceil, np.floor) if inward else (np.floor, np.ceil)
+    return low(edges[:-1]).astype(np.int64) + start, high(edges[1:]).astype(np.int64) + start

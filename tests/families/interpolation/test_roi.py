@@ -208,3 +208,42 @@ def test_onnxruntime_roi_align() -> None:
     rois, batch = regions(_spec("ROI_ALIGN").semantics, case)  # type: ignore[arg-type]
     assert np.allclose(actual, _ort_max(case.input("InputTensor").view().astype(np.float64), rois, batch, (2, 3), 0),
                        rtol=0, atol=1e-6)
+
+
+# -- ROI_POOLING ------------------------------------------------------------------------------------
+
+
+def test_roi_pooling_is_the_pages_integer_formula() -> None:
+    """inside: every bin by the page's integer arithmetic, written out; exact (bound 0)."""
+    case = _case("ROI_POOLING", "FLOAT32/inside/random")
+    batch = _bind("ROI_POOLING", "FLOAT32/inside/random")
+    x = case.input("InputTensor").view()
+    got = batch.expected.reshape(3, 3, 2, 3)
+    for r, (b, x1, y1, x2, y2) in enumerate(case.input("ROITensor").view().reshape(-1, 5).astype(int)):
+        height, width = y2 - y1 + 1, x2 - x1 + 1
+        for oy in range(2):
+            for ox in range(3):
+                sy, ey = (oy * height) // 2 + y1, ((oy + 1) * height + 1) // 2 + y1
+                sx, ex = (ox * width) // 3 + x1, ((ox + 1) * width + 2) // 3 + x1
+                assert np.array_equal(got[r, :, oy, ox], x[b, :, sy:ey, sx:ex].max(axis=(1, 2)))
+    assert not batch.strict.any()
+
+
+def test_roi_pooling_readings() -> None:
+    halves = _names(_bind("ROI_POOLING", "FLOAT32/half-coordinates/random"))
+    assert {"reading:rounding:half-even", "reading:rounding:half-up", "reading:bin-end:inclusive"} <= halves
+    outside = _bind("ROI_POOLING", "FLOAT32/outside/random")
+    assert not outside.expected.any() and "reading:empty-bin:lowest" in _names(outside)
+
+
+def test_roi_pooling_cpu_fault_and_onnxruntime() -> None:
+    results = Counter(r.outcome for r in run_cases([(_spec("ROI_POOLING"), c) for c in _cases("ROI_POOLING")],
+                                                   CpuBackend()))
+    assert results == {Outcome.PASS: 14, Outcome.NOT_SUPPORTED: 2}
+    assert "ROI_POOLING/FLOAT32/inside/random" in _failed("roi-pool-bins-rounded-other-way", "ROI_POOLING")
+    pytest.importorskip("onnxruntime", reason="the onnxruntime extra is not installed")
+    from dmlconform.backends.onnxruntime.backend import OnnxRuntimeBackend
+
+    ran = {r.case_id: r.outcome for r in run_cases([(_spec("ROI_POOLING"), c) for c in _cases("ROI_POOLING")],
+                                                   OnnxRuntimeBackend()) if r.outcome is not Outcome.NOT_SUPPORTED}
+    assert len(ran) == 8 and set(ran.values()) == {Outcome.PASS}
