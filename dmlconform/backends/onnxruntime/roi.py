@@ -26,7 +26,13 @@ from dmlconform.backends.base import NotSupportedError
 from dmlconform.backends.onnxruntime.node import OnnxMapping, every_attribute
 from dmlconform.backends.onnxruntime.shaped import Sessions, write_output
 from dmlconform.cases.model import Case
-from dmlconform.families.interpolation.roi_cases import RoiGeometry, geometry, regions, semantics_of
+from dmlconform.families.interpolation.roi_cases import (
+    RoiGeometry,
+    geometry,
+    one_sampling_ratio,
+    regions,
+    semantics_of,
+)
 from dmlconform.families.interpolation.roi_pooling import pooled_size, spatial_scale
 from dmlconform.families.interpolation.roi_semantics import MAX
 from dmlconform.families.interpolation.semantics import NEAREST
@@ -50,14 +56,12 @@ def _transform(geo: RoiGeometry, sizes: np.ndarray) -> str:
 
 def _sampling_ratio(geo: RoiGeometry, sizes: np.ndarray, pooled: tuple[int, int]) -> int:
     """RoiAlign's sampling_ratio giving every region DirectML's counts, NotSupportedError where none does."""
-    ceiling = np.ceil(sizes / np.array([pooled[1], pooled[0]], np.float64))
-    counts = np.clip(ceiling, geo.min_samples, geo.max_samples)
-    if (counts == counts.flat[0]).all() and counts.size:
-        return int(counts.flat[0])
-    if (counts == ceiling).all():
-        return 0
-    raise NotSupportedError(f"sample counts {counts.astype(int).tolist()} (x, y per region): RoiAlign takes one "
-                            "sampling_ratio for all or the unclamped ceiling per region")
+    ratio = one_sampling_ratio(geo, sizes, pooled)
+    if ratio is None:
+        counts = np.clip(np.ceil(sizes / np.array([pooled[1], pooled[0]])), geo.min_samples, geo.max_samples)
+        raise NotSupportedError(f"sample counts {counts.astype(int).tolist()} (x, y per region): RoiAlign takes one "
+                                "sampling_ratio for all or the unclamped ceiling per region")
+    return ratio
 
 
 def _plan(spec: Spec, case: Case) -> tuple[RoiGeometry, dict[str, Any]]:

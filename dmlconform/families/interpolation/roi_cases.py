@@ -99,6 +99,18 @@ def regions(sem: Roi, case: Case, buffers: Mapping[str, np.ndarray] | None = Non
     return rois, np.asarray(batch).reshape(-1).astype(np.int64)
 
 
+def one_sampling_ratio(geo: RoiGeometry, sizes: np.ndarray, pooled: tuple[int, int]) -> int | None:
+    """The ``sampling_ratio`` of onnxruntime's RoiAlign and torchvision's
+    roi_align that gives every region (``sizes``: R x 2, width and height)
+    DirectML's clamped counts: their one value k, 0 where every count is
+    the unclamped ceiling (their adaptive count), None where neither holds."""
+    ceiling = np.ceil(sizes / np.array([pooled[1], pooled[0]], np.float64))
+    counts = np.clip(ceiling, geo.min_samples, geo.max_samples)
+    if counts.size and (counts == counts.flat[0]).all():
+        return int(counts.flat[0])
+    return 0 if (counts == ceiling).all() else None
+
+
 def case_problems(spec: Spec, case: Case) -> Iterator[str]:
     """What makes ``case`` no ROI align its semantics describe: sizes that
     disagree, a batch index outside the input, attributes out of range, more

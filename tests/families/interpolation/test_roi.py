@@ -247,3 +247,21 @@ def test_roi_pooling_cpu_fault_and_onnxruntime() -> None:
     ran = {r.case_id: r.outcome for r in run_cases([(_spec("ROI_POOLING"), c) for c in _cases("ROI_POOLING")],
                                                    OnnxRuntimeBackend()) if r.outcome is not Outcome.NOT_SUPPORTED}
     assert len(ran) == 8 and set(ran.values()) == {Outcome.PASS}
+
+
+def test_torch_without_torchvision_refuses_with_the_reason() -> None:
+    """torch has ROI align and pooling only in torchvision.ops: NOT_SUPPORTED naming it where it is missing."""
+    pytest.importorskip("torch", reason="the torch extra is not installed")
+    try:
+        import torchvision  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("torchvision is installed: the refusal does not apply")
+    from dmlconform.backends.torch.backend import TorchBackend
+
+    pairs = [(_spec(op), _case(op, s)) for op, s in (("ROI_ALIGN1", "FLOAT32/linear/average/half-pixel/inside/random"),
+                                                      ("ROI_POOLING", "FLOAT32/inside/random"))]
+    results = run_cases(pairs, TorchBackend())
+    assert [r.outcome for r in results] == [Outcome.NOT_SUPPORTED] * 2
+    assert all("torchvision is not installed" in r.message for r in results)
