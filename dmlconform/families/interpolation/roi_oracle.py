@@ -41,24 +41,22 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dmlconform.cases.model import Case
-from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
+from dmlconform.compare import Alternative, Tier
+from dmlconform.families.interpolation.oracle import InterpolationBatch, Part, batch_of
 from dmlconform.families.interpolation.roi_cases import RoiGeometry, geometry, regions, semantics_of
 from dmlconform.families.interpolation.roi_pooling import pool_part
 from dmlconform.families.interpolation.roi_semantics import MAX, Roi
 from dmlconform.families.interpolation.semantics import NEAREST
 from dmlconform.oracles.base import (
-    Expectation,
-    end_to_end,
     gamma,
     reading_alternatives,
     spacing_above,
     unit_roundoff,
-    within,
 )
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
-__all__ = ["Reading", "RoiBatch", "RoiOracle", "evaluate"]
+__all__ = ["Reading", "RoiOracle", "evaluate"]
 
 _U32 = 2.0 ** -24
 
@@ -147,7 +145,9 @@ def coordinates(lo: float, hi: float, out: int, count: int, scale: float, geo: R
     # each rounding of any order (the corners, the size, the scale and its product, the sums) at its magnitude
     first = 4 * np.abs(t) + q * (abs(lo) + abs(hi) + abs(hi - lo)) + 2 * abs(lo) + np.abs(t + lo) + 2 * np.abs(c) \
         + abs(geo.input_offset)
-    delta = np.zeros(c.shape) if exact else _U32 * first * (1 + 2.0 ** -10)
+    # (and half a subnormal spacing per rounding where a tiny region's steps underflow, the scale's (s - offset) times)
+    tiny = (np.abs(s - geo.output_offset) + 8) * 2.0 ** -150
+    delta = np.zeros(c.shape) if exact else _U32 * first * (1 + 2.0 ** -10) + tiny
     return c, delta
 
 
@@ -256,15 +256,10 @@ class RoiOracle:
         return cls(spec, semantics_of(spec))
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
-             float16_accumulation: bool = False) -> RoiBatch:
-        """Each case's values, bounds and alternatives end to end.  ``flush_subnormals``
-        changes nothing: a flushed subnormal is within one spacing of the output."""
-        parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
-        alternatives = end_to_end([p[3] for p in parts], [p[0].size for p in parts])
-        expected = np.concatenate([p[0] for p in parts])
-        expected.setflags(write=False)
-        return RoiBatch(expected, np.concatenate([p[1] for p in parts]), alternatives,
-                        np.concatenate([p[2] for p in parts]))
+             float16_accumulation: bool = False) -> InterpolationBatch:
+        """Each case's values, bounds and alternatives end to end (the resample oracle's batch).
+        ``flush_subnormals`` changes nothing: a flushed subnormal is within one spacing of the output."""
+        return batch_of([_part(self.spec, self.semantics, c, float16_accumulation) for c in cases])
 
 
 def _strict(ev: Evaluation, nt: np.dtype) -> np.ndarray:
@@ -275,10 +270,9 @@ def _strict(ev: Evaluation, nt: np.dtype) -> np.ndarray:
     return strict
 
 
-def _part(spec: m.Spec, sem: Roi, case: Case,
-          float16_accumulation: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...]]:
+def _part(spec: m.Spec, sem: Roi, case: Case, float16_accumulation: bool) -> Part:
     if sem.pooled_size is not None:
-        return pool_part(spec, sem, case)
+        return Part(*pool_part(spec, sem, case))
     geo, out = geometry(sem, case), case.outputs[0]
     x = case.input(sem.input).view().astype(np.float64)
     rois, batch = regions(sem, case)
@@ -298,22 +292,4 @@ def _part(spec: m.Spec, sem: Roi, case: Case,
         alternatives += (Alternative("sample-count-rounding", where, rounded.value.reshape(-1)[where].astype(nt),
                                      Tier.STRICT, "the float32 quotient size / OutputSize rounds to another count",
                                      _strict(rounded, nt)[where]),)
-    return expected, _strict(primary, nt), primary.magnitude.reshape(-1), alternatives
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class RoiBatch:
-    """`RoiOracle` bound to a batch: everything end to end."""
-
-    expected: np.ndarray
-    strict: np.ndarray
-    alternatives: tuple[Alternative, ...]
-    magnitude: np.ndarray
-
-    def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
-        return (Expectation(self.expected[lo:hi], self.strict[lo:hi], None, within(self.alternatives, lo, hi), 0,
-                            RELAXED_FACTOR, False),)
-
-    def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
-        """What decides an element's bound: the largest sample corner magnitude M."""
-        return (("M", [float(v) for v in self.magnitude[flat].tolist()]),)
+    return Part(expected, _strict(primary, nt), primary.magnitude.reshape(-1), alternatives)

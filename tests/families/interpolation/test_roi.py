@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from dmlconform.backends.cpu import CpuBackend
 from dmlconform.backends.faulty import FaultyBackend
+from dmlconform.families.interpolation.oracle import InterpolationBatch
 from dmlconform.families.interpolation.roi_cases import RoiGeometry, case_problems, geometry, regions
-from dmlconform.families.interpolation.roi_oracle import Reading, RoiBatch, RoiOracle, coordinates, sample_scale
+from dmlconform.families.interpolation.roi_oracle import Reading, RoiOracle, coordinates, sample_scale
 from dmlconform.families.interpolation.roi_semantics import AVERAGE
 from dmlconform.families.interpolation.semantics import LINEAR
 from dmlconform.results import Outcome
@@ -29,11 +30,11 @@ from tests.families.window.suites import spec as _spec
 OPS = ("ROI_ALIGN", "ROI_ALIGN1")
 
 
-def _bind(op: str, suffix: str) -> RoiBatch:
+def _bind(op: str, suffix: str) -> InterpolationBatch:
     return RoiOracle.of(_spec(op)).bind([_case(op, suffix)], flush_subnormals=False)
 
 
-def _names(batch: RoiBatch) -> set[str]:
+def _names(batch: InterpolationBatch) -> set[str]:
     return {a.name for a in batch.alternatives}
 
 
