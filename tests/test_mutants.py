@@ -141,6 +141,10 @@ MUTANTS = {
     "unfold-dilation-ignored": ("UNFOLD",),
     "unfold-padding-swapped": ("UNFOLD",),
     "unfold-negative-zero-lost": ("UNFOLD",),
+    "roi-sample-count-off-by-one": ("ROI_ALIGN",),
+    "roi-align-corners-ignored": ("ROI_ALIGN1",),
+    "roi-out-of-bounds-ignored": ("ROI_ALIGN",),
+    "roi-pool-bins-rounded-other-way": ("ROI_POOLING",),
 }
 
 

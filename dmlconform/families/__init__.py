@@ -32,6 +32,8 @@ from dmlconform.families.elementwise import overlay as elementwise_overlay
 from dmlconform.families.index_map import overlay as index_map_overlay
 from dmlconform.families.index_map.semantics import IndexMap
 from dmlconform.families.interpolation import overlay as interpolation_overlay
+from dmlconform.families.interpolation import roi_overlay
+from dmlconform.families.interpolation.roi_semantics import Roi
 from dmlconform.families.interpolation.semantics import Resample
 from dmlconform.families.normalization import overlay as normalization_overlay
 from dmlconform.families.normalization.semantics import Normalization
@@ -141,16 +143,17 @@ def holds(kind: type[Semantics]) -> Callable[[Spec], tuple[bool, str]]:
 
 
 def _family(name: str, package: str, kind: type[Semantics], overlay: ModuleType, oracle: str, *,
-            cases: str = "cases") -> Family:
+            cases: str = "cases", prefix: str = "") -> Family:
     """A family of this package, ``families/<package>/``, whose overlays
     (``semantics.family: <name>``) give semantics of ``kind``; its cases,
     oracle (the class ``oracle`` of its oracle module), reference and faults
-    are imported when first used (`Later`)."""
-    here = f"{__name__}.{package}"
-    return Family(name, holds(kind), Later(f"{here}.{cases}", "generate"), Later(f"{here}.oracle", f"{oracle}.of"),
-                  Later(f"{here}.{cases}", "generable"), Later(f"{here}.{cases}", "case_problems"),
+    are imported when first used (`Later`).  ``prefix`` starts the modules'
+    names where a package holds two families (``roi_cases``, ``roi_oracle``, ...)."""
+    here = f"{__name__}.{package}.{prefix}"
+    return Family(name, holds(kind), Later(f"{here}{cases}", "generate"), Later(f"{here}oracle", f"{oracle}.of"),
+                  Later(f"{here}{cases}", "generable"), Later(f"{here}{cases}", "case_problems"),
                   (name, Kind(overlay.SCHEMA, overlay.build, overlay.against_spec)),
-                  kind, Later(f"{here}.reference", "compute"), LaterFaults(f"{here}.faults"))
+                  kind, Later(f"{here}reference", "compute"), LaterFaults(f"{here}faults"))
 
 
 #: Every family, asked in order (the element-wise formula last: it claims any spec with a formula).
@@ -164,6 +167,7 @@ FAMILIES: tuple[Family, ...] = (
     _family("window", "window", Window, window_overlay, "WindowOracle"),
     _family("normalization", "normalization", Normalization, normalization_overlay, "NormalizationOracle"),
     _family("interpolation", "interpolation", Resample, interpolation_overlay, "InterpolationOracle"),
+    _family("roi", "interpolation", Roi, roi_overlay, "RoiOracle", prefix="roi_"),
     Family("element-wise formula", Later(f"{__name__}.elementwise.cases", "is_runnable"),
            Later(f"{__name__}.elementwise.cases", "generate"), Later(f"{__name__}.elementwise.oracle", "FormulaOracle.of"),
            Later(f"{__name__}.elementwise.cases", "is_runnable"), None,

@@ -56,6 +56,7 @@ from dmlconform.backends.onnxruntime import index_map_generated as onnx_index_ma
 from dmlconform.backends.onnxruntime import interpolation as onnx_interpolation
 from dmlconform.backends.onnxruntime import normalization as onnx_normalization
 from dmlconform.backends.onnxruntime import reduction as onnx_reduction
+from dmlconform.backends.onnxruntime import roi as onnx_roi
 from dmlconform.backends.onnxruntime import sequence as onnx_sequence
 from dmlconform.backends.onnxruntime import softmax as onnx_softmax
 from dmlconform.backends.onnxruntime import value_scale as onnx_value_scale
@@ -93,7 +94,7 @@ MAPPINGS: Mapping[str, OnnxMapping] = {
     **onnx_elementwise.MAPPINGS, **onnx_softmax.MAPPINGS, **onnx_reduction.MAPPINGS, **onnx_sequence.MAPPINGS,
     **onnx_contraction.MAPPINGS, **onnx_value_scale.MAPPINGS, **onnx_index_map.MAPPINGS,
     **onnx_window.MAPPINGS, **onnx_normalization.MAPPINGS,
-    **onnx_interpolation.MAPPINGS, **onnx_index_map_generated.MAPPINGS,
+    **onnx_interpolation.MAPPINGS, **onnx_roi.MAPPINGS, **onnx_index_map_generated.MAPPINGS,
 }
 
 

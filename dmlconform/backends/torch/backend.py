@@ -40,6 +40,7 @@ from dmlconform.backends.torch import index_map_generated as torch_index_map_gen
 from dmlconform.backends.torch import interpolation as torch_interpolation
 from dmlconform.backends.torch import normalization as torch_normalization
 from dmlconform.backends.torch import reduction as torch_reduction
+from dmlconform.backends.torch import roi as torch_roi
 from dmlconform.backends.torch import sequence as torch_sequence
 from dmlconform.backends.torch import softmax as torch_softmax
 from dmlconform.backends.torch import value_scale as torch_value_scale
@@ -58,7 +59,8 @@ TORCH_OPS: Mapping[str, TorchOp] = {
     **torch_elementwise.TORCH_OPS,
     **{op: TorchOp(**kwargs) for family in (torch_softmax, torch_sequence, torch_reduction, torch_contraction,
                                             torch_value_scale, torch_index_map, torch_window,
-                                            torch_normalization, torch_interpolation, torch_index_map_generated)
+                                            torch_normalization, torch_interpolation, torch_index_map_generated,
+                                            torch_roi)
        for op, kwargs in family.TORCH_OPS.items()},
 }
 

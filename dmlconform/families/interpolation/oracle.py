@@ -61,7 +61,7 @@ from dmlconform.oracles.base import (
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
-__all__ = ["InterpolationBatch", "InterpolationOracle"]
+__all__ = ["InterpolationBatch", "InterpolationOracle", "Part", "batch_of"]
 
 _U32 = 2.0 ** -24
 _U64 = 2.0 ** -53
@@ -84,16 +84,20 @@ class InterpolationOracle:
              float16_accumulation: bool = False) -> InterpolationBatch:
         """Each case's values, bounds and alternatives end to end.  ``flush_subnormals``
         changes nothing: a flushed subnormal is within one spacing of the output."""
-        parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
-        alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
-        expected = np.concatenate([p.expected for p in parts])
-        expected.setflags(write=False)
-        strict = None if any(p.strict is None for p in parts) else np.concatenate([p.strict for p in parts])
-        return InterpolationBatch(expected, strict, alternatives, np.concatenate([p.magnitude for p in parts]))
+        return batch_of([_part(self.spec, self.semantics, c, float16_accumulation) for c in cases])
+
+
+def batch_of(parts: Sequence[Part]) -> InterpolationBatch:
+    """The cases' parts end to end (the ROI operators' oracle's too)."""
+    alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
+    expected = np.concatenate([p.expected for p in parts])
+    expected.setflags(write=False)
+    strict = None if any(p.strict is None for p in parts) else np.concatenate([p.strict for p in parts])
+    return InterpolationBatch(expected, strict, alternatives, np.concatenate([p.magnitude for p in parts]))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class _Part:
+class Part:
     """One case, flat in C order of the output; ``strict`` None where exact (NEAREST, integers)."""
 
     expected: np.ndarray
@@ -127,7 +131,7 @@ def axes_of(geo: Geometry, out_sizes: tuple[int, ...]) -> tuple[Axis, ...]:
                                                               geo.output_offsets))
 
 
-def _part(spec: m.Spec, sem: Resample, case: Case, float16_accumulation: bool) -> _Part:
+def _part(spec: m.Spec, sem: Resample, case: Case, float16_accumulation: bool) -> Part:
     geo, out = geometry(sem, case), case.outputs[0]
     x = case.input(sem.input).view().astype(np.float64)
     axes = axes_of(geo, out.sizes)
@@ -158,7 +162,7 @@ def _gather(x: np.ndarray, indices: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def _nearest_part(spec: m.Spec, sem: Resample, geo: Geometry, x: np.ndarray, axes: tuple[Axis, ...],
-                  dtype: m.DataType) -> _Part:
+                  dtype: m.DataType) -> Part:
     """The element at each rounded coordinate (ties by RoundingDirection,
     up where the page leaves them open: the ``ties`` ambiguity's primary);
     alternatives at the boundaries the float32 coordinate may cross, and
@@ -186,7 +190,7 @@ def _nearest_part(spec: m.Spec, sem: Resample, geo: Geometry, x: np.ndarray, axe
     extra = _combinations(x, choices, expected, "coordinate-rounding",
                           "the float32 coordinate lies within its rounding error of a rounding boundary: "
                           "either neighbour")
-    return _Part(expected, None, np.abs(expected.astype(np.float64)), alternatives + extra)
+    return Part(expected, None, np.abs(expected.astype(np.float64)), alternatives + extra)
 
 
 def _index_choices(a: Axis, up: bool, rounding: str | None) -> list[np.ndarray]:
@@ -304,7 +308,7 @@ def _dyadic_bits(axes: tuple[Axis, ...], sizes: tuple[int, ...]) -> np.ndarray:
 
 
 def _linear_part(spec: m.Spec, x: np.ndarray, axes: tuple[Axis, ...], dtype: m.DataType,
-                 float16_accumulation: bool) -> _Part:
+                 float16_accumulation: bool) -> Part:
     d = x.ndim
     value, big = _separable(x, axes, "weighted"), _separable(x, axes, "max")
     u = unit_roundoff(m.DataType.FLOAT16) if float16_accumulation and dtype is m.DataType.FLOAT16 else _U32
@@ -321,7 +325,7 @@ def _linear_part(spec: m.Spec, x: np.ndarray, axes: tuple[Axis, ...], dtype: m.D
     strict = bound + spacing_above(np.abs(value) + bound, nt)
     strict[exact] = 0.0
     expected.setflags(write=False)
-    return _Part(expected, strict, big, ())
+    return Part(expected, strict, big, ())
 
 
 def _exact(x: np.ndarray, axes: tuple[Axis, ...], big: np.ndarray, dtype: m.DataType) -> np.ndarray:
@@ -334,7 +338,7 @@ def _exact(x: np.ndarray, axes: tuple[Axis, ...], big: np.ndarray, dtype: m.Data
     return (_outer([a.delta for a in axes]) == 0) & (big * 2.0 ** (_dyadic_bits(axes, x.shape) + 1) < 2.0 ** digits)
 
 
-def _integer_part(spec: m.Spec, value: np.ndarray, bound: np.ndarray, nt: np.dtype) -> _Part:
+def _integer_part(spec: m.Spec, value: np.ndarray, bound: np.ndarray, nt: np.dtype) -> Part:
     """An integer output: ``value`` rounded to nearest even (the primary
     reading of ``integer-rounding``), the other neighbour where ``value``
     lies within ``bound`` of the boundary, the readings (half away from
@@ -356,7 +360,7 @@ def _integer_part(spec: m.Spec, value: np.ndarray, bound: np.ndarray, nt: np.dty
             extra.append(Alternative(f"value-rounding#{k + 1}", where, to(near)[where], Tier.STRICT,
                                      "the value lies within its arithmetic error of a rounding boundary"))
     expected.setflags(write=False)
-    return _Part(expected, None, np.abs(value), alternatives + tuple(extra))
+    return Part(expected, None, np.abs(value), alternatives + tuple(extra))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
