@@ -39,6 +39,7 @@ from dmlconform.families.elementwise.oracle import FormulaOracle
 from dmlconform.importers import onnx_contraction as contraction
 from dmlconform.importers import onnx_families as families
 from dmlconform.importers import onnx_index_map as index_map
+from dmlconform.importers import onnx_normalization as normalization
 from dmlconform.importers import onnx_window as window
 from dmlconform.results import Outcome
 from dmlconform.runner import run_case
@@ -191,7 +192,8 @@ MAPPINGS: dict[str, Mapping_] = {
     **{op: Mapping_(spec, note=note, convert=fn)
        for op, (spec, fn, note) in {**contraction.CONVERTERS, **families.CONVERTERS}.items()},
     **{op: Mapping_(spec, note=note, convert=fn, expected=expected)
-       for op, (spec, fn, note, expected) in {**index_map.CONVERTERS, **window.CONVERTERS}.items()},
+       for op, (spec, fn, note, expected) in {**index_map.CONVERTERS, **window.CONVERTERS,
+                                                  **normalization.CONVERTERS}.items()},
 }
 
 
