@@ -466,7 +466,8 @@ def _family_judged(spec: Spec, case: Case, result: Any,
     index = [t.name for t in case.outputs].index(worst.output)
     literal = _rounded_literal(spec, case, index, expected[index])
     why = (f"ONNX's expected values are numbers of {literal[0]} decimals written into its test (not computed), "
-           f"at most {literal[1]:.2g} from the oracle's: a rounding of them, which no bound admits"
+           f"at most {literal[1]:.2g} from the oracle's: the oracle is right, a rounding of its values is no "
+           "computation a bound can admit"
            if literal is not None else f"ONNX's reference computes in {expected[0].dtype} with numpy")
     return None, (f"ONNX's expected output{named} differs from the oracle {kind} at "
                   f"{result.counts[1] + result.counts[2]} of {result.elements} elements; worst at {where}: ONNX "
