@@ -353,11 +353,9 @@ def eye_like(test: Any, spec: Spec) -> Case:
 
 def constant_of_shape(test: Any, spec: Spec) -> Case:
     """ONNX ConstantOfShape(value) -> FILL_VALUE_CONSTANT of the output's shape (value default float32 0)."""
-    from onnx import numpy_helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra): this module imports without it
-
     sem = _sem(spec)
-    given_value = dict(test.attributes).get("value")
-    value = np.zeros(1, np.float32) if given_value is None else numpy_helper.to_array(given_value)
+    given_value = dict(test.attributes).get("value")  # the reader gives a tensor attribute as a numpy array
+    value = np.zeros(1, np.float32) if given_value is None else np.asarray(given_value)
     out = _output(sem.output, test.outputs[0])
     given = {_name(sem, "value_data_type"): TYPE_PREFIX + out.dtype.name, _name(sem, "value"): _typed(value, out.dtype)}
     return _case(spec, test, out.dtype, (), (out,), given)

@@ -249,7 +249,7 @@ def load_tests(data_dir: Path | None, ops: Iterable[str]) -> Iterator[OnnxTest]:
 
 
 def _test(name: str, model: Any, inputs: list[Any], outputs: list[Any]) -> OnnxTest | None:
-    from onnx import helper, numpy_helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra): this module imports without it
+    from onnx import TensorProto, helper, numpy_helper  # noqa: PLC0415 - onnx is optional (the [onnx] extra): this module imports without it
 
     graph = model.graph
     if len(graph.node) != 1:
@@ -259,9 +259,9 @@ def _test(name: str, model: Any, inputs: list[Any], outputs: list[Any]) -> OnnxT
     present = {vi.name: arr for vi, arr in zip(graph.input, inputs)}
     arrays = tuple(_array(present[n]) if n and n in present else None for n in node.input)
     attributes = tuple(sorted((a.name, helper.get_attribute_value(a)) for a in node.attribute))
-    attributes = tuple((k, v.decode() if isinstance(v, bytes) else v) for k, v in attributes)
+    attributes = tuple((k, v.decode() if isinstance(v, bytes) else  # a tensor attribute (ConstantOfShape's value) as numpy's
+                        numpy_helper.to_array(v) if isinstance(v, TensorProto) else v) for k, v in attributes)
     outs = tuple(_array(o) for o in outputs)
-    del numpy_helper
     return OnnxTest(name, node.op_type, int(opset), attributes, arrays, outs)
 
 
