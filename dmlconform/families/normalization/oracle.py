@@ -67,6 +67,7 @@ from dmlconform.oracles.base import (
     unit_roundoff,
     within,
 )
+from dmlconform.plan import ORACLE_BLOCK
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -200,14 +201,50 @@ def _part(spec: m.Spec, sem: Normalization, case: Case,
     x = ops.x.astype(np.float64)
     rows = groups(x, axes)
     n = rows.shape[1]
-    a, b = (None if t is None else groups(t.astype(np.float64), axes) for t in (ops.scale, ops.bias))
-    bounds: list[np.ndarray] = []
-    value = np.zeros(rows.shape)
     if sem.operation == "lp":
         value, bounds, found = _lp(spec, rows, order_of(sem, case), eps, u, nt)
         return _finish(value, bounds, found, x.shape, axes, nt, n)
     if sem.operation == "lrn":
         return _lrn(spec, sem, case, x, u, nt)
+    a, b = (None if t is None else groups(t, axes) for t in (ops.scale, ops.bias))  # the type's: rows by block
+    step = max(1, ORACLE_BLOCK // max(n, 1))
+
+    def block(lo: int) -> tuple[np.ndarray, list[np.ndarray], tuple[Alternative, ...]]:
+        scale, bias = (None if t is None else t[lo:lo + step].astype(np.float64) for t in (a, b))
+        return _mvn_block(spec, rows[lo:lo + step], scale, bias, u, eps, divide, centre, nt)
+
+    blocks = [(lo, block(lo)) for lo in range(0, rows.shape[0], step)]
+    value = np.concatenate([v for _, (v, _, _) in blocks])
+    bounds = [np.concatenate([found[k] for _, (_, found, _) in blocks]) for k in range(2)]
+    alternatives = _joined([(alts, lo * n) for lo, (_, _, alts) in blocks])
+    return _finish(value, bounds, alternatives, x.shape, axes, nt, n)
+
+
+def _joined(parts: list[tuple[tuple[Alternative, ...], int]]) -> tuple[Alternative, ...]:
+    """Each name's alternatives of the row blocks (in order) as one, each
+    block's indices moved by its offset."""
+    found: dict[str, list[Alternative]] = {}
+    for alternatives, offset in parts:
+        for alt in alternatives:
+            found.setdefault(alt.name, []).append(alt.part(slice(None), offset))
+    return tuple(Alternative(name, np.concatenate([a.index for a in same]), np.concatenate([a.values for a in same]),
+                             same[0].tier, same[0].reason,
+                             None if same[0].bound is None else np.concatenate([a.bound for a in same if
+                                                                                a.bound is not None]))
+                 for name, same in found.items())
+
+
+def _mvn_block(spec: m.Spec, rows: np.ndarray, a: np.ndarray | None, b: np.ndarray | None, u: float, eps: float,
+               divide: bool, centre: bool,
+               nt: np.dtype) -> tuple[np.ndarray, list[np.ndarray], tuple[Alternative, ...]]:
+    """A mean-variance normalization of ``rows`` (whole groups, float64,
+    and their scale and bias): the values, the (relaxed, strict) bounds
+    and the readings' alternatives (indices in the block's group order).
+    `_part` asks block by block (`plan.ORACLE_BLOCK` elements), so that
+    every float64 temporary is a block's, not a large case's whole tensor."""
+    n = rows.shape[1]
+    bounds: list[np.ndarray] = []
+    value = np.zeros(rows.shape)
     for g in (gamma_probable, gamma):
         st = statistics(rows, u, g, centred=centre)
         y, e_y = _normalized(st, st.variance, st.variance_error, eps, u, divide)
@@ -224,7 +261,7 @@ def _part(spec: m.Spec, sem: Normalization, case: Case,
         kept = Statistics(np.zeros(n), rows, np.zeros(rows.shape), st.variance, st.variance_error)
         alternatives += _reading(spec, "variance-without-mean:about-the-mean", kept, st.variance, st.variance_error,
                                  (a, b), eps, u, nt, value)
-    return _finish(value, bounds, alternatives, x.shape, axes, nt, n)
+    return value, bounds, alternatives
 
 
 def _finish(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alternative, ...],
@@ -420,6 +457,8 @@ def _ungroup(z: np.ndarray, shape: tuple[int, ...], axes: tuple[int, ...]) -> np
 def _flat_index(index: np.ndarray, rows_shape: tuple[int, ...], shape: tuple[int, ...],
                 axes: tuple[int, ...]) -> np.ndarray:
     """Flat indices into the group rows -> flat indices in the tensor's C order."""
+    if axes == tuple(range(len(shape) - len(axes), len(shape))):  # the last dimensions, in order: the same order
+        return index
     order = _ungroup(np.arange(int(np.prod(rows_shape)), dtype=np.float64).reshape(rows_shape), shape, axes)
     position = np.empty(order.size, np.int64)
     position[order.astype(np.int64)] = np.arange(order.size, dtype=np.int64)
