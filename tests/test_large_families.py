@@ -124,3 +124,20 @@ def test_the_normalization_oracle_gives_the_same_block_by_block(case_id: str, mo
         np.testing.assert_array_equal(got_alt.index, wanted_alt.index)
         np.testing.assert_array_equal(got_alt.values, wanted_alt.values)
         np.testing.assert_array_equal(got_alt.bound, wanted_alt.bound)
+
+
+def test_the_interpolation_oracle_gives_the_same_block_by_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A large linear resample goes through the oracle a block of channels at a time; a block of one changes nothing.
+    from dmlconform.families.interpolation import oracle
+
+    spec = _spec("RESAMPLE1")
+    ids = [i for i in _ids("RESAMPLE1", large=False) if "/linear/" in i and "/random" in i and i.startswith("RESAMPLE1/FLOAT32/4d/")]
+    case = next(cases_of(spec, m.FeatureLevel.FL_6_4, seed=0, keep=lambda i, _: i == ids[0]))
+    assert case.outputs[0].sizes[0] > 1 or case.outputs[0].sizes[1] > 1
+    whole = oracle.InterpolationOracle.of(spec).bind([case], flush_subnormals=False)
+    monkeypatch.setattr(oracle, "ORACLE_BLOCK", 1)
+    blocks = oracle.InterpolationOracle.of(spec).bind([case], flush_subnormals=False)
+    assert whole.strict is not None and blocks.strict is not None and whole.strict.any()
+    for got, wanted in ((blocks.expected, whole.expected), (blocks.strict, whole.strict),
+                        (blocks.magnitude, whole.magnitude)):
+        np.testing.assert_array_equal(got, wanted)

@@ -178,6 +178,21 @@ def end_to_end(parts: Sequence[Sequence[Alternative]], sizes: Sequence[int]) -> 
     return tuple(a.part(slice(None), int(offsets[i])) for i, alternatives in enumerate(parts) for a in alternatives)
 
 
+def joined_blocks(parts: Sequence[tuple[Sequence[Alternative], int]]) -> tuple[Alternative, ...]:
+    """The alternatives of one output's blocks (each with its offset, in
+    order) as one per name, indices moved by the block's offset: an oracle
+    that works a large case block by block offers what it would whole."""
+    found: dict[str, list[Alternative]] = {}
+    for alternatives, offset in parts:
+        for alt in alternatives:
+            found.setdefault(alt.name, []).append(alt.part(slice(None), offset))
+    return tuple(Alternative(name, np.concatenate([a.index for a in same]), np.concatenate([a.values for a in same]),
+                             same[0].tier, same[0].reason,
+                             None if same[0].bound is None else np.concatenate([a.bound for a in same
+                                                                                if a.bound is not None]))
+                 for name, same in found.items())
+
+
 def within(alternatives: tuple[Alternative, ...], lo: int, hi: int, *, empty: bool = False) -> tuple[Alternative, ...]:
     """The parts of ``alternatives`` (indices end to end) over [lo, hi),
     indices counted from ``lo``; one with no index at all kept where ``empty``."""

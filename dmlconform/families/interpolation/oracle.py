@@ -40,6 +40,7 @@ power-of-two scale, each intermediate a float32 value).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -53,11 +54,13 @@ from dmlconform.oracles.base import (
     Expectation,
     end_to_end,
     gamma,
+    joined_blocks,
     reading_alternatives,
     spacing_above,
     unit_roundoff,
     within,
 )
+from dmlconform.plan import ORACLE_BLOCK
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -132,11 +135,11 @@ def _part(spec: m.Spec, sem: Resample, case: Case, float16_accumulation: bool) -
     x = case.input(sem.input).view().astype(np.float64)
     axes = axes_of(geo, out.sizes)
     if geo.mode == LINEAR:
-        part = _linear_part(spec, x, axes, out.dtype, float16_accumulation)
+        part = _linear_blocks(spec, x, axes, out.dtype, float16_accumulation)
         if sem.scale_size is None or part.strict is None:
             return part
         corner = replace(geo, input_offsets=(0.0,) * x.ndim, output_offsets=(0.0,) * x.ndim)
-        other = _linear_part(spec, x, axes_of(corner, out.sizes), out.dtype, float16_accumulation)
+        other = _linear_blocks(spec, x, axes_of(corner, out.sizes), out.dtype, float16_accumulation)
         exact = (part.strict == 0) & (other.strict is not None) & (other.strict == 0)
         readings = {"upsample-map:asymmetric": np.where(exact, other.expected, part.expected).astype(np.float64)}
         return replace(part, alternatives=reading_alternatives(spec, readings, part.expected))
@@ -301,6 +304,33 @@ def _dyadic_bits(axes: tuple[Axis, ...], sizes: tuple[int, ...]) -> np.ndarray:
             bits = np.where(np.isinf(bits) & ((w * 2.0 ** b) % 1 == 0), b, bits)
         total = np.add.outer(total, bits)
     return total.reshape(-1)
+
+
+def _linear_blocks(spec: m.Spec, x: np.ndarray, axes: tuple[Axis, ...], dtype: m.DataType,
+                   float16_accumulation: bool) -> _Part:
+    """`_linear_part`, past `plan.ORACLE_BLOCK` outputs block by block
+    along the first dimension that moves nothing (a scale of 1: output i
+    reads input i) with only ones before it, about `plan.ORACLE_BLOCK`
+    outputs a block: every float64 temporary is a block's, not the whole
+    output's (a 4x upsample of 1x32x256x256 traced 1.57 GB at once)."""
+    sizes = tuple(a.c.size for a in axes)
+    k = next((d for d, (a, n) in enumerate(zip(axes, x.shape)) if a.c.size == n and not a.delta.any()
+              and np.array_equal(a.c, np.arange(n))), None)
+    if k is None or math.prod(sizes) <= ORACLE_BLOCK or math.prod(sizes[:k]) != 1:
+        return _linear_part(spec, x, axes, dtype, float16_accumulation)
+    inner = math.prod(sizes[k + 1:])
+    step = max(1, ORACLE_BLOCK // max(inner, 1))
+    parts = []
+    for lo in range(0, sizes[k], step):
+        hi = min(lo + step, sizes[k])
+        block = tuple(Axis(a.c[lo:hi] - lo, a.delta[lo:hi]) if d == k else a for d, a in enumerate(axes))
+        parts.append((lo * inner, _linear_part(spec, x[(slice(None),) * k + (slice(lo, hi),)], block, dtype,
+                                               float16_accumulation)))
+    strict = None if any(p.strict is None for _, p in parts) else np.concatenate([p.strict for _, p in parts])
+    expected = np.concatenate([p.expected for _, p in parts])
+    expected.setflags(write=False)
+    return _Part(expected, strict, np.concatenate([p.magnitude for _, p in parts]),
+                 joined_blocks([(p.alternatives, offset) for offset, p in parts]))
 
 
 def _linear_part(spec: m.Spec, x: np.ndarray, axes: tuple[Axis, ...], dtype: m.DataType,

@@ -62,6 +62,7 @@ from dmlconform.oracles.base import (
     end_to_end,
     gamma,
     gamma_probable,
+    joined_blocks,
     marker,
     spacing_above,
     unit_roundoff,
@@ -216,22 +217,8 @@ def _part(spec: m.Spec, sem: Normalization, case: Case,
     blocks = [(lo, block(lo)) for lo in range(0, rows.shape[0], step)]
     value = np.concatenate([v for _, (v, _, _) in blocks])
     bounds = [np.concatenate([found[k] for _, (_, found, _) in blocks]) for k in range(2)]
-    alternatives = _joined([(alts, lo * n) for lo, (_, _, alts) in blocks])
+    alternatives = joined_blocks([(alts, lo * n) for lo, (_, _, alts) in blocks])
     return _finish(value, bounds, alternatives, x.shape, axes, nt, n)
-
-
-def _joined(parts: list[tuple[tuple[Alternative, ...], int]]) -> tuple[Alternative, ...]:
-    """Each name's alternatives of the row blocks (in order) as one, each
-    block's indices moved by its offset."""
-    found: dict[str, list[Alternative]] = {}
-    for alternatives, offset in parts:
-        for alt in alternatives:
-            found.setdefault(alt.name, []).append(alt.part(slice(None), offset))
-    return tuple(Alternative(name, np.concatenate([a.index for a in same]), np.concatenate([a.values for a in same]),
-                             same[0].tier, same[0].reason,
-                             None if same[0].bound is None else np.concatenate([a.bound for a in same if
-                                                                                a.bound is not None]))
-                 for name, same in found.items())
 
 
 def _mvn_block(spec: m.Spec, rows: np.ndarray, a: np.ndarray | None, b: np.ndarray | None, u: float, eps: float,
