@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dmlconform.cases.model import Case
+from dmlconform.cases.model import Case, joined
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
 from dmlconform.families.interpolation.cases import Geometry, geometry, semantics_of
 from dmlconform.families.interpolation.semantics import DECREASING, INCREASING, LINEAR, Resample
@@ -89,10 +89,10 @@ class InterpolationOracle:
         changes nothing: a flushed subnormal is within one spacing of the output."""
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
         alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
-        expected = np.concatenate([p.expected for p in parts])
+        expected = joined([p.expected for p in parts])  # one case's own arrays: a large one's are not copied
         expected.setflags(write=False)
-        strict = None if any(p.strict is None for p in parts) else np.concatenate([p.strict for p in parts])
-        return InterpolationBatch(expected, strict, alternatives, np.concatenate([p.magnitude for p in parts]))
+        strict = None if any(p.strict is None for p in parts) else joined([p.strict for p in parts if p.strict is not None])
+        return InterpolationBatch(expected, strict, alternatives, joined([p.magnitude for p in parts]))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -314,23 +314,26 @@ def _linear_blocks(spec: m.Spec, x: np.ndarray, axes: tuple[Axis, ...], dtype: m
     outputs a block: every float64 temporary is a block's, not the whole
     output's (a 4x upsample of 1x32x256x256 traced 1.57 GB at once)."""
     sizes = tuple(a.c.size for a in axes)
-    k = next((d for d, (a, n) in enumerate(zip(axes, x.shape)) if a.c.size == n and not a.delta.any()
+    k = next((d for d, (a, n) in enumerate(zip(axes, x.shape)) if a.c.size == n > 1 and not a.delta.any()
               and np.array_equal(a.c, np.arange(n))), None)
     if k is None or math.prod(sizes) <= ORACLE_BLOCK or math.prod(sizes[:k]) != 1:
         return _linear_part(spec, x, axes, dtype, float16_accumulation)
     inner = math.prod(sizes[k + 1:])
     step = max(1, ORACLE_BLOCK // max(inner, 1))
+    expected, strict, magnitude = (np.empty(math.prod(sizes), t) for t in (numpy_dtype(dtype), np.float64,
+                                                                            np.float64))
     parts = []
-    for lo in range(0, sizes[k], step):
+    for lo in range(0, sizes[k], step):  # each block written in place: no list of blocks beside the whole
         hi = min(lo + step, sizes[k])
         block = tuple(Axis(a.c[lo:hi] - lo, a.delta[lo:hi]) if d == k else a for d, a in enumerate(axes))
-        parts.append((lo * inner, _linear_part(spec, x[(slice(None),) * k + (slice(lo, hi),)], block, dtype,
-                                               float16_accumulation)))
-    strict = None if any(p.strict is None for _, p in parts) else np.concatenate([p.strict for _, p in parts])
-    expected = np.concatenate([p.expected for _, p in parts])
+        part = _linear_part(spec, x[(slice(None),) * k + (slice(lo, hi),)], block, dtype, float16_accumulation)
+        expected[lo * inner:hi * inner], magnitude[lo * inner:hi * inner] = part.expected, part.magnitude
+        if part.strict is not None:
+            strict[lo * inner:hi * inner] = part.strict
+        parts.append((part.alternatives, lo * inner, part.strict is None))
     expected.setflags(write=False)
-    return _Part(expected, strict, np.concatenate([p.magnitude for _, p in parts]),
-                 joined_blocks([(p.alternatives, offset) for offset, p in parts]))
+    return _Part(expected, None if any(exact for _, _, exact in parts) else strict, magnitude,
+                 joined_blocks([(alternatives, offset) for alternatives, offset, _ in parts]))
 
 
 def _linear_part(spec: m.Spec, x: np.ndarray, axes: tuple[Axis, ...], dtype: m.DataType,

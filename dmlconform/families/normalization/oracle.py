@@ -42,7 +42,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dmlconform.cases.model import Case
+from dmlconform.cases.model import Case, joined
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
 from dmlconform.families.normalization.cases import (
     axes_of,
@@ -98,11 +98,10 @@ class NormalizationOracle:
         one spacing of the output."""
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
         alternatives = end_to_end([p[3] for p in parts], [p[0].size for p in parts])
-        expected = np.concatenate([p[0] for p in parts])
+        expected = joined([p[0] for p in parts])  # one case's own arrays: a large one's are not copied
         expected.setflags(write=False)
-        return NormalizationBatch(expected, np.concatenate([p[1] for p in parts]),
-                                  np.concatenate([p[2] for p in parts]), alternatives,
-                                  np.concatenate([p[4] for p in parts]))
+        return NormalizationBatch(expected, joined([p[1] for p in parts]), joined([p[2] for p in parts]),
+                                  alternatives, joined([p[4] for p in parts]))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -209,16 +208,14 @@ def _part(spec: m.Spec, sem: Normalization, case: Case,
         return _lrn(spec, sem, case, x, u, nt)
     a, b = (None if t is None else groups(t, axes) for t in (ops.scale, ops.bias))  # the type's: rows by block
     step = max(1, ORACLE_BLOCK // max(n, 1))
-
-    def block(lo: int) -> tuple[np.ndarray, list[np.ndarray], tuple[Alternative, ...]]:
+    value, probable, worst = (np.empty(rows.shape) for _ in range(3))
+    offered: list[tuple[tuple[Alternative, ...], int]] = []
+    for lo in range(0, rows.shape[0], step):  # each block written in place: no list of blocks beside the whole
         scale, bias = (None if t is None else t[lo:lo + step].astype(np.float64) for t in (a, b))
-        return _mvn_block(spec, rows[lo:lo + step], scale, bias, u, eps, divide, centre, nt)
-
-    blocks = [(lo, block(lo)) for lo in range(0, rows.shape[0], step)]
-    value = np.concatenate([v for _, (v, _, _) in blocks])
-    bounds = [np.concatenate([found[k] for _, (_, found, _) in blocks]) for k in range(2)]
-    alternatives = joined_blocks([(alts, lo * n) for lo, (_, _, alts) in blocks])
-    return _finish(value, bounds, alternatives, x.shape, axes, nt, n)
+        value[lo:lo + step], (probable[lo:lo + step], worst[lo:lo + step]), alternatives = _mvn_block(
+            spec, rows[lo:lo + step], scale, bias, u, eps, divide, centre, nt)
+        offered.append((alternatives, lo * n))
+    return _finish(value, [probable, worst], joined_blocks(offered), x.shape, axes, nt, n)
 
 
 def _mvn_block(spec: m.Spec, rows: np.ndarray, a: np.ndarray | None, b: np.ndarray | None, u: float, eps: float,
