@@ -28,7 +28,7 @@ from dmlconform.backends.base import declares_float16
 from dmlconform.cases.model import Case, Planned, flat_view, joined
 from dmlconform.compare import AlternativeTrace, Policy, SparseComparison, Verdict, compare_sparse, is_float, summary
 from dmlconform.oracles.base import PREFIX as READING
-from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
+from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle, sorted_unique
 from dmlconform.plan import COMPARE_ELEMENTS
 from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
@@ -330,12 +330,14 @@ def _reading_elements(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.nd
     for t in sp.traces:
         if t.name.startswith(READING):
             blocks.setdefault(t.block, []).append(t)
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    found: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
     for traces in blocks.values():
         for key, (where, took) in _block_readings(traces).items():
-            out[key] = (np.concatenate((out[key][0], where)), np.concatenate((out[key][1], took))) \
-                if key in out else (where, took)
-    return out
+            wheres, tooks = found.setdefault(key, ([], []))
+            wheres.append(where)
+            tooks.append(took)
+    # joined once: a block at a time copied the whole so far each time (quadratic in a large case's blocks)
+    return {key: (joined(wheres), joined(tooks)) for key, (wheres, tooks) in found.items()}
 
 
 def _block_readings(traces: list[AlternativeTrace]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -359,7 +361,7 @@ def _block_readings(traces: list[AlternativeTrace]) -> dict[str, tuple[np.ndarra
                 primary.append(hit)
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for ambiguity, (name, where, parts) in markers.items():
-        base = np.unique(where)  # the elements as a mask over ``where``: set operations cost a pass of it
+        base = sorted_unique(where)  # the elements as a mask over ``where``: set operations cost a pass of it
         took = _holds(base, np.concatenate(parts))
         out[name] = (where, base[took])
         explained: dict[str, np.ndarray] = {}

@@ -113,13 +113,24 @@ def marker_name(ambiguity: m.Ambiguity) -> str:
     return f"{PREFIX}{ambiguity.id}={ambiguity.primary}"
 
 
+def sorted_unique(index: np.ndarray) -> np.ndarray:
+    """``np.unique(index)``: ``index`` itself where it is strictly
+    increasing already (an alternative's, from `np.flatnonzero`), at the
+    cost of one comparison pass; numpy's unique hashes or sorts every
+    element, seconds for the 2^24 of a large case's reading."""
+    if index.size < 2 or bool(np.all(index[1:] > index[:-1])):
+        return index
+    return np.unique(index)
+
+
 def marker(ambiguity: m.Ambiguity, alternatives: list[Alternative], expected: np.ndarray) -> Alternative:
     """The primary values at every element where a reading of ``ambiguity``
     (``alternatives``) gives another value.  It accepts nothing new (its
     values are the expected ones); it is there to be counted: placed before
     every other alternative, the elements it finds already passing are
     those that took the primary reading (`judge`, `report.readings`)."""
-    index = np.unique(np.concatenate([alt.index for alt in alternatives]))
+    indices = [alt.index for alt in alternatives]
+    index = sorted_unique(indices[0] if len(indices) == 1 else np.concatenate(indices))
     return Alternative(marker_name(ambiguity), index, expected[index], Tier.STRICT,
                        f"{ambiguity.id}: the primary reading ({ambiguity.primary})")
 
@@ -165,6 +176,21 @@ def end_to_end(parts: Sequence[Sequence[Alternative]], sizes: Sequence[int]) -> 
     elements), each moved by its case's offset, its bound kept."""
     offsets = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
     return tuple(a.part(slice(None), int(offsets[i])) for i, alternatives in enumerate(parts) for a in alternatives)
+
+
+def joined_blocks(parts: Sequence[tuple[Sequence[Alternative], int]]) -> tuple[Alternative, ...]:
+    """The alternatives of one output's blocks (each with its offset, in
+    order) as one per name, indices moved by the block's offset: an oracle
+    that works a large case block by block offers what it would whole."""
+    found: dict[str, list[Alternative]] = {}
+    for alternatives, offset in parts:
+        for alt in alternatives:
+            found.setdefault(alt.name, []).append(alt.part(slice(None), offset))
+    return tuple(Alternative(name, np.concatenate([a.index for a in same]), np.concatenate([a.values for a in same]),
+                             same[0].tier, same[0].reason,
+                             None if same[0].bound is None else np.concatenate([a.bound for a in same
+                                                                                if a.bound is not None]))
+                 for name, same in found.items())
 
 
 def within(alternatives: tuple[Alternative, ...], lo: int, hi: int, *, empty: bool = False) -> tuple[Alternative, ...]:

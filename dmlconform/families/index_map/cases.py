@@ -287,6 +287,26 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
     return list(dict.fromkeys(out))
 
 
+#: The side of the ``--large`` GATHER's input (issue #34): 2^12 x 2^12 = 2^24 elements, as many gathered.
+LARGE_SIDE = 1 << 12
+
+
+def large_shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
+    """GATHER's ``--large`` case: FLOAT32 rows of a 2^12 x 2^12 input
+    gathered along Axis 2 by 2^12 UINT32 indices (the boundary ones
+    first), 2^24 elements out; none where the table lacks 4 dimensions,
+    FLOAT32 or UINT32, or for the other operations."""
+    sem = semantics_of(spec)
+    ranks = sem.dims_at(level)
+    if sem.operation is not Operation.GATHER or sem.indices is None or 4 not in ranks:
+        return []
+    data_row, index_row = family.rows_at(spec, level, ranks, sem.input, sem.indices)
+    if DataType.FLOAT32 not in data_row.dtypes or DataType.UINT32 not in index_row.dtypes:
+        return []
+    return [Shape(DataType.FLOAT32, (1, 1, LARGE_SIDE, LARGE_SIDE), (1, 1, 1, LARGE_SIDE),
+                  (("axis", 2), ("index_dimensions", 1)), DataType.UINT32, variant="large")]
+
+
 def _slice_shapes(sem: IndexMap, row: TensorSupport, ranks: tuple[int, ...]) -> list[Shape]:
     """SLICE and SLICE1: per data type the default plan with the type's edge
     values; with FLOAT32 every plan at the representative dimension count,
@@ -609,14 +629,15 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
              keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
     """The cases of ``spec`` at ``level`` (the module docstring), only those
     ``keep(id, data type)`` accepts, without the negative ones where not
-    ``negative``; identical for a ``seed``.  ``large`` adds nothing yet."""
+    ``negative``; identical for a ``seed``.  ``large`` adds GATHER's
+    2^24-element case (`large_shapes`) and CAST's (`generated.large_plans`)."""
     family.check_seed(seed)
     sem = semantics_of(spec)
     if sem.operation.is_generated:
-        yield from generated.generate(spec, sem, level, seed=seed, negative=negative, keep=keep)
+        yield from generated.generate(spec, sem, level, seed=seed, large=large, negative=negative, keep=keep)
         return
-    for case_id, shape in family.selected(shapes(spec, level), lambda s: s.case_id(spec.operator), keep,
-                                          negative=negative):
+    every = shapes(spec, level) + (large_shapes(spec, level) if large else [])
+    for case_id, shape in family.selected(every, lambda s: s.case_id(spec.operator), keep, negative=negative):
         yield _case(spec, sem, level, seed, case_id, shape)
 
 

@@ -89,11 +89,18 @@ def to_float(x: np.ndarray, target: DataType, *, nearest: bool = True, saturate:
     ``target``; beyond the largest finite value an infinity, or that value
     where ``saturate`` or rounding toward zero (IEEE's rule); NaN and
     infinities kept."""
-    nt = numpy_dtype(target)
     if through is not None and through is not target:
         return to_float(to_float(x, through, nearest=nearest, saturate=saturate), target, nearest=nearest,
                         saturate=saturate)
-    value = round_parts(*exact_parts(x), target, nearest=nearest)
+    return _ranged(x, round_parts(*exact_parts(x), target, nearest=nearest), target, nearest=nearest,
+                   saturate=saturate)
+
+
+def _ranged(x: np.ndarray, value: np.ndarray, target: DataType, *, nearest: bool, saturate: bool) -> np.ndarray:
+    """`to_float`'s last step: ``x`` rounded to ``value`` (float64), beyond
+    ``target``'s range an infinity or its largest value, NaN and
+    infinities kept, in ``target``."""
+    nt = numpy_dtype(target)
     largest = float(np.finfo(nt).max)
     over = np.abs(value) > largest
     bound = largest if (saturate or not nearest) else np.inf
@@ -131,9 +138,10 @@ def readings(x: np.ndarray, source: DataType, target: DataType) -> tuple[np.ndar
     wrap) and every other reading's, keyed ``"<ambiguity>:<reading>"``."""
     out: dict[str, np.ndarray] = {}
     if target.is_float:
-        primary = to_float(x, target)
+        nearest = round_parts(*exact_parts(x), target, nearest=True)  # once for both overflow readings
+        primary = _ranged(x, nearest, target, nearest=True, saturate=False)
         out["float-rounding:toward-zero"] = to_float(x, target, nearest=False)
-        out["float-overflow:saturate"] = to_float(x, target, saturate=True)
+        out["float-overflow:saturate"] = _ranged(x, nearest, target, nearest=True, saturate=True)
         if target is DataType.FLOAT16 and source not in (DataType.FLOAT16, DataType.FLOAT32):
             out["float-rounding:through-float32"] = to_float(x, target, through=DataType.FLOAT32)
         if source in (DataType.INT64, DataType.UINT64) and target is not DataType.FLOAT64:

@@ -372,11 +372,28 @@ def _example_attribute(value: int | tuple[int, ...] | float | str, dtype: DataTy
 
 # -- values and tensors ---------------------------------------------------------------------------
 def generate(spec: Spec, sem: IndexMap, level: FeatureLevel, *, seed: int, negative: bool,
-             keep: Callable[[str, DataType], bool] | None) -> Iterator[Case]:
-    """The cases of ``spec`` at ``level`` (the module docstring)."""
-    for case_id, plan in family.selected(plans(spec, sem, level), lambda p: p.case_id(spec.operator), keep,
-                                         negative=negative):
+             keep: Callable[[str, DataType], bool] | None, large: bool = False) -> Iterator[Case]:
+    """The cases of ``spec`` at ``level`` (the module docstring), with ``large`` CAST's `large_plans`."""
+    every = plans(spec, sem, level) + (large_plans(spec, sem, level) if large else [])
+    for case_id, plan in family.selected(every, lambda p: p.case_id(spec.operator), keep, negative=negative):
         yield _case(spec, sem, level, seed, case_id, plan)
+
+
+#: The ``--large`` CAST's sizes (issue #34): 2^24 elements.
+LARGE_SIZES = (16, 16, 256, 256)
+
+
+def large_plans(spec: Spec, sem: IndexMap, level: FeatureLevel) -> list[Plan]:
+    """CAST's ``--large`` case: FLOAT32 to FLOAT16 over 2^24 elements (the
+    edge values and `_specials` first, then values across both types'
+    ranges); none where the table lacks the pair or 4 dimensions."""
+    ranks = sem.dims_at(level)
+    if sem.operation is not Operation.CAST or 4 not in ranks:
+        return []
+    sources, targets = (r.dtypes for r in family.rows_at(spec, level, ranks, sem.input, sem.output))
+    if DataType.FLOAT32 not in sources or DataType.FLOAT16 not in targets:
+        return []
+    return [Plan(DataType.FLOAT32, DataType.FLOAT16, LARGE_SIZES, variant="large")]
 
 
 _LAYOUTS = {"packed": Layout.PACKED, "padded": Layout.PADDED, "permuted": Layout.PADDED,

@@ -47,6 +47,7 @@ from dmlconform.families.index_map.generated import (
 )
 from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
 from dmlconform.oracles.base import Expectation, reading_alternatives, within
+from dmlconform.plan import ORACLE_BLOCK
 from dmlconform.spec import model as m
 from dmlconform.spec.model import DataType, numpy_dtype
 
@@ -159,14 +160,24 @@ def expected_of(sem: IndexMap, case: Case) -> Outputs:
         else None
     if sem.operation is Operation.CAST:
         assert x is not None
-        primary, others = conversions.readings(x.reshape(-1), case.input(sem.input).dtype, dtype)
-        return [(primary, others)]
+        return [_converted(x.reshape(-1), case.input(sem.input).dtype, dtype)]
     if sem.operation is Operation.FILL_CONSTANT:
         value = union_value(attribute(sem, case.attribute_map(), "value"), dtype)
         return [(np.full(count, value, dtype=numpy_dtype(dtype)), {})]
     if sem.operation is Operation.FILL_SEQUENCE:
         return [_sequence(sem, case, dtype, count)]
     return [_diagonal(sem, case, dtype, out.sizes, x)]
+
+
+def _converted(x: np.ndarray, source: DataType, target: DataType) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """`conversions.readings` of ``x`` block by block (`plan.ORACLE_BLOCK`
+    elements): its exact rounding holds a dozen 64-bit temporaries of its
+    input's size, 20 times a large CAST's tensors at once."""
+    parts = [conversions.readings(x[lo:lo + ORACLE_BLOCK], source, target)
+             for lo in range(0, max(x.size, 1), ORACLE_BLOCK)]
+    if len(parts) == 1:
+        return parts[0]
+    return np.concatenate([p[0] for p in parts]), {k: np.concatenate([p[1][k] for p in parts]) for k in parts[0][1]}
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -51,7 +51,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     """The cases of ``spec`` at ``level`` (`cases.generate`; the others'
     from their ``shapes`` and ``case_of``), only those ``keep(id, data
     type)`` accepts, without the negative ones where not ``negative``;
-    identical for a ``seed``.  ``large`` adds nothing yet."""
+    identical for a ``seed``.  ``large``: GATHER's and CAST's large cases."""
     module = _module(spec)
     if module is cases:
         return cases.generate(spec, level, seed=seed, large=large, negative=negative, keep=keep)

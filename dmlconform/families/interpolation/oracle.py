@@ -40,12 +40,13 @@ power-of-two scale, each intermediate a float32 value).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from dmlconform.cases.model import Case
+from dmlconform.cases.model import Case, joined
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier, finfo
 from dmlconform.families.interpolation.cases import Geometry, geometry, semantics_of
 from dmlconform.families.interpolation.semantics import DECREASING, INCREASING, LINEAR, Resample
@@ -53,11 +54,13 @@ from dmlconform.oracles.base import (
     Expectation,
     end_to_end,
     gamma,
+    joined_blocks,
     reading_alternatives,
     spacing_above,
     unit_roundoff,
     within,
 )
+from dmlconform.plan import ORACLE_BLOCK
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -88,12 +91,13 @@ class InterpolationOracle:
 
 
 def batch_of(parts: Sequence[Part]) -> InterpolationBatch:
-    """The cases' parts end to end (the ROI operators' oracle's too)."""
+    """The cases' parts end to end (the ROI operators' oracle's too); one
+    case's own arrays are kept, not copied (a large case's)."""
     alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
-    expected = np.concatenate([p.expected for p in parts])
+    expected = joined([p.expected for p in parts])
     expected.setflags(write=False)
-    strict = None if any(p.strict is None for p in parts) else np.concatenate([p.strict for p in parts])
-    return InterpolationBatch(expected, strict, alternatives, np.concatenate([p.magnitude for p in parts]))
+    strict = None if any(p.strict is None for p in parts) else joined([p.strict for p in parts if p.strict is not None])
+    return InterpolationBatch(expected, strict, alternatives, joined([p.magnitude for p in parts]))
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -136,11 +140,11 @@ def _part(spec: m.Spec, sem: Resample, case: Case, float16_accumulation: bool) -
     x = case.input(sem.input).view().astype(np.float64)
     axes = axes_of(geo, out.sizes)
     if geo.mode == LINEAR:
-        part = _linear_part(spec, x, axes, out.dtype, float16_accumulation)
+        part = _linear_blocks(spec, x, axes, out.dtype, float16_accumulation)
         if sem.scale_size is None or part.strict is None:
             return part
         corner = replace(geo, input_offsets=(0.0,) * x.ndim, output_offsets=(0.0,) * x.ndim)
-        other = _linear_part(spec, x, axes_of(corner, out.sizes), out.dtype, float16_accumulation)
+        other = _linear_blocks(spec, x, axes_of(corner, out.sizes), out.dtype, float16_accumulation)
         exact = (part.strict == 0) & (other.strict is not None) & (other.strict == 0)
         readings = {"upsample-map:asymmetric": np.where(exact, other.expected, part.expected).astype(np.float64)}
         return replace(part, alternatives=reading_alternatives(spec, readings, part.expected))
@@ -305,6 +309,36 @@ def _dyadic_bits(axes: tuple[Axis, ...], sizes: tuple[int, ...]) -> np.ndarray:
             bits = np.where(np.isinf(bits) & ((w * 2.0 ** b) % 1 == 0), b, bits)
         total = np.add.outer(total, bits)
     return total.reshape(-1)
+
+
+def _linear_blocks(spec: m.Spec, x: np.ndarray, axes: tuple[Axis, ...], dtype: m.DataType,
+                   float16_accumulation: bool) -> Part:
+    """`_linear_part`, past `plan.ORACLE_BLOCK` outputs block by block
+    along the first dimension that moves nothing (a scale of 1: output i
+    reads input i) with only ones before it, about `plan.ORACLE_BLOCK`
+    outputs a block: every float64 temporary is a block's, not the whole
+    output's (a 4x upsample of 1x32x256x256 traced 1.57 GB at once)."""
+    sizes = tuple(a.c.size for a in axes)
+    k = next((d for d, (a, n) in enumerate(zip(axes, x.shape)) if a.c.size == n > 1 and not a.delta.any()
+              and np.array_equal(a.c, np.arange(n))), None)
+    if k is None or math.prod(sizes) <= ORACLE_BLOCK or math.prod(sizes[:k]) != 1:
+        return _linear_part(spec, x, axes, dtype, float16_accumulation)
+    inner = math.prod(sizes[k + 1:])
+    step = max(1, ORACLE_BLOCK // max(inner, 1))
+    expected, strict, magnitude = (np.empty(math.prod(sizes), t) for t in (numpy_dtype(dtype), np.float64,
+                                                                            np.float64))
+    parts = []
+    for lo in range(0, sizes[k], step):  # each block written in place: no list of blocks beside the whole
+        hi = min(lo + step, sizes[k])
+        block = tuple(Axis(a.c[lo:hi] - lo, a.delta[lo:hi]) if d == k else a for d, a in enumerate(axes))
+        part = _linear_part(spec, x[(slice(None),) * k + (slice(lo, hi),)], block, dtype, float16_accumulation)
+        expected[lo * inner:hi * inner], magnitude[lo * inner:hi * inner] = part.expected, part.magnitude
+        if part.strict is not None:
+            strict[lo * inner:hi * inner] = part.strict
+        parts.append((part.alternatives, lo * inner, part.strict is None))
+    expected.setflags(write=False)
+    return Part(expected, None if any(exact for _, _, exact in parts) else strict, magnitude,
+                 joined_blocks([(alternatives, offset) for alternatives, offset, _ in parts]))
 
 
 def _linear_part(spec: m.Spec, x: np.ndarray, axes: tuple[Axis, ...], dtype: m.DataType,

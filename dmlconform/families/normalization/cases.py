@@ -444,16 +444,37 @@ def _batch_shapes(ranks: tuple[int, ...], types: tuple[DataType, ...]) -> list[S
     return out
 
 
+#: The ``--large`` layer normalization's rows and their length (issue #36): 2^12 x 2^12 elements.
+LARGE_ROWS = LARGE_LENGTH = 1 << 12
+
+
+def large_shapes(spec: Spec, level: FeatureLevel) -> list[Shape]:
+    """MEAN_VARIANCE_NORMALIZATION1's ``--large`` case: a FLOAT32 layer
+    normalization (Axes 1, 2, 3) of 2^12 rows of 2^12 elements, random
+    data, with a scale and bias over the normalized dimensions (from 4_0;
+    one per channel before); none for the other operators or where the
+    table lacks FLOAT32 or 4 dimensions."""
+    sem = semantics_of(spec)
+    table = spec.table_at(level)
+    row = table.row(sem.input) if table is not None else None
+    if spec.operator != "MEAN_VARIANCE_NORMALIZATION1" or row is None or 4 not in row.dims \
+            or DataType.FLOAT32 not in row.dtypes:
+        return []
+    affine = "normalized" if AFFINE_SINCE["normalized"] <= level else "channel"
+    return [Shape(DataType.FLOAT32, (LARGE_ROWS, LARGE_LENGTH, 1, 1), LAYER, affine=affine, variant="large")]
+
+
 # -- values and tensors -----------------------------------------------------------------------
 def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False, negative: bool = True,
              keep: Callable[[str, DataType], bool] | None = None) -> Iterator[Case]:
     """The cases of ``spec`` at ``level`` (the module docstring), only those
     ``keep(id, data type)`` accepts, without the negative ones where not
-    ``negative``; identical for a ``seed``.  There is no ``large`` case yet."""
+    ``negative``; identical for a ``seed``.  ``large`` adds the layer
+    normalization of `large_shapes`."""
     family.check_seed(seed)
     sem = semantics_of(spec)
-    for case_id, shape in family.selected(shapes(spec, level), lambda s: s.case_id(spec.operator), keep,
-                                          negative=negative):
+    every = shapes(spec, level) + (large_shapes(spec, level) if large else [])
+    for case_id, shape in family.selected(every, lambda s: s.case_id(spec.operator), keep, negative=negative):
         yield _case(spec, sem, level, seed, case_id, shape)
 
 
