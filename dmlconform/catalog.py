@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dmlconform.families import overlay_kinds
 from dmlconform.spec import model as m
-from dmlconform.spec.load import read_spec
+from dmlconform.spec.load import corrected, read_spec
 from dmlconform.spec.reviewed import with_semantics
 
 
@@ -21,4 +21,4 @@ def load_spec(path: Path) -> m.Spec:
     its overlay (``reviewed/<file name>`` beside it, where there is one)
     merged in; a problem anywhere is a SpecError at its place."""
     spec, overlay = read_spec(path)
-    return spec if overlay is None else with_semantics(spec, overlay, overlay_kinds())
+    return spec if overlay is None else with_semantics(corrected(spec, overlay), overlay, overlay_kinds())

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import click
 
-from dmlconform.catalog import load_spec
 from dmlconform.commands.options import existing_paths
 from dmlconform.errors import EXIT_CODES_HELP, DmlconformError, ExitCode, ExtractError
 from dmlconform.spec.corpus import OPERATORS, Skipped, skipped_summary
 from dmlconform.spec.extract import extract as run_extract
 from dmlconform.spec.extract import losses
+from dmlconform.spec.load import read_spec
 from dmlconform.spec.load import schema as spec_schema
 from dmlconform.spec.model import Spec
 from dmlconform.spec.store import dumps_spec, spec_filename, write_spec
@@ -101,7 +101,7 @@ def _refusals(specs: tuple[Spec, ...], out: Path, filename: Callable[[Spec], str
                                       path=page).render())
             continue
         try:
-            old = load_spec(path) if path.is_file() else None
+            old = read_spec(path)[0] if path.is_file() else None  # as printed: the overlay's corrections aside
         except DmlconformError:
             old = None  # a broken spec is replaced, not compared
         lost = losses(spec, old) if old is not None else []

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NoReturn, TypeVar
 
 import yaml
 
@@ -692,6 +692,52 @@ def read_spec(path: Path) -> tuple[m.Spec, Document | None]:
     return merge_overlay(spec, tuple(build_ambiguity(a, reviewed=True) for a in doc.data["ambiguities"])), doc
 
 
+def corrected(spec: m.Spec, doc: Document) -> m.Spec:
+    """``spec`` with the overlay's ``corrections``: where the doc's own text
+    contradicts itself or leaves a table's column empty, the reviewer's
+    reading (a reviewed ambiguity, named by ``ambiguity``, whose primary
+    reading the correction is) replaces the extracted fact; the extracted
+    spec keeps the doc as printed, and lint still reports it there
+    (`catalog.load_spec` applies them; `read_spec` gives the spec as printed,
+    which `extract --check` compares with the pages).
+
+    * ``empty_dtypes``: the data types of every support row whose column is
+      empty;
+    * ``drop_same``: the ``same`` constraints over exactly these properties.
+
+    A correction that corrects nothing (the doc was fixed) or names no
+    ambiguity of the spec is a SpecError at its place: delete it."""
+    ambiguities = {a.id for a in spec.ambiguities}
+    for i, fix in enumerate(doc.data.get("corrections", [])):
+        where = ("corrections", i)
+        if fix["ambiguity"] not in ambiguities:
+            _correction_error(doc, (*where, "ambiguity"), f"corrections names ambiguity {fix['ambiguity']!r}, which "
+                              f"the spec and overlay do not have: add it to ambiguities or name one of "
+                              f"{', '.join(sorted(ambiguities))}")
+        if "empty_dtypes" in fix:
+            dtypes = tuple(m.DataType[t] for t in fix["empty_dtypes"])
+            tables = tuple(replace(t, rows=tuple(replace(r, dtypes=dtypes) if not r.dtypes else r for r in t.rows))
+                           for t in spec.support)
+            if tables == spec.support:
+                _correction_error(doc, (*where, "empty_dtypes"), "empty_dtypes corrects nothing: no support row "
+                                  "has an empty data-type column; delete this correction")
+            spec = replace(spec, support=tables)
+        if "drop_same" in fix:
+            props = tuple(fix["drop_same"])
+            kept = tuple(c for c in spec.constraints
+                         if not (c.kind is m.ConstraintKind.SAME and c.properties == props))
+            if kept == spec.constraints:
+                _correction_error(doc, (*where, "drop_same"), f"drop_same corrects nothing: no same constraint over "
+                                  f"{list(props)}; delete this correction")
+            spec = replace(spec, constraints=kept)
+    return spec
+
+
+def _correction_error(doc: Document, where: tuple[str | int, ...], message: str) -> NoReturn:
+    line, column = doc.where(where)
+    raise SpecError(message, path=doc.path, line=line, column=column)
+
+
 def overlay_path(spec_path: Path) -> Path:
     """Where the reviewed overlay of the spec in ``spec_path`` lives."""
     return spec_path.parent / REVIEWED / spec_path.name
@@ -731,6 +777,16 @@ def merge_overlay(spec: m.Spec, reviewed: tuple[m.Ambiguity, ...]) -> m.Spec:
     return replace(spec, ambiguities=kept + tuple(a for a in reviewed if a.id in mine))
 
 
+#: The overlay's ``corrections`` (`corrected`).
+_CORRECTIONS = {"type": "array", "maxItems": 8, "items": {
+    "type": "object", "additionalProperties": False, "required": ["ambiguity"], "minProperties": 2,
+    "properties": {"ambiguity": {"type": "string"},
+                   "empty_dtypes": {"type": "array", "minItems": 1, "uniqueItems": True,
+                                    "items": {"$ref": "#/$defs/dtype"}},
+                   "drop_same": {"type": "array", "minItems": 1, "uniqueItems": True,
+                                 "items": {"enum": ["DataType", "DimensionCount", "Sizes"]}}}}}
+
+
 @functools.cache
 def overlay_validator() -> Any:
     """The overlay's schema: ``operator`` and ``ambiguities`` of the spec schema, and
@@ -741,7 +797,8 @@ def overlay_validator() -> Any:
     overlay = {key: full[key] for key in ("$schema", "$defs")}
     overlay.update(type="object", additionalProperties=False, required=["operator", "ambiguities"],
                    properties={**{k: full["properties"][k] for k in ("operator", "ambiguities")},
-                               "semantics": {"type": "object"}})  # `spec.reviewed` checks it
+                               "semantics": {"type": "object"},  # `spec.reviewed` checks it
+                               "corrections": _CORRECTIONS})
     return jsonschema.validators.validator_for(overlay)(overlay)
 
 
