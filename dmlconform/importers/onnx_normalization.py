@@ -182,7 +182,8 @@ def resize(test: Any, spec: Spec) -> Case:
     sem = _sem(spec, Resample)
     attrs = dict(test.attributes)
     mode = attrs.get("mode", "nearest")
-    transform = attrs.get("coordinate_transformation_mode", "half_pixel")
+    # opset 10 had no mode and sampled as output_half_pixel does; from 16 the default is half_pixel
+    transform = attrs.get("coordinate_transformation_mode", "half_pixel" if test.opset >= 16 else "output_half_pixel")
     if mode not in ("nearest", "linear"):
         raise Unmappable(f"mode={mode!r}: DirectML's interpolation modes are NEAREST_NEIGHBOR and LINEAR")
     if transform in ("tf_crop_and_resize", "half_pixel_symmetric"):
@@ -248,7 +249,8 @@ def roi_align(test: Any, spec: Spec) -> Case:
     if attrs.get("mode", "avg") != "avg":
         raise Unmappable("mode='max': ONNX takes the largest of each sample's four weighted corners (w * v), the "
                          "page the largest bilinear sample (their sum): no attribute gives ONNX's")
-    transform = attrs.get("coordinate_transformation_mode", "half_pixel")
+    # opset 10 had no mode and sampled as output_half_pixel does; from 16 the default is half_pixel
+    transform = attrs.get("coordinate_transformation_mode", "half_pixel" if test.opset >= 16 else "output_half_pixel")
     if transform not in _ROI_OFFSETS:
         raise Unmappable(f"coordinate_transformation_mode={transform!r}: not one ONNX defines")
     scale = _float(attrs.get("spatial_scale", 1.0))

@@ -6,6 +6,8 @@ generator: reproduced or explained, the imported cases passing on cpu."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -115,6 +117,9 @@ def test_roi_align_offsets_and_sample_counts() -> None:
             assert (attrs["InputPixelOffset"], attrs["OutputPixelOffset"]) == (offset, -0.5)
             assert (attrs["MinimumSamplesPerOutput"], attrs["MaximumSamplesPerOutput"]) == (ratio or 1, 2)
             assert _judged(test)[0] is None and "identical in 4 of 4" in _judged(test)[1][0]
+    old = _roi_align(RAMP, [[1, 1, 5, 3]], want, sampling_ratio=2)     # no mode, opset 16: half_pixel
+    assert _case(old).attribute_map()["InputPixelOffset"] == 0.5
+    assert _case(replace(old, opset=10)).attribute_map()["InputPixelOffset"] == 0.0  # opset 10: no offset
     moved = _roi_align(RAMP, [[1, 1, 5, 3]], np.full((1, 1, 2, 2), 3.0, np.float32), sampling_ratio=2,
                        coordinate_transformation_mode="output_half_pixel")
     assert (_judged(moved)[1] or ("",))[0].startswith("ONNX's expected output differs")
