@@ -3,8 +3,8 @@
 GroupNormalization and MeanVarianceNormalization become
 MEAN_VARIANCE_NORMALIZATION1 cases, LpNormalization LP_NORMALIZATION, LRN
 LOCAL_RESPONSE_NORMALIZATION, Resize RESAMPLE3 and Upsample UPSAMPLE_2D
-(docs/normalization.md, docs/interpolation.md have their semantics); RoiAlign
-maps to ROI_ALIGN1, imported only once the suite has its semantics.
+and RoiAlign ROI_ALIGN1 (docs/normalization.md, docs/interpolation.md have
+their semantics).
 
 `importers.onnx_node` asks a mapping's ``convert`` (these functions) for the
 case; each raises `Unmappable` with the reason where ONNX's test is not a
@@ -30,7 +30,11 @@ DirectML call:
   ``tf_crop_and_resize``, ``half_pixel_symmetric`` and ``antialias`` on a
   downscale are not imported (see each reason);
 * Upsample (opset 9, asymmetric, floor): UPSAMPLE_2D where the scales are 1
-  but for whole height and width scales, ``ScaleSize`` width first.
+  but for whole height and width scales, ``ScaleSize`` width first;
+* RoiAlign (avg): ROI_ALIGN1 LINEAR AVERAGE with OutputPixelOffset -0.5 and
+  InputPixelOffset 0.5 (half_pixel) or 0 (output_half_pixel), the samples
+  ``sampling_ratio`` or ONNX's ceil(size / out); ``mode='max'`` is not
+  imported (ONNX's maximum is of weighted corners, not of samples).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from dmlconform.cases.model import Case
+from dmlconform.families.interpolation.roi_semantics import AVERAGE, Roi
 from dmlconform.families.interpolation.semantics import DECREASING, INCREASING, LINEAR, NEAREST, Resample
 from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.importers.onnx_contraction import Unmappable
@@ -177,7 +182,8 @@ def resize(test: Any, spec: Spec) -> Case:
     sem = _sem(spec, Resample)
     attrs = dict(test.attributes)
     mode = attrs.get("mode", "nearest")
-    transform = attrs.get("coordinate_transformation_mode", "half_pixel")
+    # opset 10 had no mode and sampled as output_half_pixel does; from 16 the default is half_pixel
+    transform = attrs.get("coordinate_transformation_mode", "half_pixel" if test.opset >= 16 else "output_half_pixel")
     if mode not in ("nearest", "linear"):
         raise Unmappable(f"mode={mode!r}: DirectML's interpolation modes are NEAREST_NEIGHBOR and LINEAR")
     if transform in ("tf_crop_and_resize", "half_pixel_symmetric"):
@@ -223,13 +229,48 @@ def upsample(test: Any, spec: Spec) -> Case:
     return _case(spec, test, (_tensor(sem.input, x),), (_output(sem.output, out),), given)
 
 
-def not_yet(test: Any, spec: Spec) -> Case:
-    """RoiAlign, MaxRoiPool: their operators have no reviewed semantics here yet (`_sem` says so)."""
-    if spec.semantics is None:
-        raise Unmappable(f"{spec.operator} has no reviewed semantics in this suite yet (no oracle to check ONNX's "
-                         "output against)")
-    raise Unmappable(f"ONNX {test.op_type} -> {spec.operator}: the operator has semantics, this importer has no "
-                     "conversion for it yet")
+# -- ROI align ---------------------------------------------------------------------------------------
+#: ONNX RoiAlign's coordinate_transformation_mode -> InputPixelOffset (ONNX subtracts it from the scaled corners).
+_ROI_OFFSETS = {"half_pixel": 0.5, "output_half_pixel": 0.0}
+
+
+def roi_align(test: Any, spec: Spec) -> Case:
+    """ONNX RoiAlign(X, rois, batch_indices), mode avg -> ROI_ALIGN1, LINEAR, AVERAGE.
+
+    ONNX samples ``X1 - offset + (o S + i + 0.5) size / (out S)``: the page's
+    coordinate with OutputPixelOffset -0.5 and InputPixelOffset ONNX's offset.
+    ``sampling_ratio`` n > 0 is n samples (Minimum = Maximum = n); 0 is ONNX's
+    ceil(size / out), the ``ceil`` reading between 1 and the largest one.  A
+    sample past [-1, size] reads 0, one within it is clamped: the ``band``
+    reading with OutOfBoundsInputValue 0."""
+    sem = _sem(spec, Roi)
+    attrs = dict(test.attributes)
+    x, rois, batch, out = (np.asarray(a) for a in (*test.inputs[:3], test.outputs[0]))
+    if attrs.get("mode", "avg") != "avg":
+        raise Unmappable("mode='max': ONNX takes the largest of each sample's four weighted corners (w * v), the "
+                         "page the largest bilinear sample (their sum): no attribute gives ONNX's")
+    # opset 10 had no mode and sampled as output_half_pixel does; from 16 the default is half_pixel
+    transform = attrs.get("coordinate_transformation_mode", "half_pixel" if test.opset >= 16 else "output_half_pixel")
+    if transform not in _ROI_OFFSETS:
+        raise Unmappable(f"coordinate_transformation_mode={transform!r}: not one ONNX defines")
+    scale = _float(attrs.get("spatial_scale", 1.0))
+    pooled = (int(attrs.get("output_height", 1)), int(attrs.get("output_width", 1)))
+    sizes = (rois[:, 2:] - rois[:, :2]).astype(np.float64) * scale  # width, height
+    if transform == "output_half_pixel" and (sizes < 1).any():
+        raise Unmappable("a region smaller than 1 with output_half_pixel: ONNX widens it to 1, the page does not")
+    ratio = int(attrs.get("sampling_ratio", 0))
+    if ratio <= 0 and (sizes <= 0).any():
+        raise Unmappable("an empty region with sampling_ratio 0: ONNX takes no sample (ceil(0) = 0), the page at "
+                         "least MinimumSamplesPerOutput")
+    most = ratio if ratio > 0 else int(np.ceil(sizes / np.array(pooled[::-1], np.float64)).max(initial=1))
+    if batch.size and int(batch.min()) < 0:
+        raise Unmappable(f"a negative batch index {int(batch.min())}: DirectML's BatchIndicesTensor is unsigned")
+    given = {sem.reduction: AVERAGE, sem.mode: LINEAR, sem.scale_x: scale, sem.scale_y: scale,
+             sem.input_offset_field: _ROI_OFFSETS[transform], sem.output_offset_field: -0.5,
+             sem.out_of_bounds: 0.0, sem.min_samples: ratio if ratio > 0 else 1, sem.max_samples: most,
+             sem.align_corners: False}
+    inputs = (_tensor(sem.input, x), _tensor(sem.rois, rois), _tensor(sem.batch_indices or "", batch.astype(np.uint64)))
+    return _case(spec, test, inputs, (_output(sem.output, out),), given)
 
 
 _MVN = "MEAN_VARIANCE_NORMALIZATION1"
@@ -255,5 +296,8 @@ CONVERTERS: Mapping[str, tuple[str, Callable[[Any, Spec], Case], str,
                                     "moved by a half)", None),
     "Upsample": ("UPSAMPLE_2D", upsample, "ONNX Upsample nearest with whole height/width scales is UPSAMPLE_2D "
                                           "(ScaleSize width first)", None),
-    "RoiAlign": ("ROI_ALIGN1", not_yet, "ONNX RoiAlign is ROI_ALIGN1", None),
+    "RoiAlign": ("ROI_ALIGN1", roi_align, "ONNX RoiAlign (avg) is ROI_ALIGN1 LINEAR AVERAGE; half_pixel / "
+                                          "output_half_pixel are InputPixelOffset 0.5 / 0 with OutputPixelOffset "
+                                          "-0.5; sampling_ratio n is n samples, 0 ONNX's ceil(size / out); a sample "
+                                          "outside reads 0 (the band reading)", None),
 }

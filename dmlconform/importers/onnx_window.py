@@ -2,8 +2,7 @@
 ConvTranspose, ConvInteger, AveragePool, LpPool, MaxPool and the global
 pools become CONVOLUTION, CONVOLUTION_INTEGER, AVERAGE_POOLING1,
 LP_POOLING1 and MAX_POOLING2 cases (docs/window.md has their semantics);
-MaxUnpool and Col2Im map to MAX_UNPOOLING and FOLD, which are imported only
-once the suite has their reviewed semantics (an oracle).
+MaxUnpool and Col2Im become MAX_UNPOOLING and FOLD cases.
 
 `importers.onnx_node` asks a mapping's ``convert`` (these functions) for the
 case; each raises `Unmappable` with the reason where ONNX's test is not a
@@ -30,7 +29,13 @@ DirectML call:
   or the formula), StartPadding ONNX's begins, EndPadding and OutputPadding
   what makes DirectML's formula give those sizes;
 * ConvInteger's zero points: the input's per tensor, the filter's per tensor
-  or per output channel ({1, M, 1, ...}).
+  or per output channel ({1, M, 1, ...});
+* MaxUnpool's int64 indices are the UINT64 IndicesTensor (both flat over
+  the whole output), its output's sizes ONNX's; ONNX's indices count in the
+  sizes kernel_shape, strides and pads give, a block ``output_shape`` puts
+  at the output's start: they are moved to the same coordinates there;
+* Col2Im's block_shape input is FOLD's WindowSizes, its image_shape the
+  output's spatial sizes.
 """
 
 from __future__ import annotations
@@ -236,11 +241,56 @@ def conv_integer(test: Any, spec: Spec) -> Case:
     return _case(spec, test, tuple(inputs), (_output(sem.output, out),), given)
 
 
-def not_yet(test: Any, spec: Spec) -> Case:
-    """MaxUnpool, Col2Im: their operator has no reviewed semantics here yet (`_sem` says so)."""
-    _sem(spec)
-    raise Unmappable(f"ONNX {test.op_type} -> {spec.operator}: the operator's window semantics exist, this "
-                     "importer has no conversion for it yet")
+# -- unpooling and fold ----------------------------------------------------------------------------
+def max_unpool(test: Any, spec: Spec) -> Case:
+    """ONNX MaxUnpool(X, I, output_shape) -> MAX_UNPOOLING: I's int64 flat
+    indices are the UINT64 IndicesTensor, the output's sizes ONNX's.  ONNX's
+    indices count in the shape kernel_shape, strides and pads give, a block
+    that ``output_shape`` places at the output's start: where that differs,
+    each index is moved to the same coordinates of the output's flat order."""
+    sem = _sem(spec)
+    attrs = dict(test.attributes)
+    x, indices, out = (np.asarray(a) for a in (test.inputs[0], test.inputs[1], test.outputs[0]))
+    if x.ndim != 4:
+        raise Unmappable(f"{x.ndim} dimensions: MAX_UNPOOLING takes 4-D tensors only")
+    if indices.size and int(indices.min()) < 0:
+        raise Unmappable(f"a negative index {int(indices.min())}: DirectML's IndicesTensor is unsigned")
+    kernel = [int(k) for k in attrs["kernel_shape"]]
+    strides = [int(s) for s in attrs.get("strides", [1] * len(kernel))]
+    pads = [int(p) for p in attrs.get("pads", [0] * (2 * len(kernel)))]
+    inferred = (*x.shape[:2], *((i - 1) * st - a - e + k for i, st, k, a, e
+                                in zip(x.shape[2:], strides, kernel, pads[:len(kernel)], pads[len(kernel):])))
+    if inferred != out.shape:
+        if any(i > o for i, o in zip(inferred, out.shape)) or int(indices.max()) >= int(np.prod(inferred)):
+            raise Unmappable(f"ONNX's indices count in sizes {list(inferred)}, which the output "
+                             f"{list(out.shape)} does not hold")
+        indices = np.ravel_multi_index(np.unravel_index(indices, inferred), out.shape)
+    inputs = (_tensor(sem.input, x), _tensor(sem.input_indices or "", indices.astype(np.uint64)))
+    return _case(spec, test, inputs, (_output(sem.output, out),), {})
+
+
+def col2im(test: Any, spec: Spec) -> Case:
+    """ONNX Col2Im(input, image_shape, block_shape) -> FOLD: block_shape is
+    WindowSizes, the image's sizes the output's; strides, dilations and pads
+    [begins, ends] as the other window operators'."""
+    sem = _sem(spec)
+    attrs = dict(test.attributes)
+    x, out = np.asarray(test.inputs[0]), np.asarray(test.outputs[0])
+    block = [int(k) for k in np.asarray(test.inputs[2]).reshape(-1)]
+    d = len(block)
+    strides = [int(s) for s in attrs.get("strides", [1] * d)]
+    dilations = [int(s) for s in attrs.get("dilations", [1] * d)]
+    pads = [int(p) for p in attrs.get("pads", [0] * (2 * d))]
+    if min(pads) < 0:
+        raise Unmappable(f"negative pads {pads}: DirectML's StartPadding/EndPadding are unsigned")
+    counts = [(i + a + e - (k - 1) * dl - 1) // st + 1
+              for i, a, e, k, dl, st in zip(out.shape[2:], pads[:d], pads[d:], block, dilations, strides)]
+    if x.ndim != 3 or x.shape[2] != int(np.prod(counts)):
+        raise Unmappable(f"{x.shape[-1]} blocks where the geometry gives {int(np.prod(counts))}: ONNX's input "
+                         "is not the {N, C x prod(block_shape), L} FOLD folds")
+    given = _window_attrs(sem, strides, dilations, pads[:d], pads[d:])
+    given[sem.window_size] = _csv(block)
+    return _case(spec, test, (_tensor(sem.input, x),), (_output(sem.output, out),), given)
 
 
 _GEOMETRY = ("kernel_shape, strides, dilations, pads [begins, ends] (auto_pad SAME_* split as ONNX does) are "
@@ -267,6 +317,12 @@ CONVERTERS: Mapping[str, tuple[str, Callable[[Any, Spec], Case], str,
     **{op: ("MAX_POOLING2", pool, f"ONNX {op} is MAX_POOLING2; its int64 indices are the UINT64 "
                                   f"OutputIndicesTensor; {_GEOMETRY}; a 1-D pool gets a height of 1", pool_expected)
        for op in ("MaxPool", "GlobalMaxPool")},
-    "MaxUnpool": ("MAX_UNPOOLING", not_yet, "ONNX MaxUnpool is MAX_UNPOOLING", None),
-    "Col2Im": ("FOLD", not_yet, "ONNX Col2Im is FOLD", None),
+    "MaxUnpool": ("MAX_UNPOOLING", max_unpool, "ONNX MaxUnpool is MAX_UNPOOLING; its int64 indices are the "
+                                               "UINT64 IndicesTensor; the output's sizes are ONNX's; with "
+                                               "output_shape, ONNX's indices (of the pooling geometry's sizes, "
+                                               "placed at the output's start) move to the same coordinates there",
+                  None),
+    "Col2Im": ("FOLD", col2im, "ONNX Col2Im is FOLD; block_shape is WindowSizes, image_shape the output's "
+                               "spatial sizes; strides, dilations, pads [begins, ends] are Strides, Dilations, "
+                               "StartPadding, EndPadding", None),
 }

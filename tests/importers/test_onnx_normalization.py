@@ -6,6 +6,8 @@ generator: reproduced or explained, the imported cases passing on cpu."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -95,12 +97,58 @@ def test_resize_refusals_and_upsample() -> None:
         _case(_test("Upsample", (x, np.array([1, 1, 1.5, 2], np.float32)), (x,), opset=9))
 
 
+RAMP = np.tile(np.arange(1, 9, dtype=np.float32), (1, 1, 4, 1))        # x[..., h, w] = w + 1: bilinear is exact
+
+
+def _roi_align(x: np.ndarray, rois: list[list[float]], out: np.ndarray, **attrs: object) -> OnnxTest:
+    return _test("RoiAlign", (x, np.array(rois, np.float32), np.zeros(len(rois), np.int64)), (out,), opset=16,
+                 output_height=out.shape[2], output_width=out.shape[3], **attrs)
+
+
+def test_roi_align_offsets_and_sample_counts() -> None:
+    # region x 1..5, 2 bins of 2 columns, 2 samples each at x1 - offset + 0.5, 1.5 (+ 2 for the second bin);
+    # y 1..3 keeps every sample inside under either offset
+    for mode, offset in (("output_half_pixel", 0.0), ("half_pixel", 0.5)):
+        want = np.broadcast_to(np.array([3.0, 5.0], np.float32) - offset, (1, 1, 2, 2)).copy()
+        for ratio in (2, 0):                                            # 0: ONNX's ceil(4 / 2) = 2 as well
+            test = _roi_align(RAMP, [[1, 1, 5, 3]], want, coordinate_transformation_mode=mode,
+                              sampling_ratio=ratio)
+            attrs = _case(test).attribute_map()
+            assert (attrs["InputPixelOffset"], attrs["OutputPixelOffset"]) == (offset, -0.5)
+            assert (attrs["MinimumSamplesPerOutput"], attrs["MaximumSamplesPerOutput"]) == (ratio or 1, 2)
+            assert _judged(test)[0] is None and "identical in 4 of 4" in _judged(test)[1][0]
+    old = _roi_align(RAMP, [[1, 1, 5, 3]], want, sampling_ratio=2)     # no mode, opset 16: half_pixel
+    assert _case(old).attribute_map()["InputPixelOffset"] == 0.5
+    assert _case(replace(old, opset=10)).attribute_map()["InputPixelOffset"] == 0.0  # opset 10: no offset
+    moved = _roi_align(RAMP, [[1, 1, 5, 3]], np.full((1, 1, 2, 2), 3.0, np.float32), sampling_ratio=2,
+                       coordinate_transformation_mode="output_half_pixel")
+    assert (_judged(moved)[1] or ("",))[0].startswith("ONNX's expected output differs")
+
+
+def test_roi_align_band_reading_and_refusals() -> None:
+    # half_pixel, region 0..3 in 2 bins, 2 samples: x -0.125 (clamped to 0: ONNX's band), 0.625; 1.375, 2.125
+    x = RAMP / np.float32(7)
+    band = np.array([1.3125, 2.75]) / 7
+    literal = np.broadcast_to(np.round(band, 4).astype(np.float32), (1, 1, 2, 2)).copy()
+    test = _roi_align(x, [[0, 0, 3, 3]], literal, coordinate_transformation_mode="half_pixel", sampling_ratio=2)
+    assert _judged(test)[0] is None and "under reading:out-of-bounds:band" in _judged(test)[1][0]
+    for attrs, rois, reason in (({"mode": "max"}, [[0, 0, 3, 3]], "mode='max'"),
+                                ({"coordinate_transformation_mode": "output_half_pixel"}, [[0, 0, 0.5, 3]],
+                                 "smaller than 1"),
+                                ({"coordinate_transformation_mode": "half_pixel"}, [[1, 0, 1, 3]], "empty region")):
+        with pytest.raises(Unmappable, match=reason):
+            _case(_roi_align(x, rois, literal, **attrs))
+
+
 @pytest.mark.slow
 @needs_onnx
 def test_every_normalization_and_resize_node_test_is_reproduced_or_explained() -> None:
     result, per_op = imported(CONVERTERS)
     assert per_op == {"GroupNormalization": 2, "InstanceNormalization": 2, "LRN": 2, "LayerNormalization": 19,
-                      "LpNormalization": 6, "MeanVarianceNormalization": 1, "Resize": 18, "Upsample": 1}
-    assert len(result.skipped) == 24 and not [s for s in result.skipped if "differently" in s.reason]
-    assert not [i for i in result.imported if "differs from the oracle" in i.notes[-1]]
+                      "LpNormalization": 6, "MeanVarianceNormalization": 1, "Resize": 18, "Upsample": 1, "RoiAlign": 2}
+    assert len(result.skipped) == 22 and not [s for s in result.skipped if "differently" in s.reason]
+    beyond = {i.test.name: i.notes[-1] for i in result.imported if "differs from the oracle" in i.notes[-1]}
+    assert sorted(beyond) == ["test_roialign_aligned_false", "test_roialign_aligned_true"]
+    assert all("numbers of 4 decimals" in note for note in beyond.values())
+    assert "under reading:out-of-bounds:band" in beyond["test_roialign_aligned_true"]
     assert replayed_on_cpu(result) == {Outcome.PASS}

@@ -106,16 +106,38 @@ def test_conv_transpose_output_shape_sets_the_padding() -> None:
     assert (_judged(flipped)[1] or ("",))[0].startswith("ONNX's expected output differs")  # a flip is found
 
 
-def test_operators_without_semantics_are_refused_with_the_reason() -> None:
-    for op in ("MaxUnpool", "Col2Im"):
-        spec = _spec(MAPPINGS[op].spec)
-        test = _test(op, (X,), (X,))
-        if spec.semantics is None:
-            with pytest.raises(Unmappable, match="has no reviewed window semantics in this suite yet"):
-                _case(test)
-        else:
-            with pytest.raises(Unmappable, match="this importer has no conversion for it yet"):
-                _case(test)
+def test_max_unpool_indices_move_into_a_larger_output_shape() -> None:
+    x = np.array([5, 6, 7, 8], np.float32).reshape(1, 1, 2, 2)
+    indices = np.array([5, 7, 13, 15], np.int64).reshape(1, 1, 2, 2)   # of the 4x4 the 2x2 pooling gives
+    out = np.zeros((1, 1, 5, 5), np.float32)
+    out[0, 0, [1, 1, 3, 3], [1, 3, 1, 3]] = x.reshape(-1)              # ONNX's block at the output's start
+    test = _test("MaxUnpool", (x, indices, np.array([1, 1, 5, 5], np.int64)), (out,), kernel_shape=[2, 2],
+                 strides=[2, 2])
+    case = _case(test)
+    assert case.inputs[1].dtype.name == "UINT64" and list(case.inputs[1].buffer) == [6, 8, 16, 18]
+    assert _judged(test)[0] is None and "identical in 25 of 25" in _judged(test)[1][0]
+    with pytest.raises(Unmappable, match="does not hold"):
+        _case(_test("MaxUnpool", (x, indices), (out[..., :3, :3],), kernel_shape=[2, 2], strides=[2, 2]))
+    with pytest.raises(Unmappable, match="unsigned"):
+        _case(_test("MaxUnpool", (x, -indices), (out,), kernel_shape=[2, 2], strides=[2, 2]))
+
+
+def test_col2im_block_shape_and_pads_are_fold_attributes() -> None:
+    x = np.arange(15, dtype=np.float32).reshape(1, 5, 3)               # 1x5 blocks, 3 of them over width 5 + 2
+    out = np.zeros((1, 1, 1, 5), np.float32)
+    for block in range(3):                                             # block b covers padded columns b..b+4
+        for k in range(5):
+            if 1 <= block + k <= 5:
+                out[0, 0, 0, block + k - 1] += x[0, k, block]
+    image, window = np.array([1, 5], np.int64), np.array([1, 5], np.int64)
+    test = _test("Col2Im", (x, image, window), (out,), pads=[0, 1, 0, 1])
+    attrs = _case(test).attribute_map()
+    assert (attrs["WindowSizes"], attrs["StartPadding"], attrs["EndPadding"]) == ("1,5", "0,1", "0,1")
+    assert _judged(test)[0] is None and "identical in 5 of 5" in _judged(test)[1][0]
+    shifted = _test("Col2Im", (x, image, window), (np.roll(out, 1),), pads=[0, 1, 0, 1])
+    assert (_judged(shifted)[1] or ("",))[0].startswith("ONNX's expected output differs")
+    with pytest.raises(Unmappable, match="3 blocks where the geometry gives 1"):
+        _case(_test("Col2Im", (x, image, window), (out,)))
 
 
 # -- the real node tests (onnx's generator: slow) --------------------------------------------------
@@ -124,8 +146,8 @@ def test_operators_without_semantics_are_refused_with_the_reason() -> None:
 def test_every_window_node_test_is_reproduced_or_explained() -> None:
     result, per_op = imported(CONVERTERS)
     assert per_op == {"AveragePool": 19, "Conv": 6, "ConvInteger": 2, "ConvTranspose": 11, "GlobalAveragePool": 2,
-                      "GlobalMaxPool": 2, "LpPool": 8, "MaxPool": 18}
-    assert len(result.skipped) == 9 and not [s for s in result.skipped if "differently" in s.reason]
+                      "GlobalMaxPool": 2, "LpPool": 8, "MaxPool": 18, "MaxUnpool": 2, "Col2Im": 5}
+    assert len(result.skipped) == 2 and not [s for s in result.skipped if "differently" in s.reason]
     beyond = [i for i in result.imported if "differs from the oracle" in i.notes[-1]]
     assert [i.test.name for i in beyond] == ["test_averagepool_2d_ceil_last_window_starts_on_pad"]
     assert "numbers of 4 decimals written into its test" in beyond[0].notes[-1]
