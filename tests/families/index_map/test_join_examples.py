@@ -152,6 +152,9 @@ def _folder(tmp_path: Path, op: str, old: str, new: str) -> Path:
     ("SPLIT", "    attributes: {Axis: 3}\n", "    attributes: {Axis: 3}\n    output: {type: FLOAT32, sizes: [1], "
               "values: [1]}\n",
      ":33:13: DML002 an example of a split has no output: its tensor array is outputs; drop output"),
+    ("GATHER", "values: [14, 12, 14, 11, 13]}\n", "values: [14, 12, 14, 11, 13]}\n    inputs:\n"
+               "    - {type: FLOAT32, sizes: [1], values: [1]}\n",
+     ":33:5: DML002 an example of a gather has no inputs; drop inputs"),
 ])
 def test_lint_locates_each_problem_of_an_example(tmp_path: Path, op: str, old: str, new: str, expected: str) -> None:
     specs = _folder(tmp_path, op, old, new)
