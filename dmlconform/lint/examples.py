@@ -16,6 +16,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from dmlconform.families.index_map.join_examples import example_problems as join_example_problems
+from dmlconform.families.index_map.joins import is_join
 from dmlconform.families.index_map.oracle import example_problems
 from dmlconform.families.index_map.semantics import IndexMap
 from dmlconform.families.reduction.oracle import exact_values, groups
@@ -34,8 +36,10 @@ def findings(spec: m.Spec) -> Iterator[Located]:
             yield from _example(example)
     if isinstance(spec.semantics, IndexMap):  # the gathers' examples (issue #34): sizes, values, types
         for e in spec.semantics.examples:
-            for key, message in example_problems(spec.semantics, e):
-                yield ("semantics", "examples", e.index, key), message
+            problems = join_example_problems(spec.semantics, e) if is_join(spec.semantics) else \
+                [((key,), message) for key, message in example_problems(spec.semantics, e)]
+            for at, message in problems:  # JOIN's and SPLIT's: at a tensor of the array
+                yield ("semantics", "examples", e.index, *at), message
     if isinstance(spec.semantics, Window):  # FOLD's and UNFOLD's examples (issue #35)
         for w in spec.semantics.examples:
             for key, message in fold_example_problems(spec, spec.semantics, w):

@@ -5,7 +5,10 @@ Per data type of the table: three parts of unequal sizes on axis 1 (4
 dimensions, or the table's last count), each with the type's edge values;
 with FLOAT32: three parts on every axis of every dimension count in force,
 arrays of 1, 2 and 4 tensors, and the padded, permuted and broadcast
-layouts (of JOIN's inputs or SPLIT's input; the outputs then padded).
+layouts (of JOIN's inputs or SPLIT's input; the outputs then padded);
+the page's worked examples (``example<k>``, their values; those whose
+sizes break the page's rules or whose type or dimension count is outside
+the table are lint's, `join_examples`).
 Negative: a data type and a dimension count outside the tables.  A case
 names the array's tensors by `spec.model.element_name` and gives the
 count field their number.
@@ -22,9 +25,10 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case, Layout, TensorData
 from dmlconform.families.index_map.cases import Shape, data_values, semantics_of, tensor
+from dmlconform.families.index_map.join_examples import example_call
 from dmlconform.families.index_map.joins import JoinPlan, array_name, join_call, join_problem, plan
-from dmlconform.families.index_map.semantics import IndexMap, Operation
-from dmlconform.spec.model import DataType, FeatureLevel, Spec, element_name
+from dmlconform.families.index_map.semantics import Example, IndexMap, Operation
+from dmlconform.spec.model import DataType, FeatureLevel, Spec, element_name, numpy_dtype
 
 #: Data types tried outside a table (negative cases), the first one it lacks.
 _OUTSIDE = (DataType.FLOAT64, DataType.INT64, DataType.INT8, DataType.UINT8)
@@ -40,6 +44,7 @@ class JoinShape:
     plan: JoinPlan
     layout: str = "packed"
     supported: bool = True
+    example: Example | None = None
 
     def case_id(self, operator: str) -> str:
         p = self.plan
@@ -64,6 +69,7 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[JoinShape]:
     out += [JoinShape(first, plan(r, a, 3, "unequal")) for r in ranks for a in range(r)]
     out += [JoinShape(first, plan(rep, rep - 1, n, "unequal")) for n in (1, 2, 4)]
     out += [JoinShape(first, plan(rep, axis, 3, "unequal"), layout) for layout in ("padded", "permuted", "broadcast")]
+    out += list(_examples(sem, ranks, row.dtypes))
     bad_type = next((t for t in _OUTSIDE if t not in row.dtypes), None)
     if bad_type is not None:
         out.append(JoinShape(bad_type, plan(rep, axis, 3, "unsupported"), supported=False))
@@ -71,6 +77,20 @@ def shapes(spec: Spec, level: FeatureLevel) -> list[JoinShape]:
     if bad_rank is not None:
         out.append(JoinShape(first, plan(bad_rank, min(1, bad_rank - 1), 3, "unsupported"), supported=False))
     return list(dict.fromkeys(out))
+
+
+def _examples(sem: IndexMap, ranks: tuple[int, ...], dtypes: tuple[DataType, ...]) -> Iterator[JoinShape]:
+    """The page's worked examples that follow its rules, at a type and dimension count of the table."""
+    for e in sem.examples:
+        try:
+            call = example_call(sem, e)
+        except ValueError:
+            continue
+        dtype = e.output_type if call.join else e.input_type
+        if (join_problem(call) is None and len(call.whole) in ranks and dtype in dtypes
+                and all(t.type is dtype for t in e.array)):
+            lengths = tuple(p[call.axis] for p in call.parts)
+            yield JoinShape(dtype, JoinPlan(e.name, call.whole, call.axis, lengths), example=e)
 
 
 def generable(spec: Spec, level: FeatureLevel) -> tuple[bool, str]:
@@ -97,6 +117,11 @@ def _case(spec: Spec, sem: IndexMap, level: FeatureLevel, seed: int, case_id: st
     out_layout = "padded" if shape.layout == "broadcast" else shape.layout
 
     def given(name: str, sizes: tuple[int, ...]) -> TensorData:
+        if shape.example is not None:
+            e = shape.example
+            values = e.array[names.index(name)].values if name in names else e.input_values
+            x = np.array(values, dtype=numpy_dtype(shape.dtype)).reshape(sizes)
+            return tensor(name, shape.dtype, x, sizes, out_layout)
         broadcast = next((d for d, s in enumerate(sizes) if s > 1), None) if shape.layout == "broadcast" else None
         rng = np.random.default_rng(stream_key(seed, case_id, name))
         x = data_values(Shape(shape.dtype, sizes, (), (), None, indices="join"), rng, broadcast)

@@ -33,7 +33,7 @@ import numpy as np
 
 from dmlconform.cases.model import Case
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
-from dmlconform.families.index_map import generated_oracle, nonzero_oracle, scatter_oracle
+from dmlconform.families.index_map import generated_oracle, join_examples, nonzero_oracle, scatter_oracle
 from dmlconform.families.index_map.blocks import block_call, block_problem
 from dmlconform.families.index_map.cases import Call, call_of, output_sizes, relevant, semantics_of
 from dmlconform.families.index_map.join_moves import JoinBatch
@@ -266,6 +266,8 @@ def example_problems(sem: IndexMap, e: Example) -> list[tuple[str, str]]:
     other than the input's (the pages: "DataType must match")."""
     if sem.operation.is_generated:
         return generated_oracle.example_problems(sem, e)
+    if is_join(sem):  # lint asks `join_examples` itself, for the array's tensors' places
+        return [(str(at[0]), message) for at, message in join_examples.example_problems(sem, e)]
     found: list[tuple[str, str]] = []
     if e.output_type is not e.input_type and sem.operation is not Operation.NONZERO:  # its outputs: UINT32
         found.append(("output", f"{e.name} ({e.source}) prints the output's DataType {e.output_type.name}, but it must "

@@ -17,6 +17,7 @@ from dmlconform.families.index_map.semantics import (
     NO_INPUT,
     OPTIONAL,
     Example,
+    ExampleTensor,
     IndexMap,
     Operation,
 )
@@ -31,11 +32,16 @@ _GENERATED_PARTS = ("value_data_type", "value", "value_start", "value_delta", "o
                     "generator_type")
 _NUMBERS = {"type": "array", "items": {"type": "number"}, "maxItems": 4096}
 _SIZES = {"type": "array", "minItems": 1, "maxItems": 8, "items": {"type": "integer", "minimum": 1, "maximum": 64}}
+_TENSOR = {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
+           "properties": {"sizes": _SIZES, "values": _NUMBERS, "type": {"enum": rc.DTYPES}}}
+#: JOIN's ``inputs``, SPLIT's ``outputs``: the tensor array, in its order (`against_spec` says which side).
+_ARRAY = {"type": "array", "minItems": 1, "maxItems": 8, "items": _TENSOR}
 _EXAMPLE = {
     "type": "object", "additionalProperties": False,
-    "required": ["name", "source", "attributes", "output"],
+    "required": ["name", "source", "attributes"],  # ``output`` or ``outputs``: `against_spec`
     "properties": {
-        "name": {"type": "string", "pattern": "^example[0-9]+$"}, "source": rc.SOURCE,
+        # a letter after the number: the parts of one numbered example (JOIN's Example 2 joins on three axes)
+        "name": {"type": "string", "pattern": "^example[0-9]+[a-z]?$"}, "source": rc.SOURCE,
         "input": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
                   "properties": {"sizes": _SIZES, "values": _NUMBERS, "type": {"enum": rc.DTYPES}}},
         "indices": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
@@ -56,6 +62,7 @@ _EXAMPLE = {
                    "properties": {"sizes": _SIZES, "values": _NUMBERS, "type": {"enum": rc.DTYPES}}},
         "updates": {"type": "object", "additionalProperties": False, "required": ["sizes", "values", "type"],
                     "properties": {"sizes": _SIZES, "values": _NUMBERS, "type": {"enum": rc.DTYPES}}},
+        "inputs": _ARRAY, "outputs": _ARRAY,
     },
 }
 SCHEMA = {
@@ -91,7 +98,9 @@ def _example(index: int, e: dict[str, Any], generated: bool) -> Example:
     ``scalars``, the others' enum names stay attributes (PaddingMode)."""
     kept = (int, list) if generated else (int, list, str)
     idx = e.get("indices", {"sizes": [], "values": [], "type": None})
-    x = e.get("input", {"sizes": [], "values": [], "type": e["output"]["type"]})  # a generator's has none
+    array = e.get("inputs", e.get("outputs", []))
+    y = e.get("output", {"sizes": [], "values": [], "type": array[0]["type"] if array else None})  # SPLIT's: none
+    x = e.get("input", {"sizes": [], "values": [], "type": (array or [y])[0]["type"]})  # a generator's, JOIN's: none
     attributes = tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in e["attributes"].items()
                               if isinstance(v, kept)))
     scalars = tuple(sorted((k, v) for k, v in e["attributes"].items() if not isinstance(v, kept)))
@@ -99,10 +108,10 @@ def _example(index: int, e: dict[str, Any], generated: bool) -> Example:
     return Example(e["name"], e["source"], index, m.DataType[x["type"]], tuple(x["sizes"]),
                    tuple(float(v) for v in x["values"]), tuple(idx["sizes"]),
                    tuple(int(v) for v in idx["values"]), None if idx["type"] is None else m.DataType[idx["type"]],
-                   attributes, m.DataType[e["output"]["type"]],
-                   tuple(e["output"]["sizes"]), tuple(float(v) for v in e["output"]["values"]),
+                   attributes, m.DataType[y["type"]], tuple(y["sizes"]), tuple(float(v) for v in y["values"]),
                    updates_sizes=tuple(upd["sizes"]), updates_values=tuple(float(v) for v in upd["values"]),
-                   scalars=scalars)
+                   scalars=scalars, array=tuple(ExampleTensor(m.DataType[t["type"]], tuple(t["sizes"]),
+                                                              tuple(float(v) for v in t["values"])) for t in array))
 
 
 def _is_uint(f: m.Field) -> str | None:
@@ -166,13 +175,33 @@ def against_spec(data: dict[str, Any], spec: m.Spec) -> Iterator[rc.Located]:
     counted = [data[k] for k, _ in tensors if k in data and not (operation is Operation.NONZERO and k == "output")]
     yield from rc.dims_problems(data, spec, counted)  # NONZERO_COORDINATES' coordinates: 2 to 8 (nonzero.py)
     for i, e in enumerate(data.get("examples", [])):
-        for key in ("input", "indices", "updates", "output"):
-            if key not in e:
-                continue
+        yield from _example_sides(operation, i, e)
+        tensors_of: list[tuple[tuple[str | int, ...], dict[str, Any]]] = [((key,), e[key]) for key in ("input", "indices", "updates", "output") if key in e]
+        tensors_of += [((key, k), t) for key in ("inputs", "outputs") for k, t in enumerate(e.get(key, []))]
+        for at, tensor in tensors_of:
             count = 1
-            for size in e[key]["sizes"]:
+            for size in tensor["sizes"]:
                 count *= size
-            if len(e[key]["values"]) != count:
-                yield ("semantics", "examples", i, key, "values"), (
-                    f"{len(e[key]['values'])} values for sizes {e[key]['sizes']} ({count} elements); "
+            if len(tensor["values"]) != count:
+                yield ("semantics", "examples", i, *at, "values"), (
+                    f"{len(tensor['values'])} values for sizes {tensor['sizes']} ({count} elements); "
                     "transcribe every value")
+
+
+def _example_sides(operation: Operation, i: int, e: dict[str, Any]) -> Iterator[rc.Located]:
+    """The tensors an example of ``operation`` holds: JOIN's ``inputs``
+    (the array, a list) and ``output``, SPLIT's ``input`` and ``outputs``
+    (the array), every other's ``output`` and no array."""
+    at = ("semantics", "examples", i)
+    array = {Operation.JOIN: "inputs", Operation.SPLIT: "outputs"}.get(operation)
+    single = {Operation.JOIN: "input", Operation.SPLIT: "output"}.get(operation)
+    if array is not None and array not in e:
+        yield at, (f"an example of a {operation.value} gives its tensor array as {array}: a list of "
+                   "{type, sizes, values} in the array's order; add it")
+    needed = "input" if operation is Operation.SPLIT else "output"  # SPLIT's one tensor is its input
+    if needed not in e:
+        yield at, f"an example of a {operation.value} gives its {needed}; add {needed}"
+    for key in ("inputs", "outputs", "input", "output"):
+        if key in e and key != array and (key in ("inputs", "outputs") or key == single):
+            why = f": its tensor array is {array}" if array is not None else ""
+            yield at + (key,), f"an example of a {operation.value} has no {key}{why}; drop {key}"

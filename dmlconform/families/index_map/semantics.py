@@ -102,12 +102,23 @@ NO_INPUT = frozenset({Operation.FILL_CONSTANT, Operation.FILL_SEQUENCE, Operatio
 
 
 @dataclass(frozen=True, slots=True)
+class ExampleTensor:
+    """One tensor of an example's tensor array (JOIN's inputs, SPLIT's outputs)."""
+
+    type: DataType
+    sizes: tuple[int, ...]
+    values: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Example:
     """One worked example of a page, as the reviewer transcribed it: the
     input and the indices (type, sizes, row-major values; a slice has none:
     empty, type None), the attributes (by name; an array a tuple) and the
     output the page prints (type, sizes and values); a scatter's updates
-    (sizes and values; empty for the others).
+    (sizes and values; empty for the others); JOIN's inputs or SPLIT's
+    outputs as ``array`` (the single tensor is the other side; the array's
+    side then has no sizes nor values, the array's type).
     ``index`` is its place in the overlay's ``examples`` (lint reports there)."""
 
     name: str
@@ -127,6 +138,8 @@ class Example:
     updates_values: tuple[float, ...] = ()
     #: A generated operation's attributes that are no whole number: a float Value, a ValueDataType's name.
     scalars: tuple[tuple[str, float | str], ...] = ()
+    #: JOIN's ``InputTensors`` or SPLIT's ``OutputTensors``, in the array's order (empty for the others).
+    array: tuple[ExampleTensor, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
