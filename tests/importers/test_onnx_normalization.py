@@ -31,6 +31,7 @@ def _normalized(x: np.ndarray, axes: tuple[int, ...], eps: float) -> np.ndarray:
 X = np.random.default_rng(7).standard_normal((2, 4, 3, 3)).astype(np.float32)
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_group_normalization_is_mvn1_of_a_grouped_view() -> None:
     scale, bias = np.arange(1, 5, dtype=np.float32), np.zeros(4, np.float32)
     view = X.reshape(2, 2, 2, 3, 3)
@@ -45,6 +46,7 @@ def test_group_normalization_is_mvn1_of_a_grouped_view() -> None:
     assert wrong and "differs from the oracle" in wrong[0]       # instance normalization's values: found
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_layer_and_instance_normalization_axes() -> None:
     scale = np.full((3, 3), 2, np.float32)
     layer = _test("LayerNormalization", (X, scale, None), (2 * _normalized(X, (2, 3), 1e-5),), axis=-2)
@@ -55,6 +57,7 @@ def test_layer_and_instance_normalization_axes() -> None:
     assert _case(inst).attribute_map()["Epsilon"] == float(np.float32(0.01)) and _judged(inst)[0] is None
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_lp_normalization_gives_a_zero_vector_zero() -> None:
     x = np.array([[3, 0], [4, 0]], np.float32)
     test = _test("LpNormalization", (x,), (np.array([[0.6, 0], [0.8, 0]], np.float32),), axis=0, p=2)
@@ -62,6 +65,7 @@ def test_lp_normalization_gives_a_zero_vector_zero() -> None:
     assert _judged(test)[0] is None
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_resize_nearest_modes_are_rounding_directions_and_offsets() -> None:
     x = np.arange(4, dtype=np.float32).reshape(1, 1, 1, 4)
     scales = np.array([1, 1, 1, 2.5], np.float32)
@@ -82,6 +86,7 @@ def test_resize_nearest_modes_are_rounding_directions_and_offsets() -> None:
     assert (_judged(wrong)[1] or ("",))[0].startswith("ONNX's expected output differs")
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_resize_refusals_and_upsample() -> None:
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     half = np.array([1, 1, 0.5, 0.5], np.float32)
@@ -105,6 +110,7 @@ def _roi_align(x: np.ndarray, rois: list[list[float]], out: np.ndarray, **attrs:
                  output_height=out.shape[2], output_width=out.shape[3], **attrs)
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_roi_align_offsets_and_sample_counts() -> None:
     # region x 1..5, 2 bins of 2 columns, 2 samples each at x1 - offset + 0.5, 1.5 (+ 2 for the second bin);
     # y 1..3 keeps every sample inside under either offset
@@ -125,6 +131,7 @@ def test_roi_align_offsets_and_sample_counts() -> None:
     assert (_judged(moved)[1] or ("",))[0].startswith("ONNX's expected output differs")
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_roi_align_band_reading_and_refusals() -> None:
     # half_pixel, region 0..3 in 2 bins, 2 samples: x -0.125 (clamped to 0: ONNX's band), 0.625; 1.375, 2.125
     x = RAMP / np.float32(7)

@@ -31,6 +31,7 @@ def _max_pool_2x2(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return blocks.max(-1), np.take_along_axis(flat, first[..., None], -1)[..., 0].astype(np.int64)
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_max_pool_indices_are_uint64_and_column_major_ones_are_refused() -> None:
     values, indices = _max_pool_2x2(X[..., ::-1].copy())
     test = _test("MaxPool", (X[..., ::-1].copy(),), (values, indices), kernel_shape=[2, 2], strides=[2, 2])
@@ -44,6 +45,7 @@ def test_max_pool_indices_are_uint64_and_column_major_ones_are_refused() -> None
         _case(_test("MaxPool", (X,), (values, indices), kernel_shape=[2, 2], strides=[2, 2], storage_order=1))
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_ceil_mode_grows_the_end_padding_and_a_counted_pad_there_is_refused() -> None:
     x = np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4)
     # kernel 3, stride 2 over 4: floor gives 1 output, ceil 2 (the second window reads 2 positions past the input)
@@ -58,6 +60,7 @@ def test_ceil_mode_grows_the_end_padding_and_a_counted_pad_there_is_refused() ->
                     count_include_pad=1))
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_same_padding_and_one_dimensional_pools() -> None:
     x = np.arange(10, dtype=np.float32).reshape(1, 2, 5)
     want = np.maximum(x, np.concatenate([x[..., 1:], x[..., -1:]], -1))   # SAME_UPPER: the one pad at the end
@@ -71,6 +74,7 @@ def test_same_padding_and_one_dimensional_pools() -> None:
     assert _case(lower).attribute_map()["StartPadding"] == "0,1" and _judged(lower)[0] is None
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_conv_and_conv_integer_zero_points() -> None:
     w = np.array([1, -2], np.float32).reshape(1, 2, 1, 1)
     b = np.array([0.5], np.float32)
@@ -90,6 +94,7 @@ def test_conv_and_conv_integer_zero_points() -> None:
     assert "ONNX defines it differently" in (_judged(off)[0] or "")
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_conv_transpose_output_shape_sets_the_padding() -> None:
     x = np.arange(3, dtype=np.float32).reshape(1, 1, 3)
     w = np.array([1, 10], np.float32).reshape(1, 1, 2)
@@ -106,6 +111,7 @@ def test_conv_transpose_output_shape_sets_the_padding() -> None:
     assert (_judged(flipped)[1] or ("",))[0].startswith("ONNX's expected output differs")  # a flip is found
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_max_unpool_indices_move_into_a_larger_output_shape() -> None:
     x = np.array([5, 6, 7, 8], np.float32).reshape(1, 1, 2, 2)
     indices = np.array([5, 7, 13, 15], np.int64).reshape(1, 1, 2, 2)   # of the 4x4 the 2x2 pooling gives
@@ -122,6 +128,7 @@ def test_max_unpool_indices_move_into_a_larger_output_shape() -> None:
         _case(_test("MaxUnpool", (x, -indices), (out,), kernel_shape=[2, 2], strides=[2, 2]))
 
 
+@needs_onnx  # judged by the importer, whose backend info names onnx's version
 def test_col2im_block_shape_and_pads_are_fold_attributes() -> None:
     x = np.arange(15, dtype=np.float32).reshape(1, 5, 3)               # 1x5 blocks, 3 of them over width 5 + 2
     out = np.zeros((1, 1, 1, 5), np.float32)
