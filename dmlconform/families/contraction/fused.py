@@ -26,7 +26,7 @@ the interval, so the bound holds either reading.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -55,7 +55,22 @@ class Activations:
 
 
 def compose(oracle: FormulaOracle, activation: Activation, exp: Expectation) -> Expectation:
-    """``exp`` (the contraction's, in the output type) through ``activation``."""
+    """``exp`` (the family's, in the output type) through ``activation``;
+    each of its alternatives (a reading) goes through it too, with its own
+    bound (0 where it has none): a reading stays a reading after the activation."""
+    composed = _compose(oracle, activation, exp)
+    if not exp.alternatives:
+        return composed
+    alternatives = []
+    for alt in exp.alternatives:
+        bound = alt.bound if alt.bound is not None else np.zeros(alt.values.shape)
+        one = _compose(oracle, activation, Expectation(alt.values, bound, None, (), 0, exp.relaxed_factor, False))
+        alternatives.append(replace(alt, values=one.expected, bound=one.bound_strict))
+    return replace(composed, alternatives=tuple(alternatives))
+
+
+def _compose(oracle: FormulaOracle, activation: Activation, exp: Expectation) -> Expectation:
+    """`compose` of ``exp``'s values and bounds (its alternatives aside)."""
     mid = exp.expected
     nt = mid.dtype
     strict = exp.bound_strict if exp.bound_strict is not None else np.zeros(mid.shape)

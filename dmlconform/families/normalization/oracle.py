@@ -38,7 +38,7 @@ where the primary reading gives the bias).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -143,24 +143,12 @@ class NormalizationBatch:
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
         first, *rest = (out.expect(lo, hi) for out in self.outputs)
         if self.activation is not None:
-            first = _activated(*self.activation, first)
+            first = fused.compose(*self.activation, first)
         return (first, *rest)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its group's size N."""
         return (("N", [float(x) for x in self.outputs[output].n[flat].tolist()]),)
-
-
-def _activated(oracle: FormulaOracle, activation: Activation, exp: Expectation) -> Expectation:
-    """``exp`` through the fused activation (GEMM's composition, `fused.compose`), each reading's alternative
-    through it too, with its own bound (a reading stays a reading after a monotone activation)."""
-    through = fused.compose(oracle, activation, exp)
-    alternatives = []
-    for alt in exp.alternatives:
-        bound = alt.bound if alt.bound is not None else np.zeros(alt.values.shape)
-        one = fused.compose(oracle, activation, Expectation(alt.values, bound, None, (), 0, RELAXED_FACTOR, False))
-        alternatives.append(Alternative(alt.name, alt.index, one.expected, alt.tier, alt.reason, one.bound_strict))
-    return replace(through, alternatives=tuple(alternatives))
 
 
 @dataclass(frozen=True, slots=True, eq=False)

@@ -469,10 +469,7 @@ class WindowBatch:
                             RELAXED_FACTOR, False, bias_scale=self.bias_scale[lo:hi])
         if self.activation is None:
             return (plain,)
-        composed = fused.compose(*self.activation, plain)
-        alternatives = tuple(replace(a, values=fused.compose(*self.activation, Expectation(
-            a.values, None, None, (), 0, RELAXED_FACTOR, False)).expected) for a in plain.alternatives)
-        return (replace(composed, alternatives=alternatives),)
+        return (fused.compose(*self.activation, plain),)
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its term count n and the terms' magnitude S."""
