@@ -121,7 +121,8 @@ def to_integer_exact(x: np.ndarray, target: DataType, overflow: m.Overflow) -> n
     info = np.iinfo(nt)
     low = _U64(-int(info.min))
     high = _U64(int(info.max))
-    out = np.where(negative, np.where(mag > low, info.min, 0), np.where(mag > high, info.max, 0)).astype(nt)
+    zero, least, most = nt.type(0), nt.type(info.min), nt.type(info.max)  # typed: 2^64 - 1 is no int64
+    out = np.where(negative, np.where(mag > low, least, zero), np.where(mag > high, most, zero))
     fits = np.where(negative, mag <= low, mag <= high)
     inside = np.where(fits, np.where(negative, ~mag + _U64(1), mag), _U64(0))
     return np.where(fits, inside.astype(np.dtype(f"u{nt.itemsize}")).view(nt), out)

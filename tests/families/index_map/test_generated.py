@@ -90,6 +90,11 @@ def test_integer_narrowing_wraps_or_saturates() -> None:
     assert to_integer_exact(x, D.INT8, m.Overflow.SATURATE).tolist() == [127, -128, 127, -128]
     u = np.array([2 ** 64 - 1], dtype=np.uint64)
     assert to_integer_exact(u, D.INT64, m.Overflow.SATURATE).tolist() == [2 ** 63 - 1]
+    # Into UINT64 the bounds are no int64 (numpy 2.5 raises OverflowError on a bare 2^64 - 1).
+    s = np.array([-5, 2 ** 63 - 1, 7], dtype=np.int64)
+    saturated = to_integer_exact(s, D.UINT64, m.Overflow.SATURATE)
+    assert saturated.dtype == np.uint64 and saturated.tolist() == [0, 2 ** 63 - 1, 7]
+    assert to_integer_exact(u, D.UINT64, m.Overflow.SATURATE).tolist() == [2 ** 64 - 1]
 
 
 # -- Philox ----------------------------------------------------------------------------------------
