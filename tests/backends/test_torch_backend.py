@@ -139,9 +139,9 @@ def test_the_declared_float16_accumulation_is_per_device() -> None:
                                                           "MEAN_VARIANCE_NORMALIZATION1:2,3",
                                                           "MEAN_VARIANCE_NORMALIZATION2:2,3",
                                                           "MEAN_VARIANCE_NORMALIZATION:False", "FOLD",
-                                                          "BATCH_NORMALIZATION_TRAINING"}
+                                                          "BATCH_NORMALIZATION_TRAINING", "ROI_ALIGN", "ROI_ALIGN1"}
     assert float16_accumulation("cuda:1") == {"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT", "CONVOLUTION", "LP_POOLING",
-                                              "LP_POOLING1", "LOCAL_RESPONSE_NORMALIZATION"}
+                                              "LP_POOLING1", "LOCAL_RESPONSE_NORMALIZATION", "ROI_ALIGN", "ROI_ALIGN1"}
     assert float16_accumulation("mps") == frozenset()
 
 

@@ -108,6 +108,12 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 #:   (torch/nn/functional.py): ``x * x``, ``avg_pool``, ``mul(alpha).add(k).pow(beta)``
 #:   and the division each rounded to ``scalar_t``: measured (torch 2.11 on an H100), one
 #:   FLOAT16 element 2 ULP beyond float32's bound (the cpu's avg_pool happens to pass it).
+#: * cpu and cuda, ROI_ALIGN(1): torchvision's roi_align kernels (csrc/ops/cpu and
+#:   cuda/roi_align_kernel) compute in ``scalar_t`` throughout: the region, bin and sample
+#:   coordinates, the bilinear weights and the running sum each rounded to at::Half.
+#:   Measured (torchvision on an H100), 32 FLOAT16 cases beyond float32's bound (30,000 ULP
+#:   against the primary reading; they take the ``band`` reading of ``out-of-bounds``), and a
+#:   float16 emulation of the kernel reproduces its values.
 FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
     "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1", "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY",
                       "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD", "LP_POOLING", "LP_POOLING1",
@@ -120,9 +126,9 @@ FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
                       "FOLD",
                       # batch_norm(training=True) likewise keeps a FLOAT16 input's mean and inverse deviation in
                       # FLOAT16 before the normalization step (backends/torch/batch_normalization.py)
-                      "BATCH_NORMALIZATION_TRAINING"}),
+                      "BATCH_NORMALIZATION_TRAINING", "ROI_ALIGN", "ROI_ALIGN1"}),
     "cuda": frozenset({"CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT", "CONVOLUTION", "LP_POOLING", "LP_POOLING1",
-                       "LOCAL_RESPONSE_NORMALIZATION"}),
+                       "LOCAL_RESPONSE_NORMALIZATION", "ROI_ALIGN", "ROI_ALIGN1"}),
 }
 
 
