@@ -113,7 +113,8 @@ _REFUSALS = ("not implemented for", "not supported", "Unsupported", "without ove
 #:   coordinates, the bilinear weights and the running sum each rounded to at::Half.
 #:   Measured (torchvision on an H100), 32 FLOAT16 cases beyond float32's bound (30,000 ULP
 #:   against the primary reading; they take the ``band`` reading of ``out-of-bounds``), and a
-#:   float16 emulation of the kernel reproduces its values.
+#:   float16 emulation of the kernel reproduces its values; declared, all 76 computed ROI_ALIGN(1)
+#:   cases PASS (torch 2.11, torchvision 0.26 on an H100).
 FLOAT16_ACCUMULATION: Mapping[str, frozenset[str]] = {
     "cpu": frozenset({"ACTIVATION_LOG_SOFTMAX", "ACTIVATION_LOG_SOFTMAX1", "REDUCE:DML_REDUCE_FUNCTION_MULTIPLY",
                       "CONVOLUTION:DML_CONVOLUTION_DIRECTION_BACKWARD", "LP_POOLING", "LP_POOLING1",
