@@ -169,14 +169,17 @@ def array_items(f: Field, value: Any, *, floats: bool) -> list[float | int]:
                         f"e.g. \"{'0.5,-1' if floats else '2,0'}\"") from None
 
 
-_NESTED_TEXT = re.compile(r"^(ACTIVATION_[A-Z0-9_]+)(?:\((.*)\))?$")
+#: A fused activation: an ACTIVATION_* operator, or ELEMENT_WISE_CLIP, which DirectML fuses too (the
+#: window family's CONVOLUTION cases fuse it; `families.contraction.cases.parse_activation` reads both).
+_NESTED_TEXT = re.compile(r"^(ACTIVATION_[A-Z0-9_]+|ELEMENT_WISE_CLIP)(?:\((.*)\))?$")
 _NESTED_SETTING = re.compile(r"^([A-Za-z]+)=(\S+)$")
 
 
 def nested_texts(spec: Spec, attributes: Mapping[str, Any], load: Callable[[str], Spec]) -> dict[str, Any]:
     """``attributes`` with each nested desc a case gives as text
-    (``FusedActivation``: ``"ACTIVATION_LINEAR(Alpha=-0.5,Beta=0.25)"``, the
-    form `cases.contraction.activation` reads) as a `NestedOp` of the spec
+    (``FusedActivation``: ``"ACTIVATION_LINEAR(Alpha=-0.5,Beta=0.25)"`` or
+    ``"ELEMENT_WISE_CLIP(Min=-0.5,Max=0.5)"``, the form
+    `families.contraction.cases.parse_activation` reads) as a `NestedOp` of the spec
     ``load`` gives for its name; ``""`` is no desc.  DescError naming the
     field and the value where the text is no activation."""
     out = dict(attributes)

@@ -169,9 +169,9 @@ class Session:
             conv.hr(table, abi.IDMLBindingTable.Reset, "IDMLBindingTable::Reset", (C.c_void_p,),
                     C.addressof(table_desc))
             self.bind(table, defaults, inputs, outputs, exec_temp, temp_size, persistent, persistent_size)
-            readbacks = [self.buffer(owned, t.size, abi.HeapType.READBACK) for t in outputs]
+            readbacks = [self.buffer(owned, t.size, abi.HeapType.READBACK) if t.size else 0 for t in outputs]
             self.record_dispatch(compiled, table, heap, defaults, outputs, readbacks, len(inputs))
-            return [self.read(rb, t.size) for rb, t in zip(readbacks, outputs)]
+            return [self.read(rb, t.size) for rb, t in zip(readbacks, outputs) if t.size]
 
     def _owned_out(self, owned: Owned, this: int, slot: int, step: str, argtypes: tuple[Any, ...], *args: Any) -> int:
         out = C.c_void_p()
@@ -197,8 +197,8 @@ class Session:
         """Default buffers (inputs then outputs; an alias reuses its input's)
         and an upload buffer per input, filled by Map/memcpy/Unmap."""
         defaults = [self.buffer(owned, t.size, abi.HeapType.DEFAULT) if t.size else 0 for t in inputs]
-        defaults += [defaults[t.alias] if t.alias is not None else self.buffer(owned, t.size, abi.HeapType.DEFAULT)
-                     for t in outputs]
+        defaults += [defaults[t.alias] if t.alias is not None
+                     else self.buffer(owned, t.size, abi.HeapType.DEFAULT) if t.size else 0 for t in outputs]
         uploads = []
         for t in inputs:
             upload = self.buffer(owned, t.size, abi.HeapType.UPLOAD) if t.size else 0
@@ -333,7 +333,8 @@ class Session:
         self.barriers([(0, 0, 0)])
         outs = defaults[n_inputs:]
         self.barriers([(d, abi.ResourceState.UNORDERED_ACCESS, abi.ResourceState.COPY_SOURCE)
-                       for d in dict.fromkeys(outs)])
+                       for d in dict.fromkeys(outs) if d])
         for d, rb, t in zip(outs, readbacks, outputs):
-            self.copy(rb, d, _align(t.size, 4))
+            if d:  # an absent optional output is bound as NONE and read back as nothing
+                self.copy(rb, d, _align(t.size, 4))
         self.submit()

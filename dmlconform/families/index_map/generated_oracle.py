@@ -70,11 +70,12 @@ def span_mask(sizes: tuple[int, ...], begin: int, end: int) -> np.ndarray:
 
 
 def _exact_sequence(start: np.generic, delta: np.generic, count: int, dtype: DataType,
-                    index: np.ndarray | None = None) -> np.ndarray:
+                    index: np.ndarray | None = None, *, nearest: bool = True) -> np.ndarray:
     """ValueStart + i * ValueDelta for i in [0, count) exactly (Python
     integers scaled by a common power of two), rounded once to a float
-    ``dtype`` (ties to even) or wrapped into an integer one; ``index``:
-    other multipliers than i (the fused reading's i in float32)."""
+    ``dtype`` (ties to even, or toward zero where not ``nearest``) or wrapped
+    into an integer one; ``index``: other multipliers than i (the fused
+    reading's i in float32)."""
     i = np.arange(count, dtype=object) if index is None else index.astype(object)
     if not dtype.is_float:
         bits = 8 * numpy_dtype(dtype).itemsize
@@ -91,8 +92,8 @@ def _exact_sequence(start: np.generic, delta: np.generic, count: int, dtype: Dat
         mags.append((int(v) >> extra) | (1 if int(v) & ((1 << extra) - 1) else 0))
         shifts.append(extra - int(math.log2(scale)))
     value = conversions.round_parts(negative, np.array(mags, dtype=np.uint64), np.array(shifts, dtype=np.int64),
-                                    dtype, nearest=True)
-    return conversions.to_float(value, dtype)
+                                    dtype, nearest=nearest)
+    return conversions.to_float(value, dtype, nearest=nearest)
 
 
 def _sequence(sem: IndexMap, case: Case, dtype: DataType, count: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -113,7 +114,8 @@ def _sequence(sem: IndexMap, case: Case, dtype: DataType, count: int) -> tuple[n
     fused = conversions.to_float(_exact_sequence(np.float32(start), np.float32(delta), count, DataType.FLOAT32,
                                                  index=i32.astype(np.int64)), dtype)
     return primary, {"sequence-precision:multiply-add": conversions.to_float(product_add, dtype),
-                     "sequence-precision:fused": fused, "sequence-precision:accumulated": accumulated}
+                     "sequence-precision:fused": fused, "sequence-precision:accumulated": accumulated,
+                     "float-rounding:toward-zero": _exact_sequence(start, delta, count, dtype, nearest=False)}
 
 
 def _filled(mask: np.ndarray, value: np.ndarray, rest: np.ndarray) -> np.ndarray:

@@ -164,7 +164,10 @@ def _axis(c: np.ndarray, delta: np.ndarray, size: int, geo: RoiGeometry, reading
         index = np.floor(c + 0.5) if reading.ties_up else np.ceil(c - 0.5)
         frac = np.abs(c - np.floor(c) - 0.5)
         near = near | (frac <= delta)
-        inside = (index >= 0) & (index <= size - 1)
+        # "sample" and "band" decide on c whether a sample is outside; within the band (-1 < c < 0, or
+        # size - 1 < c < size) the sample is the edge element, as LINEAR's clamped coordinate reads it
+        # (DirectML's kernels, issue #37); "neighbour" gives the out-of-bounds value to a missing index
+        inside = (index >= 0) & (index <= size - 1) if rule == "neighbour" else np.ones(c.shape, bool)
         index = np.clip(index, 0, size - 1).astype(np.int64)
         return _Axis(index, index, np.zeros(c.shape), inside, inside, outside, delta, near & (delta > 0),
                      np.zeros(c.shape, bool))

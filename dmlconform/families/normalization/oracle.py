@@ -360,7 +360,7 @@ def _lp(spec: m.Spec, rows: np.ndarray, p: int, eps: float, u: float,
         nt: np.dtype) -> tuple[np.ndarray, list[np.ndarray], tuple[Alternative, ...]]:
     """LP_NORMALIZATION in group order: ``x / max(||x||_P, eps)`` (the
     primary reading of ``lp-epsilon``), its (strict, relaxed) bounds and the
-    other readings (``norm + eps``; for P = 2 ``sqrt(sum x^2 + eps)``) as
+    other readings (``norm + eps``; ``sqrt(norm^2 + eps)``, for P = 2 ``sqrt(sum x^2 + eps)``) as
     alternatives with their worst-case bounds.  The norm is the reduction
     family's L1 or L2 with its bound; a maximum is exact, a sum one rounding,
     the division (or a reciprocal and a product) two."""
@@ -384,12 +384,14 @@ def _lp(spec: m.Spec, rows: np.ndarray, p: int, eps: float, u: float,
     found = _offered(spec, "lp-epsilon:add", *divided(plus, e_norm + u * (plus + e_norm)), nt, value)
     if p == 2:
         squares, e_sq = reduced(rows, "SUM_SQUARE", u, gamma)
-        with np.errstate(all="ignore"):
-            t = squares + eps
-            r = (e_sq + u * (t + e_sq)) / t
-            root = np.sqrt(t)
-            e_root = root * (np.sqrt(1 + r) * (1 + 2 * u) - 1)
-        found += _offered(spec, "lp-epsilon:inside-root", *divided(root, e_root), nt, value)
+    else:  # Epsilon inside the root of the squared norm for P = 1 too (DirectML's kernels, issue #37)
+        squares, e_sq = norm * norm, (2 * norm + e_norm) * e_norm + u * norm * norm
+    with np.errstate(all="ignore"):
+        t = squares + eps
+        r = (e_sq + u * (t + e_sq)) / t
+        root = np.sqrt(t)
+        e_root = root * (np.sqrt(1 + r) * (1 + 2 * u) - 1)
+    found += _offered(spec, "lp-epsilon:inside-root", *divided(root, e_root), nt, value)
     return value, bounds, found
 
 
