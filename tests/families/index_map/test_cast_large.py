@@ -135,14 +135,18 @@ class _TowardZero(CpuBackend):
         writable_view(case.outputs[0], buffers[case.outputs[0].name])[...] = others["float-rounding:toward-zero"]
 
 
+#: Where `_OneNegated` starts looking: deep in a later comparison block.
+NEGATED_FROM = 17 * COMPARE_ELEMENTS + 12345
+
+
 class _OneNegated(CpuBackend):
-    """The reference's result with one finite non-zero element, deep in a later block, negated."""
+    """The reference's result with its first finite non-zero element from `NEGATED_FROM` on negated."""
 
     def run(self, spec: m.Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
         super().run(spec, case, buffers)
         out = writable_view(case.outputs[0], buffers[case.outputs[0].name]).reshape(-1)
-        start = 17 * COMPARE_ELEMENTS + 12345
-        at = start + int(np.flatnonzero(np.isfinite(out[start:]) & (out[start:] != 0))[0])
+        tail = out[NEGATED_FROM:]
+        at = NEGATED_FROM + int(np.flatnonzero(np.isfinite(tail) & (tail != 0))[0])
         out[at] = -out[at]
 
 
@@ -174,7 +178,10 @@ def test_the_large_cast_tells_truncation_toward_zero_apart() -> None:
 def test_a_wrong_value_in_the_large_cast_fails() -> None:
     (result,) = run_cases([_large()], _OneNegated())
     assert result.outcome is Outcome.FAIL
-    assert "1 / 16777216" in result.message or "1 of" in result.message, result.message
+    assert "Mismatched elements: 1 / 16777216" in result.message, result.message
+    (diff,) = result.worst
+    assert np.ravel_multi_index(diff.index, _large()[1].outputs[0].sizes) >= NEGATED_FROM
+    assert diff.actual == -diff.expected != 0
 
 
 @pytest.mark.slow
