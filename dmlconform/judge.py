@@ -310,9 +310,8 @@ def _readings(sparse: list[SparseComparison], offsets: list[np.ndarray],
     (`_reading_blocks`).  The marker ``reading:<ambiguity>=<primary>``
     stands for the primary reading, ``reading:<ambiguity>:<reading>`` for
     each other (docs/ambiguities.md).  Counted block by block: joined, the
-    elements of a ``--large`` CAST's readings were 8 arrays of 8 million
-    indices (a third of its run, 1.4 of 4.3 s, and 5x its tensors' bytes;
-    issue #34)."""
+    elements of a ``--large`` CAST's readings were about 32 million indices
+    (2.7x its tensors' bytes), copied in 1.4 of its 6.1 s (issue #34)."""
     totals: dict[str, np.ndarray] = {}
     for sp, off in zip(sparse, offsets):
         for block in _reading_blocks(sp):
@@ -398,7 +397,7 @@ def _holds(base: np.ndarray, elements: np.ndarray) -> np.ndarray:
     pipeline (7% of it) and 0.14 -> 0.07 s of the default suite's (thread
     time).  The mask is dense over ``base``'s span, which lies in one block
     of the comparison (`plan.COMPARE_ELEMENTS` elements at most): binary
-    searches of millions of elements were a quarter of a ``--large`` CAST's
+    searches of millions of elements were a fifth of a ``--large`` CAST's
     run (0.94 of 4.3 s, issue #34)."""
     if not base.size:
         return np.zeros(0, dtype=bool)

@@ -229,7 +229,7 @@ class CastBatch:
     end to end (the batch's cases share their types), converted with every
     reading (`conversions.readings`) range by range, so that no
     alternative's indices or values over a whole ``--large`` case exist at
-    once (issue #34: 9.9x its tensors' bytes, 4.0x after).  For a backend
+    once (issue #34: 9.9x its tensors' bytes at peak, 3.8x after).  For a backend
     that flushes subnormals, a subnormal input read as a zero of its sign
     too (`_flushed`)."""
 
