@@ -290,7 +290,7 @@ class AlternativeTrace:
     #: (None: the whole output).  A batch compared a block at a time
     #: (`plan.COMPARE_ELEMENTS`) offers each block the alternatives in play
     #: there (a NaN reading where the block has a NaN): what one says holds
-    #: in its own block (`judge._reading_elements`, `SparseComparison.join`).
+    #: in its own block (`judge._reading_blocks`, `SparseComparison.join`).
     block: tuple[int, int] | None = None
 
     def use(self) -> AlternativeUse:

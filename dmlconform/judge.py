@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -307,41 +307,38 @@ def _readings(sparse: list[SparseComparison], offsets: list[np.ndarray],
     in play (`families.elementwise.readings`), sorted by name: the elements where some
     reading of the ambiguity gives another value than the primary one, and
     of those the ones whose result that reading explains
-    (`_reading_elements`).  The marker ``reading:<ambiguity>=<primary>``
+    (`_reading_blocks`).  The marker ``reading:<ambiguity>=<primary>``
     stands for the primary reading, ``reading:<ambiguity>:<reading>`` for
-    each other (docs/ambiguities.md)."""
+    each other (docs/ambiguities.md).  Counted block by block: joined, the
+    elements of a ``--large`` CAST's readings were about 32 million indices
+    (2.7x its tensors' bytes), copied in 1.4 of its 6.1 s (issue #34)."""
     totals: dict[str, np.ndarray] = {}
     for sp, off in zip(sparse, offsets):
-        for key, (where, took) in _reading_elements(sp).items():
-            counts = np.stack([np.bincount(np.searchsorted(off, at, side="right") - 1, minlength=count)[:count]
-                               for at in (where, took)])
-            totals[key] = totals[key] + counts if key in totals else counts
+        for block in _reading_blocks(sp):
+            for key, (where, took) in block.items():
+                counts = np.stack([np.bincount(np.searchsorted(off, at, side="right") - 1,
+                                               minlength=count)[:count] for at in (where, took)])
+                totals[key] = totals[key] + counts if key in totals else counts
     return [tuple((name, int(totals[name][0, k]), int(totals[name][1, k])) for name in sorted(totals)
                   if totals[name][0, k]) for k in range(count)]
 
 
-def _reading_elements(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Of one output's reading alternatives, per ambiguity (its marker) and
-    reading: the flat elements where the ambiguity's readings differ, and
-    those whose result the reading explains (`_block_readings`), block by
-    block of a batch compared in blocks: a block's alternatives are those in
-    play there, and say nothing of another block's elements."""
+def _reading_blocks(sp: SparseComparison) -> Iterator[dict[str, tuple[np.ndarray, np.ndarray]]]:
+    """Of one output's reading alternatives, per block of a batch compared
+    in blocks, per ambiguity (its marker) and reading: the flat elements
+    where the ambiguity's readings differ, and those whose result the
+    reading explains (`_block_readings`): a block's alternatives are those
+    in play there, and say nothing of another block's elements."""
     blocks: dict[tuple[int, int] | None, list[AlternativeTrace]] = {}
     for t in sp.traces:
         if t.name.startswith(READING):
             blocks.setdefault(t.block, []).append(t)
-    found: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
     for traces in blocks.values():
-        for key, (where, took) in _block_readings(traces).items():
-            wheres, tooks = found.setdefault(key, ([], []))
-            wheres.append(where)
-            tooks.append(took)
-    # joined once: a block at a time copied the whole so far each time (quadratic in a large case's blocks)
-    return {key: (joined(wheres), joined(tooks)) for key, (wheres, tooks) in found.items()}
+        yield _block_readings(traces)
 
 
 def _block_readings(traces: list[AlternativeTrace]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """`_reading_elements` of one block's reading traces.  The primary
+    """`_reading_blocks` of one block's reading traces.  The primary
     reading explains an element that took the primary value, or the value
     of an alternative that leaves this ambiguity at its primary reading;
     another reading, one that took the value of an alternative that picks
@@ -397,13 +394,17 @@ def _holds(base: np.ndarray, elements: np.ndarray) -> np.ndarray:
     """Per element of ``base`` (sorted, unique): whether ``elements`` holds
     it.  Masks over the marker's elements replace numpy's sorting set
     operations: `_readings` took 0.064 -> 0.030 s of the seed operators'
-    pipeline (7% of it) and 0.14 -> 0.07 s of the default suite's (thread time)."""
-    found = np.zeros(base.size, dtype=bool)
-    at = np.searchsorted(base, elements)
-    inside = at < base.size
-    at = at[inside]
-    found[at[base[at] == elements[inside]]] = True
-    return found
+    pipeline (7% of it) and 0.14 -> 0.07 s of the default suite's (thread
+    time).  The mask is dense over ``base``'s span, which lies in one block
+    of the comparison (`plan.COMPARE_ELEMENTS` elements at most): binary
+    searches of millions of elements were a fifth of a ``--large`` CAST's
+    run (0.94 of 4.3 s, issue #34)."""
+    if not base.size:
+        return np.zeros(0, dtype=bool)
+    first, last = base[0], base[-1]
+    mask = np.zeros(int(last - first) + 1, dtype=bool)
+    mask[elements[(elements >= first) & (elements <= last)] - first] = True
+    return mask[base - first]
 
 
 def _case_result(ran: Ran, outputs: list[_OutputFacts], alternatives: tuple[tuple[str, int], ...],

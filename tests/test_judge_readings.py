@@ -1,4 +1,4 @@
-"""judge._reading_elements: its masks over each marker's elements give what
+"""judge._reading_blocks: its masks over each marker's elements give what
 numpy's set operations gave (the rule of docs/ambiguities.md, written out
 here as it was before the masks), on random traces: markers, single
 readings and mixes, elements inside and outside the markers', repeated
@@ -15,10 +15,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dmlconform.compare import AlternativeTrace, SparseComparison, Tier
-from dmlconform.judge import _empty, _reading_elements
+from dmlconform.judge import _empty, _reading_blocks
 from dmlconform.oracles.base import PREFIX
 
 AMBIGUITIES = {"a": ("x", "y"), "b": ("u",), "c": ("p", "q")}
+
+
+def _reading_elements(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """`_reading_blocks` of ``sp``, every block's elements joined per key."""
+    found: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
+    for block in _reading_blocks(sp):
+        for key, (where, took) in block.items():
+            found.setdefault(key, ([], []))[0].append(where)
+            found[key][1].append(took)
+    return {key: (np.concatenate(wheres), np.concatenate(tooks)) for key, (wheres, tooks) in found.items()}
 
 
 def _by_sets(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -26,7 +26,7 @@ Each ambiguity whose readings differ somewhere on the batch also gets a
 marker, ``reading:<ambiguity>=<primary>`` (`marker`), and its single
 readings are kept even where they agree with the primary (no element):
 with them the judge can tell which reading explains each result
-(`judge._reading_elements`).
+(`judge._reading_blocks`).
 """
 
 from __future__ import annotations

@@ -128,6 +128,33 @@ def to_integer_exact(x: np.ndarray, target: DataType, overflow: m.Overflow) -> n
     return np.where(fits, inside.astype(np.dtype(f"u{nt.itemsize}")).view(nt), out)
 
 
+#: The float narrowings numpy's ``astype`` rounds exactly as `to_float` does
+#: (once, ties to even, an infinity from the largest value's half spacing on,
+#: subnormals kept), held bit for bit against `to_float` over every class of
+#: bit patterns by tests/families/index_map/test_cast_large.py.
+NARROWING = frozenset({(DataType.FLOAT32, DataType.FLOAT16), (DataType.FLOAT64, DataType.FLOAT32)})
+
+
+def narrowed(x: np.ndarray, target: DataType) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """`readings` of a float ``x`` narrowed to ``target`` (a `NARROWING`
+    pair) from numpy's one rounding.  Toward zero: the nearest value, or
+    where it is the larger in magnitude its neighbour toward zero, which is
+    its bit pattern less one (sign and magnitude; it is no zero and no NaN
+    there, and an infinity's is the largest finite value).  Saturation: that
+    neighbour where a finite ``x`` became an infinity.  A few array passes
+    where the exact path's integer rounding takes about 60: a ``--large``
+    CAST's oracle (issue #34)."""
+    nt = numpy_dtype(target)
+    with np.errstate(over="ignore", invalid="ignore"):
+        nearest = x.astype(nt)
+    back = nearest.astype(x.dtype)  # exact: x's type holds every value of the target's
+    bits = nearest.view(f"u{nt.itemsize}")
+    overshot = np.abs(back) > np.abs(x)
+    overflowed = np.isinf(back) & np.isfinite(x)
+    return nearest, {"float-rounding:toward-zero": (bits - overshot).view(nt),
+                     "float-overflow:saturate": (bits - overflowed).view(nt)}
+
+
 def float_source(dtype: DataType) -> type[np.floating]:
     """The register a float of ``dtype`` is converted from (FLOAT16 goes through float32)."""
     return np.float64 if dtype is DataType.FLOAT64 else np.float32
@@ -138,6 +165,8 @@ def readings(x: np.ndarray, source: DataType, target: DataType) -> tuple[np.ndar
     (nearest-even, an infinity beyond the range, truncation toward zero,
     wrap) and every other reading's, keyed ``"<ambiguity>:<reading>"``."""
     out: dict[str, np.ndarray] = {}
+    if (source, target) in NARROWING:
+        return narrowed(x, target)
     if target.is_float:
         nearest = round_parts(*exact_parts(x), target, nearest=True)  # once for both overflow readings
         primary = _ranged(x, nearest, target, nearest=True, saturate=False)
