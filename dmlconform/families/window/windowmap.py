@@ -34,6 +34,10 @@ class Taps:
     index: np.ndarray
     valid: np.ndarray
 
+    def rows(self, lo: int, hi: int) -> Taps:
+        """The map of the output positions [lo, hi) alone (a block of them)."""
+        return Taps(self.index[lo:hi], self.valid[lo:hi])
+
 
 def taps(input_size: int, output_size: int, kernel: int, *, stride: int, dilation: int, start: int,
          transposed: bool) -> Taps:
