@@ -162,13 +162,12 @@ def convolve(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, geo: Geometr
     magnitude = np.empty_like(value)
     # (N, G, M/G, positions) views the products of a block are written into
     value_at, magnitude_at = (a.reshape(n_batch, g, m_out // g, -1) for a in (value, magnitude))
+    padded = windowmap.appended(np.moveaxis(x, 1, -1), len(out_spatial), channels_last=True)
     rows = max(1, WINDOW_PATCHES // max(1, n_batch * c * rest * int(np.prod(w.shape[2:]))))
     for lo in range(0, out_spatial[0], rows):
         hi = min(lo + rows, out_spatial[0])
-        patches = _patches(x, (maps[0].rows(lo, hi), *maps[1:]), g)
-        value_at[..., lo * rest:hi * rest] = np.swapaxes(_products(patches, filt), -1, -2)
-        np.abs(patches, out=patches)
-        magnitude_at[..., lo * rest:hi * rest] = np.swapaxes(_products(patches, np.abs(filt)), -1, -2)
+        _block(_patches(padded, (maps[0].rows(lo, hi), *maps[1:]), g), filt,
+               value_at[..., lo * rest:hi * rest], magnitude_at[..., lo * rest:hi * rest])
     n = windowmap.counts(maps) * (c // g)
     if bias is not None:
         b = bias.astype(np.float64).reshape((1, m_out) + (1,) * len(out_spatial))
@@ -178,35 +177,46 @@ def convolve(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, geo: Geometr
     return Sums(value, magnitude, n.reshape((1, 1) + n.shape))
 
 
+def _block(patches: np.ndarray, filt: np.ndarray, value: np.ndarray, magnitude: np.ndarray) -> None:
+    """One block's T and S written into ``value`` and ``magnitude`` (N, G,
+    M/G, positions); ``patches`` (`_patches`) become their magnitudes, and
+    go when this returns (before the next block's come)."""
+    value[...] = _products(patches, filt)
+    np.abs(patches, out=patches)
+    magnitude[...] = _products(patches, np.abs(filt))
+
+
 def _grouped(w: np.ndarray, g: int, *, transposed: bool) -> np.ndarray:
-    """The filter as (G, M/G, C/G * K) float64, one row per output channel of each group."""
+    """The filter as (G, M/G, K * C/G) float64, one row per output channel
+    of each group, taps by channels (`_patches`' order)."""
     taps = int(np.prod(w.shape[2:]))
-    if transposed:  # (C, M/G, K...) -> (G, M/G, C/G * K)
-        grouped = w.reshape(g, w.shape[0] // g, w.shape[1], taps).transpose(0, 2, 1, 3)
-    else:  # (M, C/G, K...) -> (G, M/G, C/G * K)
-        grouped = w.reshape(g, w.shape[0] // g, w.shape[1], taps)
+    if transposed:  # (C, M/G, K...) -> (G, M/G, K, C/G)
+        grouped = w.reshape(g, w.shape[0] // g, w.shape[1], taps).transpose(0, 2, 3, 1)
+    else:  # (M, C/G, K...) -> (G, M/G, K, C/G)
+        grouped = w.reshape(g, w.shape[0] // g, w.shape[1], taps).transpose(0, 1, 3, 2)
     return grouped.reshape(g, grouped.shape[1], -1).astype(np.float64)
 
 
-def _patches(x: np.ndarray, maps: tuple[windowmap.Taps, ...], g: int) -> np.ndarray:
-    """The im2col rows of the output positions ``maps`` covers: (N, G,
-    positions, C/G * K) float64, each row the taps one output element reads
-    (moved and widened in one copy)."""
-    gathered = windowmap.gather(x, maps)  # (N, C, O..., K...)
-    n_batch, c = x.shape[:2]
+def _patches(padded: np.ndarray, maps: tuple[windowmap.Taps, ...], g: int) -> np.ndarray:
+    """The im2col rows of the output positions ``maps`` covers, from the
+    channels-last input with its appended zeros: (N, G, positions, K *
+    C/G) float64, each row the taps one output element reads."""
+    gathered = windowmap.read(padded, maps, channels_last=True)  # (N, O..., K..., C)
+    n_batch, c = padded.shape[0], padded.shape[-1]
     positions = int(np.prod([t.index.shape[0] for t in maps]))
     taps = int(np.prod([t.index.shape[1] for t in maps]))
-    grouped = gathered.reshape(n_batch, g, c // g, positions, taps).transpose(0, 1, 3, 2, 4)
-    return grouped.astype(np.float64, order="C").reshape(n_batch, g, positions, (c // g) * taps)
+    grouped = gathered.reshape(n_batch, positions, taps, g, c // g).transpose(0, 3, 1, 2, 4)
+    return grouped.astype(np.float64, order="C").reshape(n_batch, g, positions, taps * (c // g))
 
 
 def _products(patches: np.ndarray, filt: np.ndarray) -> np.ndarray:
-    """(N, G, P, CK) x (G, M, CK) -> (N, G, P, M) sums of products; where an
-    operand is not finite, as an explicit float64 sum (IEEE's inf and NaN
-    rules whatever the BLAS)."""
+    """(N, G, P, KC) x (G, M, KC) -> (N, G, M, P) sums of products (the
+    output's order: channels, then positions); where an operand is not
+    finite, as an explicit float64 sum (IEEE's inf and NaN rules whatever
+    the BLAS)."""
     if np.isfinite(patches).all() and np.isfinite(filt).all():
-        return np.matmul(patches, np.swapaxes(filt, -1, -2)[None])
-    return (patches[:, :, :, None, :] * filt[None, :, None, :, :]).sum(axis=-1)
+        return np.matmul(filt[None], np.swapaxes(patches, -1, -2))
+    return (filt[None, :, :, None, :] * patches[:, :, None, :, :]).sum(axis=-1)
 
 
 def _part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) -> _Part:
