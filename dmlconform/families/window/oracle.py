@@ -450,6 +450,8 @@ def _exponent_error(high: np.ndarray, low: np.ndarray, p: int, u: float) -> np.n
 
 def _offered(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray) -> tuple[Alternative, ...]:
     """``readings`` (NaN: no reading at that element) as alternatives."""
+    if not readings:
+        return ()
     primary = expected.astype(np.float64)
     return reading_alternatives(spec, {k: np.where(np.isnan(v), primary, v) for k, v in readings.items()}, expected)
 
