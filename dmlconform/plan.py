@@ -53,6 +53,12 @@ WORKER_ELEMENTS = 1 << 22
 #: proportionally more time before they are TIMEOUT (`parallel`).
 LARGE_ELEMENTS = 1 << 22
 
+#: The window oracle (`families.window.oracle.convolve`): float64 patch
+#: elements (output positions times the taps each reads) gathered at a
+#: time, so a large convolution's im2col matrix exists one block of rows at
+#: a time (2 MiB) rather than whole (tens of megabytes).
+WINDOW_PATCHES = 1 << 18
+
 
 def pack(sizes: Sequence[int], *, most: int, most_items: int | None = None) -> list[range]:
     """Contiguous ranges over ``len(sizes)`` items, in order, covering them

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from dmlconform.cases.model import Case
+from dmlconform.cases.model import Case, joined
 from dmlconform.compare import RELAXED_FACTOR, Alternative, finfo
 from dmlconform.families.contraction import fused
 from dmlconform.families.contraction.cases import Activation
@@ -66,6 +66,7 @@ from dmlconform.oracles.base import (
     unit_roundoff,
     within,
 )
+from dmlconform.plan import WINDOW_PATCHES
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -100,13 +101,12 @@ class WindowOracle:
             return fold_oracle.bind(self.spec, self.semantics, cases, float16_accumulation=float16_accumulation)
         parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
         alternatives = end_to_end([p.alternatives for p in parts], [p.expected.size for p in parts])
-        expected = np.concatenate([p.expected for p in parts])
+        expected = joined([p.expected for p in parts])
         expected.setflags(write=False)
         act = activation(self.semantics, cases[0])  # a batch shares its attributes
-        return WindowBatch(expected, np.concatenate([p.strict for p in parts]),
-                           np.concatenate([p.relaxed for p in parts]), alternatives,
-                           np.concatenate([p.magnitude for p in parts]), np.concatenate([p.n for p in parts]),
-                           np.concatenate([p.strict if p.bias_scale is None else p.bias_scale for p in parts]),
+        return WindowBatch(expected, joined([p.strict for p in parts]), joined([p.relaxed for p in parts]),
+                           alternatives, joined([p.magnitude for p in parts]), joined([p.n for p in parts]),
+                           joined([p.strict if p.bias_scale is None else p.bias_scale for p in parts]),
                            None if act is None else (self.activations.get(act.operator), act))
 
 
@@ -130,7 +130,8 @@ class _Part:
 @dataclass(frozen=True, slots=True, eq=False)
 class Sums:
     """A convolution's sums per output element (N, M, O...): ``value`` T,
-    ``magnitude`` S and ``n`` the term count (bias included)."""
+    ``magnitude`` S and ``n`` the term count (bias included), per output
+    position (1, 1, O...): it broadcasts against them."""
 
     value: np.ndarray
     magnitude: np.ndarray
@@ -143,44 +144,79 @@ def convolve(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, geo: Geometr
     filter reversed along the spatial dimensions ``flip`` says (the
     forward map: CONVOLUTION mode; the backward map, the adjoint's, with
     the same flip: the mode table's two "transposed" rows are the gather
-    form of that adjoint)."""
-    spatial = len(out_spatial)
+    form of that adjoint).
+
+    Worked a block of rows of the first spatial dimension at a time
+    (`plan.WINDOW_PATCHES` patch elements), into float64 outputs made
+    once: a large convolution's im2col matrix (and its magnitudes) exists
+    one block at a time, not whole twice (issue #35, the ``--large`` case's
+    memory).  Every element's T and S are the same sums as whole."""
     maps = tuple(windowmap.taps(x.shape[2 + j], out_spatial[j], w.shape[2 + j], stride=geo.strides[j],
                                 dilation=geo.dilations[j], start=geo.start[j], transposed=geo.transposed)
-                 for j in range(spatial))
+                 for j in range(len(out_spatial)))
     w = w[(slice(None), slice(None), *(slice(None, None, -1) if f else slice(None) for f in flip))]
-    g = geo.groups
-    n_batch, c = x.shape[:2]
-    positions, taps = int(np.prod(out_spatial)), int(np.prod(w.shape[2:]))
-    gathered = windowmap.gather(x.astype(np.float64), maps)  # (N, C, O..., K...)
-    gathered = gathered.reshape(n_batch, g, c // g, positions, taps).transpose(0, 1, 3, 2, 4)
-    patches = gathered.reshape(n_batch, g, positions, (c // g) * taps)
-    if geo.transposed:  # (C, M/G, K...) -> (G, M/G, C/G * K)
-        grouped = w.reshape(g, c // g, w.shape[1], taps).transpose(0, 2, 1, 3)
-    else:  # (M, C/G, K...) -> (G, M/G, C/G * K)
-        grouped = w.reshape(g, w.shape[0] // g, c // g, taps)
-    filt = grouped.reshape(g, grouped.shape[1], -1).astype(np.float64)
-    value = _products(patches, filt)
-    magnitude = _products(np.abs(patches), np.abs(filt))
-    m_out = g * filt.shape[1]
-    value = value.transpose(0, 1, 3, 2).reshape(n_batch, m_out, *out_spatial)
-    magnitude = magnitude.transpose(0, 1, 3, 2).reshape(n_batch, m_out, *out_spatial)
-    n = np.broadcast_to(windowmap.counts(maps) * (c // g), value.shape)
+    filt = _grouped(w, geo.groups, transposed=geo.transposed)
+    n_batch, c, g = x.shape[0], x.shape[1], geo.groups
+    m_out, rest = g * filt.shape[1], int(np.prod(out_spatial[1:]))
+    value = np.empty((n_batch, m_out, *out_spatial))
+    magnitude = np.empty_like(value)
+    # (N, G, M/G, positions) views the products of a block are written into
+    value_at, magnitude_at = (a.reshape(n_batch, g, m_out // g, -1) for a in (value, magnitude))
+    padded = windowmap.appended(np.moveaxis(x, 1, -1), len(out_spatial), channels_last=True)
+    rows = max(1, WINDOW_PATCHES // max(1, n_batch * c * rest * int(np.prod(w.shape[2:]))))
+    for lo in range(0, out_spatial[0], rows):
+        hi = min(lo + rows, out_spatial[0])
+        _block(_patches(padded, (maps[0].rows(lo, hi), *maps[1:]), g), filt,
+               value_at[..., lo * rest:hi * rest], magnitude_at[..., lo * rest:hi * rest])
+    n = windowmap.counts(maps) * (c // g)
     if bias is not None:
-        b = bias.astype(np.float64).reshape((1, m_out) + (1,) * spatial)
-        value = value + b
-        magnitude = magnitude + np.abs(b)
+        b = bias.astype(np.float64).reshape((1, m_out) + (1,) * len(out_spatial))
+        value += b
+        magnitude += np.abs(b)
         n = n + 1
-    return Sums(value, magnitude, n)
+    return Sums(value, magnitude, n.reshape((1, 1) + n.shape))
+
+
+def _block(patches: np.ndarray, filt: np.ndarray, value: np.ndarray, magnitude: np.ndarray) -> None:
+    """One block's T and S written into ``value`` and ``magnitude`` (N, G,
+    M/G, positions); ``patches`` (`_patches`) become their magnitudes, and
+    go when this returns (before the next block's come)."""
+    value[...] = _products(patches, filt)
+    np.abs(patches, out=patches)
+    magnitude[...] = _products(patches, np.abs(filt))
+
+
+def _grouped(w: np.ndarray, g: int, *, transposed: bool) -> np.ndarray:
+    """The filter as (G, M/G, K * C/G) float64, one row per output channel
+    of each group, taps by channels (`_patches`' order)."""
+    taps = int(np.prod(w.shape[2:]))
+    if transposed:  # (C, M/G, K...) -> (G, M/G, K, C/G)
+        grouped = w.reshape(g, w.shape[0] // g, w.shape[1], taps).transpose(0, 2, 3, 1)
+    else:  # (M, C/G, K...) -> (G, M/G, K, C/G)
+        grouped = w.reshape(g, w.shape[0] // g, w.shape[1], taps).transpose(0, 1, 3, 2)
+    return grouped.reshape(g, grouped.shape[1], -1).astype(np.float64)
+
+
+def _patches(padded: np.ndarray, maps: tuple[windowmap.Taps, ...], g: int) -> np.ndarray:
+    """The im2col rows of the output positions ``maps`` covers, from the
+    channels-last input with its appended zeros: (N, G, positions, K *
+    C/G) float64, each row the taps one output element reads."""
+    gathered = windowmap.read(padded, maps, channels_last=True)  # (N, O..., K..., C)
+    n_batch, c = padded.shape[0], padded.shape[-1]
+    positions = int(np.prod([t.index.shape[0] for t in maps]))
+    taps = int(np.prod([t.index.shape[1] for t in maps]))
+    grouped = gathered.reshape(n_batch, positions, taps, g, c // g).transpose(0, 3, 1, 2, 4)
+    return grouped.astype(np.float64, order="C").reshape(n_batch, g, positions, taps * (c // g))
 
 
 def _products(patches: np.ndarray, filt: np.ndarray) -> np.ndarray:
-    """(N, G, P, CK) x (G, M, CK) -> (N, G, P, M) sums of products; where an
-    operand is not finite, as an explicit float64 sum (IEEE's inf and NaN
-    rules whatever the BLAS)."""
+    """(N, G, P, KC) x (G, M, KC) -> (N, G, M, P) sums of products (the
+    output's order: channels, then positions); where an operand is not
+    finite, as an explicit float64 sum (IEEE's inf and NaN rules whatever
+    the BLAS)."""
     if np.isfinite(patches).all() and np.isfinite(filt).all():
-        return np.matmul(patches, np.swapaxes(filt, -1, -2)[None])
-    return (patches[:, :, :, None, :] * filt[None, :, None, :, :]).sum(axis=-1)
+        return np.matmul(filt[None], np.swapaxes(patches, -1, -2))
+    return (filt[None, :, :, None, :] * patches[:, :, None, :, :]).sum(axis=-1)
 
 
 def _part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) -> _Part:
@@ -198,11 +234,19 @@ def _part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) -> 
     nt = numpy_dtype(out.dtype)
     acc = _accumulator(sem, out.dtype, float16_accumulation)
     exact = _integral(ops) & (sums.magnitude <= 2.0 ** min(_digits(acc), _digits(out.dtype)))
-    expected = sums.value.reshape(-1).astype(nt)
-    magnitude, n = sums.magnitude.reshape(-1), sums.n.reshape(-1).astype(np.float64)
-    strict, relaxed = _bounds(expected, magnitude, n, unit_roundoff(acc), exact.reshape(-1))
-    return _Part(expected, strict, relaxed, magnitude, n,
-                 _alternatives(spec, sem, case, geo, sums, exact.reshape(-1), expected))
+    expected = sums.value.astype(nt)
+    alternatives = _alternatives(spec, sem, case, geo, sums, exact.reshape(-1), expected.reshape(-1))
+    magnitude, count = sums.magnitude, sums.n
+    del sums  # T's float64 array goes before the bounds' temporaries come (a large case's peak)
+    strict, relaxed = _bounds(expected, magnitude, count.astype(np.float64), unit_roundoff(acc), exact)
+    return _Part(expected.reshape(-1), strict.reshape(-1), relaxed.reshape(-1), magnitude.reshape(-1),
+                 _per_element(count, magnitude.shape), alternatives)
+
+
+def _per_element(count: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The term count of every output element (``shape``) from each position's ``count``, flat, as int32
+    (exact: a count is at most the filter's elements plus one; half the memory of float64)."""
+    return np.broadcast_to(count, shape).astype(np.int32).reshape(-1)
 
 
 def _accumulator(sem: Window, dtype: m.DataType, float16_accumulation: bool) -> m.DataType:
@@ -214,12 +258,19 @@ def _bounds(expected: np.ndarray, magnitude: np.ndarray, n: np.ndarray, u: float
             exact: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Strict and relaxed bounds of sums of ``n`` roundings over terms of
     magnitude ``magnitude`` (the module's docstring), 0 where ``exact`` or
-    not finite; ``expected`` is made read-only."""
+    not finite; ``expected`` is made read-only.  ``n`` broadcasts against
+    the others (a convolution's, one per output position: its gammas are
+    worked out once per position, not per element)."""
     own = gamma(n, _U64) * magnitude
     with np.errstate(invalid="ignore", over="ignore"):
-        relaxed = gamma(n, u) * magnitude + own
-        strict = gamma_probable(n, u) * magnitude + own
-        spacing = spacing_above(np.abs(expected.astype(np.float64)) + relaxed, expected.dtype)
+        relaxed = gamma(n, u) * magnitude
+        relaxed += own
+        strict = gamma_probable(n, u) * magnitude
+        strict += own
+        top = own  # its array reused for |expected| + relaxed: a large case's peak holds one float64 array fewer
+        np.abs(expected, out=top)
+        top += relaxed
+        spacing = spacing_above(top, expected.dtype)
         relaxed += spacing
         strict += spacing
     zero = exact | ~np.isfinite(expected)
@@ -279,7 +330,7 @@ def _integer_part(spec: m.Spec, sem: Window, case: Case) -> _Part:
                                                   flip=(False,) * spatial).value.reshape(-1)
     zero = np.zeros(expected.shape)
     expected.setflags(write=False)
-    return _Part(expected, zero, zero, sums.magnitude.reshape(-1), sums.n.reshape(-1).astype(np.float64),
+    return _Part(expected, zero, zero, sums.magnitude.reshape(-1), _per_element(sums.n, sums.value.shape),
                  _offered(spec, readings, expected), zero)
 
 
@@ -399,6 +450,8 @@ def _exponent_error(high: np.ndarray, low: np.ndarray, p: int, u: float) -> np.n
 
 def _offered(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray) -> tuple[Alternative, ...]:
     """``readings`` (NaN: no reading at that element) as alternatives."""
+    if not readings:
+        return ()
     primary = expected.astype(np.float64)
     return reading_alternatives(spec, {k: np.where(np.isnan(v), primary, v) for k, v in readings.items()}, expected)
 
@@ -406,7 +459,7 @@ def _offered(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray
 def _integral(ops: object) -> bool:
     """Whether every operand value is an integer (NaN and inf are not)."""
     arrays = [getattr(ops, name) for name in ("x", "w", "bias")]
-    return all(a is None or bool(np.all(np.mod(a, 1) == 0)) for a in arrays)
+    return all(a is None or bool(np.isfinite(a).all()) and np.array_equal(np.trunc(a), a) for a in arrays)
 
 
 def _digits(dtype: m.DataType) -> int:

@@ -34,6 +34,10 @@ class Taps:
     index: np.ndarray
     valid: np.ndarray
 
+    def rows(self, lo: int, hi: int) -> Taps:
+        """The map of the output positions [lo, hi) alone (a block of them)."""
+        return Taps(self.index[lo:hi], self.valid[lo:hi])
+
 
 def taps(input_size: int, output_size: int, kernel: int, *, stride: int, dilation: int, start: int,
          transposed: bool) -> Taps:
@@ -53,14 +57,29 @@ def taps(input_size: int, output_size: int, kernel: int, *, stride: int, dilatio
 def gather(x: np.ndarray, maps: tuple[Taps, ...]) -> np.ndarray:
     """``x`` (N, C, spatial...) read through ``maps`` (one per spatial
     dimension): (N, C, O1..Od, K1..Kd), 0 where a tap is not valid."""
+    return read(appended(x, len(maps)), maps)
+
+
+def appended(x: np.ndarray, spatial: int, *, channels_last: bool = False) -> np.ndarray:
+    """``x`` (N, C, spatial...; with ``channels_last`` N, spatial..., C) with
+    a zero appended along each spatial dimension: the zero an invalid tap
+    reads (`read`).  Made once, read a block at a time."""
+    ends = [(0, 1)] * spatial
+    return np.pad(x, [(0, 0), *ends, (0, 0)] if channels_last else [(0, 0), (0, 0), *ends])
+
+
+def read(padded: np.ndarray, maps: tuple[Taps, ...], *, channels_last: bool = False) -> np.ndarray:
+    """``padded`` (`appended`) read through ``maps``: (N, C, O1..Od,
+    K1..Kd); with ``channels_last`` (N, O1..Od, K1..Kd, C), the im2col
+    order: an output position's taps by channels, each tap's channels
+    contiguous (copied a row of channels at a time, not element by element)."""
     d = len(maps)
-    padded = np.pad(x, [(0, 0), (0, 0)] + [(0, 1)] * d)  # the zero an invalid tap reads
     index = []
     for j, t in enumerate(maps):
         shape = [1] * (2 * d)
         shape[j], shape[d + j] = t.index.shape
         index.append(t.index.reshape(shape))
-    where: tuple[Any, ...] = (slice(None), slice(None), *index)
+    where: tuple[Any, ...] = (slice(None), *index, slice(None)) if channels_last else (slice(None), slice(None), *index)
     return padded[where]
 
 

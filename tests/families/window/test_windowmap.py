@@ -7,11 +7,13 @@ over every (output, channel, tap) give, term counts included."""
 from __future__ import annotations
 
 import itertools
+from unittest import mock
 
 import numpy as np
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from dmlconform.families.window import oracle
 from dmlconform.families.window.cases import Geometry, Operands, output_sizes
 from dmlconform.families.window.oracle import convolve
 from dmlconform.families.window.reference import convolution
@@ -84,11 +86,26 @@ def test_the_map_and_the_reference_agree_with_the_naive_sums(problem: tuple) -> 
     x, w, geo, out, flip = problem
     want, count = _naive(x.astype(np.float64), w.astype(np.float64), geo, out, flip)
     sums = convolve(x, w, None, geo, out, flip=(flip,) * len(out))
-    assert np.array_equal(sums.value, want) and np.array_equal(sums.n, count)
+    assert np.array_equal(sums.value, want) and np.array_equal(np.broadcast_to(sums.n, want.shape), count)
     got = convolution(Operands(x, w, None), Geometry(geo.strides, geo.dilations, geo.start, geo.end,
                                                      geo.output_padding, geo.groups, flip, geo.transposed),
                       (2, want.shape[1], *out), DataType.FLOAT32)
     assert np.array_equal(got, want)
+
+
+@settings(max_examples=30, deadline=None)
+@given(_problems())
+def test_the_sums_worked_a_row_at_a_time_are_the_naive_ones(problem: tuple) -> None:
+    """`convolve` cut into blocks of one output row (a large case's way) gives
+    every T, S (the naive sums of |x| |w|) and n of the whole."""
+    x, w, geo, out, flip = problem
+    want, count = _naive(x.astype(np.float64), w.astype(np.float64), geo, out, flip)
+    magnitude, _ = _naive(np.abs(x.astype(np.float64)), np.abs(w.astype(np.float64)), geo, out, flip)
+    with mock.patch.object(oracle, "WINDOW_PATCHES", 1):
+        sums = convolve(x, w, None, geo, out, flip=(flip,) * len(out))
+    assert np.array_equal(sums.value, want)
+    assert np.array_equal(sums.magnitude, magnitude)
+    assert np.array_equal(np.broadcast_to(sums.n, want.shape), count)
 
 
 def test_a_transposed_tap_reads_only_its_phase() -> None:

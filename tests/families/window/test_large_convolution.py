@@ -1,0 +1,50 @@
+"""The ``--large`` convolution (issue #35, "Done means"): the oracle works it
+a block of output rows at a time (`plan.WINDOW_PATCHES`), and the blocks
+change nothing; a planted fault is still caught on it (FAIL, not hidden by
+the blocking or by the bounds of its 577-term sums)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dmlconform.backends.faulty import FaultyBackend
+from dmlconform.cases.model import Case
+from dmlconform.catalog import load_spec
+from dmlconform.families import cases_of
+from dmlconform.families.window import oracle
+from dmlconform.results import Outcome
+from dmlconform.runner import run_cases
+from dmlconform.spec import model as m
+from tests.conftest import REPO
+
+LARGE = "CONVOLUTION/FLOAT32/4d/forward/cross/k3/random/large"
+
+
+def _large() -> tuple[m.Spec, Case]:
+    spec = load_spec(REPO / "specs" / "CONVOLUTION.yaml")
+    return spec, next(cases_of(spec, m.FeatureLevel.FL_6_4, seed=0, large=True, keep=lambda i, _: i == LARGE))
+
+
+@pytest.mark.slow
+def test_the_large_case_is_worked_in_several_blocks_that_change_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec, case = _large()
+    blocks = oracle.WindowOracle.of(spec).bind([case], flush_subnormals=False)
+    (n, c, _, _), (_, _, *kernel), (_, _, rows, width) = (t.sizes for t in (*case.inputs[:2], case.outputs[0]))
+    per_row = n * c * width * int(np.prod(kernel))
+    assert rows * per_row > oracle.WINDOW_PATCHES  # more than one block, or the test shows nothing
+    monkeypatch.setattr(oracle, "WINDOW_PATCHES", rows * per_row)
+    whole = oracle.WindowOracle.of(spec).bind([case], flush_subnormals=False)
+    assert isinstance(blocks, oracle.WindowBatch) and isinstance(whole, oracle.WindowBatch)
+    assert whole.strict.any()
+    for got, wanted in ((blocks.expected, whole.expected), (blocks.strict, whole.strict),
+                        (blocks.relaxed, whole.relaxed), (blocks.magnitude, whole.magnitude), (blocks.n, whole.n)):
+        np.testing.assert_array_equal(got, wanted)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", ["conv-dropped-border-tap", "conv-flip-in-cross-correlation"])
+def test_a_planted_fault_fails_the_large_case(fault: str) -> None:
+    spec, case = _large()
+    result = run_cases([(spec, case)], FaultyBackend(fault))[0]
+    assert result.outcome is Outcome.FAIL, result.message
