@@ -28,6 +28,12 @@ beyond):
   and the bias's sum one rounding each; the oracle's own float64 error and
   one spacing of the output type.
 
+The statistics are taken per group when a batch is bound, block by block
+of groups (`statistics`); each element's value, bounds and readings only
+when the judge asks for a range of them (`_Rows.block`) where the groups
+are the last dimensions (then group order is the output's C order), at
+once otherwise: no float64 temporary holds a large case's whole tensor.
+
 NormalizeVariance FALSE leaves out the variance and the division.  A NaN
 in a group makes its outputs NaN (bound 0: any NaN matches).  The sample
 variance (``variance:sample``) is offered as a STRICT alternative with its
@@ -42,7 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dmlconform.cases.model import Case
+from dmlconform.cases.model import Case, joined
 from dmlconform.compare import RELAXED_FACTOR, Alternative, Tier
 from dmlconform.families.contraction import fused
 from dmlconform.families.contraction.cases import Activation
@@ -63,7 +69,6 @@ from dmlconform.families.normalization.semantics import Normalization
 from dmlconform.families.reduction.oracle import groups, reduced
 from dmlconform.oracles.base import (
     Expectation,
-    end_to_end,
     gamma,
     gamma_probable,
     marker,
@@ -71,10 +76,11 @@ from dmlconform.oracles.base import (
     unit_roundoff,
     within,
 )
+from dmlconform.plan import ORACLE_BLOCK
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
-__all__ = ["ROOT_ULPS", "NormalizationBatch", "NormalizationOracle", "Statistics", "statistics"]
+__all__ = ["ROOT_ULPS", "NormalizationBatch", "NormalizationOracle", "RowStatistics", "statistics"]
 
 #: The root and the division after it, in u: a correctly rounded sqrt and division (2u), or a reciprocal square
 #: root within 2 ULP (CUDA's rsqrtf, D3D's rsq; 4u) and a product (u).
@@ -97,38 +103,81 @@ class NormalizationOracle:
 
     def bind(self, cases: Sequence[Case], *, flush_subnormals: bool,
              float16_accumulation: bool = False) -> NormalizationBatch:
-        """Each case's expected values, bounds and readings end to end, per
-        output (BATCH_NORMALIZATION_TRAINING's mean and variance after the
-        output).  ``flush_subnormals`` changes nothing: a flushed subnormal
-        is within one spacing of the output.  A batch shares its attributes,
-        so its fused activation is the first case's."""
-        parts = [_part(self.spec, self.semantics, c, float16_accumulation) for c in cases]
-        outputs = []
-        for j in range(len(parts[0])):
-            of_j = [p[j] for p in parts]
-            expected = np.concatenate([p[0] for p in of_j])
-            expected.setflags(write=False)
-            outputs.append(_Output(expected, np.concatenate([p[1] for p in of_j]), np.concatenate([p[2] for p in of_j]),
-                                   end_to_end([p[3] for p in of_j], [p[0].size for p in of_j]),
-                                   np.concatenate([p[4] for p in of_j])))
+        """Each case's outputs (BATCH_NORMALIZATION_TRAINING's mean and
+        variance after the output), end to end per output when asked
+        (`_Output.expect`).  ``flush_subnormals`` changes nothing: a flushed
+        subnormal is within one spacing of the output.  A batch shares its
+        attributes, so its fused activation is the first case's."""
+        parts = [_sources(self.spec, self.semantics, c, float16_accumulation) for c in cases]
+        outputs = tuple(_Output(tuple(p[j] for p in parts)) for j in range(len(parts[0])))
         found = activation_of(self.semantics, cases[0]) if cases else None
         activation = None if found is None else (self.activations.get(found.operator), found)
-        return NormalizationBatch(tuple(outputs), activation)
+        return NormalizationBatch(outputs, activation)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class _Output:
-    """One output of a batch end to end: expected values, bounds, alternatives, each element's group size N."""
+class _Block:
+    """Elements [lo, hi) of one case's output: the expected values in the
+    output's type, the strict and relaxed bounds, the alternatives (indices
+    counted from lo)."""
 
     expected: np.ndarray
     strict: np.ndarray
     relaxed: np.ndarray
     alternatives: tuple[Alternative, ...]
-    n: np.ndarray
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Stored:
+    """One case's output computed whole, in its C order (`_finish`); ``n``: its group size N."""
+
+    whole: _Block
+    n: int
+
+    @property
+    def size(self) -> int:
+        return int(self.whole.expected.size)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.whole.expected.dtype
+
+    def block(self, lo: int, hi: int) -> _Block:
+        w = self.whole
+        return _Block(w.expected[lo:hi], w.strict[lo:hi], w.relaxed[lo:hi], within(w.alternatives, lo, hi))
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class _Output:
+    """One output of a batch: its cases' outputs end to end, each a
+    `_Stored` or a `_Rows` (computed block by block as the judge asks)."""
+
+    sources: tuple[_Stored | _Rows, ...]
+
+    def offsets(self) -> np.ndarray:
+        """Where each case's elements start end to end, and the total last."""
+        return np.concatenate(([0], np.cumsum([s.size for s in self.sources], dtype=np.int64)))
 
     def expect(self, lo: int, hi: int) -> Expectation:
-        return Expectation(self.expected[lo:hi], self.strict[lo:hi], self.relaxed[lo:hi],
-                           within(self.alternatives, lo, hi), 0, RELAXED_FACTOR, False)
+        blocks: list[_Block] = []
+        alternatives: list[Alternative] = []
+        for source, start in zip(self.sources, self.offsets().tolist()):
+            a, b = max(lo, start), min(hi, start + source.size)
+            if a < b:
+                blocks.append(source.block(a - start, b - start))
+                alternatives += [alt.part(slice(None), a - lo) for alt in blocks[-1].alternatives]
+        if not blocks:  # past this output's end (the statistics outputs are shorter than the first)
+            none = np.zeros(0)
+            blocks.append(_Block(none.astype(self.sources[-1].dtype), none, none, ()))
+        expected = joined([b.expected for b in blocks])
+        expected.setflags(write=False)
+        return Expectation(expected, joined([b.strict for b in blocks]), joined([b.relaxed for b in blocks]),
+                           tuple(alternatives), 0, RELAXED_FACTOR, False)
+
+    def n_at(self, flat: np.ndarray) -> np.ndarray:
+        """Each element's group size N."""
+        owner = np.searchsorted(self.offsets(), flat, side="right") - 1
+        return np.array([float(s.n) for s in self.sources])[owner]
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -148,60 +197,99 @@ class NormalizationBatch:
 
     def inputs_at(self, output: int, flat: np.ndarray) -> tuple[tuple[str, list[float]], ...]:
         """What decides an element's bound: its group's size N."""
-        return (("N", [float(x) for x in self.outputs[output].n[flat].tolist()]),)
+        return (("N", self.outputs[output].n_at(flat).tolist()),)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
-class Statistics:
-    """One group per row (N columns, the group's elements in order): the
-    mean, the deviations ``d`` and their bound ``e``, the population
-    variance and its bound, for one ``g``."""
+class RowStatistics:
+    """Per group (a row of `groups`), for one ``g``: the mean and its bound
+    (0 where the mean is not taken), the population variance and its bound,
+    and the mean of the magnitudes (the oracle's own error, `_own`)."""
 
     mean: np.ndarray
-    d: np.ndarray
-    e: np.ndarray
+    mean_error: np.ndarray
     variance: np.ndarray
     variance_error: np.ndarray
+    magnitude: np.ndarray
+
+    def rows(self, lo: int, hi: int) -> RowStatistics:
+        """Rows [lo, hi)."""
+        return RowStatistics(*(z[lo:hi] for z in (self.mean, self.mean_error, self.variance, self.variance_error,
+                                                  self.magnitude)))
+
+    @staticmethod
+    def joined(parts: Sequence[RowStatistics]) -> RowStatistics:
+        """Blocks of rows, in order, as one."""
+        return RowStatistics(*(joined(z) for z in zip(*((p.mean, p.mean_error, p.variance, p.variance_error,
+                                                          p.magnitude) for p in parts))))
 
 
-def statistics(rows: np.ndarray, u: float, g: Callable[[np.ndarray, float], np.ndarray], *,
-               centred: bool = True) -> Statistics:
-    """The mean and population variance of each row (float64 terms) and
-    their bounds in an accumulator of unit roundoff ``u``: two-pass or
+#: The probable and the worst-case gamma: the strict (QUALITY_WARNING) and the relaxed (FAIL) bound's.
+_GAMMAS = (gamma_probable, gamma)
+
+
+def statistics(rows: np.ndarray, u: float, *, centred: bool = True) -> tuple[RowStatistics, RowStatistics]:
+    """The mean and population variance of each row of ``rows`` (its terms,
+    of any type: each block of rows is taken to float64) and their bounds in
+    an accumulator of unit roundoff ``u``, per gamma of `_GAMMAS`; two-pass or
     one-pass, whichever bound is larger (the module docstring).  Not
-    ``centred`` (UseMean FALSE): no mean, ``d = x`` exact, the variance the
-    mean of the squares (AVERAGE's bound)."""
+    ``centred`` (UseMean FALSE): no mean, the variance the mean of the
+    squares (AVERAGE's bound).  Block by block of rows (`plan.ORACLE_BLOCK`
+    terms): every float64 temporary a block's, not a large case's tensor."""
+    step = max(1, ORACLE_BLOCK // max(rows.shape[1], 1))
+    blocks = [_statistics(rows[lo:lo + step].astype(np.float64), u, centred)
+              for lo in range(0, max(rows.shape[0], 1), step)]
+    return RowStatistics.joined([b[0] for b in blocks]), RowStatistics.joined([b[1] for b in blocks])
+
+
+def _statistics(rows: np.ndarray, u: float, centred: bool) -> tuple[RowStatistics, RowStatistics]:
+    """`statistics` of one block of float64 rows."""
     n = rows.shape[1]
+    own = (n + 8) * _U64
+    found: list[RowStatistics] = []
     with np.errstate(all="ignore"):
-        m2, e_m2 = reduced(rows * rows, "AVERAGE", u, g)
+        squares = [reduced(rows * rows, "AVERAGE", u, g) for g in _GAMMAS]
+        magnitude = np.abs(rows).mean(axis=1)
         if not centred:
-            zero = np.zeros(rows.shape)
-            return Statistics(zero[:, 0], rows, zero, m2, e_m2 + (n + 8) * _U64 * m2)
-        mu, e_mu = reduced(rows, "AVERAGE", u, g)
+            zero = np.zeros(rows.shape[0])
+            return RowStatistics(zero, zero, *_own_added(squares[0], own), magnitude), \
+                RowStatistics(zero, zero, *_own_added(squares[1], own), magnitude)
+        means = [reduced(rows, "AVERAGE", u, g) for g in _GAMMAS]
+        mu = means[0][0]
         d = rows - mu[:, None]
+        size = np.abs(d)
         v = (d * d).mean(axis=1)
-        e = e_mu[:, None] + u * (np.abs(d) + e_mu[:, None])
-        gn, g2 = (float(g(np.array([float(k)]), u)[0]) for k in (n, 2))
-        q = ((np.abs(d) + e) ** 2).mean(axis=1)
-        two_pass = 2 * (np.abs(d) * e).mean(axis=1) + (e * e).mean(axis=1) + (gn * (1 + g2) + g2) * q
-        one_pass = e_m2 + 2 * np.abs(mu) * e_mu + e_mu ** 2 + u * (np.abs(mu) + e_mu) ** 2 + u * (m2 + e_m2)
-        own = (n + 8) * _U64 * m2
-    return Statistics(mu, d, e, v, np.maximum(two_pass, one_pass) + own)
+        for g, (_, e_mu), (m2, e_m2) in zip(_GAMMAS, means, squares):
+            e = e_mu[:, None] + u * (size + e_mu[:, None])
+            gn, g2 = (float(g(np.array([float(k)]), u)[0]) for k in (n, 2))
+            q = ((size + e) ** 2).mean(axis=1)
+            two_pass = 2 * (size * e).mean(axis=1) + (e * e).mean(axis=1) + (gn * (1 + g2) + g2) * q
+            one_pass = e_m2 + 2 * np.abs(mu) * e_mu + e_mu ** 2 + u * (np.abs(mu) + e_mu) ** 2 + u * (m2 + e_m2)
+            found.append(RowStatistics(mu, e_mu, v, np.maximum(two_pass, one_pass) + own * m2, magnitude))
+    return found[0], found[1]
 
 
-def _normalized(st: Statistics, variance: np.ndarray, variance_error: np.ndarray, eps: float, u: float,
-                divide: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``y = d / sqrt(variance + eps)`` (``d`` where not ``divide``) and its bound, per element of each row."""
+def _own_added(mean_square: tuple[np.ndarray, np.ndarray], own: float) -> tuple[np.ndarray, np.ndarray]:
+    """A mean of squares as the variance about 0, its bound with the oracle's own ``own`` of it."""
+    m2, e_m2 = mean_square
+    return m2, e_m2 + own * m2
+
+
+def _normalized(d: np.ndarray, e: np.ndarray, row: np.ndarray, variance: np.ndarray, variance_error: np.ndarray,
+                eps: float, u: float, divide: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``y = d / sqrt(variance + eps)`` (``d`` where not ``divide``) and its
+    bound, per element (the deviations ``d`` within ``e``; ``row``: each
+    element's group, whose variance and bound are given per group)."""
     if not divide:
-        return st.d, st.e
+        return d, e
     with np.errstate(all="ignore"):
         t = variance + eps
         r = (variance_error + u * (t + variance_error)) / t
         inverse = np.where(r < 1, 1 / np.sqrt(np.maximum(1 - r, 0)) - 1, np.inf)
-        inverse = (1 + inverse) * (1 + ROOT_ULPS * u) - 1
-        s = np.sqrt(t)[:, None]
-        y = st.d / s
-        return y, np.abs(y) * inverse[:, None] + st.e / s * (1 + inverse[:, None])
+        inverse = ((1 + inverse) * (1 + ROOT_ULPS * u) - 1)[row]
+        s = np.sqrt(t)[row]
+        y = d / s
+        return y, np.abs(y) * inverse + e / s * (1 + inverse)
 
 
 def _affine(y: np.ndarray, e_y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None,
@@ -216,53 +304,114 @@ def _affine(y: np.ndarray, e_y: np.ndarray, a: np.ndarray | None, b: np.ndarray 
         return scaled, e
 
 
-_Part = tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...], np.ndarray]
+#: A group's scale, bias and FusedAdd addend (None: not given), as its terms are.
+_Affine = tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None]
 
 
-def _part(spec: m.Spec, sem: Normalization, case: Case, float16_accumulation: bool) -> tuple[_Part, ...]:
-    """One case, per output: expected, strict, relaxed, alternatives (indices local), N per element; all in the
-    output's C order."""
+@dataclass(frozen=True, slots=True, eq=False)
+class _Rows:
+    """A mean-variance normalization of one case in group order (row r holds
+    group r's N terms, `groups`): each row's statistics (`statistics`, per
+    gamma) taken when it is bound, each element's value, bounds and readings
+    when a range of them is asked (`block`), so that every float64
+    temporary is a block's, never a large case's whole tensor (a layer
+    normalization of 2^12 x 2^12 traced over 2 GB whole).  ``reading``: the
+    statistics of the variance reading, where one is offered."""
+
+    spec: m.Spec
+    x: np.ndarray
+    affine: _Affine
+    primary: tuple[RowStatistics, RowStatistics]
+    reading: RowStatistics | None
+    u: float
+    eps: float
+    divide: bool
+    centre: bool
+    nt: np.dtype
+
+    @property
+    def n(self) -> int:
+        return int(self.x.shape[1])
+
+    @property
+    def size(self) -> int:
+        return int(self.x.size)
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.nt
+
+    def block(self, lo: int, hi: int) -> _Block:
+        """Elements [lo, hi) in group order: values, bounds (`_rounded`) and the readings' alternatives."""
+        n, u, eps = self.n, self.u, self.eps
+        r0, r1 = lo // n, -(-hi // n)
+        row = np.arange(lo, hi) // n - r0
+        x = _cut(self.x, lo, hi)
+        a, b, add = (None if t is None else _cut(t, lo, hi) for t in self.affine)
+        value, e, bounds = x, x, []
+        d = x - self.primary[1].mean[r0:r1][row] if self.centre else x
+        with np.errstate(all="ignore"):
+            for st in (s.rows(r0, r1) for s in self.primary):
+                e = st.mean_error[row] + u * (np.abs(d) + st.mean_error[row]) if self.centre else np.zeros(d.shape)
+                y, e_y = _normalized(d, e, row, st.variance, st.variance_error, eps, u, self.divide)
+                value, e_v = _affine(y, e_y, a, b, u, add)
+                bounds.append(e_v + _own(x, y, (a, b, add), n, self.divide, eps, st, row))
+        alternatives: tuple[Alternative, ...] = ()
+        if self.reading is not None:
+            st = self.reading.rows(r0, r1)
+            if self.centre:  # the sample variance
+                key, scaled = "variance:sample", st.variance * n / (n - 1)
+                variance, variance_error = scaled, st.variance_error * n / (n - 1) + u * scaled
+            else:  # the variance about the mean, the mean not subtracted
+                key, variance, variance_error = "variance-without-mean:about-the-mean", st.variance, st.variance_error
+                e = np.zeros(d.shape)
+            alternatives = _reading(self.spec, key, d, e, row, variance, variance_error, (a, b, add), eps, u,
+                                    self.nt, value)
+        return _rounded(value, bounds, alternatives, self.nt)
+
+    def whole(self, shape: tuple[int, ...], axes: tuple[int, ...]) -> _Stored:
+        """Every element at once, in the output's C order (`_ungrouped`)."""
+        return _ungrouped(self.block(0, self.size), self.x.shape, shape, axes, self.n)
+
+
+def _cut(rows: np.ndarray, lo: int, hi: int) -> np.ndarray:
+    """Elements [lo, hi) of ``rows`` in group order, flat, in float64 (only their rows converted)."""
+    n = rows.shape[1]
+    r0, r1 = lo // n, -(-hi // n)
+    return rows[r0:r1].astype(np.float64).reshape(-1)[lo - r0 * n:hi - r0 * n]
+
+
+def _sources(spec: m.Spec, sem: Normalization, case: Case, float16_accumulation: bool) -> tuple[_Stored | _Rows, ...]:
+    """One case, per output in its C order: a mean-variance normalization over
+    the last dimensions block by block when asked (group order is then C
+    order), any other computed whole."""
     ops, axes = operands(sem, case), axes_of(sem, case)
-    out = case.outputs[0]
-    nt = numpy_dtype(out.dtype)
+    nt = numpy_dtype(case.outputs[0].dtype)
     acc = m.DataType.FLOAT16 if float16_accumulation and case.dtype is m.DataType.FLOAT16 else \
         sem.accumulator(case.dtype)
     u = unit_roundoff(acc)
     eps, divide, centre = epsilon_of(sem, case), divides(sem, case), centres(sem, case)
-    x = ops.x.astype(np.float64)
-    rows = groups(x, axes)
-    n = rows.shape[1]
-    a, b, add = (None if t is None else groups(t.astype(np.float64), axes) for t in (ops.scale, ops.bias, ops.add))
-    bounds: list[np.ndarray] = []
-    value = np.zeros(rows.shape)
     if sem.operation == "lp":
-        value, bounds, found = _lp(spec, rows, order_of(sem, case), eps, u, nt)
-        return (_finish(value, bounds, found, x.shape, axes, nt, n),)
+        terms = groups(ops.x.astype(np.float64), axes)
+        value, bounds, offered = _lp(spec, terms, order_of(sem, case), eps, u, nt)
+        return (_finish(value, bounds, offered, ops.x.shape, axes, nt, terms.shape[1]),)
     if sem.operation == "lrn":
-        return (_lrn(spec, sem, case, x, u, nt),)
-    for g in (gamma_probable, gamma):
-        st = statistics(rows, u, g, centred=centre)
-        y, e_y = _normalized(st, st.variance, st.variance_error, eps, u, divide)
-        value, e = _affine(y, e_y, a, b, u, add)
-        bounds.append(e + _own(rows, y, a, b, divide, eps, st, add))
-    alternatives: tuple[Alternative, ...] = ()
-    if divide and n > 1 and centre:
-        st = statistics(rows, u, gamma)
-        scaled = st.variance * n / (n - 1)
-        alternatives += _reading(spec, "variance:sample", st, scaled, st.variance_error * n / (n - 1) + u * scaled,
-                                 (a, b, add), eps, u, nt, value)
-    if divide and not centre:
-        st = statistics(rows, u, gamma)
-        kept = Statistics(np.zeros(n), rows, np.zeros(rows.shape), st.variance, st.variance_error)
-        alternatives += _reading(spec, "variance-without-mean:about-the-mean", kept, st.variance, st.variance_error,
-                                 (a, b, add), eps, u, nt, value)
-    output = _finish(value, bounds, alternatives, x.shape, axes, nt, n)
+        return (_lrn(spec, sem, case, ops.x.astype(np.float64), u, nt),)
+    x = np.ascontiguousarray(groups(ops.x, axes))
+    n = x.shape[1]
+    primary = statistics(x, u, centred=centre)
+    # the sample variance's reading (the primary's worst-case statistics), or without the mean the variance about it
+    reading = (primary[1] if centre else statistics(x, u)[1]) if divide and (n > 1 or not centre) else None
+    scale, bias, add = (None if t is None else groups(t, axes) for t in (ops.scale, ops.bias, ops.add))
+    rows = _Rows(spec, x, (scale, bias, add), primary, reading, u, eps, divide, centre, nt)
+    last = axes == tuple(range(ops.x.ndim - len(axes), ops.x.ndim))
+    output = rows if last else rows.whole(ops.x.shape, axes)
     if sem.output_mean is None or sem.output_variance is None:
         return (output,)
-    return (output, *_moments(spec, rows, u, nt))
+    return (output, *_moments(spec, x, u, nt))
 
 
-def _moments(spec: m.Spec, rows: np.ndarray, u: float, nt: np.dtype) -> tuple[_Part, _Part]:
+def _moments(spec: m.Spec, rows: np.ndarray, u: float, nt: np.dtype) -> tuple[_Stored, _Stored]:
     """BATCH_NORMALIZATION_TRAINING's mean and variance outputs, one per row
     of ``rows`` (the scale's C order): the reduction family's AVERAGE bound
     (`reduced`) for the mean, `statistics`' for the population variance, and
@@ -271,14 +420,8 @@ def _moments(spec: m.Spec, rows: np.ndarray, u: float, nt: np.dtype) -> tuple[_P
     and one spacing of the output type (`_finish`)."""
     n = rows.shape[1]
     k = (n + 8) * _U64
-    means: list[np.ndarray] = []
-    variances: list[np.ndarray] = []
-    st = statistics(rows, u, gamma)
-    for g in (gamma_probable, gamma):
-        with np.errstate(all="ignore"):
-            mean, e_mean = reduced(rows, "AVERAGE", u, g)
-            means.append((e_mean + k * np.abs(rows).mean(axis=1))[:, None])
-        variances.append(statistics(rows, u, g).variance_error[:, None])
+    pair = statistics(rows, u)
+    st = pair[1]
     found: tuple[Alternative, ...] = ()
     if n > 1:
         with np.errstate(all="ignore"):
@@ -286,48 +429,62 @@ def _moments(spec: m.Spec, rows: np.ndarray, u: float, nt: np.dtype) -> tuple[_P
             found = _offered(spec, "variance-output:sample", scaled[:, None],
                              (st.variance_error * n / (n - 1) + u * scaled)[:, None], nt, st.variance[:, None])
     shape = (rows.shape[0], 1)
-    return (_finish(mean[:, None], means, (), shape, (1,), nt, n),
-            _finish(st.variance[:, None], variances, found, shape, (1,), nt, n))
+    with np.errstate(all="ignore"):
+        means = [(s.mean_error + k * s.magnitude)[:, None] for s in pair]
+    return (_finish(st.mean[:, None], means, (), shape, (1,), nt, n),
+            _finish(st.variance[:, None], [s.variance_error[:, None] for s in pair], found, shape, (1,), nt, n))
+
+
+def _rounded(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alternative, ...],
+             nt: np.dtype) -> _Block:
+    """Expected values rounded to ``nt`` (flat), the (strict, relaxed)
+    ``bounds`` with one spacing of it (0 where the value is not finite)."""
+    with np.errstate(invalid="ignore", over="ignore"):  # beyond the type's range: infinite (a FLOAT16 variance)
+        expected = value.reshape(-1).astype(nt)
+        step = spacing_above(np.abs(expected.astype(np.float64)) + bounds[1].reshape(-1), nt)
+    done = ~np.isfinite(expected.astype(np.float64))
+    strict, relaxed = (np.where(done, 0.0, np.nan_to_num(z.reshape(-1), nan=np.inf) + step) for z in bounds)
+    return _Block(expected, strict, relaxed, alternatives)
+
+
+def _ungrouped(block: _Block, rows_shape: tuple[int, ...], shape: tuple[int, ...], axes: tuple[int, ...],
+               n: int) -> _Stored:
+    """A block of every element in group order -> the output's C order, the alternatives' indices mapped."""
+    expected, strict, relaxed = (_ungroup(z, shape, axes) for z in (block.expected, block.strict, block.relaxed))
+    alternatives = tuple(Alternative(alt.name, _flat_index(alt.index, rows_shape, shape, axes), alt.values,
+                                     alt.tier, alt.reason, alt.bound) for alt in block.alternatives)
+    return _Stored(_Block(expected, strict, relaxed, alternatives), n)
 
 
 def _finish(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alternative, ...],
-            shape: tuple[int, ...], axes: tuple[int, ...], nt: np.dtype,
-            n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...], np.ndarray]:
-    """Group order -> the output's C order: expected values rounded to ``nt``, bounds with one spacing of it (0
-    where the value is not finite), the alternatives' indices mapped, N per element."""
-    expected, strict, relaxed = (_ungroup(z, shape, axes) for z in (value, *bounds))
-    with np.errstate(invalid="ignore", over="ignore"):  # beyond the type's range: infinite (a FLOAT16 variance)
-        expected = expected.astype(nt)
-        step = spacing_above(np.abs(expected.astype(np.float64)) + relaxed, nt)
-    done = ~np.isfinite(expected.astype(np.float64))
-    strict, relaxed = (np.where(done, 0.0, np.nan_to_num(z, nan=np.inf) + step) for z in (strict, relaxed))
-    alternatives = tuple(Alternative(alt.name, _flat_index(alt.index, value.shape, shape, axes), alt.values,
-                                     alt.tier, alt.reason, alt.bound) for alt in alternatives)
-    return expected, strict, relaxed, alternatives, np.full(expected.shape, float(n))
+            shape: tuple[int, ...], axes: tuple[int, ...], nt: np.dtype, n: int) -> _Stored:
+    """Values and bounds in group order -> the output's C order (`_rounded`, `_ungrouped`)."""
+    return _ungrouped(_rounded(value, bounds, alternatives, nt), value.shape, shape, axes, n)
 
 
-def _own(rows: np.ndarray, y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None, divide: bool, eps: float,
-         st: Statistics, add: np.ndarray | None = None) -> np.ndarray:
+def _own(x: np.ndarray, y: np.ndarray, affine: _Affine, n: int, divide: bool, eps: float, st: RowStatistics,
+         row: np.ndarray) -> np.ndarray:
     """The oracle's own float64 error: ``(N + 8) 2^-53`` of the terms that meet in each step."""
-    k = (rows.shape[1] + 8) * _U64
+    k = (n + 8) * _U64
+    a, b, add = affine
     with np.errstate(all="ignore"):
-        spread = np.abs(rows) + np.abs(rows).mean(axis=1, keepdims=True)
+        spread = np.abs(x) + st.magnitude[row]
         if divide:
-            spread = spread / np.sqrt(st.variance + eps)[:, None] + np.abs(y)
+            spread = spread / np.sqrt(st.variance + eps)[row] + np.abs(y)
         scale = 1.0 if a is None else np.abs(a)
         return k * (scale * spread + sum(0.0 if t is None else np.abs(t) for t in (b, add)))
 
 
-def _reading(spec: m.Spec, key: str, st: Statistics, variance: np.ndarray, variance_error: np.ndarray,
-             affine: tuple[np.ndarray | None, np.ndarray | None, np.ndarray | None], eps: float, u: float, nt: np.dtype,
+def _reading(spec: m.Spec, key: str, d: np.ndarray, e: np.ndarray, row: np.ndarray, variance: np.ndarray,
+             variance_error: np.ndarray, affine: _Affine, eps: float, u: float, nt: np.dtype,
              expected: np.ndarray) -> tuple[Alternative, ...]:
-    """The reading ``key`` of a mean-variance normalization: the statistics
-    ``st`` with ``variance`` and its bound, through `_normalized` and
-    `_affine` (`_offered`)."""
-    y, e_y = _normalized(st, variance, variance_error, eps, u, True)
+    """The reading ``key`` of a mean-variance normalization: the deviations
+    ``d`` within ``e`` divided by the root of ``variance`` (per group, with
+    its bound), through `_normalized` and `_affine` (`_offered`)."""
+    y, e_y = _normalized(d, e, row, variance, variance_error, eps, u, True)
     a, b, add = affine
-    value, e = _affine(y, e_y, a, b, u, add)
-    return _offered(spec, key, value, e, nt, expected)
+    value, e_v = _affine(y, e_y, a, b, u, add)
+    return _offered(spec, key, value, e_v, nt, expected)
 
 
 def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dtype,
@@ -414,7 +571,7 @@ def window_sums(squares: np.ndarray, dims: tuple[int, ...], size: int, ceil_befo
 
 
 def _lrn(spec: m.Spec, sem: Normalization, case: Case, x: np.ndarray, u: float,
-         nt: np.dtype) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple[Alternative, ...], np.ndarray]:
+         nt: np.dtype) -> _Stored:
     """LOCAL_RESPONSE_NORMALIZATION: ``x (Bias + Alpha / S * T)^-Beta``, T the window's sum of squares (n terms,
     all positive: ``g_n T``), the coefficient, product and sum one rounding each, the power relatively
     ``|(1 -+ r)^-Beta - 1|`` for the base's relative error r plus ``POW_ULPS u (1 + |Beta ln base|)``, the

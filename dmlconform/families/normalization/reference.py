@@ -83,7 +83,7 @@ def mean_variance(ops: Operands, axes: tuple[int, ...], epsilon: float, divide: 
     ``outside`` (``sqrt(var) + epsilon``) and ``add_after`` (the addend after
     the activation) are the planted faults' (`families.normalization.faults`)."""
     work = _WORK.get(dtype, numpy_dtype(dtype))
-    x = ops.x.astype(work)
+    x = ops.x.astype(work, copy=False)  # no copy (nor of the broadcast scale and bias) where the type is already it
     with np.errstate(all="ignore"):
         centred = x - x.mean(axis=axes, keepdims=True, dtype=work) if centre else x
         y = centred
@@ -93,16 +93,16 @@ def mean_variance(ops: Operands, axes: tuple[int, ...], epsilon: float, divide: 
             eps = work.type(epsilon)
             y = centred / (np.sqrt(variance) + eps if outside else np.sqrt(variance + eps))
         if ops.scale is not None:
-            y = y * ops.scale.astype(work)
+            y = y * ops.scale.astype(work, copy=False)
         if ops.bias is not None:
-            y = y + ops.bias.astype(work)
+            y = y + ops.bias.astype(work, copy=False)
         if ops.add is not None and not add_after:
-            y = y + ops.add.astype(work)
+            y = y + ops.add.astype(work, copy=False)
         if fused is not None:
             y = np.asarray(OPS[fused.operator](Call({"InputTensor": y}, dict(fused.attributes), _CALL_TYPE[work],
                                                     {"OutputTensor": work})))
         if ops.add is not None and add_after:
-            y = y + ops.add.astype(work)
+            y = y + ops.add.astype(work, copy=False)
     return y.astype(numpy_dtype(dtype))
 
 
