@@ -11,6 +11,9 @@ im2col + matmul + bias + ``np.allclose``):
   and multiplied, ``patches @ filter`` and ``|patches| @ |filter|``: a
   float64 GEMM runs at half float32's rate, so these alone cost about 4
   bare GEMMs, whatever the oracle does around them;
+* ``T, S32``: the same with S summed in float32, as the oracle sums it
+  for FLOAT16 and FLOAT32 operands (`families.window.oracle._above32`):
+  the floor now;
 * ``reference``: the cpu backend's `families.window.reference.convolution`
   (float32, one filter tap at a time);
 * ``ours``: bench_large.py's timed side (`runner.run_cases` on cpu).
@@ -46,16 +49,18 @@ def _best(step: Callable[[], object], rounds: int) -> float:
     return min(times)
 
 
-def _sums(x: np.ndarray, w: np.ndarray, pads: tuple[tuple[int, int], tuple[int, int]]) -> Callable[[], object]:
-    """T and S of every output element in float64: the whole im2col matrix and two GEMMs."""
+def _sums(x: np.ndarray, w: np.ndarray, pads: tuple[tuple[int, int], tuple[int, int]],
+          magnitude: type[np.floating]) -> Callable[[], object]:
+    """T of every output element in float64 and S in ``magnitude``: the whole im2col matrix and two GEMMs."""
     k, c, kh, kw = w.shape
     filters = w.reshape(k, c * kh * kw).astype(np.float64)
+    magnitudes = np.abs(filters).astype(magnitude)
 
     def run() -> tuple[np.ndarray, np.ndarray]:
-        padded = np.pad(x[0].astype(np.float64), ((0, 0), *pads))
+        padded = np.pad(x[0], ((0, 0), *pads))
         windows = np.lib.stride_tricks.sliding_window_view(padded, (kh, kw), axis=(1, 2))
         cols = np.ascontiguousarray(windows.transpose(0, 3, 4, 1, 2)).reshape(c * kh * kw, -1)
-        return filters @ cols, np.abs(filters) @ np.abs(cols)
+        return filters @ cols.astype(np.float64), magnitudes @ np.abs(cols).astype(magnitude, copy=False)
     return run
 
 
@@ -68,7 +73,8 @@ def main() -> int:
     x, w, _ = _operands(case)
     (top, left), (bottom, right) = _ints(case, "StartPadding"), _ints(case, "EndPadding")
     steps = {"bare": _bare("CONVOLUTION", case),
-             "T and S": _sums(x, w, ((top, bottom), (left, right))),
+             "T and S": _sums(x, w, ((top, bottom), (left, right)), np.float64),
+             "T, S32": _sums(x, w, ((top, bottom), (left, right)), np.float32),
              "reference": lambda: reference.convolution(operands(sem, case), geometry(sem, case), out.sizes, out.dtype),
              "ours": lambda: _ours(spec, case)}
     found = {name: _best(step, args.rounds) for name, step in steps.items()}

@@ -139,7 +139,7 @@ class Sums:
 
 
 def convolve(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, geo: Geometry, out_spatial: tuple[int, ...],
-             *, flip: tuple[bool, ...]) -> Sums:
+             *, flip: tuple[bool, ...], magnitude_above: bool = False) -> Sums:
     """T, S and n of every output element through the window map, the
     filter reversed along the spatial dimensions ``flip`` says (the
     forward map: CONVOLUTION mode; the backward map, the adjoint's, with
@@ -150,7 +150,13 @@ def convolve(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, geo: Geometr
     (`plan.WINDOW_PATCHES` patch elements), into float64 outputs made
     once: a large convolution's im2col matrix (and its magnitudes) exists
     one block at a time, not whole twice (issue #35, the ``--large`` case's
-    memory).  Every element's T and S are the same sums as whole."""
+    memory).  Every element's T and S are the same sums as whole.
+
+    ``magnitude_above``: S may be an upper bound of the sum instead of the
+    sum itself (for a bound alone, not for an exactness test): where ``x``
+    and ``w`` are FLOAT16 or FLOAT32 values, S is summed in float32 and
+    inflated (`_above32`), a float32 GEMM in place of a float64 one (the
+    ``--large`` case's time, docs/window.md)."""
     maps = tuple(windowmap.taps(x.shape[2 + j], out_spatial[j], w.shape[2 + j], stride=geo.strides[j],
                                 dilation=geo.dilations[j], start=geo.start[j], transposed=geo.transposed)
                  for j in range(len(out_spatial)))
@@ -164,9 +170,11 @@ def convolve(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, geo: Geometr
     value_at, magnitude_at = (a.reshape(n_batch, g, m_out // g, -1) for a in (value, magnitude))
     padded = windowmap.appended(np.moveaxis(x, 1, -1), len(out_spatial), channels_last=True)
     rows = max(1, WINDOW_PATCHES // max(1, n_batch * c * rest * int(np.prod(w.shape[2:]))))
+    single = magnitude_above and all(a.dtype.kind == "f" and a.dtype.itemsize <= 4 for a in (x, w))
+    filters = _Filters(filt, np.abs(filt).astype(np.float32) if single else None, bool(np.isfinite(filt).all()))
     for lo in range(0, out_spatial[0], rows):
         hi = min(lo + rows, out_spatial[0])
-        _block(_patches(padded, (maps[0].rows(lo, hi), *maps[1:]), g), filt,
+        _block(_patches(padded, (maps[0].rows(lo, hi), *maps[1:]), g), filters,
                value_at[..., lo * rest:hi * rest], magnitude_at[..., lo * rest:hi * rest])
     n = windowmap.counts(maps) * (c // g)
     if bias is not None:
@@ -177,13 +185,64 @@ def convolve(x: np.ndarray, w: np.ndarray, bias: np.ndarray | None, geo: Geometr
     return Sums(value, magnitude, n.reshape((1, 1) + n.shape))
 
 
-def _block(patches: np.ndarray, filt: np.ndarray, value: np.ndarray, magnitude: np.ndarray) -> None:
+@dataclass(frozen=True, slots=True, eq=False)
+class _Filters:
+    """The grouped filter (`_grouped`) as `_block` needs it: ``value`` in
+    float64; ``single`` its magnitudes in float32 where S may be summed
+    there (None: in float64); ``finite``: no inf or NaN in it."""
+
+    value: np.ndarray
+    single: np.ndarray | None
+    finite: bool
+
+
+def _block(patches: np.ndarray, filters: _Filters, value: np.ndarray, magnitude: np.ndarray) -> None:
     """One block's T and S written into ``value`` and ``magnitude`` (N, G,
-    M/G, positions); ``patches`` (`_patches`) become their magnitudes, and
-    go when this returns (before the next block's come)."""
-    value[...] = _products(patches, filt)
-    np.abs(patches, out=patches)
-    magnitude[...] = _products(patches, np.abs(filt))
+    M/G, positions); ``patches`` (`_patches`, in the input's type) become
+    their magnitudes, and go when this returns (before the next block's
+    come).  S in float32 (`_above32`) where ``filters.single`` says so and
+    every operand is finite, else (and where float32 overflows) in float64."""
+    finite = filters.finite and bool(np.isfinite(patches).all())
+    wide = patches.astype(np.float64, copy=False)
+    value[...] = _products(wide, filters.value, finite=finite)
+    if filters.single is not None and finite:
+        del wide  # float64 patches go before the float32 GEMM's come (the --large case's peak)
+        np.abs(patches, out=patches)
+        above = _above32(patches, filters.single)
+        if above is not None:
+            magnitude[...] = above
+            return
+        wide = patches.astype(np.float64)
+    np.abs(wide, out=wide)
+    magnitude[...] = _products(wide, np.abs(filters.value), finite=finite)
+
+
+def _above32(patches: np.ndarray, single: np.ndarray) -> np.ndarray | None:
+    """An upper bound of S = sum |x w| (N, G, M/G, positions) from the
+    magnitudes ``patches`` (FLOAT16 or FLOAT32 values) and ``single`` (the
+    filter's, float32), summed by a float32 GEMM; None where a sum
+    overflowed float32 (float64 must do it: its S may be finite).
+
+    Every term is >= 0, so whatever order and blocking the BLAS sums the n
+    products in (with FMA or not), with at most n roundings of float32 on
+    each, each product's underflow at most 2^-150 absolute (gradual
+    underflow, numpy's default; a sum of subnormals is exact), the float32
+    result S32 >= (1 - gamma_n(2^-24)) S - n 2^-150, hence
+    S <= (S32 + n 2^-149) / (1 - gamma_{n+1}(2^-24)): one rounding more in
+    the gamma covers this formula's own three float64 roundings.  Over S
+    by at most about 2 n 2^-24 relative (7e-5 at n = 576), far below the
+    bound's own slack (docs/window.md, "The --large convolution")."""
+    with np.errstate(over="ignore"):
+        total = np.matmul(single[None], np.swapaxes(patches.astype(np.float32, copy=False), -1, -2))
+    if not np.isfinite(total).all():
+        return None
+    n = patches.shape[-1]
+    tiny = float(finfo(np.float32).smallest_subnormal)
+    inflation = 1.0 / (1.0 - float(gamma(np.array(n + 1.0), unit_roundoff(m.DataType.FLOAT32))))
+    wide = total.astype(np.float64)
+    wide += n * tiny
+    wide *= inflation
+    return wide
 
 
 def _grouped(w: np.ndarray, g: int, *, transposed: bool) -> np.ndarray:
@@ -200,21 +259,21 @@ def _grouped(w: np.ndarray, g: int, *, transposed: bool) -> np.ndarray:
 def _patches(padded: np.ndarray, maps: tuple[windowmap.Taps, ...], g: int) -> np.ndarray:
     """The im2col rows of the output positions ``maps`` covers, from the
     channels-last input with its appended zeros: (N, G, positions, K *
-    C/G) float64, each row the taps one output element reads."""
+    C/G) in the input's type, each row the taps one output element reads."""
     gathered = windowmap.read(padded, maps, channels_last=True)  # (N, O..., K..., C)
     n_batch, c = padded.shape[0], padded.shape[-1]
     positions = int(np.prod([t.index.shape[0] for t in maps]))
     taps = int(np.prod([t.index.shape[1] for t in maps]))
     grouped = gathered.reshape(n_batch, positions, taps, g, c // g).transpose(0, 3, 1, 2, 4)
-    return grouped.astype(np.float64, order="C").reshape(n_batch, g, positions, taps * (c // g))
+    return np.ascontiguousarray(grouped).reshape(n_batch, g, positions, taps * (c // g))
 
 
-def _products(patches: np.ndarray, filt: np.ndarray) -> np.ndarray:
+def _products(patches: np.ndarray, filt: np.ndarray, *, finite: bool) -> np.ndarray:
     """(N, G, P, KC) x (G, M, KC) -> (N, G, M, P) sums of products (the
     output's order: channels, then positions); where an operand is not
-    finite, as an explicit float64 sum (IEEE's inf and NaN rules whatever
+    ``finite``, as an explicit float64 sum (IEEE's inf and NaN rules whatever
     the BLAS)."""
-    if np.isfinite(patches).all() and np.isfinite(filt).all():
+    if finite:
         return np.matmul(filt[None], np.swapaxes(patches, -1, -2))
     return (filt[None, :, :, None, :] * patches[:, :, None, :, :]).sum(axis=-1)
 
@@ -230,10 +289,12 @@ def _part(spec: m.Spec, sem: Window, case: Case, float16_accumulation: bool) -> 
     geo = geometry(sem, case)
     out = case.outputs[0]
     spatial = len(out.sizes) - 2
-    sums = convolve(ops.x, ops.w, ops.bias, geo, out.sizes[2:], flip=(geo.flipped,) * spatial)
+    integral = _integral(ops)  # its exactness test needs S itself; elsewhere an upper bound of S serves
+    sums = convolve(ops.x, ops.w, ops.bias, geo, out.sizes[2:], flip=(geo.flipped,) * spatial,
+                    magnitude_above=not integral)
     nt = numpy_dtype(out.dtype)
     acc = _accumulator(sem, out.dtype, float16_accumulation)
-    exact = _integral(ops) & (sums.magnitude <= 2.0 ** min(_digits(acc), _digits(out.dtype)))
+    exact = integral & (sums.magnitude <= 2.0 ** min(_digits(acc), _digits(out.dtype)))
     expected = sums.value.astype(nt)
     alternatives = _alternatives(spec, sem, case, geo, sums, exact.reshape(-1), expected.reshape(-1))
     magnitude, count = sums.magnitude, sums.n
