@@ -188,12 +188,14 @@ def _explicit(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _upper(s: np.ndarray, k: int) -> np.ndarray:
     """S as a float32 upper bound.  ``s`` was summed from non-negative
     terms with K + 3 roundings of float32 (or fewer of float64) at most, so
-    it is at least (1 - gamma_{K+3}(2^-24)) times the true S; divided by
-    that, with 2^-20 to spare for this multiplication's own rounding, it
-    is above it (infinite where float32 overflows: no bound there)."""
+    it is at least (1 - gamma_{K+3}(2^-24)) times the true S less what its
+    products lost below float32's normal range (2^-150 each at most, K
+    2^-149 in all, added); divided by that factor, with 2^-20 to spare for
+    this multiplication's own rounding, it is above it (infinite where
+    float32 overflows: no bound there)."""
     factor = np.float32((1 + 2.0 ** -20) / (1 - float(gamma(np.array([k + 3]), 2.0 ** -24)[0])))
     with np.errstate(over="ignore"):
-        return s.astype(np.float32, copy=False) * factor
+        return (s.astype(np.float32, copy=False) + np.float32(k * 2.0 ** -149)) * factor
 
 
 def _integral(ops: Operands) -> bool:
