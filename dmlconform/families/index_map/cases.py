@@ -552,7 +552,12 @@ def _gather(rank: int, a: int, k: int) -> Shape:
     """GATHER at ``rank`` dimensions, Axis ``a``, IndexDimensions ``k``: the
     k - 1 dimensions the output has more than the input are leading ones
     (of the input's, then of the indices' relevant ones), as the page's
-    right alignment asks."""
+    right alignment asks.  Where the input has fewer than k - 1 dimensions
+    before Axis to give, its original rank + k - 1 exceeds the output's
+    DimensionCount, which the page forbids ("must be less than or equal"):
+    a negative case, its relevant leading index sizes 1 (rejected cleanly,
+    or computed with those ones cropped; DirectML's own CreateOperator
+    takes it and writes past a heap block: docs/results/directml-linux.md)."""
     x = [AXIS_SIZE if d == a else _DIMS[d] for d in range(rank)]
     idx = list(_INDEX_DIMS[len(_INDEX_DIMS) - k:]) if k else []
     ones = max(k - 1, 0)
@@ -560,8 +565,11 @@ def _gather(rank: int, a: int, k: int) -> Shape:
         x[d] = 1
     for d in range(max(0, ones - a)):
         idx[d] = 1
-    return Shape(DataType.FLOAT32, tuple(x), right_aligned(tuple(idx), rank),
-                 (("axis", a), ("index_dimensions", k)), DataType.UINT32)
+    shape = Shape(DataType.FLOAT32, tuple(x), right_aligned(tuple(idx), rank),
+                  (("axis", a), ("index_dimensions", k)), DataType.UINT32)
+    if ones > a:
+        return replace(shape, supported=False, out_of_domain=("Axis", "IndexDimensions"))
+    return shape
 
 
 def _elements(rank: int, a: int, width: str) -> Shape:
