@@ -30,6 +30,7 @@ from dmlconform.cases import family
 from dmlconform.cases.draws import stream_key
 from dmlconform.cases.model import Case
 from dmlconform.families.interpolation import roi_pooling
+from dmlconform.families.interpolation.cases import DATA
 from dmlconform.families.interpolation.roi_semantics import AVERAGE, MAX, Roi
 from dmlconform.families.interpolation.semantics import LINEAR, NEAREST
 from dmlconform.limits import MAX_CASE_WORK
@@ -183,7 +184,6 @@ OFFSETS = {"half-pixel": (0.5, -0.5), "output-half-pixel": (0.0, -0.5), "corner"
 #: The region sets with exact (small integer) values too, and those of AlignRegionsToCorners TRUE.
 EXACT_SETS = ("inside", "one-pixel", "at-minimum")
 CORNER_SETS = ("inside", "partly-outside-value", "one-pixel", "inverted")
-DATA = ("exact", "random")
 
 
 @dataclass(frozen=True, slots=True)
