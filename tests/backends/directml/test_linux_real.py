@@ -23,7 +23,6 @@ and the backend declares that lavapipe's float32 subnormal flushing.
 from __future__ import annotations
 
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -31,45 +30,15 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from dmlconform.backends.directml.linux_stack import Stack, check, default_stack_dir
+from dmlconform.backends.directml.linux_stack import Stack
 from dmlconform.cli import main
-from tests.conftest import SHARED
 
 pytestmark = pytest.mark.real_directml
 
-SOURCE = SHARED / "directml-linux" / "vkd3d-1.17.tar.xz"
 #: What the device reports it lacks (DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT: vkd3d reports no native 16-bit ops).
 NO_16_BIT = ("FLOAT16", "INT16", "UINT16")
 LAYOUTS = {"packed", "padded", "broadcast"}
 RAN = ("PASS", "QUALITY_WARNING", "FAIL")
-
-
-@pytest.fixture(scope="session")
-def linux_stack() -> Stack:
-    """The default cache's stack, set up (or checked) through the documented command."""
-    if not sys.platform.startswith("linux"):
-        pytest.skip("the Linux CPU stack needs Linux")
-    args = ["directml", "setup-linux", *(["--vkd3d-source", str(SOURCE)] if SOURCE.is_file() else [])]
-    result = CliRunner().invoke(main, args)
-    if result.exit_code != 0:
-        lines = [x for x in result.output.splitlines() if x.strip()] or [f"exit {result.exit_code}"]
-        pytest.skip(f"the Linux CPU stack cannot be set up here: {lines[-1]}")
-    stack = Stack(default_stack_dir())
-    check(stack)
-    return stack
-
-
-@pytest.fixture(scope="session")
-def sid_mesa(linux_stack: Stack) -> Stack:
-    """The default cache's stack with Debian sid's lavapipe too (``setup-linux --mesa sid``)."""
-    args = ["directml", "setup-linux", "--mesa", "sid", *(["--vkd3d-source", str(SOURCE)] if SOURCE.is_file() else [])]
-    result = CliRunner().invoke(main, args)
-    if result.exit_code != 0:
-        lines = [x for x in result.output.splitlines() if x.strip()] or [f"exit {result.exit_code}"]
-        pytest.skip(f"sid's Mesa cannot be set up here: {lines[-1]}")
-    stack = Stack(default_stack_dir(), "sid")
-    check(stack)
-    return stack
 
 
 def _report(tmp_path: Path, *ops: str, jobs: int = 1, mesa: str = "host") -> dict[str, Any]:
