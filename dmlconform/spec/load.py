@@ -31,7 +31,7 @@ from typing import Any, ClassVar, NoReturn, TypeVar
 
 import yaml
 
-from dmlconform import limits, userfiles
+from dmlconform import limits, plan, userfiles
 from dmlconform.cachedir import cache_dir
 from dmlconform.errors import LocatedError, SpecError
 from dmlconform.spec import model as m
@@ -653,14 +653,10 @@ def _remember(entry: Path | None, data: dict[str, Any]) -> None:
     _pruned(entry.parent)
 
 
-#: The most texts the cache keeps: the shipped specs' 176, for many versions of the parser and the specs.
-CACHED_TEXTS = 4096
-
-
 @functools.cache
 def _pruned(folder: Path) -> None:
     """Bound the cache: once per process that writes to it, the files of
-    ``folder`` beyond the `CACHED_TEXTS` newest are removed: each version
+    ``folder`` beyond the `plan.CACHED_SPECS` newest are removed: each version
     of the parser and each text edited or made up (the tests make many)
     leaves its own, and a development machine's grew to 25,134 files, 105
     MB, in two days.  A text whose file went is parsed again on its next
@@ -672,7 +668,7 @@ def _pruned(folder: Path) -> None:
                 with contextlib.suppress(OSError):
                     if e.name.endswith(".json") and e.is_file(follow_symlinks=False):
                         found.append((e.stat(follow_symlinks=False).st_mtime_ns, e.path))
-        for _, path in sorted(found, reverse=True)[CACHED_TEXTS:]:
+        for _, path in sorted(found, reverse=True)[plan.CACHED_SPECS:]:
             with contextlib.suppress(OSError):
                 os.unlink(path)
 

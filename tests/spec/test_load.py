@@ -597,14 +597,15 @@ def test_a_spec_from_the_cache_is_the_spec_parsed(tmp_path, monkeypatch) -> None
 
 def test_the_cache_keeps_the_newest_texts_only(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A process that writes to the cache removes its files beyond the
-    `CACHED_TEXTS` newest, once: the cache stays bounded however many
+    `plan.CACHED_SPECS` newest, once: the cache stays bounded however many
     parser versions and texts pass through it."""
     import os
 
     import dmlconform.spec.load as load
+    from dmlconform import plan
 
     monkeypatch.setenv("DMLCONFORM_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(load, "CACHED_TEXTS", 3)
+    monkeypatch.setattr(plan, "CACHED_SPECS", 3)
     folder = tmp_path / "cache" / "parsed-specs"
     folder.mkdir(parents=True)
     old = [folder / f"{i:064x}.json" for i in range(5)]
