@@ -3,7 +3,9 @@ side in one run (issue #31, item 6, "Done means").
 
 (a) ``python -c "import numpy"``: the yardstick of a bare start.
 (b) A one-case repro, ``dmlconform run --case CASE --no-progress -o TMP``,
-    with its worker (the default isolation).  Target: at most 5x (a).
+    with its worker (the default isolation), through the console script
+    ``dmlconform`` beside the interpreter, as a user pastes it (``python
+    -m dmlconform`` where there is none).  Target: at most 5x (a).
 (c) The full default run and ``--shard 1/16`` (cpu, default ``-j``).
     Target: the shard at most 0.4 of the full run.
 
@@ -43,10 +45,21 @@ TARGET_SHARD = 0.4
 #: name -> the command after the interpreter ({out}: a fresh report folder; {case}: --case's id).
 COMMANDS = {
     "numpy": ["-c", "import numpy"],
-    "case": ["-P", "-m", "dmlconform", "run", "--case", "{case}", "--no-progress", "-o", "{out}"],
+    "case": ["{dmlconform}", "run", "--case", "{case}", "--no-progress", "-o", "{out}"],
     "shard": ["-P", "-m", "dmlconform", "run", "--shard", "1/16", "--no-progress", "-o", "{out}"],
     "full": ["-P", "-m", "dmlconform", "run", "--no-progress", "-o", "{out}"],
 }
+
+
+#: The console script a user runs; where the interpreter has none beside it (not installed), the module.
+SCRIPT = Path(sys.executable).with_name("dmlconform")
+
+
+def _argv(args: list[str]) -> list[str]:
+    """The command line of ``args``: the interpreter's, or the console script's."""
+    if args[0] != "{dmlconform}":
+        return [sys.executable, *args]
+    return [str(SCRIPT), *args[1:]] if SCRIPT.is_file() else [sys.executable, "-P", "-m", "dmlconform", *args[1:]]
 
 
 def _once(tree: Path, args: list[str], scratch: Path) -> tuple[float, float]:
@@ -60,7 +73,7 @@ def _once(tree: Path, args: list[str], scratch: Path) -> tuple[float, float]:
            "PYTHONPATH": str(tree), "DMLCONFORM_CACHE": str(scratch / "cache")}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([sys.executable, *(a.format(out=out) for a in args)], env=env, cwd=tree,
+    done = subprocess.run([a.format(out=out) for a in _argv(args)], env=env, cwd=tree,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     wall = time.perf_counter() - started
     if done.returncode >= 2:
@@ -99,8 +112,8 @@ def _report(tree: Path, times: dict[tuple[Path, str], list[tuple[float, float]]]
     cpu = {name: statistics.median(c for _, c in times[tree, name]) for name in names}
     print(tree)
     for name in names:
-        shown = " ".join(COMMANDS[name]).replace("{case}", case).replace("{out}", "TMP")
-        print(f"  {name:6} {wall[name]:7.2f} s wall {cpu[name]:7.2f} s cpu   python {shown}")
+        shown = " ".join(_argv(COMMANDS[name])).replace("{case}", case).replace("{out}", "TMP")
+        print(f"  {name:6} {wall[name]:7.2f} s wall {cpu[name]:7.2f} s cpu   {shown}")
     met = True
     if {"case", "numpy"} <= wall.keys():
         case_ratio = wall["case"] / wall["numpy"]

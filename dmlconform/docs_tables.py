@@ -29,7 +29,7 @@ from dmlconform.errors import EXIT_CODE_MEANINGS, ExitCode
 from dmlconform.families import cases_of
 from dmlconform.lint.checks import RULES
 from dmlconform.packaged import shipped_specs
-from dmlconform.spec.load import spec_files
+from dmlconform.spec.files import spec_files
 from dmlconform.spec.model import FeatureLevel
 
 

@@ -59,6 +59,11 @@ LARGE_ELEMENTS = 1 << 22
 #: a time (2 MiB) rather than whole (tens of megabytes).
 WINDOW_PATCHES = 1 << 18
 
+#: Between runs (`spec.load`): the parsed spec texts the cache folder keeps,
+#: the newest (the shipped specs are 176, so many versions of them and of the
+#: parser); each version of either leaves files of its own.
+CACHED_SPECS = 4096
+
 
 def pack(sizes: Sequence[int], *, most: int, most_items: int | None = None) -> list[range]:
     """Contiguous ranges over ``len(sizes)`` items, in order, covering them

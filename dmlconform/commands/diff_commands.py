@@ -26,7 +26,8 @@ from dmlconform.catalog import load_spec
 from dmlconform.commands.options import console, existing_paths, operator_key, parse_level, specs_folder, specs_option
 from dmlconform.errors import EXIT_CODES_HELP, ExitCode, InputError, SpecError
 from dmlconform.packaged import SHIPPED_SPECS
-from dmlconform.spec.load import loads_spec, spec_files
+from dmlconform.spec.files import spec_files
+from dmlconform.spec.load import loads_spec
 from dmlconform.spec.model import FeatureLevel, Spec
 from dmlconform.userfiles import too_big
 

@@ -16,11 +16,9 @@ import click
 
 from dmlconform.commands.options import existing_paths, specs_folder
 from dmlconform.errors import InputError
-from dmlconform.gating.baseline import apply_baseline, read_baseline
-from dmlconform.gating.overrides import by_pair, read_overrides
 from dmlconform.gating.shard import Shard, parse_shard
 from dmlconform.results import Baseline, RunResult, ToleranceOverride
-from dmlconform.spec.load import spec_files
+from dmlconform.spec.files import spec_files
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +39,10 @@ class Gate:
     def override_map(self) -> Mapping[tuple[str, str], ToleranceOverride]:
         """What ``run_cases(overrides=)`` takes."""
 
+        if not self.overrides:
+            return {}
+        from dmlconform.gating.overrides import by_pair  # noqa: PLC0415 - see `load_gate`
+
         return by_pair(self.overrides)
 
     @property
@@ -53,7 +55,11 @@ class Gate:
 
         run = replace(run, strict=self.strict, shard=str(self.shard or ""), tolerances=self.tolerances,
                       overrides=self.overrides)
-        return apply_baseline(run, self.baseline) if self.baseline is not None else run
+        if self.baseline is None:
+            return run
+        from dmlconform.gating.baseline import apply_baseline  # noqa: PLC0415 - the YAML reader, off the run's start
+
+        return apply_baseline(run, self.baseline)
 
 
 def _shard(text: str | None) -> Shard | None:
@@ -69,12 +75,19 @@ def load_gate(*, specs_dir: str, baseline: str | None, tolerances: str | None, s
               strict: bool) -> Gate:
     """Reads and checks the files before anything runs, so a typo costs seconds, not a suite."""
 
+    # The files' YAML reader is imported where a file is given: a run without starts its workers sooner (issue #31).
     overrides: tuple[ToleranceOverride, ...] = ()
     if tolerances is not None:
+        from dmlconform.gating.overrides import read_overrides  # noqa: PLC0415
+
         operators = {p.stem for p in spec_files(existing_paths((specs_dir,), "spec folder"))}
         overrides = read_overrides(Path(tolerances), operators=operators)
-    return Gate(strict=strict, shard=_shard(shard), tolerances=tolerances or "", overrides=overrides,
-                baseline=read_baseline(Path(baseline)) if baseline is not None else None)
+    known = None
+    if baseline is not None:
+        from dmlconform.gating.baseline import read_baseline  # noqa: PLC0415
+
+        known = read_baseline(Path(baseline))
+    return Gate(strict=strict, shard=_shard(shard), tolerances=tolerances or "", overrides=overrides, baseline=known)
 
 
 def gating_options(command: Callable[..., Any]) -> Callable[..., Any]:

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-from rich.console import Console
 
 from dmlconform.errors import InputError
 from dmlconform.packaged import SHIPPED_SPECS, shipped_specs_arg
-from dmlconform.spec.load import spec_files
+from dmlconform.spec.files import spec_files
 from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 
 if TYPE_CHECKING:
@@ -33,6 +32,8 @@ LOG_WIDTH = 120
 def console() -> Console:
     """A rich console on stdout: the terminal's width, or LOG_WIDTH columns
     when the output is not a terminal and COLUMNS is unset."""
+
+    from rich.console import Console  # noqa: PLC0415 - off the run's start: its workers start first (issue #31)
 
     out = Console()
     if not out.is_terminal and "COLUMNS" not in os.environ:

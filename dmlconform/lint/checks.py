@@ -31,6 +31,7 @@ from dmlconform.formula.tree import FormulaTree, names, otherwise_branches
 from dmlconform.lint import examples as lint_examples
 from dmlconform.spec import load
 from dmlconform.spec import model as m
+from dmlconform.spec.files import is_overlay
 from dmlconform.spec.load import Document, JsonPath
 
 Located = tuple[JsonPath, str]
@@ -871,7 +872,7 @@ def lint_paths(paths: list[Path]) -> list[Finding]:
         if isinstance(doc, Finding):
             findings.append(doc)
             continue
-        if load.is_overlay(path):
+        if is_overlay(path):
             findings.extend(_overlay_findings(doc, path))
             continue
         docs.append(doc)

@@ -31,10 +31,11 @@ from typing import Any, ClassVar, NoReturn, TypeVar
 
 import yaml
 
-from dmlconform import limits, userfiles
+from dmlconform import limits, plan, userfiles
 from dmlconform.cachedir import cache_dir
 from dmlconform.errors import LocatedError, SpecError
 from dmlconform.spec import model as m
+from dmlconform.spec.files import REVIEWED
 
 JsonPath = tuple[str | int, ...]
 
@@ -648,6 +649,28 @@ def _remember(entry: Path | None, data: dict[str, Any]) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink(missing_ok=True)
+        return
+    _pruned(entry.parent)
+
+
+@functools.cache
+def _pruned(folder: Path) -> None:
+    """Bound the cache: once per process that writes to it, the files of
+    ``folder`` beyond the `plan.CACHED_SPECS` newest are removed: each version
+    of the parser and each text edited or made up (the tests make many)
+    leaves its own, and a development machine's grew to 25,134 files, 105
+    MB, in two days.  A text whose file went is parsed again on its next
+    load, no more."""
+    with contextlib.suppress(OSError):
+        found = []
+        with os.scandir(folder) as entries:
+            for e in entries:
+                with contextlib.suppress(OSError):
+                    if e.name.endswith(".json") and e.is_file(follow_symlinks=False):
+                        found.append((e.stat(follow_symlinks=False).st_mtime_ns, e.path))
+        for _, path in sorted(found, reverse=True)[plan.CACHED_SPECS:]:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
 
 
 @functools.cache
@@ -673,10 +696,6 @@ def read_text(path: Path, *, limit: limits.FileLimit = limits.SPEC) -> str:
         return userfiles.read_text(path, limit)
     except LocatedError as exc:
         raise SpecError(exc.message, path=path, line=exc.line, column=exc.column) from None
-
-
-#: The folder beside the specs that holds the reviewed overlays (docs/ambiguities.md).
-REVIEWED = "reviewed"
 
 
 def read_spec(path: Path) -> tuple[m.Spec, Document | None]:
@@ -800,29 +819,3 @@ def overlay_validator() -> Any:
                                "semantics": {"type": "object"},  # `spec.reviewed` checks it
                                "corrections": _CORRECTIONS})
     return jsonschema.validators.validator_for(overlay)(overlay)
-
-
-def spec_files(paths: list[Path] | tuple[Path, ...]) -> list[Path]:
-    """Spec files named by ``paths`` (files, or folders searched for *.yaml),
-    sorted.  Whatever a folder holds or a path names that is not a readable
-    regular file (a FIFO, a folder named *.yaml, a dangling symbolic link, a
-    link out of the folder) is a SpecError naming each one: a spec silently
-    left out would change what a run tests."""
-    found = userfiles.find_files(paths, ".yaml")
-    if found.refused:
-        first = found.refused[0]
-        raise SpecError(first.reason, path=first.path, problems=tuple(r.error() for r in found.refused))
-    specs = [f for f in found.files if not is_overlay(f)]
-    known = set(specs)
-    orphans = [SpecError(f"overlay {f.name} has no spec {f.parent.parent / f.name}, so nothing reads it: name it "
-                         "after its spec file, in the reviewed folder beside it, or remove it", path=f, line=1,
-                         column=1)
-               for f in found.files if is_overlay(f) and f.parent.parent / f.name not in known]
-    if orphans:  # an overlay skipped in silence would leave its semantics untested (issue #33)
-        raise SpecError(orphans[0].message, path=orphans[0].path, line=1, column=1, problems=tuple(orphans))
-    return specs
-
-
-def is_overlay(path: Path) -> bool:
-    """Whether ``path`` is a reviewed overlay (in a `REVIEWED` folder), not a spec."""
-    return path.parent.name == REVIEWED

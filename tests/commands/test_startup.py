@@ -15,7 +15,8 @@ from tests.conftest import REPO
 
 #: What the workers' start must overlap, not follow.
 HEAVY = ("numpy", "dmlconform.families", "dmlconform.runner", "dmlconform.judge", "dmlconform.suite",
-         "dmlconform.report.html", "dmlconform.report.terminal", "dmlconform.catalog")
+         "dmlconform.report.html", "dmlconform.report.terminal", "dmlconform.catalog", "yaml", "rich.console",
+         "dmlconform.spec.load")
 
 
 def _imported(*modules: str) -> set[str]:
@@ -52,3 +53,19 @@ def test_a_one_case_run_leaves_judging_to_its_worker(tmp_path) -> None:  # type:
     assert exit_code == 0
     assert (tmp_path / "r" / "report.json").is_file()
     assert not set(loaded) & set(WORKERS_ONLY), f"the run's process imported {sorted(set(loaded) & set(WORKERS_ONLY))}"
+
+
+def test_a_worker_does_not_run_the_main_script_again(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # The console script `dmlconform` is a file: ``spawn`` runs such a main script again in each worker (as
+    # ``__mp_main__``), importing the CLI there (issue #31). This script notes each process that runs it.
+    noted = tmp_path / "ran"
+    script = tmp_path / "console.py"
+    script.write_text("import os, sys\n"
+                      f"with open({str(noted)!r}, 'a') as f:\n    f.write(f'{{os.getpid()}}\\n')\n"
+                      "from dmlconform.cli import main\n"
+                      "if __name__ == '__main__':\n    sys.exit(main())\n")
+    done = subprocess.run([sys.executable, str(script), "run", "--case", "ELEMENT_WISE_ADD/FLOAT32/4d/edges",
+                           "--no-progress", "-o", str(tmp_path / "r")], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "r" / "report.json").is_file()
+    assert len(noted.read_text().split()) == 1, "a worker ran the main script again"

@@ -16,7 +16,8 @@ from dmlconform.catalog import load_spec
 from dmlconform.errors import SpecError
 from dmlconform.spec import load
 from dmlconform.spec import model as m
-from dmlconform.spec.load import Document, loads_spec, parse_document, read_text, spec_files
+from dmlconform.spec.files import spec_files
+from dmlconform.spec.load import Document, loads_spec, parse_document, read_text
 from tests.conftest import REPO
 from tests.strategies import specs
 
@@ -592,6 +593,38 @@ def test_a_spec_from_the_cache_is_the_spec_parsed(tmp_path, monkeypatch) -> None
     monkeypatch.setattr(load, "_parser_key", lambda: b"another parser")
     assert load.loads_spec(text, path="d.yaml") == spec and parsed[-1] == "d.yaml"
     assert len(list((tmp_path / "cache" / "parsed-specs").iterdir())) == 2
+
+
+def test_the_cache_keeps_the_newest_texts_only(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A process that writes to the cache removes its files beyond the
+    `plan.CACHED_SPECS` newest, once: the cache stays bounded however many
+    parser versions and texts pass through it."""
+    import os
+
+    import dmlconform.spec.load as load
+    from dmlconform import plan
+
+    monkeypatch.setenv("DMLCONFORM_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(plan, "CACHED_SPECS", 3)
+    folder = tmp_path / "cache" / "parsed-specs"
+    folder.mkdir(parents=True)
+    old = [folder / f"{i:064x}.json" for i in range(5)]
+    for age, path in enumerate(old):
+        path.write_text("{}", encoding="utf-8")
+        os.utime(path, ns=(10**18 + age * 10**9, 10**18 + age * 10**9))
+    (folder / "notes.txt").write_text("not ours", encoding="utf-8")
+    load._pruned.cache_clear()
+    text = (REPO / "specs" / "ELEMENT_WISE_ADD.yaml").read_text(encoding="utf-8")
+    spec = load.loads_spec(text, path="a.yaml")
+    kept = sorted(p.name for p in folder.iterdir())
+    written = load._passed(text)
+    assert written is not None and written.name in kept
+    assert kept == sorted([written.name, old[4].name, old[3].name, "notes.txt"])
+    for path in old[:3]:  # gone; the newest two and the new one stay
+        assert not path.exists()
+    load._pruned.cache_clear()
+    assert load.loads_spec(text, path="b.yaml") == spec   # a hit writes nothing, removes nothing
+    assert sorted(p.name for p in folder.iterdir()) == kept
 
 
 @settings(max_examples=50, deadline=None)

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from dmlconform.catalog import load_spec
-from dmlconform.spec.load import spec_files
+from dmlconform.spec.files import spec_files
 from dmlconform.spec.operator_types import (
     DATA_FILE,
     ENUM_FILE,

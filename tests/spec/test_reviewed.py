@@ -15,7 +15,7 @@ from dmlconform.cli import main
 from dmlconform.errors import SpecError
 from dmlconform.families.contraction.semantics import Contraction, Operand
 from dmlconform.spec import model as m
-from dmlconform.spec.load import spec_files
+from dmlconform.spec.files import spec_files
 from tests.conftest import REPO
 
 OVERLAY = REPO / "specs" / "reviewed" / "GEMM.yaml"
