@@ -65,7 +65,7 @@ from dmlconform.families.reduction.cases import function_of
 from dmlconform.families.reduction.semantics import Reduction
 from dmlconform.oracles.base import Expectation
 from dmlconform.runner import bind
-from dmlconform.spec.load import spec_files
+from dmlconform.spec.files import spec_files
 from dmlconform.spec.model import FeatureLevel, Spec
 from dmlconform.suite import Selection, pairs
 

@@ -38,7 +38,7 @@ from dmlconform.families.elementwise.cases import generate, is_runnable
 from dmlconform.report.json_report import dumps
 from dmlconform.results import RunResult
 from dmlconform.runner import run_cases
-from dmlconform.spec.load import spec_files
+from dmlconform.spec.files import spec_files
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 SPECS = Path(__file__).resolve().parents[1] / "specs"

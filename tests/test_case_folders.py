@@ -24,7 +24,7 @@ from dmlconform.cli import main
 from dmlconform.errors import ExitCode
 from dmlconform.families import cases_of
 from dmlconform.families.elementwise.cases import generate, is_runnable
-from dmlconform.spec.load import spec_files
+from dmlconform.spec.files import spec_files
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 from tests.conftest import REPO
 from tests.hostile.make_cases import GOOD, case, tensor

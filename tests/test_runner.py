@@ -313,7 +313,7 @@ def test_reference_agrees_with_the_oracle_on_the_whole_default_suite() -> None:
     ERROR); QUALITY_WARNING is allowed only where the oracle says an honest
     step-by-step float evaluation overflows or cancels."""
     from dmlconform.families.elementwise.cases import is_runnable
-    from dmlconform.spec.load import spec_files
+    from dmlconform.spec.files import spec_files
 
     specs = [load_spec(p) for p in spec_files([REPO / "specs"])]
     pairs = [(s, c) for s in specs if is_runnable(s, m.FeatureLevel.FL_6_4)[0]

@@ -22,7 +22,7 @@ from dmlconform.catalog import load_spec
 from dmlconform.families import Oracles, cases_of, family_of
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
-from dmlconform.spec.load import spec_files
+from dmlconform.spec.files import spec_files
 from dmlconform.spec.model import DataType, FeatureLevel
 from tests.conftest import REPO
 

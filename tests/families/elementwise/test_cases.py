@@ -219,7 +219,7 @@ def test_any_seed_gives_valid_cases(seed):
 
 @pytest.mark.slow
 def test_default_suite_size_is_moderate():
-    from dmlconform.spec.load import spec_files
+    from dmlconform.spec.files import spec_files
 
     total = 0
     for path in spec_files([SPECS]):
