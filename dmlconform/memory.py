@@ -6,14 +6,20 @@ where it would end in a MemoryError half way, or in the kernel's OOM killer
 The need is an estimate from the case's tensors (`limits.CASE_MEMORY_FACTOR`
 says how it was measured); what is left is read from the system each time
 (another worker, another program may have taken some since).
+
+And how this process keeps the memory it frees (`keep_freed_memory`): a
+process that runs case after case should not hand its heap back to the
+system after each one, only to fault every page of it in again.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import sys
 from pathlib import Path
 
-from dmlconform.limits import CASE_MEMORY_FACTOR, CASE_MEMORY_OVERHEAD
+from dmlconform.limits import CASE_MEMORY_FACTOR, CASE_MEMORY_OVERHEAD, MiB
 
 _MEMINFO = Path("/proc/meminfo")
 _STATUS = Path("/proc/self/status")
@@ -41,7 +47,9 @@ def size_text(n: int) -> str:
 
 
 def _address_space_left() -> int | None:
-    """RLIMIT_AS less the address space mapped now, where both are known."""
+    """RLIMIT_AS less the address space mapped now, where both are known
+    (the free heap `keep_freed_memory` keeps counts as mapped: at most
+    `HEAP_KEPT` less than is truly left)."""
     if sys.platform == "win32":
         return None
     import resource  # noqa: PLC0415 - POSIX only
@@ -66,3 +74,40 @@ def _kib_field(path: Path, name: str) -> int | None:
             return int(number[0]) * 1024 if number and number[0].isdigit() else None
     return None
 
+
+
+#: glibc's malloc under `keep_freed_memory`: a block below this comes from the heap (above it, from
+#: its own mapping, given back when freed) ...
+HEAP_BLOCK = 32 * MiB
+#: ... and up to this much free memory stays at the top of the heap instead of going back to the system.
+HEAP_KEPT = 64 * MiB
+#: mallopt's parameter numbers (glibc's malloc.h).
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
+@functools.cache
+def keep_freed_memory() -> bool:
+    """Have glibc's malloc keep this process's freed memory for its next
+    case (once per process); True where it took both settings, False
+    elsewhere (another C library, Windows, macOS: nothing is changed).
+
+    By default glibc gives a block back to the system when it is freed
+    (above the mmap threshold: 128 KiB at first, raised to the largest block
+    freed so far, at most 32 MiB) and shrinks the heap whenever more than
+    twice that lies free at its top.  A case allocates and frees the same
+    tens of megabytes each time, so each time the system maps them again: a
+    page fault, the page zeroed, per 4 KiB.  The ``--large`` convolution's
+    ``run_cases`` took 4,500 of them per call, 60 ms where it takes 23 ms
+    without them (one BLAS thread, load 1.7, docs/window.md); a process that
+    once freed a large block (a bare numpy im2col of 7 MB) kept its heap by
+    chance.  Setting both thresholds (`HEAP_BLOCK`, `HEAP_KEPT`) turns the
+    adjustment off: the process keeps at most `HEAP_KEPT` it does not use."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None)  # the process's own symbols: its C library's
+        libc.gnu_get_libc_version  # noqa: B018 - glibc's alone (musl's mallopt takes no such settings)
+    except (OSError, AttributeError):
+        return False
+    return bool(libc.mallopt(_M_MMAP_THRESHOLD, HEAP_BLOCK)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, HEAP_KEPT))

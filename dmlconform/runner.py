@@ -34,7 +34,7 @@ from dmlconform.backends.base import (
 from dmlconform.cases.model import Case, Planned
 from dmlconform.families import Oracles, make
 from dmlconform.judge import Judging, Ran, harness_error, judge, verdict
-from dmlconform.memory import available, needed, size_text
+from dmlconform.memory import available, keep_freed_memory, needed, size_text
 from dmlconform.plan import BATCH_CASE_ELEMENTS, BATCH_ELEMENTS, LARGE_ELEMENTS, pack
 from dmlconform.results import REFUSED_PREFIX, CaseResult, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
@@ -105,7 +105,9 @@ def run_cases(pairs: Iterable[tuple[m.Spec, Case | Planned]], backend: Backend, 
     (NOT_SUPPORTED with both figures where they cannot fit), never queued
     for ``run_batch`` (a REDUCE of 2^22 terms has one output element) and
     judged as soon as they ran, so that the run holds the values of one
-    large case at a time.  A MemoryError in any case is that case's ERROR (issue #33)."""
+    large case at a time.  A MemoryError in any case is that case's ERROR (issue #33).
+    Memory freed between cases stays in the process (`memory.keep_freed_memory`)."""
+    keep_freed_memory()
     info = backend.info()
     judging = Judging(flush_subnormals=info.flush_subnormals, overrides=dict(overrides or {}),
                       float16_accumulation=info.float16_accumulation)

@@ -73,14 +73,35 @@ def read(padded: np.ndarray, maps: tuple[Taps, ...], *, channels_last: bool = Fa
     K1..Kd); with ``channels_last`` (N, O1..Od, K1..Kd, C), the im2col
     order: an output position's taps by channels, each tap's channels
     contiguous (copied a row of channels at a time, not element by element)."""
+    if channels_last:
+        return _rows(padded, maps)
+    where: tuple[Any, ...] = (slice(None), slice(None), *_placed(maps))
+    return padded[where]
+
+
+def _placed(maps: tuple[Taps, ...]) -> list[np.ndarray]:
+    """Each dimension's input positions (O_j, K_j) shaped to broadcast as (O1..Od, K1..Kd)."""
     d = len(maps)
-    index = []
+    placed = []
     for j, t in enumerate(maps):
         shape = [1] * (2 * d)
         shape[j], shape[d + j] = t.index.shape
-        index.append(t.index.reshape(shape))
-    where: tuple[Any, ...] = (slice(None), *index, slice(None)) if channels_last else (slice(None), slice(None), *index)
-    return padded[where]
+        placed.append(t.index.reshape(shape))
+    return placed
+
+
+def _rows(padded: np.ndarray, maps: tuple[Taps, ...]) -> np.ndarray:
+    """`read` with ``channels_last``: every (output, tap) one row of C
+    channels of ``padded`` viewed as (N x positions, C), fetched by one
+    ``np.take`` of row numbers (row-major over the spatial dimensions).
+    Twice as fast as advanced indexing by d + 1 index arrays (the
+    ``--large`` convolution's patches, docs/window.md)."""
+    n_batch, spatial, c = padded.shape[0], padded.shape[1:-1], padded.shape[-1]
+    row = np.zeros((), np.int64)
+    for size, index in zip(spatial, _placed(maps)):
+        row = row * size + index
+    first = np.arange(n_batch, dtype=np.int64).reshape((n_batch,) + (1,) * row.ndim) * int(np.prod(spatial))
+    return np.take(padded.reshape(-1, c), first + row, axis=0)
 
 
 def counts(maps: tuple[Taps, ...]) -> np.ndarray:
