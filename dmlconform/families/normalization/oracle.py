@@ -66,7 +66,7 @@ from dmlconform.families.normalization.cases import (
     window_offsets,
 )
 from dmlconform.families.normalization.semantics import Normalization
-from dmlconform.families.reduction.oracle import groups, reduced
+from dmlconform.families.reduction.oracle import groups, reduced, reduced_each
 from dmlconform.oracles.base import (
     Expectation,
     gamma,
@@ -249,22 +249,23 @@ def _statistics(rows: np.ndarray, u: float, centred: bool) -> tuple[RowStatistic
     own = (n + 8) * _U64
     found: list[RowStatistics] = []
     with np.errstate(all="ignore"):
-        squares = [reduced(rows * rows, "AVERAGE", u, g) for g in _GAMMAS]
+        m2, e_m2s = reduced_each(rows * rows, "AVERAGE", u, _GAMMAS)
         magnitude = np.abs(rows).mean(axis=1)
         if not centred:
             zero = np.zeros(rows.shape[0])
-            return RowStatistics(zero, zero, *_own_added(squares[0], own), magnitude), \
-                RowStatistics(zero, zero, *_own_added(squares[1], own), magnitude)
-        means = [reduced(rows, "AVERAGE", u, g) for g in _GAMMAS]
-        mu = means[0][0]
+            return RowStatistics(zero, zero, *_own_added((m2, e_m2s[0]), own), magnitude), \
+                RowStatistics(zero, zero, *_own_added((m2, e_m2s[1]), own), magnitude)
+        mu, e_mus = reduced_each(rows, "AVERAGE", u, _GAMMAS)
         d = rows - mu[:, None]
-        size = np.abs(d)
         v = (d * d).mean(axis=1)
-        for g, (_, e_mu), (m2, e_m2) in zip(_GAMMAS, means, squares):
-            e = e_mu[:, None] + u * (size + e_mu[:, None])
+        size = np.abs(d, out=d).mean(axis=1)  # mean |d|
+        for g, e_mu, e_m2 in zip(_GAMMAS, e_mus, e_m2s):
+            # e = e_mu + u (|d| + e_mu) = big + u |d|: its means over a row from mean |d| and mean d^2 = v
+            big = e_mu * (1 + u)
             gn, g2 = (float(g(np.array([float(k)]), u)[0]) for k in (n, 2))
-            q = ((size + e) ** 2).mean(axis=1)
-            two_pass = 2 * (size * e).mean(axis=1) + (e * e).mean(axis=1) + (gn * (1 + g2) + g2) * q
+            q = (1 + u) ** 2 * v + 2 * (1 + u) * big * size + big * big  # mean((|d| + e)^2)
+            two_pass = 2 * (big * size + u * v) + (big * big + 2 * u * big * size + u * u * v) + \
+                (gn * (1 + g2) + g2) * q
             one_pass = e_m2 + 2 * np.abs(mu) * e_mu + e_mu ** 2 + u * (np.abs(mu) + e_mu) ** 2 + u * (m2 + e_m2)
             found.append(RowStatistics(mu, e_mu, v, np.maximum(two_pass, one_pass) + own * m2, magnitude))
     return found[0], found[1]
@@ -419,12 +420,12 @@ class _Rows:
         n, u = self.n, self.u
         r0, r1 = lo // n, -(-hi // n)
         part = slice(lo - r0 * n, hi - r0 * n)
-        x = self.x[r0:r1].astype(np.float64)
+        x = self.x[r0:r1]  # in its type: each step below takes it to float64 as it reads it
         a, b, add = (_rows(t, r0, r1) for t in self.affine)
         stats = [s.rows(r0, r1) for s in self.primary]
         given = (a is not None, b is not None, add is not None)
         with np.errstate(all="ignore"):
-            d = x - stats[1].mean[:, None] if self.centre else x
+            d = np.subtract(x, stats[1].mean[:, None], dtype=np.float64) if self.centre else x.astype(np.float64)
             ad = np.abs(d)
             ax = np.abs(x) if self.centre else ad
             scale, size_b, size_add = (None if t is None else np.abs(t) for t in (a, b, add))
@@ -578,7 +579,10 @@ def _rounded(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Al
     done = ~np.isfinite(expected)
     found = []
     for z in bounds:
-        z = np.nan_to_num(z.reshape(-1), nan=np.inf, copy=not scratch)
+        z = z.reshape(-1) if scratch else z.reshape(-1).copy()
+        odd = ~np.isfinite(z)
+        if odd.any():  # a NaN bound is infinite, an infinite one the largest float64 (as np.nan_to_num makes them)
+            z[odd] = np.nan_to_num(z[odd], nan=np.inf)
         z += step
         if done.any():
             z[done] = 0.0
@@ -616,14 +620,22 @@ def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dt
     with np.errstate(invalid="ignore", over="ignore"):
         values = value.reshape(-1).astype(nt)
         primary = expected.reshape(-1).astype(nt, copy=False)
-        bound = e.reshape(-1) + spacing_above(np.abs(value.reshape(-1)) + e.reshape(-1), nt)
+        room = np.abs(value.reshape(-1))
+        room += e.reshape(-1)
+        bound = e.reshape(-1) + spacing_above(room, nt)
     nan = np.isnan(values)
-    bound = np.where(nan, 0.0, bound)  # a NaN the reading gives (a NaN in its window) matches any NaN
-    where = np.flatnonzero((values != primary) & ~(nan & np.isnan(primary)) & np.isfinite(bound))
+    differ = values != primary
+    if nan.any():
+        bound[nan] = 0.0  # a NaN the reading gives (a NaN in its window) matches any NaN
+        differ &= ~(nan & np.isnan(primary))
+    differ &= np.isfinite(bound)
+    where = np.flatnonzero(differ)
     if not where.size:
         return ()
-    alt = Alternative(f"reading:{ambiguity.id}:{reading.id}", where, values[where], Tier.STRICT,
-                      f"{ambiguity.id}: {reading.says}", bound[where])
+    if where.size < values.size:
+        values, bound = values[where], bound[where]
+    alt = Alternative(f"reading:{ambiguity.id}:{reading.id}", where, values, Tier.STRICT,
+                      f"{ambiguity.id}: {reading.says}", bound)
     return marker(ambiguity, [alt], primary), alt
 
 

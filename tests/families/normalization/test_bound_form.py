@@ -7,7 +7,10 @@ BATCH_NORMALIZATION_TRAINING case of the default suite (scale, bias and
 addend given or not, NormalizeVariance FALSE, UseMean FALSE, NaN, constant
 and one-element groups, FLOAT16): the same values bit for bit, both bounds
 and the variance reading's within 1e-12 relatively (the float64 roundings
-of a different order), the same readings' elements and values."""
+of a different order), the same readings' elements and values.  The
+variance's bound (`oracle.statistics`), its means of ``|d| e``, ``e^2`` and
+``(|d| + e)^2`` from each group's mean ``|d|`` and ``d^2``, is the
+per-element sums' likewise."""
 
 from __future__ import annotations
 
@@ -17,6 +20,8 @@ import pytest
 from dmlconform.compare import Alternative
 from dmlconform.families.normalization import oracle
 from dmlconform.families.normalization.cases import semantics_of
+from dmlconform.families.reduction.oracle import reduced
+from dmlconform.oracles.base import gamma, gamma_probable
 from tests.families.normalization import suites
 
 OPERATORS = ("MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2",
@@ -110,3 +115,36 @@ def test_the_form_is_the_derivation_step_by_step(op: str) -> None:
                     _close(g.bound, w.bound)
             checked += 1
     assert checked > 40
+
+
+def _variance_errors(rows: np.ndarray, u: float) -> list[np.ndarray]:
+    """The variance's bound per gamma as `oracle.statistics` took it before: ``e`` per element, then its sums."""
+    n = rows.shape[1]
+    found = []
+    for g in (gamma_probable, gamma):
+        m2, e_m2 = reduced(rows * rows, "AVERAGE", u, g)
+        mu, e_mu = reduced(rows, "AVERAGE", u, g)
+        size = np.abs(rows - mu[:, None])
+        e = e_mu[:, None] + u * (size + e_mu[:, None])
+        gn, g2 = (float(g(np.array([float(k)]), u)[0]) for k in (n, 2))
+        q = ((size + e) ** 2).mean(axis=1)
+        two_pass = 2 * (size * e).mean(axis=1) + (e * e).mean(axis=1) + (gn * (1 + g2) + g2) * q
+        one_pass = e_m2 + 2 * np.abs(mu) * e_mu + e_mu ** 2 + u * (np.abs(mu) + e_mu) ** 2 + u * (m2 + e_m2)
+        found.append(np.maximum(two_pass, one_pass) + (n + 8) * _U64 * m2)
+    return found
+
+
+@pytest.mark.parametrize("op", OPERATORS[1:3])
+def test_the_variance_bound_is_the_per_element_sums(op: str) -> None:
+    spec = suites.spec(op)
+    sem = semantics_of(spec)
+    with np.errstate(all="ignore"):
+        for case in suites.cases(op):
+            if not case.expect_supported or case.dtype.name != "FLOAT32":
+                continue
+            rows = oracle.mean_variance_rows(spec, sem, case)
+            if not rows.centre:
+                continue
+            x = rows.x.astype(np.float64)
+            for st, wanted in zip(rows.primary, _variance_errors(x, rows.u)):
+                _close(st.variance_error, wanted)
