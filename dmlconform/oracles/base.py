@@ -118,13 +118,12 @@ def _binade_spacing(step: np.ndarray) -> np.ndarray:
     times their cost (a large normalization's 2^24 elements twice)."""
     view, mask, scale = _BINADE[step.dtype]
     info = np.finfo(step.dtype)
-    top = step >= info.max  # the largest value's spacing (and infinity's, NaN's) is infinite
-    top |= np.isnan(step)
+    top = ~(step < info.max)  # the largest value's spacing (and infinity's, NaN's) is infinite
     bits = step.view(view)
     bits &= view(mask)
     step *= scale
     np.maximum(step, info.smallest_subnormal, out=step)
-    step[top] = np.inf
+    np.copyto(step, np.inf, where=top)
     return step
 
 
@@ -158,7 +157,8 @@ def marker(ambiguity: m.Ambiguity, alternatives: list[Alternative], expected: np
     those that took the primary reading (`judge`, `report.readings`)."""
     indices = [alt.index for alt in alternatives]
     index = sorted_unique(indices[0] if len(indices) == 1 else np.concatenate(indices))
-    return Alternative(marker_name(ambiguity), index, expected[index], Tier.STRICT,
+    values = expected if expected.ndim == 1 and index.size == expected.size else expected[index]  # all: in order
+    return Alternative(marker_name(ambiguity), index, values, Tier.STRICT,
                        f"{ambiguity.id}: the primary reading ({ambiguity.primary})")
 
 
