@@ -299,10 +299,11 @@ class AlternativeTrace:
         return AlternativeUse(self.name, self.tier, int(self.index.size), int(np.count_nonzero(self.before)),
                               int(np.count_nonzero(self.gained)))
 
-    def shifted(self, offset: int) -> AlternativeTrace:
+    def shifted(self, offset: int, index: np.ndarray | None = None) -> AlternativeTrace:
+        """The trace moved by ``offset`` (``index``: its elements moved already)."""
         block = None if self.block is None else (self.block[0] + offset, self.block[1] + offset)
-        return AlternativeTrace(self.name, self.tier, self.index + offset, self.before, self.gained, self.matched,
-                                block)
+        return AlternativeTrace(self.name, self.tier, self.index + offset if index is None else index, self.before,
+                                self.gained, self.matched, block)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -350,8 +351,16 @@ class SparseComparison:
         """The same comparison for a block that starts at flat ``offset``."""
         if not offset:
             return self
+        moved: dict[int, np.ndarray] = {}  # traces that share their elements (a marker and its reading) still do
+
+        def move(index: np.ndarray) -> np.ndarray:
+            if id(index) not in moved:
+                moved[id(index)] = index + offset
+            return moved[id(index)]
+
+        traces = tuple(t.shifted(offset, move(t.index)) for t in self.traces)
         return SparseComparison(self.size, self.index + offset, self.status, self.ulp, self.error, self.bound,
-                                self.expected, self.actual, tuple(t.shifted(offset) for t in self.traces))
+                                self.expected, self.actual, traces)
 
     @staticmethod
     def join(parts: list[SparseComparison]) -> SparseComparison:

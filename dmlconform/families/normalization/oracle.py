@@ -205,7 +205,7 @@ class NormalizationBatch:
 class RowStatistics:
     """Per group (a row of `groups`), for one ``g``: the mean and its bound
     (0 where the mean is not taken), the population variance and its bound,
-    and the mean of the magnitudes (the oracle's own error, `_own`)."""
+    and the mean of the magnitudes (the oracle's own error, `_form`)."""
 
     mean: np.ndarray
     mean_error: np.ndarray
