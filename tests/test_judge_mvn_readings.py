@@ -63,3 +63,21 @@ def test_matched_is_within_the_budget_or_the_bound(data: st.DataObject, ulp: int
             wanted |= _abs_error(values, got) <= bound
         found = _matched(Alternative("x", index, values, Tier.STRICT, "", bound), actual, policy)
     assert found.tolist() == wanted.tolist()
+
+
+def test_a_shifted_comparison_keeps_shared_elements_shared() -> None:
+    """A marker and its reading offer one array of elements; moved to their block's place they still share one
+    (`judge._holds_where` then knows them equal without comparing them), and each trace's elements are moved."""
+    from dmlconform.compare import compare_sparse
+
+    expected = np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32)
+    actual = np.array([1.0, 2.5, 3.0, 4.0], dtype=np.float32)
+    shared = np.array([1, 2], dtype=np.int64)
+    alternatives = (Alternative("reading:v=p", shared, expected[shared], Tier.STRICT, ""),
+                    Alternative("reading:v:s", shared, np.array([2.5, 3.0], np.float32), Tier.STRICT, ""),
+                    Alternative("other", np.array([0, 3], np.int64), expected[[0, 3]], Tier.STRICT, ""))
+    moved = compare_sparse(expected, actual, alternatives=alternatives).shifted(10)
+    marker, reading, other = moved.traces
+    assert marker.index is reading.index and marker.index.tolist() == [11, 12]
+    assert other.index.tolist() == [10, 13] and other.index is not marker.index
+    assert reading.gained.tolist() == [True, False] and moved.index.tolist() == [11]
