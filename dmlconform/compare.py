@@ -534,7 +534,7 @@ def _matched(alt: Alternative, actual: np.ndarray, policy: Policy) -> np.ndarray
     reading with its own bound holds at nearly every element: the large
     MVN1 case's 2^24); a budget of 0 asks only for the same value
     (`_same`), not for the distance."""
-    got = actual.reshape(-1)[alt.index]
+    got = np.take(actual.reshape(-1), alt.index)  # half the time of indexing by an array
     values = alt.values.astype(actual.dtype, copy=False)
     if alt.bound is None:
         return _within_budget(values, got, policy)

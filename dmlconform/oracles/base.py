@@ -157,7 +157,10 @@ def marker(ambiguity: m.Ambiguity, alternatives: list[Alternative], expected: np
     those that took the primary reading (`judge`, `report.readings`)."""
     indices = [alt.index for alt in alternatives]
     index = sorted_unique(indices[0] if len(indices) == 1 else np.concatenate(indices))
-    values = expected if expected.ndim == 1 and index.size == expected.size else expected[index]  # all: in order
+    if expected.ndim == 1:  # all of them: in order; else np.take, half the time of indexing by an array
+        values = expected if index.size == expected.size else np.take(expected, index)
+    else:
+        values = expected[index]
     return Alternative(marker_name(ambiguity), index, values, Tier.STRICT,
                        f"{ambiguity.id}: the primary reading ({ambiguity.primary})")
 

@@ -635,8 +635,8 @@ def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dt
     where = np.arange(differ.size) if np.all(differ) else np.flatnonzero(differ)  # all: the large case's 2^24
     if not where.size:
         return ()
-    if where.size < values.size:
-        values, bound = values[where], bound[where]
+    if where.size < values.size:  # np.take: half the time of indexing by an array (a large case's 2^19 a block)
+        values, bound = np.take(values, where), np.take(bound, where)
     alt = Alternative(f"reading:{ambiguity.id}:{reading.id}", where, values, Tier.STRICT,
                       f"{ambiguity.id}: {reading.says}", bound)
     return marker(ambiguity, [alt], primary), alt
