@@ -16,6 +16,7 @@ value costs a share of one vectorised pass.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -315,19 +316,20 @@ def _readings(sparse: list[SparseComparison], offsets: list[np.ndarray],
     totals: dict[str, np.ndarray] = {}
     for sp, off in zip(sparse, offsets):
         for block in _reading_blocks(sp):
-            for key, (where, took) in block.items():  # block by block: a large case's 2^24 elements are never joined
-                counts = np.stack([_per_case(at, off, count) for at in (where, took)])
+            for key, (where, base, took) in block.items():  # block by block: a large case's 2^24 are never joined
+                counts = np.stack([_per_case(where, off, count), _per_case_mask(base, took, off, count)])
                 totals[key] = totals[key] + counts if key in totals else counts
     return [tuple((name, int(totals[name][0, k]), int(totals[name][1, k])) for name in sorted(totals)
                   if totals[name][0, k]) for k in range(count)]
 
 
-def _reading_blocks(sp: SparseComparison) -> Iterator[dict[str, tuple[np.ndarray, np.ndarray]]]:
+def _reading_blocks(sp: SparseComparison) -> Iterator[dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
     """Of one output's reading alternatives, per block of a batch compared
     in blocks, per ambiguity (its marker) and reading: the flat elements
     where the ambiguity's readings differ, and those whose result the
-    reading explains (`_block_readings`): a block's alternatives are those
-    in play there, and say nothing of another block's elements."""
+    reading explains as a mask over the first's sorted, unique elements
+    (`_block_readings`): a block's alternatives are those in play there,
+    and say nothing of another block's elements."""
     blocks: dict[tuple[int, int] | None, list[AlternativeTrace]] = {}
     for t in sp.traces:
         if t.name.startswith(READING):
@@ -347,57 +349,82 @@ def _per_case(at: np.ndarray, offsets: np.ndarray, count: int) -> np.ndarray:
     return np.bincount(np.searchsorted(offsets, at, side="right") - 1, minlength=count)[:count]
 
 
-def _block_readings(traces: list[AlternativeTrace]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """`_reading_blocks` of one block's reading traces.  The primary
-    reading explains an element that took the primary value, or the value
-    of an alternative that leaves this ambiguity at its primary reading;
-    another reading, one that took the value of an alternative that picks
-    it, or the primary value where that alternative does not differ from
-    it."""
-    markers: dict[str, tuple[str, np.ndarray, list[np.ndarray]]] = {}
+def _per_case_mask(base: np.ndarray, mask: np.ndarray, offsets: np.ndarray, count: int) -> np.ndarray:
+    """`_per_case` of ``base[mask]`` (``base`` sorted): each case's span of
+    ``base`` found by a search, the mask's elements counted over it, without
+    gathering them."""
+    bounds = np.searchsorted(base, offsets).tolist()
+    counts = np.zeros(count, np.int64)
+    for k in range(count):
+        if bounds[k + 1] > bounds[k]:
+            counts[k] = np.count_nonzero(mask[bounds[k]:bounds[k + 1]])
+    return counts
+
+
+def _block_readings(traces: list[AlternativeTrace]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """`_reading_blocks` of one block's reading traces: per key, the
+    marker's elements, them sorted and unique (``base``), and a mask over
+    ``base``.  The primary reading explains an element that took the
+    primary value, or the value of an alternative that leaves this
+    ambiguity at its primary reading; another reading, one that took the
+    value of an alternative that picks it, or the primary value where that
+    alternative does not differ from it."""
+    markers: dict[str, tuple[str, np.ndarray, list[tuple[np.ndarray, np.ndarray]]]] = {}
     others: list[tuple[np.ndarray, list[tuple[str, str]], np.ndarray]] = []
     for name, (index, before, hit) in _by_name(traces).items():
         body = name.removeprefix(READING)
         if "=" in body and ":" not in body:
-            markers[body.split("=", 1)[0]] = (name, index, [before])
+            markers[body.split("=", 1)[0]] = (name, index, [(index, before)])
         else:
             others.append((index, [(a, r) for a, _, r in (p.partition(":") for p in body.split("+"))], hit))
-    for _, picks, hit in others:
+    for index, picks, hit in others:
         for ambiguity, (_, _, primary) in markers.items():
             if all(a != ambiguity for a, _ in picks):
-                primary.append(hit)
-    out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+                primary.append((index, hit))
+    out: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
     for ambiguity, (name, where, parts) in markers.items():
         base = sorted_unique(where)  # the elements as a mask over ``where``: set operations cost a pass of it
-        took = _holds(base, np.concatenate(parts))
-        out[name] = (where, base[took])
+        took = functools.reduce(np.logical_or, (_holds_where(base, i, m) for i, m in parts))
+        out[name] = (where, base, took)
         explained: dict[str, np.ndarray] = {}
         for index, picks, hit in others:
             for a, r in picks:
                 if a == ambiguity:
-                    mine = _holds(base, hit) | (took & ~_holds(base, index))
+                    mine = _holds_where(base, index, hit) | (took & ~_holds_where(base, index, None))
                     key = f"{READING}{a}:{r}"
                     explained[key] = explained[key] | mine if key in explained else mine
         for key, found in explained.items():
-            out[key] = (where, base[found])
+            out[key] = (where, base, found)
     return out
 
 
 def _by_name(traces: list[AlternativeTrace]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """Per alternative name: its elements, those that passed before it, and
-    those whose value it matched (`AlternativeTrace.gained` where it says
-    nothing of matching), over every case of the batch.  Each case offers
-    its own alternative of a name (its oracle's, shifted to its place), and
-    one case's alternative says nothing of another's elements: taken one by
-    one, the alternative of a case where a reading differs "explained" every
-    element of the others that took the primary value (issue #32: REDUCE's
-    ``log_sum_exp/small`` counted as literal beside ``big``, not alone)."""
+    """Per alternative name: its elements, and two masks over them: those
+    that passed before it, and those whose value it matched
+    (`AlternativeTrace.gained` where it says nothing of matching), over every
+    case of the batch.  Each case offers its own alternative of a name (its
+    oracle's, shifted to its place), and one case's alternative says
+    nothing of another's elements: taken one by one, the alternative of a
+    case where a reading differs "explained" every element of the others
+    that took the primary value (issue #32: REDUCE's ``log_sum_exp/small``
+    counted as literal beside ``big``, not alone)."""
     found: dict[str, list[AlternativeTrace]] = {}
     for t in traces:
         found.setdefault(t.name, []).append(t)
-    return {name: (joined([t.index for t in same]), joined([t.index[t.before] for t in same]),
-                   joined([t.index[t.matched if t.matched is not None else t.gained] for t in same]))
+    return {name: (joined([t.index for t in same]), joined([t.before for t in same]),
+                   joined([t.matched if t.matched is not None else t.gained for t in same]))
             for name, same in found.items()}
+
+
+def _holds_where(base: np.ndarray, index: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+    """Per element of ``base`` (sorted, unique): whether ``index[mask]``
+    (``index`` itself where ``mask`` is None) holds it.  Where ``index`` is
+    ``base`` (a marker's own elements, or a reading's that differs wherever
+    the ambiguity does: the large MVN1 case's 2^24), the mask itself,
+    without a table (`_holds`)."""
+    if index is base or (index.size == base.size and np.array_equal(index, base)):
+        return np.ones(base.size, dtype=bool) if mask is None else mask
+    return _holds(base, index if mask is None else index[mask])
 
 
 def _holds(base: np.ndarray, elements: np.ndarray) -> np.ndarray:

@@ -25,9 +25,9 @@ def _reading_elements(sp: SparseComparison) -> dict[str, tuple[np.ndarray, np.nd
     """`_reading_blocks` of ``sp``, every block's elements joined per key."""
     found: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
     for block in _reading_blocks(sp):
-        for key, (where, took) in block.items():
+        for key, (where, base, took) in block.items():
             found.setdefault(key, ([], []))[0].append(where)
-            found[key][1].append(took)
+            found[key][1].append(base[took])
     return {key: (np.concatenate(wheres), np.concatenate(tooks)) for key, (wheres, tooks) in found.items()}
 
 

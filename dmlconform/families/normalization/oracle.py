@@ -66,7 +66,7 @@ from dmlconform.families.normalization.cases import (
     window_offsets,
 )
 from dmlconform.families.normalization.semantics import Normalization
-from dmlconform.families.reduction.oracle import groups, reduced
+from dmlconform.families.reduction.oracle import groups, reduced, reduced_each
 from dmlconform.oracles.base import (
     Expectation,
     gamma,
@@ -80,7 +80,8 @@ from dmlconform.plan import ORACLE_BLOCK
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
-__all__ = ["ROOT_ULPS", "NormalizationBatch", "NormalizationOracle", "RowStatistics", "statistics"]
+__all__ = ["ROOT_ULPS", "NormalizationBatch", "NormalizationOracle", "RowStatistics", "mean_variance_rows",
+           "statistics"]
 
 #: The root and the division after it, in u: a correctly rounded sqrt and division (2u), or a reciprocal square
 #: root within 2 ULP (CUDA's rsqrtf, D3D's rsq; 4u) and a product (u).
@@ -204,7 +205,7 @@ class NormalizationBatch:
 class RowStatistics:
     """Per group (a row of `groups`), for one ``g``: the mean and its bound
     (0 where the mean is not taken), the population variance and its bound,
-    and the mean of the magnitudes (the oracle's own error, `_own`)."""
+    and the mean of the magnitudes (the oracle's own error, `_form`)."""
 
     mean: np.ndarray
     mean_error: np.ndarray
@@ -248,22 +249,23 @@ def _statistics(rows: np.ndarray, u: float, centred: bool) -> tuple[RowStatistic
     own = (n + 8) * _U64
     found: list[RowStatistics] = []
     with np.errstate(all="ignore"):
-        squares = [reduced(rows * rows, "AVERAGE", u, g) for g in _GAMMAS]
+        m2, e_m2s = reduced_each(rows * rows, "AVERAGE", u, _GAMMAS)
         magnitude = np.abs(rows).mean(axis=1)
         if not centred:
             zero = np.zeros(rows.shape[0])
-            return RowStatistics(zero, zero, *_own_added(squares[0], own), magnitude), \
-                RowStatistics(zero, zero, *_own_added(squares[1], own), magnitude)
-        means = [reduced(rows, "AVERAGE", u, g) for g in _GAMMAS]
-        mu = means[0][0]
+            return RowStatistics(zero, zero, *_own_added((m2, e_m2s[0]), own), magnitude), \
+                RowStatistics(zero, zero, *_own_added((m2, e_m2s[1]), own), magnitude)
+        mu, e_mus = reduced_each(rows, "AVERAGE", u, _GAMMAS)
         d = rows - mu[:, None]
-        size = np.abs(d)
         v = (d * d).mean(axis=1)
-        for g, (_, e_mu), (m2, e_m2) in zip(_GAMMAS, means, squares):
-            e = e_mu[:, None] + u * (size + e_mu[:, None])
+        size = np.abs(d, out=d).mean(axis=1)  # mean |d|
+        for g, e_mu, e_m2 in zip(_GAMMAS, e_mus, e_m2s):
+            # e = e_mu + u (|d| + e_mu) = big + u |d|: its means over a row from mean |d| and mean d^2 = v
+            big = e_mu * (1 + u)
             gn, g2 = (float(g(np.array([float(k)]), u)[0]) for k in (n, 2))
-            q = ((size + e) ** 2).mean(axis=1)
-            two_pass = 2 * (size * e).mean(axis=1) + (e * e).mean(axis=1) + (gn * (1 + g2) + g2) * q
+            q = (1 + u) ** 2 * v + 2 * (1 + u) * big * size + big * big  # mean((|d| + e)^2)
+            two_pass = 2 * (big * size + u * v) + (big * big + 2 * u * big * size + u * u * v) + \
+                (gn * (1 + g2) + g2) * q
             one_pass = e_m2 + 2 * np.abs(mu) * e_mu + e_mu ** 2 + u * (np.abs(mu) + e_mu) ** 2 + u * (m2 + e_m2)
             found.append(RowStatistics(mu, e_mu, v, np.maximum(two_pass, one_pass) + own * m2, magnitude))
     return found[0], found[1]
@@ -275,33 +277,102 @@ def _own_added(mean_square: tuple[np.ndarray, np.ndarray], own: float) -> tuple[
     return m2, e_m2 + own * m2
 
 
-def _normalized(d: np.ndarray, e: np.ndarray, row: np.ndarray, variance: np.ndarray, variance_error: np.ndarray,
-                eps: float, u: float, divide: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``y = d / sqrt(variance + eps)`` (``d`` where not ``divide``) and its
-    bound, per element (the deviations ``d`` within ``e``; ``row``: each
-    element's group, whose variance and bound are given per group)."""
-    if not divide:
-        return d, e
+def _inverse_root(variance: np.ndarray, variance_error: np.ndarray, eps: float,
+                  u: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per group: ``1 / sqrt(variance + eps)``'s relative bound (``t = v +
+    eps`` rounded once, its relative error ``r``: ``1/sqrt(1 - r) - 1``,
+    infinite where ``r >= 1``, and `ROOT_ULPS` more) and the root ``s``."""
     with np.errstate(all="ignore"):
         t = variance + eps
         r = (variance_error + u * (t + variance_error)) / t
         inverse = np.where(r < 1, 1 / np.sqrt(np.maximum(1 - r, 0)) - 1, np.inf)
-        inverse = ((1 + inverse) * (1 + ROOT_ULPS * u) - 1)[row]
-        s = np.sqrt(t)[row]
-        y = d / s
-        return y, np.abs(y) * inverse + e / s * (1 + inverse)
+        return (1 + inverse) * (1 + ROOT_ULPS * u) - 1, np.sqrt(t)
 
 
-def _affine(y: np.ndarray, e_y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None,
-            u: float, add: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``a y + b (+ add)`` and its bound: ``|a| e_y`` and one rounding for each of the product and the sums."""
-    with np.errstate(all="ignore"):
-        scaled = y if a is None else a * y
-        e = e_y if a is None else np.abs(a) * e_y + u * np.abs(a) * (np.abs(y) + e_y)
-        for term in (b, add):
-            if term is not None:
-                scaled, e = scaled + term, e + u * (np.abs(scaled) + e + np.abs(term))
-        return scaled, e
+@dataclass(frozen=True, slots=True, eq=False)
+class _Form:
+    """A bound of `_Rows` as a linear form in each element's magnitudes:
+    ``|a| (dev |d| + size |x| + const) + bias |b| + shifted |a y + b| +
+    added |add|`` (``|a|`` 1 without a scale), ``dev``, ``size`` and
+    ``const`` per group, the rest numbers.  Every step of the derivation
+    (the module docstring) adds magnitudes times per-group factors, so its
+    terms collect into these few: two or three passes over a block instead
+    of the twenty of each step taken in turn (issue #36's large case)."""
+
+    dev: np.ndarray
+    size: np.ndarray
+    const: np.ndarray
+    bias: float
+    shifted: float
+    added: float
+
+    def at(self, ad: np.ndarray, shared: np.ndarray | None, scale: np.ndarray | None,
+           extra: np.ndarray | None) -> np.ndarray:
+        """The bound over rows of elements: ``ad`` = |d|, ``shared`` = ``size |x|``
+        (`shares`), ``scale`` = |a|, ``extra`` the terms outside the scale (`outside`)."""
+        with np.errstate(all="ignore"):
+            out = ad * self.dev[:, None]
+            if shared is not None:
+                out += shared
+            out += self.const[:, None]
+            if scale is not None:
+                out *= scale
+            if extra is not None:
+                out += extra
+            return out
+
+    def shares(self, ax: np.ndarray) -> np.ndarray | None:
+        """``size |x|`` (None where the form has no such term): the same for both gammas."""
+        if not np.any(self.size):
+            return None
+        with np.errstate(all="ignore"):
+            return ax * self.size[:, None]
+
+    def outside(self, b: np.ndarray | None, shifted: np.ndarray | None, add: np.ndarray | None) -> np.ndarray | None:
+        """``bias |b| + shifted |a y + b| + added |add|`` (given the magnitudes), None where nothing."""
+        terms = [c * t for c, t in ((self.bias, b), (self.shifted, shifted), (self.added, add))
+                 if c and t is not None]
+        return sum(terms[1:], terms[0]) if terms else None
+
+
+def _form(u: float, mean_error: np.ndarray, inverse: np.ndarray, s: np.ndarray, given: tuple[bool, bool, bool],
+          centre: bool, divide: bool, own: tuple[float, np.ndarray] | None) -> _Form:
+    """The bound of the module docstring as a `_Form`, per group: the mean
+    within ``mean_error`` (centred), ``1/s`` within ``inverse`` relatively
+    (``divide``), the scale, bias and addend where ``given``; ``own``: the
+    oracle's own error ``(k, the mean of |x|)`` (None: left out, a
+    reading's).  In u's and the groups' terms:
+
+    * ``e = mean_error (1 + u) + u |d|`` (0 uncentred); ``|y| = |d| / s``;
+    * ``e_y = |y| inverse + e / s (1 + inverse)`` (``e`` undivided);
+    * the scale: ``|a| ((1 + u) e_y + u |y|)``; each sum after it (bias,
+      addend): ``(1 + u) e + u |what it adds to| + u |term|``;
+    * ``own``: ``k (|a| ((|x| + mean |x|) / s + |y|) + |b| + |add|)``
+      (undivided: ``k (|a| (|x| + mean |x|) + |b| + |add|)``)."""
+    a, b, add = given
+    one = 1 / s if divide else np.ones_like(mean_error)
+    e_d, e_c = (u, mean_error * (1 + u)) if centre else (0.0, np.zeros_like(mean_error))
+    dev, const = (inverse * one + e_d * (1 + inverse) * one, e_c * (1 + inverse) * one) if divide else \
+        (np.full_like(mean_error, e_d), e_c)
+    bias = shifted = added = 0.0
+    if a:
+        dev, const = (1 + u) * dev + u * one, (1 + u) * const
+    if b:
+        dev, const, bias = (1 + u) * dev + u * one, (1 + u) * const, u
+    if add:
+        if b:
+            dev, const, bias, shifted = (1 + u) * dev, (1 + u) * const, (1 + u) * bias, u
+        else:
+            dev, const = (1 + u) * dev + u * one, (1 + u) * const
+        added = u
+    size = np.zeros_like(mean_error)
+    if own is not None:
+        k, magnitude = own
+        size = k * one
+        const = const + k * magnitude * one
+        dev = dev + k * one if divide else dev
+        bias, added = bias + k if b else bias, added + k if add else added
+    return _Form(dev, size, const, bias, shifted, added)
 
 
 #: A group's scale, bias and FusedAdd addend (None: not given), as its terms are.
@@ -342,43 +413,92 @@ class _Rows:
         return self.nt
 
     def block(self, lo: int, hi: int) -> _Block:
-        """Elements [lo, hi) in group order: values, bounds (`_rounded`) and the readings' alternatives."""
-        n, u, eps = self.n, self.u, self.eps
+        """Elements [lo, hi) in group order: values, bounds (`_rounded`) and
+        the readings' alternatives.  Computed over the whole groups that hold
+        them, each group's terms a row (per-group factors broadcast, no
+        gather), the bounds as `_Form`s; then cut to [lo, hi)."""
+        n, u = self.n, self.u
         r0, r1 = lo // n, -(-hi // n)
-        row = np.arange(lo, hi) // n - r0
-        x = _cut(self.x, lo, hi)
-        a, b, add = (None if t is None else _cut(t, lo, hi) for t in self.affine)
-        value, e, bounds = x, x, []
-        d = x - self.primary[1].mean[r0:r1][row] if self.centre else x
+        part = slice(lo - r0 * n, hi - r0 * n)
+        x = self.x[r0:r1]  # in its type: each step below takes it to float64 as it reads it
+        a, b, add = (_rows(t, r0, r1) for t in self.affine)
+        stats = [s.rows(r0, r1) for s in self.primary]
+        given = (a is not None, b is not None, add is not None)
         with np.errstate(all="ignore"):
-            for st in (s.rows(r0, r1) for s in self.primary):
-                e = st.mean_error[row] + u * (np.abs(d) + st.mean_error[row]) if self.centre else np.zeros(d.shape)
-                y, e_y = _normalized(d, e, row, st.variance, st.variance_error, eps, u, self.divide)
-                value, e_v = _affine(y, e_y, a, b, u, add)
-                bounds.append(e_v + _own(x, y, (a, b, add), n, self.divide, eps, st, row))
-        alternatives: tuple[Alternative, ...] = ()
-        if self.reading is not None:
-            st = self.reading.rows(r0, r1)
-            if self.centre:  # the sample variance
-                key, scaled = "variance:sample", st.variance * n / (n - 1)
-                variance, variance_error = scaled, st.variance_error * n / (n - 1) + u * scaled
-            else:  # the variance about the mean, the mean not subtracted
-                key, variance, variance_error = "variance-without-mean:about-the-mean", st.variance, st.variance_error
-                e = np.zeros(d.shape)
-            alternatives = _reading(self.spec, key, d, e, row, variance, variance_error, (a, b, add), eps, u,
-                                    self.nt, value)
-        return _rounded(value, bounds, alternatives, self.nt)
+            d = np.subtract(x, stats[1].mean[:, None], dtype=np.float64) if self.centre else x.astype(np.float64)
+            ad = np.abs(d)
+            ax = np.abs(x) if self.centre else ad
+            scale, size_b, size_add = (None if t is None else np.abs(t) for t in (a, b, add))
+            roots = [_inverse_root(st.variance, st.variance_error, self.eps, u) for st in stats]
+            y = d / roots[1][1][:, None] if self.divide else d
+            value, shifted = _affine_value(y, a, b, add)
+            expected = value.reshape(-1)[part].astype(self.nt)
+            k = (n + 8) * _U64
+            forms = [_form(u, st.mean_error, inverse, s, given, self.centre, self.divide, (k, st.magnitude))
+                     for st, (inverse, s) in zip(stats, roots)]
+            shared, extra = forms[1].shares(ax), forms[1].outside(size_b, shifted, size_add)
+            bounds = [f.at(ad, shared, scale, extra).reshape(-1)[part] for f in forms]
+            alternatives: tuple[Alternative, ...] = ()
+            if self.reading is not None:
+                alternatives = self._reading(r0, r1, d, ad, scale, (a, b, add), (size_b, size_add), stats[1],
+                                             part, expected)
+        return _rounded(value.reshape(-1)[part], bounds, alternatives, self.nt, expected=expected, scratch=True)
+
+    def _reading(self, r0: int, r1: int, d: np.ndarray, ad: np.ndarray, scale: np.ndarray | None,
+                 affine: _Affine, sizes: tuple[np.ndarray | None, np.ndarray | None], worst: RowStatistics,
+                 part: slice, expected: np.ndarray) -> tuple[Alternative, ...]:
+        """The variance reading's alternative over rows [r0, r1) (`_offered`):
+        the sample variance (``v N / (N - 1)``, its bound scaled alike and
+        one rounding), or without the mean the variance about it (the
+        deviations then exact: ``e = 0``); the deviations ``d`` divided by
+        its root, through the affine step, its bound a `_Form` from the
+        worst-case mean bound ``worst``."""
+        n, u = self.n, self.u
+        st = self.reading.rows(r0, r1) if self.reading is not None else worst
+        if self.centre:  # the sample variance
+            key, variance = "variance:sample", st.variance * n / (n - 1)
+            variance_error = st.variance_error * n / (n - 1) + u * variance
+        else:  # the variance about the mean, the mean not subtracted
+            key, variance, variance_error = "variance-without-mean:about-the-mean", st.variance, st.variance_error
+        inverse, s = _inverse_root(variance, variance_error, self.eps, u)
+        a, b, add = affine
+        value, shifted = _affine_value(d / s[:, None], a, b, add)
+        form = _form(u, worst.mean_error, inverse, s, (a is not None, b is not None, add is not None),
+                     self.centre, True, None)
+        bound = form.at(ad, None, scale, form.outside(sizes[0], shifted, sizes[1]))
+        return _offered(self.spec, key, value.reshape(-1)[part], bound.reshape(-1)[part], self.nt, expected)
 
     def whole(self, shape: tuple[int, ...], axes: tuple[int, ...]) -> _Stored:
         """Every element at once, in the output's C order (`_ungrouped`)."""
         return _ungrouped(self.block(0, self.size), self.x.shape, shape, axes, self.n)
 
 
-def _cut(rows: np.ndarray, lo: int, hi: int) -> np.ndarray:
-    """Elements [lo, hi) of ``rows`` in group order, flat, in float64 (only their rows converted)."""
-    n = rows.shape[1]
-    r0, r1 = lo // n, -(-hi // n)
-    return rows[r0:r1].astype(np.float64).reshape(-1)[lo - r0 * n:hi - r0 * n]
+def _rows(terms: np.ndarray | None, r0: int, r1: int) -> np.ndarray | None:
+    """Rows [r0, r1) of an operand in group order, in float64; one row where
+    its rows are one broadcast row (stride 0: a scale over the normalized
+    dimensions), which broadcasts against the block's (None: not given)."""
+    if terms is None:
+        return None
+    if terms.shape[0] > 1 and terms.strides[0] == 0:
+        return terms[:1].astype(np.float64)
+    return terms[r0:r1].astype(np.float64)
+
+
+def _affine_value(y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None,
+                  add: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """``a y + b (+ add)`` in float64, and ``|a y + b|`` where the addend follows a bias (the last sum's
+    operand, in its bound: `_Form`), else None."""
+    scaled = y if a is None else a * y
+    shifted = None
+    for term in (b, add):
+        if term is not None:
+            if term is add and b is not None:
+                shifted = np.abs(scaled)
+            if scaled is y:
+                scaled = y + term
+            else:
+                scaled += term  # a new array already: its sum in place, one temporary fewer
+    return scaled, shifted
 
 
 def _sources(spec: m.Spec, sem: Normalization, case: Case, float16_accumulation: bool) -> tuple[_Stored | _Rows, ...]:
@@ -387,28 +507,42 @@ def _sources(spec: m.Spec, sem: Normalization, case: Case, float16_accumulation:
     order), any other computed whole."""
     ops, axes = operands(sem, case), axes_of(sem, case)
     nt = numpy_dtype(case.outputs[0].dtype)
-    acc = m.DataType.FLOAT16 if float16_accumulation and case.dtype is m.DataType.FLOAT16 else \
-        sem.accumulator(case.dtype)
-    u = unit_roundoff(acc)
-    eps, divide, centre = epsilon_of(sem, case), divides(sem, case), centres(sem, case)
+    u = _unit(sem, case, float16_accumulation)
     if sem.operation == "lp":
         terms = groups(ops.x.astype(np.float64), axes)
-        value, bounds, offered = _lp(spec, terms, order_of(sem, case), eps, u, nt)
+        value, bounds, offered = _lp(spec, terms, order_of(sem, case), epsilon_of(sem, case), u, nt)
         return (_finish(value, bounds, offered, ops.x.shape, axes, nt, terms.shape[1]),)
     if sem.operation == "lrn":
         return (_lrn(spec, sem, case, ops.x.astype(np.float64), u, nt),)
+    rows = mean_variance_rows(spec, sem, case, float16_accumulation)
+    last = axes == tuple(range(ops.x.ndim - len(axes), ops.x.ndim))
+    output = rows if last else rows.whole(ops.x.shape, axes)
+    if sem.output_mean is None or sem.output_variance is None:
+        return (output,)
+    return (output, *_moments(spec, rows.x, u, nt))
+
+
+def _unit(sem: Normalization, case: Case, float16_accumulation: bool) -> float:
+    """The accumulator's unit roundoff: float32's for FLOAT16 tensors unless the backend declares FLOAT16 sums."""
+    acc = m.DataType.FLOAT16 if float16_accumulation and case.dtype is m.DataType.FLOAT16 else \
+        sem.accumulator(case.dtype)
+    return unit_roundoff(acc)
+
+
+def mean_variance_rows(spec: m.Spec, sem: Normalization, case: Case, float16_accumulation: bool = False) -> _Rows:
+    """A mean-variance normalization (MVN, MVN1, MVN2, BATCH_NORMALIZATION_TRAINING's output) of ``case``
+    in group order: each group's statistics taken, each element's value and bound when asked (`_Rows.block`)."""
+    ops, axes = operands(sem, case), axes_of(sem, case)
+    u = _unit(sem, case, float16_accumulation)
+    eps, divide, centre = epsilon_of(sem, case), divides(sem, case), centres(sem, case)
     x = np.ascontiguousarray(groups(ops.x, axes))
     n = x.shape[1]
     primary = statistics(x, u, centred=centre)
     # the sample variance's reading (the primary's worst-case statistics), or without the mean the variance about it
     reading = (primary[1] if centre else statistics(x, u)[1]) if divide and (n > 1 or not centre) else None
     scale, bias, add = (None if t is None else groups(t, axes) for t in (ops.scale, ops.bias, ops.add))
-    rows = _Rows(spec, x, (scale, bias, add), primary, reading, u, eps, divide, centre, nt)
-    last = axes == tuple(range(ops.x.ndim - len(axes), ops.x.ndim))
-    output = rows if last else rows.whole(ops.x.shape, axes)
-    if sem.output_mean is None or sem.output_variance is None:
-        return (output,)
-    return (output, *_moments(spec, x, u, nt))
+    return _Rows(spec, x, (scale, bias, add), primary, reading, u, eps, divide, centre,
+                 numpy_dtype(case.outputs[0].dtype))
 
 
 def _moments(spec: m.Spec, rows: np.ndarray, u: float, nt: np.dtype) -> tuple[_Stored, _Stored]:
@@ -436,15 +570,27 @@ def _moments(spec: m.Spec, rows: np.ndarray, u: float, nt: np.dtype) -> tuple[_S
 
 
 def _rounded(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alternative, ...],
-             nt: np.dtype) -> _Block:
-    """Expected values rounded to ``nt`` (flat), the (strict, relaxed)
-    ``bounds`` with one spacing of it (0 where the value is not finite)."""
+             nt: np.dtype, *, expected: np.ndarray | None = None, scratch: bool = False) -> _Block:
+    """Expected values rounded to ``nt`` (flat; ``expected``: already
+    rounded), the (strict, relaxed) ``bounds`` with one spacing of it (0
+    where the value is not finite); ``scratch``: the bounds are this call's
+    to overwrite (no copies of a block's)."""
     with np.errstate(invalid="ignore", over="ignore"):  # beyond the type's range: infinite (a FLOAT16 variance)
-        expected = value.reshape(-1).astype(nt)
-        step = spacing_above(np.abs(expected.astype(np.float64)) + bounds[1].reshape(-1), nt)
-    done = ~np.isfinite(expected.astype(np.float64))
-    strict, relaxed = (np.where(done, 0.0, np.nan_to_num(z.reshape(-1), nan=np.inf) + step) for z in bounds)
-    return _Block(expected, strict, relaxed, alternatives)
+        if expected is None:
+            expected = value.reshape(-1).astype(nt)
+        step = spacing_above(np.add(np.abs(expected), bounds[1].reshape(-1), dtype=np.float64), nt)
+    done = ~np.isfinite(expected)
+    found = []
+    for z in bounds:
+        z = z.reshape(-1) if scratch else z.reshape(-1).copy()
+        odd = ~np.isfinite(z)
+        if odd.any():  # a NaN bound is infinite, an infinite one the largest float64 (as np.nan_to_num makes them)
+            z[odd] = np.nan_to_num(z[odd], nan=np.inf)
+        z += step
+        if done.any():
+            z[done] = 0.0
+        found.append(z)
+    return _Block(expected, found[0], found[1], alternatives)
 
 
 def _ungrouped(block: _Block, rows_shape: tuple[int, ...], shape: tuple[int, ...], axes: tuple[int, ...],
@@ -462,36 +608,11 @@ def _finish(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alt
     return _ungrouped(_rounded(value, bounds, alternatives, nt), value.shape, shape, axes, n)
 
 
-def _own(x: np.ndarray, y: np.ndarray, affine: _Affine, n: int, divide: bool, eps: float, st: RowStatistics,
-         row: np.ndarray) -> np.ndarray:
-    """The oracle's own float64 error: ``(N + 8) 2^-53`` of the terms that meet in each step."""
-    k = (n + 8) * _U64
-    a, b, add = affine
-    with np.errstate(all="ignore"):
-        spread = np.abs(x) + st.magnitude[row]
-        if divide:
-            spread = spread / np.sqrt(st.variance + eps)[row] + np.abs(y)
-        scale = 1.0 if a is None else np.abs(a)
-        return k * (scale * spread + sum(0.0 if t is None else np.abs(t) for t in (b, add)))
-
-
-def _reading(spec: m.Spec, key: str, d: np.ndarray, e: np.ndarray, row: np.ndarray, variance: np.ndarray,
-             variance_error: np.ndarray, affine: _Affine, eps: float, u: float, nt: np.dtype,
-             expected: np.ndarray) -> tuple[Alternative, ...]:
-    """The reading ``key`` of a mean-variance normalization: the deviations
-    ``d`` within ``e`` divided by the root of ``variance`` (per group, with
-    its bound), through `_normalized` and `_affine` (`_offered`)."""
-    y, e_y = _normalized(d, e, row, variance, variance_error, eps, u, True)
-    a, b, add = affine
-    value, e_v = _affine(y, e_y, a, b, u, add)
-    return _offered(spec, key, value, e_v, nt, expected)
-
-
 def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dtype,
              expected: np.ndarray) -> tuple[Alternative, ...]:
     """The reading ``key`` (``<ambiguity>:<reading>``: its ``value`` and
     worst-case bound ``e``, float64) as a STRICT alternative with that bound,
-    in the output type ``nt``, where it differs from ``expected`` (float64;
+    in the output type ``nt``, where it differs from ``expected`` (float64 or ``nt``;
     indices in group order: `_part` maps them).  Nothing where the spec
     lacks the reading."""
     ambiguity_id, reading_id = key.split(":")
@@ -501,15 +622,23 @@ def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dt
         return ()
     with np.errstate(invalid="ignore", over="ignore"):
         values = value.reshape(-1).astype(nt)
-        primary = expected.reshape(-1).astype(nt)
-        bound = e.reshape(-1) + spacing_above(np.abs(value.reshape(-1)) + e.reshape(-1), nt)
+        primary = expected.reshape(-1).astype(nt, copy=False)
+        room = np.abs(value.reshape(-1))
+        room += e.reshape(-1)
+        bound = np.add(e.reshape(-1), spacing_above(room, nt), out=room)
     nan = np.isnan(values)
-    bound = np.where(nan, 0.0, bound)  # a NaN the reading gives (a NaN in its window) matches any NaN
-    where = np.flatnonzero((values != primary) & ~(nan & np.isnan(primary)) & np.isfinite(bound))
+    differ = values != primary
+    if nan.any():
+        bound[nan] = 0.0  # a NaN the reading gives (a NaN in its window) matches any NaN
+        differ &= ~(nan & np.isnan(primary))
+    differ &= np.isfinite(bound)
+    where = np.arange(differ.size) if np.all(differ) else np.flatnonzero(differ)  # all: the large case's 2^24
     if not where.size:
         return ()
-    alt = Alternative(f"reading:{ambiguity.id}:{reading.id}", where, values[where], Tier.STRICT,
-                      f"{ambiguity.id}: {reading.says}", bound[where])
+    if where.size < values.size:  # np.take: half the time of indexing by an array (a large case's 2^19 a block)
+        values, bound = np.take(values, where), np.take(bound, where)
+    alt = Alternative(f"reading:{ambiguity.id}:{reading.id}", where, values, Tier.STRICT,
+                      f"{ambiguity.id}: {reading.says}", bound)
     return marker(ambiguity, [alt], primary), alt
 
 

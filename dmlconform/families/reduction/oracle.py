@@ -280,11 +280,20 @@ def reduced(rows: np.ndarray, function: str, u: float,
     (``g`` = `gamma` or `gamma_probable`) plus the oracle's own float64
     error: the statistics of the normalization family (a mean, a mean of
     squares, an Lp norm) are these reductions."""
+    value, (bound,) = reduced_each(rows, function, u, (g,))
+    return value, bound
+
+
+def reduced_each(rows: np.ndarray, function: str, u: float,
+                 gs: Sequence[Callable[[np.ndarray, float], np.ndarray]]) -> tuple[np.ndarray, list[np.ndarray]]:
+    """`reduced` with the bound for each gamma of ``gs``, the value taken
+    once (the normalization family's statistics want both gammas' bounds of
+    a large case's 2^24 terms)."""
     value, s = _value(rows, function)
     exact = np.zeros(value.shape, bool)
     with np.errstate(all="ignore"):
-        bound = _error(rows, function, value, s, exact, u, g, False, m.DataType.FLOAT32)
-        return value, bound + _own_error(rows, function, value, s)
+        own = _own_error(rows, function, value, s)
+        return value, [_error(rows, function, value, s, exact, u, g, False, m.DataType.FLOAT32) + own for g in gs]
 
 
 def _value(rows: np.ndarray, function: str) -> tuple[np.ndarray, np.ndarray]:
