@@ -23,24 +23,30 @@ OP = "LP_NORMALIZATION"
 
 
 class _Reading(CpuBackend):
-    """The cpu reference with Epsilon elsewhere: ``add`` (norm + eps) or ``inside-root`` (sqrt(sum x^2 + eps))."""
+    """The cpu reference with ``factor`` x Epsilon elsewhere, for the orders P in ``orders``: ``add`` (norm +
+    eps) or ``inside-root`` (P = 2: sqrt(sum x^2 + eps); P = 1 (``p1_root``): sqrt(L1^2 + eps), what the real
+    DirectML computes, issue #37)."""
 
-    def __init__(self, where: str) -> None:
+    def __init__(self, where: str, *, factor: float = 1.0, orders: tuple[int, ...] = (1, 2),
+                 p1_root: bool = False) -> None:
         super().__init__()
-        self.where = where
+        self.where, self.factor, self.orders, self.p1_root = where, factor, orders, p1_root
 
     def run(self, spec: m.Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> None:
         super().run(spec, case, buffers)
         sem = semantics_of(spec)
         x = case.input("InputTensor").view(buffers["InputTensor"]).astype(np.float32)
-        axis, p, eps = axes_of(sem, case)[0], order_of(sem, case), np.float32(epsilon_of(sem, case))
-        if p not in (1, 2):
+        axis, p = axes_of(sem, case)[0], order_of(sem, case)
+        eps = np.float32(self.factor * epsilon_of(sem, case))
+        if p not in self.orders:
             return
+        l1 = np.abs(x).sum(axis=axis, keepdims=True)
         if self.where == "add":
-            norm = np.abs(x).sum(axis=axis, keepdims=True) if p == 1 else np.sqrt((x * x).sum(axis=axis, keepdims=True))
-            divisor = norm + eps
+            divisor = (l1 if p == 1 else np.sqrt((x * x).sum(axis=axis, keepdims=True))) + eps
         elif p == 2:
             divisor = np.sqrt((x * x).sum(axis=axis, keepdims=True) + eps)
+        elif self.p1_root:
+            divisor = np.sqrt(l1 * l1 + eps)
         else:
             return
         out = case.outputs[0]
@@ -94,3 +100,25 @@ def test_engines(engine: str, counts: tuple[int, int]) -> None:
         from dmlconform.backends.torch.backend import TorchBackend as Backend  # type: ignore[assignment]
     results = run_cases([(suites.spec(OP), c) for c in suites.cases(OP)], Backend())
     assert Counter(r.outcome for r in results) == {Outcome.PASS: counts[0], Outcome.NOT_SUPPORTED: counts[1]}
+
+
+def _squared_norm(factor: float) -> list[tuple[str, Outcome, bool]]:
+    """LP_NORMALIZATION's ``lp-epsilon:inside-root`` reading for P = 1 (issue #37, item 4): Epsilon added to
+    the squared norm, ``x / sqrt(||x||_1^2 + factor Epsilon)``, which the real DirectML's kernels compute
+    (implied norms x / y = sqrt(L1^2 + 1e-5) at every element: 0.003406 for L1 = 0.001266)."""
+    backend = _Reading("inside-root", factor=factor, orders=(1,), p1_root=True)
+    results = run_cases([(suites.spec(OP), c) for c in suites.cases(OP)], backend)
+    return [(r.case_id, r.outcome, any(name == "reading:lp-epsilon:inside-root" and n for name, _, n in r.readings))
+            for r in results]
+
+
+def test_epsilon_in_the_squared_l1_norm_is_a_reading() -> None:
+    results = _squared_norm(1.0)
+    assert not [i for i, outcome, _ in results if outcome is Outcome.FAIL]
+    took = {i for i, _, took in results if took}
+    assert f"{OP}/FLOAT32/4d/axis=0/p=1/random" in took and f"{OP}/FLOAT16/4d/axis=1/p=1/tiny" in took
+
+
+def test_a_wrong_epsilon_in_the_squared_norm_fails() -> None:
+    failed = {i for i, outcome, _ in _squared_norm(10.0) if outcome is Outcome.FAIL}
+    assert f"{OP}/FLOAT32/4d/axis=0/p=1/random" in failed and all("/p=1/" in i for i in failed)
