@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import itertools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -42,17 +42,19 @@ class Selection:
             fnmatch.fnmatchcase(case_id, p if any(c in p for c in "*?[") else f"*{p}*") for p in self.patterns)
 
 
-def prepare(specs: Sequence[tuple[Path, m.Spec]]) -> tuple[str, ...]:
-    """Import the generators of the families that test ``specs`` and name
-    those families: `run` does it while its backend starts, before `pairs`
-    needs the backend's feature level, and has its workers import those
-    families' oracles meanwhile (a one-case repro's worker and generator
-    then start side by side; issue #31)."""
+def prepare(specs: Sequence[tuple[Path, m.Spec]], tell: Callable[[tuple[str, ...]], None]) -> None:
+    """Name the families that test ``specs`` to ``tell`` (the engine: its
+    workers import those families' oracles meanwhile), then import their
+    generators.  `run` does it while its backend starts, before `pairs`
+    needs the backend's feature level: a one-case repro's worker and
+    generator then start side by side (issue #31).  Naming them first costs
+    only the families' claims (the element-wise one parses the formula,
+    `families.elementwise.binding`), not a generator's import."""
     found = (family_of(spec)[0] for _, spec in specs)
     families = {f.name: f for f in found if f is not None}
+    tell(tuple(families))
     for family in families.values():
         preload(family, "generate")
-    return tuple(families)
 
 
 def pairs(specs: Sequence[tuple[Path, m.Spec]], level: m.FeatureLevel, *, seed: int, large: bool,

@@ -102,6 +102,7 @@ def worker_main(conn: Connection, args: WorkerArgs) -> None:
         conn.send(("fatal", getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}", code))
         return
     conn.send(("ready", info))
+    from dmlconform.runner import run_cases  # noqa: F401, PLC0415 - every job's: imported while the first cases are made
     backend = _Watched(backend, conn)
     while True:
         try:
@@ -120,11 +121,10 @@ def worker_main(conn: Connection, args: WorkerArgs) -> None:
 
 
 def _preload_judging(names: Sequence[str]) -> None:
-    """Import the runner and the oracles of the families ``names`` now,
-    while the parent makes the first cases (a one-case repro waited for
-    them after its case ran: issue #31)."""
+    """Import the oracles of the families ``names`` now, while the parent
+    makes the first cases (a one-case repro waited for them after its case
+    ran: issue #31); the runner is imported once the worker is ready."""
     from dmlconform.families import preload, registered  # noqa: PLC0415 - off the parent's start (see the imports)
-    from dmlconform.runner import run_cases  # noqa: F401, PLC0415 - off the parent's start (see the imports)
 
     for family in registered():
         if family.name in names:

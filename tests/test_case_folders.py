@@ -23,7 +23,8 @@ from dmlconform.catalog import load_spec
 from dmlconform.cli import main
 from dmlconform.errors import ExitCode
 from dmlconform.families import cases_of
-from dmlconform.families.elementwise.cases import generate, is_runnable
+from dmlconform.families.elementwise.binding import is_runnable
+from dmlconform.families.elementwise.cases import generate
 from dmlconform.spec.files import spec_files
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 from tests.conftest import REPO

@@ -17,7 +17,7 @@ from dmlconform.cases.store import write_cases
 from dmlconform.commands.options import load_specs, parse_each, specs_option
 from dmlconform.errors import EXIT_CODES_HELP, InputError
 from dmlconform.families import family_of
-from dmlconform.families.elementwise.cases import is_runnable
+from dmlconform.families.elementwise.binding import is_runnable
 from dmlconform.spec.model import DataType, FeatureLevel, Spec
 
 

@@ -78,7 +78,7 @@ def execute(ctx: click.Context, engine: Workers | InProcess, run: RunOptions, *,
     selection = suite.Selection(frozenset(run.ids), run.patterns, frozenset(parse_dtypes(run.dtypes)), gate.shard)
     cases = (suite.checked_cases(Path(run.cases_dir), [s for _, s in specs], every_operator=not run.ops)
              if run.cases_dir else None)
-    engine.prepare(suite.prepare(specs))  # while the backend starts: its feature level decides which cases there are
+    suite.prepare(specs, engine.prepare)  # while the backend starts: its feature level decides which cases there are
     info = _available(engine.info(), run.skip_unavailable)
     level = parse_level(run.level_text, "--feature-level") or info.feature_level
     run_id = started.strftime("%Y%m%dT%H%M%SZ") + f"-{info.name}-{level.short}-s{seed}" + gate.run_id_suffix

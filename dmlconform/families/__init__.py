@@ -168,9 +168,9 @@ FAMILIES: tuple[Family, ...] = (
     _family("normalization", "normalization", Normalization, normalization_overlay, "NormalizationOracle"),
     _family("interpolation", "interpolation", Resample, interpolation_overlay, "InterpolationOracle"),
     _family("roi", "interpolation", Roi, roi_overlay, "RoiOracle", prefix="roi_"),
-    Family("element-wise formula", Later(f"{__name__}.elementwise.cases", "is_runnable"),
+    Family("element-wise formula", Later(f"{__name__}.elementwise.binding", "is_runnable"),
            Later(f"{__name__}.elementwise.cases", "generate"), Later(f"{__name__}.elementwise.oracle", "FormulaOracle.of"),
-           Later(f"{__name__}.elementwise.cases", "is_runnable"), None,
+           Later(f"{__name__}.elementwise.binding", "is_runnable"), None,
            ("formula", Kind(elementwise_overlay.SCHEMA, elementwise_overlay.build, elementwise_overlay.against_spec)),
            None, None, LaterFaults(f"{__name__}.elementwise.faults")),
 )

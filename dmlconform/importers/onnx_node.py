@@ -33,7 +33,7 @@ from dmlconform.backends.cpu import CpuBackend
 from dmlconform.cases.model import Case, Layout, TensorData, packed_strides
 from dmlconform.compare import ulp_distance
 from dmlconform.families import Oracles
-from dmlconform.families.elementwise.cases import is_runnable
+from dmlconform.families.elementwise.binding import is_runnable
 from dmlconform.families.elementwise.formula_oracle import evaluate
 from dmlconform.families.elementwise.oracle import FormulaOracle
 from dmlconform.importers import onnx_contraction as contraction

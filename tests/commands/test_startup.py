@@ -69,3 +69,19 @@ def test_a_worker_does_not_run_the_main_script_again(tmp_path) -> None:  # type:
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "r" / "report.json").is_file()
     assert len(noted.read_text().split()) == 1, "a worker ran the main script again"
+
+
+def test_the_run_names_its_families_before_importing_their_generators() -> None:
+    # The workers import the oracles of the families a run names while the run imports their generators; named
+    # after those imports, a one-case repro's worker sat idle meanwhile (issue #31). The element-wise family's
+    # claim parses the formula (`families.elementwise.binding`) without its generator.
+    code = ("import json, sys\nfrom dmlconform import suite\nfrom dmlconform.commands.options import load_specs\n"
+            "specs = load_specs('specs', ('ELEMENT_WISE_ADD', 'CONVOLUTION'))\n"
+            "told = []\n"
+            "generators = lambda: sorted(m for m in sys.modules if m.startswith('dmlconform.families.') and m.endswith('.cases'))\n"
+            "suite.prepare(specs, lambda names: told.append([list(names), generators()]))\n"
+            "print(json.dumps([told, generators()]))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    told, after = json.loads(done.stdout)
+    assert told == [[["element-wise formula", "window"], []]]
+    assert {"dmlconform.families.elementwise.cases", "dmlconform.families.window.cases"} <= set(after)

@@ -60,7 +60,6 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
@@ -73,7 +72,8 @@ from dmlconform.cases import draws
 from dmlconform.cases import edges as ev
 from dmlconform.cases.model import Case, Layout, TensorData, buffer_elements, packed_strides
 from dmlconform.errors import FormulaError, InputError
-from dmlconform.formula import Parsed, boundaries, classified
+from dmlconform.families.elementwise.binding import Binding, bind, common_ranks, enum_constants, is_runnable
+from dmlconform.formula import boundaries
 from dmlconform.formula.boundaries import Boundary
 from dmlconform.formula.refine import rounds_to_integer
 from dmlconform.limits import MAX_EXACT_ROWS
@@ -90,7 +90,6 @@ from dmlconform.spec.model import (
     FieldKind,
     Spec,
     SupportTable,
-    TensorRole,
 )
 
 Attrs = tuple[tuple[str, Any], ...]
@@ -107,88 +106,7 @@ _LARGE = (2, 2049, 1025)  # 4,200,450 >= 2**22 elements
 #: most `MAX_EXACT_ROWS` distinct rows each is evaluated once, within its budget.
 LARGE_DISTINCT = MAX_EXACT_ROWS
 _TYPICAL = (0.5, 2.0, 0.25, 1.5)  # FLOAT attributes without a default, by position
-_ENUM_RE = re.compile(r"\bDML_[A-Z0-9_]+\b")
 _F32 = np.finfo(np.float32)
-
-
-# -- what a spec binds --------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class _Binding:
-    """The parsed formula and how the spec's tensors bind to it."""
-
-    tree: Any
-    names: tuple[tuple[str, str], ...]   # tensor field -> formula name (inputs the formula reads)
-    inputs: tuple[str, ...]              # input tensors, struct order
-    outputs: tuple[str, ...]
-    attributes: tuple[str, ...]          # attributes the formula reads
-
-
-def _bind(spec: Spec) -> _Binding | str:
-    """How ``spec``'s formula binds to its fields, or why it does not.
-    `is_runnable` and then `generate` bind each spec: the binding is computed
-    once for the formula text and the fields it reads (`classified`)."""
-    if not spec.formula.evaluable or not spec.formula.parsed:
-        return f"formula not evaluable ({spec.formula.reason or 'no parsed formula'})"
-    ins = tuple(f.name for f in spec.tensors if f.role is TensorRole.INPUT and not f.optional)
-    outs = tuple(f.name for f in spec.tensors if f.role is TensorRole.OUTPUT)
-    return _bind_text(spec.formula.parsed, tuple(f.name for f in spec.fields), ins, outs)
-
-
-@functools.lru_cache(maxsize=256)
-def _bind_text(formula: str, fields: tuple[str, ...], ins: tuple[str, ...], outs: tuple[str, ...]) -> _Binding | str:
-    parsed = classified(formula, fields, ins, outs)
-    if not isinstance(parsed, Parsed) or not parsed.evaluable:
-        return f"formula does not bind to the fields ({getattr(parsed, 'reason', '')})"
-    if not outs:
-        return "no output tensor"
-    names = tuple((tensor, name) for name, tensor in parsed.inputs)
-    return _Binding(parsed.tree, names, ins, outs, tuple(parsed.attributes))
-
-
-def _attribute_problem(spec: Spec, field: Field) -> str | None:
-    if field.kind is FieldKind.STRUCT_PTR:
-        return None
-    if field.kind is FieldKind.ENUM and field.default is None and not _enum_constants(spec, field):
-        return f"enum attribute {field.name} has no default and the formula names none of its constants"
-    if field.kind is FieldKind.STRUCT and field.c_type != "DML_SCALAR_UNION":
-        return f"attribute {field.name} of type {field.c_type} cannot be generated"
-    if field.kind in (FieldKind.ARRAY, FieldKind.STRUCT_ARRAY):
-        return f"array attribute {field.name} cannot be generated"
-    if field.kind is FieldKind.SCALAR and field.c_type in ("UINT", "INT") and field.default is None:
-        return f"integer attribute {field.name} has no default"
-    return None
-
-
-def is_runnable(spec: Spec, level: FeatureLevel | None = None) -> tuple[bool, str]:
-    """Whether `generate` can make cases for ``spec`` (at ``level``), and if
-    not, why (a reason a spec writer can act on)."""
-    bound = _bind(spec)
-    if isinstance(bound, str):
-        return False, bound
-    for field in spec.attributes:
-        problem = _attribute_problem(spec, field)
-        if problem:
-            return False, problem
-    if level is not None:
-        table = spec.table_at(level)
-        if table is None:
-            return False, f"no support table at {level.short} (introduced {spec.introduced.short})"
-        if not _ranks(table, bound):
-            return False, f"the support table at {table.level.short} allows no common dimension count"
-    return True, "ok"
-
-
-def _enum_constants(spec: Spec, field: Field) -> tuple[str, ...]:
-    if field.c_type == "DML_TENSOR_DATA_TYPE":
-        return ("DML_TENSOR_DATA_TYPE_",)  # the case's own data type
-    found = _ENUM_RE.findall(spec.formula.parsed or "")
-    return tuple(dict.fromkeys(c for c in found if c.startswith(field.c_type + "_")))
-
-
-def _ranks(table: SupportTable, bound: _Binding) -> tuple[int, ...]:
-    rows = [table.row(t) for t in bound.inputs + bound.outputs]
-    sets = [set(r.dims) for r in rows if r is not None]
-    return tuple(sorted(set.intersection(*sets))) if sets else ()
 
 
 # -- data types ------------------------------------------------------------------------
@@ -212,7 +130,7 @@ def _groups(spec: Spec, tensors: tuple[str, ...]) -> list[list[str]]:
     return list(groups.values())
 
 
-def _dtype_plan(spec: Spec, table: SupportTable, bound: _Binding) -> tuple[list[str], list[list[str]]]:
+def _dtype_plan(spec: Spec, table: SupportTable, bound: Binding) -> tuple[list[str], list[list[str]]]:
     """The primary group (whose data types the cases iterate) and the others.
     A lone tensor with the primary's exact type list joins it."""
     tensors = bound.inputs + bound.outputs
@@ -273,7 +191,7 @@ def _typical(spec: Spec, dtype: DataType) -> Attrs:
                 position += 1
             value = _in_domain(spec, f, float(value), dtype)
         elif f.kind is FieldKind.ENUM:
-            value = f.default if f.default is not None else _enum_constants(spec, f)[0]
+            value = f.default if f.default is not None else enum_constants(spec, f)[0]
             value = value + dtype.name if value == "DML_TENSOR_DATA_TYPE_" else value
         elif f.c_type == "BOOL":
             value = bool(f.default) if f.default is not None else False
@@ -300,7 +218,7 @@ def _number(value: Any) -> float:
     return float(value)
 
 
-def _variants(spec: Spec, bound: _Binding, dtype: DataType) -> list[Attrs]:
+def _variants(spec: Spec, bound: Binding, dtype: DataType) -> list[Attrs]:
     """The typical attributes first, then one change each (DESIGN.md: the
     defaults and edge values: 0, negative, tiny, huge, one above another)."""
     base = _typical(spec, dtype)
@@ -319,7 +237,7 @@ def _variants(spec: Spec, bound: _Binding, dtype: DataType) -> list[Attrs]:
     changes = [(n, v) for n, v in changes if n not in fields or _allowed(fields[n], v)]
     for f in read:
         if f.kind is FieldKind.ENUM and f.default is None and f.c_type != "DML_TENSOR_DATA_TYPE":
-            changes.extend((f.name, c) for c in _enum_constants(spec, f))
+            changes.extend((f.name, c) for c in enum_constants(spec, f))
         elif f.c_type == "BOOL":
             changes.append((f.name, not current[f.name]))
     out, seen = [base], {base}
@@ -403,7 +321,7 @@ def _sides(domain: Domain | None) -> list[tuple[float, bool, float]]:
     return [(float(b), inclusive, inward) for b, inclusive, inward in sides if b is not None]
 
 
-def _pair_variants(bound: _Binding, base: Attrs, floats: list[Field], dtype: DataType) -> list[Attrs]:
+def _pair_variants(bound: Binding, base: Attrs, floats: list[Field], dtype: DataType) -> list[Attrs]:
     """Two FLOAT attributes that meet in one branch or one term
     (`spec.ambiguity.meeting_groups`) varied together: each negative, zero
     and positive (its typical magnitude, 1 where that is 0), so that sign
@@ -528,7 +446,7 @@ class _Pool:
 _NO_BOUNDARY = (FormulaError, ValueError, TypeError, ZeroDivisionError, OverflowError)
 
 
-def _criticals(bound: _Binding) -> Any:
+def _criticals(bound: Binding) -> Any:
     """The formula's `boundaries.Criticals` (the same for every attribute
     set: made once per generate() call), or None where it has none."""
 
@@ -701,7 +619,7 @@ class _Types:
 @dataclass(frozen=True, slots=True)
 class _Ctx:
     spec: Spec
-    bound: _Binding
+    bound: Binding
     table: SupportTable
     level: FeatureLevel
     seed: int
@@ -925,7 +843,7 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
     if not ok:
         raise InputError(f"{spec.operator}: no cases at {level.short}: {reason}")
     ctx = _context(spec, level, seed)
-    ranks = _ranks(ctx.table, ctx.bound)
+    ranks = common_ranks(ctx.table, ctx.bound)
     rep = 4 if 4 in ranks else ranks[-1]
     drafts = list(itertools.chain(
         *(_per_dtype(ctx, dtype, i, ranks, rep, large and i == 0)
@@ -943,8 +861,8 @@ def generate(spec: Spec, level: FeatureLevel, *, seed: int, large: bool = False,
 
 
 def _context(spec: Spec, level: FeatureLevel, seed: int) -> _Ctx:
-    bound = _bind(spec)  # the same binding is_runnable made (cached)
-    assert isinstance(bound, _Binding)
+    bound = bind(spec)  # the same binding is_runnable made (cached)
+    assert isinstance(bound, Binding)
     table = spec.table_at(level)
     assert table is not None
     primary, rest = _dtype_plan(spec, table, bound)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from dmlconform.cases.model import Case, flat_view, joined
-from dmlconform.families.elementwise.cases import is_runnable
+from dmlconform.families.elementwise.binding import is_runnable
 from dmlconform.families.elementwise.floatrun import Prepared
 from dmlconform.families.elementwise.formula_oracle import OracleResult, evaluate_many, prepare
 from dmlconform.families.elementwise.readings import ReadingOracle, evaluable

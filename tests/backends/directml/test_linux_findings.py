@@ -39,7 +39,7 @@ from dmlconform.commands.options import load_specs
 from dmlconform.packaged import shipped_specs_arg
 from dmlconform.runner import bind
 from dmlconform.spec.model import FeatureLevel, Spec
-from dmlconform.suite import Selection, pairs, prepare
+from dmlconform.suite import Selection, pairs
 
 pytestmark = pytest.mark.real_directml
 
@@ -55,7 +55,6 @@ def directml(request: pytest.FixtureRequest) -> Backend:
 
 def _cases(operator: str, pattern: str, dtypes: Sequence[str]) -> list[tuple[Spec, Case]]:
     specs = load_specs(shipped_specs_arg(), (operator,))
-    prepare(specs)
     made, _ = pairs(specs, FeatureLevel.FL_6_2, seed=0, large=False, cases=None,
                     selection=Selection(patterns=(pattern,), dtypes=frozenset(dtypes)))
     return [(spec, case) for spec, case in made if isinstance(case, Case) and not case.id.endswith("/unsupported")]

@@ -16,7 +16,8 @@ from dmlconform.cases import edges as ev
 from dmlconform.cases.model import Case, Layout, buffer_elements
 from dmlconform.catalog import load_spec
 from dmlconform.errors import InputError
-from dmlconform.families.elementwise.cases import generate, is_runnable
+from dmlconform.families.elementwise.binding import is_runnable
+from dmlconform.families.elementwise.cases import generate
 from dmlconform.spec import model as m
 from dmlconform.spec.model import DataType, FeatureLevel
 from tests.conftest import REPO
