@@ -33,7 +33,7 @@ from dmlconform.backends.base import (
 )
 from dmlconform.cases.model import Case, TensorData, is_whole, writable_view
 from dmlconform.errors import InputError
-from dmlconform.families import references
+from dmlconform.families import reference_of
 from dmlconform.families.elementwise.reference import OPS, SCALE_BIAS_OPS, Call
 from dmlconform.spec.model import (
     Constraint,
@@ -173,7 +173,7 @@ def compute(spec: Spec, case: Case, buffers: Mapping[str, np.ndarray]) -> dict[s
     arrays (none aliases a buffer).  An operator with reviewed semantics has
     its family's own reference (`families.Family.reference`)."""
     if spec.semantics is not None:
-        return references()[type(spec.semantics)](spec, case, buffers)
+        return reference_of(spec)(spec, case, buffers)
     shape = case.outputs[0].sizes
     inputs = {t.name: np.broadcast_to(t.view(buffers.get(t.name, t.buffer)), shape) for t in case.inputs}
     return evaluate(spec, case, inputs, shape)

@@ -8,7 +8,7 @@ A family is a package ``families/<family>/`` and one `Family` record in
 under the entry-point group `GROUP` (`registered` asks those first).  Every
 other registry is read off them: the overlay kinds spec loading knows
 (`overlay_kinds`, through `catalog`), the ``cpu`` backend's references
-(`references`) and the ``faulty`` backend's planted faults (`faults`).  The runner and ``run`` ask `family_of(spec)` which
+(`reference_of`) and the ``faulty`` backend's planted faults (`faults`).  The runner and ``run`` ask `family_of(spec)` which
 family tests a spec (the first that claims it), then use its ``generate``
 for cases and its ``oracle`` (behind the protocol of `oracles.base`) for
 expected values.
@@ -18,41 +18,21 @@ from __future__ import annotations
 
 import functools
 import importlib
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from types import MappingProxyType, ModuleType
+from types import MappingProxyType
 from typing import Any
 
 from dmlconform.cases.model import Case, Fault, Planned, Reference
 from dmlconform.errors import InputError
-from dmlconform.families.contraction import overlay as contraction_overlay
-from dmlconform.families.contraction.semantics import Contraction
-from dmlconform.families.elementwise import overlay as elementwise_overlay
-from dmlconform.families.index_map import overlay as index_map_overlay
-from dmlconform.families.index_map.semantics import IndexMap
-from dmlconform.families.interpolation import overlay as interpolation_overlay
-from dmlconform.families.interpolation import roi_overlay
-from dmlconform.families.interpolation.roi_semantics import Roi
-from dmlconform.families.interpolation.semantics import Resample
-from dmlconform.families.normalization import overlay as normalization_overlay
-from dmlconform.families.normalization.semantics import Normalization
-from dmlconform.families.reduction import overlay as reduction_overlay
-from dmlconform.families.reduction.semantics import Reduction
-from dmlconform.families.sequence import overlay as sequence_overlay
-from dmlconform.families.sequence.semantics import SequenceOp
-from dmlconform.families.softmax import overlay as softmax_overlay
-from dmlconform.families.softmax.semantics import Softmax
-from dmlconform.families.value_scale import overlay as value_scale_overlay
-from dmlconform.families.value_scale.semantics import ValueScale
-from dmlconform.families.window import overlay as window_overlay
-from dmlconform.families.window.semantics import Window
 from dmlconform.oracles.base import FamilyOracle
 from dmlconform.spec.model import DataType, FeatureLevel, Semantics, Spec
 from dmlconform.spec.reviewed_checks import Kind
 
-__all__ = ["FAMILIES", "GROUP", "Family", "Later", "LaterFaults", "Oracles", "cases_of", "faults", "family_of", "holds",
-           "make", "overlay_kinds", "preload", "references", "registered"]
+__all__ = ["FAMILIES", "GROUP", "Family", "Later", "LaterFaults", "LaterKind", "Oracles", "cases_of", "faults", "family_of", "holds",
+           "make", "overlay_kinds", "preload", "reference_of", "registered"]
 
 @dataclass(frozen=True, slots=True)
 class Family:
@@ -70,11 +50,10 @@ class Family:
 
     ``overlay`` is the kind of reviewed semantics its overlays give
     (``semantics.family`` in ``specs/reviewed/<OP>.yaml``: its name and
-    `Kind`); ``semantics`` the record type that kind builds and
-    ``reference`` the ``cpu`` backend's computation of a spec with that
-    record (None: the family's specs are computed from their formula, the
-    element-wise reference); ``faults`` the ``faulty`` backend's planted
-    faults of its operators, by name."""
+    `Kind`, or the `LaterKind` of the module that makes it); ``reference``
+    the ``cpu`` backend's computation of the specs it claims (None: they are
+    computed from their formula, the element-wise reference); ``faults``
+    the ``faulty`` backend's planted faults of its operators, by name."""
 
     name: str
     claims: Callable[[Spec], tuple[bool, str]]
@@ -82,8 +61,7 @@ class Family:
     oracle: Callable[[Spec], FamilyOracle]
     generable: Callable[[Spec, FeatureLevel], tuple[bool, str]]
     case_problems: Callable[[Spec, Case], Iterator[str]] | None = None
-    overlay: tuple[str, Kind] | None = None
-    semantics: type[Semantics] | None = None
+    overlay: tuple[str, Kind | LaterKind] | None = None
     reference: Reference | None = None
     faults: Mapping[str, Fault] = field(default_factory=dict)
 
@@ -133,6 +111,32 @@ class LaterFaults(Mapping[str, Fault]):
         return len(self._faults())
 
 
+class LaterKind:
+    """The overlay kind of module ``module`` (its ``SCHEMA``, ``build`` and
+    ``against_spec``), imported and made when an overlay first names it
+    (`overlay_kinds`): a run reads the overlays of the operators it tests,
+    and a process that reads none (a worker) imports no family's overlay
+    nor semantics (issue #31: about 25 ms a process)."""
+
+    __slots__ = ("module",)
+
+    def __init__(self, module: str) -> None:
+        self.module = module
+
+    def load(self) -> Kind:
+        """The kind, made once per module (`Kind` is equal only to itself)."""
+        return _kind(self.module)
+
+    def __repr__(self) -> str:
+        return f"{self.module}:SCHEMA,build,against_spec"
+
+
+@functools.cache
+def _kind(module: str) -> Kind:
+    found = importlib.import_module(module)
+    return Kind(found.SCHEMA, found.build, found.against_spec)
+
+
 def holds(kind: type[Semantics]) -> Callable[[Spec], tuple[bool, str]]:
     """A family's ``claims`` that tests every spec whose reviewed overlay
     gives semantics of ``kind`` (and says nothing of other specs:
@@ -142,37 +146,47 @@ def holds(kind: type[Semantics]) -> Callable[[Spec], tuple[bool, str]]:
     return claims
 
 
-def _family(name: str, package: str, kind: type[Semantics], overlay: ModuleType, oracle: str, *,
-            cases: str = "cases", prefix: str = "") -> Family:
+def _holds_named(module: str, name: str) -> Callable[[Spec], tuple[bool, str]]:
+    """`holds` of the record type ``name`` of module ``module``, without
+    importing it: a spec's semantics are such a record only once that module
+    is imported (its overlay's kind built them, or unpickling brought it)."""
+    def claims(spec: Spec) -> tuple[bool, str]:
+        found = sys.modules.get(module)
+        return holds(getattr(found, name))(spec) if found is not None else (False, "")
+    return claims
+
+
+def _family(name: str, package: str, kind: str, oracle: str, *, cases: str = "cases", prefix: str = "") -> Family:
     """A family of this package, ``families/<package>/``, whose overlays
-    (``semantics.family: <name>``) give semantics of ``kind``; its cases,
+    (``semantics.family: <name>``) give semantics of its record type
+    ``kind`` (a class of its semantics module); its overlay kind, cases,
     oracle (the class ``oracle`` of its oracle module), reference and faults
-    are imported when first used (`Later`).  ``prefix`` starts the modules'
-    names where a package holds two families (``roi_cases``, ``roi_oracle``, ...)."""
+    are imported when first used (`LaterKind`, `Later`).  ``prefix`` starts
+    the modules' names where a package holds two families (``roi_cases``,
+    ``roi_oracle``, ...)."""
     here = f"{__name__}.{package}.{prefix}"
-    return Family(name, holds(kind), Later(f"{here}{cases}", "generate"), Later(f"{here}oracle", f"{oracle}.of"),
-                  Later(f"{here}{cases}", "generable"), Later(f"{here}{cases}", "case_problems"),
-                  (name, Kind(overlay.SCHEMA, overlay.build, overlay.against_spec)),
-                  kind, Later(f"{here}reference", "compute"), LaterFaults(f"{here}faults"))
+    return Family(name, _holds_named(f"{here}semantics", kind), Later(f"{here}{cases}", "generate"),
+                  Later(f"{here}oracle", f"{oracle}.of"), Later(f"{here}{cases}", "generable"),
+                  Later(f"{here}{cases}", "case_problems"), (name, LaterKind(f"{here}overlay")),
+                  Later(f"{here}reference", "compute"), LaterFaults(f"{here}faults"))
 
 
 #: Every family, asked in order (the element-wise formula last: it claims any spec with a formula).
 FAMILIES: tuple[Family, ...] = (
-    _family("contraction", "contraction", Contraction, contraction_overlay, "ContractionOracle", cases="suite"),
-    _family("reduction", "reduction", Reduction, reduction_overlay, "ReductionOracle"),
-    _family("softmax", "softmax", Softmax, softmax_overlay, "SoftmaxOracle"),
-    _family("sequence", "sequence", SequenceOp, sequence_overlay, "SequenceOracle"),
-    _family("value-scale", "value_scale", ValueScale, value_scale_overlay, "ValueScaleOracle"),
-    _family("index-map", "index_map", IndexMap, index_map_overlay, "IndexMapOracle", cases="suite"),
-    _family("window", "window", Window, window_overlay, "WindowOracle"),
-    _family("normalization", "normalization", Normalization, normalization_overlay, "NormalizationOracle"),
-    _family("interpolation", "interpolation", Resample, interpolation_overlay, "InterpolationOracle"),
-    _family("roi", "interpolation", Roi, roi_overlay, "RoiOracle", prefix="roi_"),
+    _family("contraction", "contraction", "Contraction", "ContractionOracle", cases="suite"),
+    _family("reduction", "reduction", "Reduction", "ReductionOracle"),
+    _family("softmax", "softmax", "Softmax", "SoftmaxOracle"),
+    _family("sequence", "sequence", "SequenceOp", "SequenceOracle"),
+    _family("value-scale", "value_scale", "ValueScale", "ValueScaleOracle"),
+    _family("index-map", "index_map", "IndexMap", "IndexMapOracle", cases="suite"),
+    _family("window", "window", "Window", "WindowOracle"),
+    _family("normalization", "normalization", "Normalization", "NormalizationOracle"),
+    _family("interpolation", "interpolation", "Resample", "InterpolationOracle"),
+    _family("roi", "interpolation", "Roi", "RoiOracle", prefix="roi_"),
     Family("element-wise formula", Later(f"{__name__}.elementwise.binding", "is_runnable"),
            Later(f"{__name__}.elementwise.cases", "generate"), Later(f"{__name__}.elementwise.oracle", "FormulaOracle.of"),
            Later(f"{__name__}.elementwise.binding", "is_runnable"), None,
-           ("formula", Kind(elementwise_overlay.SCHEMA, elementwise_overlay.build, elementwise_overlay.against_spec)),
-           None, None, LaterFaults(f"{__name__}.elementwise.faults")),
+           ("formula", LaterKind(f"{__name__}.elementwise.overlay")), None, LaterFaults(f"{__name__}.elementwise.faults")),
 )
 
 
@@ -206,14 +220,36 @@ def registered() -> tuple[Family, ...]:
 
 
 def overlay_kinds() -> Mapping[str, Kind]:
-    """``semantics.family`` -> its kind, for every family that has one."""
-    return MappingProxyType({f.overlay[0]: f.overlay[1] for f in registered() if f.overlay is not None})
+    """``semantics.family`` -> its kind, for every family that has one (a
+    `LaterKind` made when first looked up)."""
+    return _Kinds({f.overlay[0]: f.overlay[1] for f in registered() if f.overlay is not None})
 
 
-def references() -> Mapping[type[Semantics], Reference]:
-    """The CPU reference of each kind of reviewed semantics that has its own."""
-    return MappingProxyType({f.semantics: f.reference for f in registered()
-                             if f.semantics is not None and f.reference is not None})
+class _Kinds(Mapping[str, Kind]):
+    """`overlay_kinds`: each kind made when looked up."""
+
+    def __init__(self, given: Mapping[str, Kind | LaterKind]) -> None:
+        self.given = given
+
+    def __getitem__(self, name: str) -> Kind:
+        found = self.given[name]
+        return found.load() if isinstance(found, LaterKind) else found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.given)
+
+    def __len__(self) -> int:
+        return len(self.given)
+
+
+def reference_of(spec: Spec) -> Reference:
+    """The CPU reference of ``spec``, a spec with reviewed semantics: its
+    family's (`family_of`); an InputError where that family has none."""
+    family, why = family_of(spec)
+    if family is None or family.reference is None:
+        raise InputError(f"{spec.operator}: no CPU reference for its semantics "
+                         f"({why if family is None else f'family {family.name} has none'})")
+    return family.reference
 
 
 def faults() -> Mapping[str, Fault]:

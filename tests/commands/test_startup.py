@@ -11,6 +11,9 @@ import sys
 
 import pytest
 
+from dmlconform.catalog import load_spec
+from dmlconform.errors import InputError
+from dmlconform.families import reference_of
 from tests.conftest import REPO
 
 #: What the workers' start must overlap, not follow.
@@ -85,3 +88,28 @@ def test_the_run_names_its_families_before_importing_their_generators() -> None:
     told, after = json.loads(done.stdout)
     assert told == [[["element-wise formula", "window"], []]]
     assert {"dmlconform.families.elementwise.cases", "dmlconform.families.window.cases"} <= set(after)
+
+
+def _family_modules(loaded: set[str]) -> set[str]:
+    return {m for m in loaded if m.startswith("dmlconform.families.") and m.endswith(("overlay", "semantics"))}
+
+
+def test_a_family_overlay_is_imported_when_a_spec_needs_it() -> None:
+    # The families' records name their overlay kinds and semantics records without importing them: a worker, which
+    # reads no overlay, imports none (issue #31); a spec's overlay brings its own family's alone.
+    assert not _family_modules(_imported("dmlconform.families", "dmlconform.backends.cpu"))
+    code = ("import json, sys\nfrom pathlib import Path\nfrom dmlconform.catalog import load_spec\n"
+            "from dmlconform.families import family_of\n"
+            "spec = load_spec(Path('specs/CONVOLUTION.yaml'))\n"
+            "print(json.dumps([family_of(spec)[0].name, sorted(sys.modules)]))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    family, loaded = json.loads(done.stdout)
+    assert family == "window"
+    assert _family_modules(set(loaded)) == {"dmlconform.families.window.overlay", "dmlconform.families.window.semantics"}
+
+
+def test_a_spec_whose_family_has_no_cpu_reference_is_named() -> None:
+    # `reference_of` serves the specs with reviewed semantics; the element-wise family computes from the formula.
+    assert callable(reference_of(load_spec(REPO / "specs" / "CONVOLUTION.yaml")))
+    with pytest.raises(InputError, match="ELEMENT_WISE_ADD: no CPU reference .*element-wise formula has none"):
+        reference_of(load_spec(REPO / "specs" / "ELEMENT_WISE_ADD.yaml"))

@@ -140,7 +140,7 @@ def off_by_one(spec, case, buffers):
 
 TOY = Family("toy", claims, generate, lambda spec: Oracle(), generable, None,
              ("toy", Kind(SCHEMA, lambda data: Toy(data["source"]), lambda data, spec: iter(()))),
-             Toy, reference, {"toy-off-by-one": off_by_one})
+             reference, {"toy-off-by-one": off_by_one})
 '''
 
 
