@@ -17,10 +17,11 @@ import click
 from dmlconform.errors import InputError
 from dmlconform.packaged import SHIPPED_SPECS, shipped_specs_arg
 from dmlconform.spec.files import spec_files
-from dmlconform.spec.model import DATA_TYPE_ORDER, DataType, FeatureLevel, Spec
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+    from dmlconform.spec.model import FeatureLevel, Spec
 
 
 #: Width of rich output that goes to a file or a pipe (a CI log) rather than a
@@ -100,6 +101,8 @@ def backend_options(pairs: tuple[str, ...]) -> dict[str, str]:
 
 def parse_level(text: str | None, option: str) -> FeatureLevel | None:
     """The level ``text`` names, or None when the option was not given."""
+    from dmlconform.spec.model import FeatureLevel  # noqa: PLC0415 - the records (~15 ms): `run` starts its workers first
+
     return None if text is None else parse_each((text,), FeatureLevel.parse, option)[0]
 
 
@@ -115,7 +118,6 @@ def load_specs(folder: str, ops: tuple[str, ...], *, option: str = "--op") -> li
     input error.  Specs are named after their operator (lint's DML005), so
     the specs of ``ops`` are read alone when their files are there."""
     from dmlconform.catalog import load_spec  # noqa: PLC0415 - the families (numpy): `run` reads its options first
-
 
     root = existing_paths((folder,), "spec folder")[0]
     named = [root / f"{operator_key(o)}.yaml" for o in dict.fromkeys(ops)]
@@ -140,6 +142,8 @@ def parse_dtypes(texts: tuple[str, ...], option: str = "--dtype") -> tuple[str, 
     """Data type names (any case, with or without the DML_TENSOR_DATA_TYPE_
     prefix) as their canonical names; an unknown one is an input error
     listing the known ones and the nearest."""
+    from dmlconform.spec.model import DATA_TYPE_ORDER, DataType  # noqa: PLC0415 - as `parse_level`
+
     names = []
     for text in texts:
         try:

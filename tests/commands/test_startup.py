@@ -19,7 +19,7 @@ from tests.conftest import REPO
 #: What the workers' start must overlap, not follow.
 HEAVY = ("numpy", "dmlconform.families", "dmlconform.runner", "dmlconform.judge", "dmlconform.suite",
          "dmlconform.report.html", "dmlconform.report.terminal", "dmlconform.catalog", "yaml", "rich.console",
-         "dmlconform.spec.load")
+         "dmlconform.spec.load", "dmlconform.spec.model")
 
 
 def _imported(*modules: str) -> set[str]:
