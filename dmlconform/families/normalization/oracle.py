@@ -628,7 +628,7 @@ def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dt
         room += e.reshape(-1)
         bound = np.add(e.reshape(-1), spacing_above(room, nt), out=room)
     differ = values != primary
-    if not _finite(values):  # the masks only where a sum says there is a NaN or infinity: no pass over all else
+    if not _finite(values):  # the masks only where there is a NaN or an infinity
         nan = np.isnan(values)
         bound[nan] = 0.0  # a NaN the reading gives (a NaN in its window) matches any NaN
         differ &= ~(nan & np.isnan(primary))
@@ -643,9 +643,8 @@ def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dt
 
 
 def _finite(z: np.ndarray) -> bool:
-    """Whether every element of ``z`` is finite: its sum is (a NaN or an infinity makes it NaN or infinite; a
-    sum past float64's range says no, then a mask looks element by element), one reduction over it."""
-    return bool(np.isfinite(np.sum(z, dtype=np.float64)))
+    """Whether every element of ``z`` is finite (then no mask of the others is made)."""
+    return bool(np.isfinite(z).all())
 
 
 def _lp(spec: m.Spec, rows: np.ndarray, p: int, eps: float, u: float,
