@@ -183,19 +183,17 @@ def kept(mask: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, list[np.nda
     that gives another value than the primary at all but a few elements: the
     large MVN1 case's 16,775,761 of 2^24), the runs between the few elements
     left out are copied whole (memory speed) instead of gathered index by
-    index; where it holds everywhere, the arrays themselves."""
-    left_out = mask.size - int(np.count_nonzero(mask))
-    if left_out > _RUNS:  # np.take: half the time of indexing by an array
-        where = np.flatnonzero(mask)
-        return where, [np.take(a, where) for a in arrays]
+    index (the indices themselves are ``np.flatnonzero``'s, one pass); where
+    it holds everywhere, the arrays themselves."""
+    where = np.flatnonzero(mask)
+    left_out = mask.size - where.size
     if not left_out:
-        return np.arange(mask.size), list(arrays)
+        return where, list(arrays)
+    if left_out > _RUNS or not where.size:  # np.take: half the time of indexing by an array
+        return where, [np.take(a, where) for a in arrays]
     edges = [-1, *np.flatnonzero(~mask).tolist(), mask.size]
     runs = [(a + 1, b) for a, b in zip(edges, edges[1:]) if b > a + 1]
-    if not runs:
-        return np.zeros(0, np.intp), [a[:0] for a in arrays]
-    return (np.concatenate([np.arange(a, b) for a, b in runs]),
-            [np.concatenate([z[a:b] for a, b in runs]) for z in arrays])
+    return where, [np.concatenate([z[a:b] for a, b in runs]) for z in arrays]
 
 
 def reading_alternatives(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray, *,
