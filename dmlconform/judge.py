@@ -316,8 +316,11 @@ def _readings(sparse: list[SparseComparison], offsets: list[np.ndarray],
     totals: dict[str, np.ndarray] = {}
     for sp, off in zip(sparse, offsets):
         for block in _reading_blocks(sp):
+            held: dict[int, np.ndarray] = {}  # a marker's and its readings' elements are one array: counted once
             for key, (where, base, took) in block.items():  # block by block: a large case's 2^24 are never joined
-                counts = np.stack([_per_case(where, off, count), _per_case_mask(base, took, off, count)])
+                if id(where) not in held:  # ``base is where``: sorted already (`sorted_unique` found it so)
+                    held[id(where)] = _per_case(where, off, count, ordered=base is where)
+                counts = np.stack([held[id(where)], _per_case_mask(base, took, off, count)])
                 totals[key] = totals[key] + counts if key in totals else counts
     return [tuple((name, int(totals[name][0, k]), int(totals[name][1, k])) for name in sorted(totals)
                   if totals[name][0, k]) for k in range(count)]
@@ -338,13 +341,14 @@ def _reading_blocks(sp: SparseComparison) -> Iterator[dict[str, tuple[np.ndarray
         yield _block_readings(traces)
 
 
-def _per_case(at: np.ndarray, offsets: np.ndarray, count: int) -> np.ndarray:
+def _per_case(at: np.ndarray, offsets: np.ndarray, count: int, *, ordered: bool = False) -> np.ndarray:
     """How many of the flat elements ``at`` each of ``count`` cases holds
     (case k's elements start at ``offsets[k]``): where ``at`` is sorted (a
-    marker's and its readings' elements are), a search of each case's start
-    in it; else each element's case counted.  The large MVN1 case's 2^24
-    elements per reading: 1.4 s of its run for the count by element."""
-    if at.size < 2 or bool(np.all(at[1:] >= at[:-1])):
+    marker's and its readings' elements are; ``ordered``: known to be), a
+    search of each case's start in it; else each element's case counted.
+    The large MVN1 case's 2^24 elements per reading: 1.4 s of its run for
+    the count by element."""
+    if ordered or at.size < 2 or bool(np.all(at[1:] >= at[:-1])):
         return np.diff(np.searchsorted(at, offsets))[:count]
     return np.bincount(np.searchsorted(offsets, at, side="right") - 1, minlength=count)[:count]
 

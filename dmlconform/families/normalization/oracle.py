@@ -71,7 +71,8 @@ from dmlconform.oracles.base import (
     Expectation,
     gamma,
     gamma_probable,
-    marker,
+    kept,
+    marker_at,
     spacing_above,
     unit_roundoff,
     within,
@@ -431,7 +432,7 @@ class _Rows:
             scale, size_b, size_add = (None if t is None else np.abs(t) for t in (a, b, add))
             roots = [_inverse_root(st.variance, st.variance_error, self.eps, u) for st in stats]
             y = d / roots[1][1][:, None] if self.divide else d
-            value, shifted = _affine_value(y, a, b, add)
+            value, shifted = _affine_value(y, a, b, add, own=y is not d)
             expected = value.reshape(-1)[part].astype(self.nt)
             k = (n + 8) * _U64
             forms = [_form(u, st.mean_error, inverse, s, given, self.centre, self.divide, (k, st.magnitude))
@@ -462,7 +463,7 @@ class _Rows:
             key, variance, variance_error = "variance-without-mean:about-the-mean", st.variance, st.variance_error
         inverse, s = _inverse_root(variance, variance_error, self.eps, u)
         a, b, add = affine
-        value, shifted = _affine_value(d / s[:, None], a, b, add)
+        value, shifted = _affine_value(d / s[:, None], a, b, add, own=True)
         form = _form(u, worst.mean_error, inverse, s, (a is not None, b is not None, add is not None),
                      self.centre, True, None)
         bound = form.at(ad, None, scale, form.outside(sizes[0], shifted, sizes[1]))
@@ -484,20 +485,20 @@ def _rows(terms: np.ndarray | None, r0: int, r1: int) -> np.ndarray | None:
     return terms[r0:r1].astype(np.float64)
 
 
-def _affine_value(y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None,
-                  add: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+def _affine_value(y: np.ndarray, a: np.ndarray | None, b: np.ndarray | None, add: np.ndarray | None, *,
+                  own: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
     """``a y + b (+ add)`` in float64, and ``|a y + b|`` where the addend follows a bias (the last sum's
-    operand, in its bound: `_Form`), else None."""
-    scaled = y if a is None else a * y
+    operand, in its bound: `_Form`), else None.  ``own``: ``y`` is the caller's to overwrite (each step in
+    place, no temporary); else the first step makes a new array and the rest take it in place."""
+    scaled, writable = y, own
+    if a is not None:
+        scaled, writable = np.multiply(a, y, out=y if own else None), True
     shifted = None
     for term in (b, add):
         if term is not None:
             if term is add and b is not None:
                 shifted = np.abs(scaled)
-            if scaled is y:
-                scaled = y + term
-            else:
-                scaled += term  # a new array already: its sum in place, one temporary fewer
+            scaled, writable = np.add(scaled, term, out=scaled if writable else None), True
     return scaled, shifted
 
 
@@ -579,15 +580,15 @@ def _rounded(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Al
         if expected is None:
             expected = value.reshape(-1).astype(nt)
         step = spacing_above(np.add(np.abs(expected), bounds[1].reshape(-1), dtype=np.float64), nt)
-    done = ~np.isfinite(expected)
+    done = None if _finite(expected) else ~np.isfinite(expected)
     found = []
     for z in bounds:
         z = z.reshape(-1) if scratch else z.reshape(-1).copy()
-        odd = ~np.isfinite(z)
-        if odd.any():  # a NaN bound is infinite, an infinite one the largest float64 (as np.nan_to_num makes them)
+        if not _finite(z):  # a NaN bound is infinite, an infinite one the largest float64 (as np.nan_to_num makes them)
+            odd = ~np.isfinite(z)
             z[odd] = np.nan_to_num(z[odd], nan=np.inf)
         z += step
-        if done.any():
+        if done is not None:
             z[done] = 0.0
         found.append(z)
     return _Block(expected, found[0], found[1], alternatives)
@@ -626,20 +627,24 @@ def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dt
         room = np.abs(value.reshape(-1))
         room += e.reshape(-1)
         bound = np.add(e.reshape(-1), spacing_above(room, nt), out=room)
-    nan = np.isnan(values)
     differ = values != primary
-    if nan.any():
+    if not _finite(values):  # the masks only where there is a NaN or an infinity
+        nan = np.isnan(values)
         bound[nan] = 0.0  # a NaN the reading gives (a NaN in its window) matches any NaN
         differ &= ~(nan & np.isnan(primary))
-    differ &= np.isfinite(bound)
-    where = np.arange(differ.size) if np.all(differ) else np.flatnonzero(differ)  # all: the large case's 2^24
+    if not _finite(bound):
+        differ &= np.isfinite(bound)
+    where, (values, bound, primary) = kept(differ, values, bound, primary)
     if not where.size:
         return ()
-    if where.size < values.size:  # np.take: half the time of indexing by an array (a large case's 2^19 a block)
-        values, bound = np.take(values, where), np.take(bound, where)
     alt = Alternative(f"reading:{ambiguity.id}:{reading.id}", where, values, Tier.STRICT,
                       f"{ambiguity.id}: {reading.says}", bound)
-    return marker(ambiguity, [alt], primary), alt
+    return marker_at(ambiguity, where, primary), alt
+
+
+def _finite(z: np.ndarray) -> bool:
+    """Whether every element of ``z`` is finite (then no mask of the others is made)."""
+    return bool(np.isfinite(z).all())
 
 
 def _lp(spec: m.Spec, rows: np.ndarray, p: int, eps: float, u: float,

@@ -88,22 +88,32 @@ def mean_variance(ops: Operands, axes: tuple[int, ...], epsilon: float, divide: 
         centred = x - x.mean(axis=axes, keepdims=True, dtype=work) if centre else x
         y = centred
         if divide:
-            variance = (centred * centred).sum(axis=axes, keepdims=True, dtype=work) / work.type(
+            variance = np.multiply(centred, centred).sum(axis=axes, keepdims=True, dtype=work) / work.type(
                 int(np.prod([x.shape[a] for a in axes])) - ddof)
             eps = work.type(epsilon)
-            y = centred / (np.sqrt(variance) + eps if outside else np.sqrt(variance + eps))
+            y = np.divide(centred, np.sqrt(variance) + eps if outside else np.sqrt(variance + eps),
+                          out=_own(centred, x))
+        # each step in place (out=) once y is an array of this call's: the large case's 2^24 elements
+        # allocated (and page-faulted) once, not once a step; the same operations in the same order
         if ops.scale is not None:
-            y = y * ops.scale.astype(work, copy=False)
+            y = np.multiply(y, ops.scale.astype(work, copy=False), out=_own(y, x))
         if ops.bias is not None:
-            y = y + ops.bias.astype(work, copy=False)
+            y = np.add(y, ops.bias.astype(work, copy=False), out=_own(y, x))
         if ops.add is not None and not add_after:
-            y = y + ops.add.astype(work, copy=False)
+            y = np.add(y, ops.add.astype(work, copy=False), out=_own(y, x))
         if fused is not None:
             y = np.asarray(OPS[fused.operator](Call({"InputTensor": y}, dict(fused.attributes), _CALL_TYPE[work],
                                                     {"OutputTensor": work})))
         if ops.add is not None and add_after:
-            y = y + ops.add.astype(work, copy=False)
-    return y.astype(numpy_dtype(dtype))
+            y = np.add(y, ops.add.astype(work, copy=False), out=_own(y, x))
+    return y.astype(numpy_dtype(dtype), copy=np.may_share_memory(y, ops.x))  # a new array, never the input
+
+
+def _own(y: np.ndarray, x: np.ndarray) -> np.ndarray | None:
+    """``y`` as the ``out=`` of the next step where it is this call's own writable array of ``x``'s shape and
+    type, None (a new one) where it is not (still the input ``x``)."""
+    own = y.flags.writeable and y.shape == x.shape and y.dtype == x.dtype and not np.may_share_memory(y, x)
+    return y if own else None
 
 
 def lp(x: np.ndarray, axis: int, p: int, epsilon: float, dtype: DataType) -> np.ndarray:
