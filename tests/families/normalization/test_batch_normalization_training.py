@@ -133,7 +133,10 @@ def _bnt_case(draw: st.DrawFn) -> Case:
 @given(_bnt_case())
 def test_the_statistics_bounds_admit_honest_kernels_and_no_scaled_variance(case: Case) -> None:
     """The one-pass and sequential float32 variances within the worst-case bound; 1.001 times the variance
-    beyond it wherever the group is well conditioned (mean^2 below 100 variances, N > 1)."""
+    beyond it wherever the group is well conditioned: the worst-case bound of a one-pass variance grows as
+    N u (mean^2 + variance), so a group is calm where that is below 1e-4 variances (a group of 1,296 at mean
+    -100, spread 50 has N u (mean^2 + variance) / variance = 1e-3: its bound, 0.82, above 0.001 times its
+    variance, 813, is no bug)."""
     expectations = _expect(case)
     for variant in ("f32-sequential", "f32-one-pass", "cpu"):
         buffers = {t.name: np.array(t.buffer) for t in (*case.inputs, *case.outputs)}
@@ -144,7 +147,8 @@ def test_the_statistics_bounds_admit_honest_kernels_and_no_scaled_variance(case:
     x = case.input("InputTensor").view().astype(np.float64)
     axes = norm.axes_of(norm.semantics_of(_spec()), case)
     mean, variance = x.mean(axis=axes).reshape(-1), x.var(axis=axes).reshape(-1)
-    calm = (mean ** 2 < 100 * variance) & (variance > 0)
+    n = x.size // mean.size
+    calm = (n * 2.0 ** -24 * (mean ** 2 + variance) < 1e-4 * variance) & (variance > 0)
     v = expectations[2]
     assert np.all(0.001 * variance[calm] > v.bound_relaxed[calm])
 
