@@ -1,5 +1,5 @@
-"""`python -m dmlconform` runs the CLI."""
+"""`python -m dmlconform` runs the CLI (`cli.run`: exits at once when done)."""
 
-from dmlconform.cli import main
+from dmlconform.cli import run
 
-main()
+run()

@@ -6,6 +6,7 @@ loaded, which is when `Workers` starts the first worker."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -113,3 +114,34 @@ def test_a_spec_whose_family_has_no_cpu_reference_is_named() -> None:
     assert callable(reference_of(load_spec(REPO / "specs" / "CONVOLUTION.yaml")))
     with pytest.raises(InputError, match="ELEMENT_WISE_ADD: no CPU reference .*element-wise formula has none"):
         reference_of(load_spec(REPO / "specs" / "ELEMENT_WISE_ADD.yaml"))
+
+
+@pytest.mark.parametrize(("argv", "status"), [(["run", "--op", "NO_SUCH_OPERATOR"], 2), (["--help"], 0),
+                                               (["lint", "--no-such-option"], 2)])
+def test_the_console_entry_exits_at_once_keeping_status_output_and_exit_handlers(
+        tmp_path, argv: list[str], status: int) -> None:  # type: ignore[no-untyped-def]
+    # `cli.run` (the console script, `python -m dmlconform`) skips the interpreter's teardown of its modules
+    # (issue #31: about 90 ms of a one-case repro), not the exit status, the output or the `atexit` handlers.
+    marker = tmp_path / "atexit"
+    code = ("import atexit, sys\n"
+            f"atexit.register(lambda: open({str(marker)!r}, 'w').write('ran'))\n"
+            f"sys.argv = ['dmlconform', *{argv!r}]\n"
+            "sys.stdout.write('buffered|')\n"  # a pipe's stdout is block-buffered: lost unless flushed
+            "from dmlconform.cli import run\nrun()\n")
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, env=buffered)
+    assert done.returncode == status, done.stderr
+    assert marker.read_text() == "ran"
+    assert done.stdout.startswith("buffered|")
+    if status == 0:
+        assert done.stdout.rstrip().endswith("run writes the partial report first")  # the help's last line
+    else:
+        assert "NO_SUCH_OPERATOR" in done.stderr or "--no-such-option" in done.stderr
+
+
+def test_the_console_entry_keeps_a_text_exit_status() -> None:
+    code = ("import sys\nimport dmlconform.cli as cli\n"
+            "def fails():\n    sys.exit('no way')\n"
+            "cli.main = fails\ncli.run()\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert (done.returncode, done.stderr.strip()) == (1, "no way")
