@@ -4,8 +4,8 @@ side in one run (issue #31, item 6, "Done means").
 (a) ``python -c "import numpy"``: the yardstick of a bare start.
 (b) A one-case repro, ``dmlconform run --case CASE --no-progress -o TMP``,
     with its worker (the default isolation), through the console script
-    ``dmlconform`` beside the interpreter, as a user pastes it (``python
-    -m dmlconform`` where there is none).  Target: at most 5x (a).
+    ``dmlconform`` as a user pastes it: the one the tree's pyproject.toml
+    defines, written as pip writes it (`_script`).  Target: at most 5x (a).
 (c) The full default run and ``--shard 1/16`` (cpu, default ``-j``).
     Target: the shard at most 0.4 of the full run.
 
@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from pathlib import Path
 
 CASE = "ELEMENT_WISE_ADD/FLOAT32/4d/edges"
@@ -51,15 +52,26 @@ COMMANDS = {
 }
 
 
-#: The console script a user runs; where the interpreter has none beside it (not installed), the module.
-SCRIPT = Path(sys.executable).with_name("dmlconform")
+def _script(tree: Path, folder: Path) -> Path:
+    """The console script ``dmlconform`` as ``tree``'s pyproject.toml
+    defines it (``[project.scripts]``), written into ``folder`` as pip
+    writes one: a file run as the main script (``spawn`` treats such a
+    file so) that calls the tree's entry point.  Not the interpreter's
+    installed one, which calls the installed tree's: an older ``--base``'s
+    entry point may be another (``cli:main`` before ``cli:run``)."""
+    entry = tomllib.loads((tree / "pyproject.toml").read_text())["project"]["scripts"]["dmlconform"]
+    module, _, function = entry.partition(":")
+    script = folder / "dmlconform"
+    script.write_text(f"import sys\nfrom {module} import {function}\n\n"
+                      f"if __name__ == '__main__':\n    sys.exit({function}())\n")
+    return script
 
 
-def _argv(args: list[str]) -> list[str]:
-    """The command line of ``args``: the interpreter's, or the console script's."""
+def _argv(args: list[str], script: Path | str = "dmlconform") -> list[str]:
+    """The command line of ``args``: the interpreter's, or ``script``'s (`_script`)."""
     if args[0] != "{dmlconform}":
         return [sys.executable, *args]
-    return [str(SCRIPT), *args[1:]] if SCRIPT.is_file() else [sys.executable, "-P", "-m", "dmlconform", *args[1:]]
+    return [sys.executable, str(script), *args[1:]]
 
 
 def _once(tree: Path, args: list[str], scratch: Path) -> tuple[float, float]:
@@ -73,7 +85,7 @@ def _once(tree: Path, args: list[str], scratch: Path) -> tuple[float, float]:
            "PYTHONPATH": str(tree), "DMLCONFORM_CACHE": str(scratch / "cache")}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run([a.format(out=out) for a in _argv(args)], env=env, cwd=tree,
+    done = subprocess.run([a.format(out=out) for a in _argv(args, scratch / "dmlconform")], env=env, cwd=tree,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
     wall = time.perf_counter() - started
     if done.returncode >= 2:
@@ -95,6 +107,7 @@ def _measure(trees: list[Path], rounds: int, case: str,
         caches = {tree: Path(scratch) / f"tree{i}" for i, tree in enumerate(trees)}
         for tree in trees:
             caches[tree].mkdir()
+            _script(tree, caches[tree])
             for name in ("case", "shard"):
                 _once(tree, warm[name], caches[tree])
         for _ in range(rounds):
