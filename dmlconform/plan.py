@@ -29,9 +29,12 @@ BATCH_CASE_ELEMENTS = 1 << 16
 BATCH_ELEMENTS = 1 << 19
 #: The comparison (`judge`): elements of a batch's outputs evaluated by the
 #: oracle and compared at a time, so the temporaries of a large case stay
-#: this small.  A multiple of `ORACLE_BLOCK`, so that the oracle's blocks
-#: are the same however a batch is cut.
-COMPARE_ELEMENTS = 1 << 19
+#: this small: a megabyte per float64 array, which the cache holds between
+#: the oracle's many passes (the large MVN1 case: 2^19 took 15% more time,
+#: 2^16 25% more, its per-block steps then counting).  A multiple of
+#: `ORACLE_BLOCK`, so that the oracle's blocks are the same however a batch
+#: is cut.
+COMPARE_ELEMENTS = 1 << 17
 #: The bias check (`bias.moments`): elements summed at a time, so that its
 #: float64 temporaries (half a megabyte each) stay in the cache and in
 #: memory the allocator keeps (fresh pages cost a fault each).
