@@ -250,13 +250,18 @@ def _statistics(rows: np.ndarray, u: float, centred: bool) -> tuple[RowStatistic
     own = (n + 8) * _U64
     found: list[RowStatistics] = []
     with np.errstate(all="ignore"):
-        m2, e_m2s = reduced_each(rows * rows, "AVERAGE", u, _GAMMAS)
-        magnitude = np.abs(rows).mean(axis=1)
+        # the squares are their own magnitudes, and the terms' magnitudes give the mean's bound and the oracle's
+        # own error alike: each summed once (a large case's 2^24 terms)
+        squares = rows * rows
+        total = squares.sum(axis=1)
+        m2, e_m2s = reduced_each(squares, "AVERAGE", u, _GAMMAS, sums=(total, total))
+        absolute = np.abs(rows).sum(axis=1)
+        magnitude = absolute / n
         if not centred:
             zero = np.zeros(rows.shape[0])
             return RowStatistics(zero, zero, *_own_added((m2, e_m2s[0]), own), magnitude), \
                 RowStatistics(zero, zero, *_own_added((m2, e_m2s[1]), own), magnitude)
-        mu, e_mus = reduced_each(rows, "AVERAGE", u, _GAMMAS)
+        mu, e_mus = reduced_each(rows, "AVERAGE", u, _GAMMAS, sums=(rows.sum(axis=1), absolute))
         d = rows - mu[:, None]
         v = (d * d).mean(axis=1)
         size = np.abs(d, out=d).mean(axis=1)  # mean |d|
@@ -467,7 +472,8 @@ class _Rows:
         form = _form(u, worst.mean_error, inverse, s, (a is not None, b is not None, add is not None),
                      self.centre, True, None)
         bound = form.at(ad, None, scale, form.outside(sizes[0], shifted, sizes[1]))
-        return _offered(self.spec, key, value.reshape(-1)[part], bound.reshape(-1)[part], self.nt, expected)
+        return _offered(self.spec, key, value.reshape(-1)[part], bound.reshape(-1)[part], self.nt, expected,
+                        scratch=True)
 
     def whole(self, shape: tuple[int, ...], axes: tuple[int, ...]) -> _Stored:
         """Every element at once, in the output's C order (`_ungrouped`)."""
@@ -610,23 +616,25 @@ def _finish(value: np.ndarray, bounds: list[np.ndarray], alternatives: tuple[Alt
 
 
 def _offered(spec: m.Spec, key: str, value: np.ndarray, e: np.ndarray, nt: np.dtype,
-             expected: np.ndarray) -> tuple[Alternative, ...]:
+             expected: np.ndarray, *, scratch: bool = False) -> tuple[Alternative, ...]:
     """The reading ``key`` (``<ambiguity>:<reading>``: its ``value`` and
     worst-case bound ``e``, float64) as a STRICT alternative with that bound,
     in the output type ``nt``, where it differs from ``expected`` (float64 or ``nt``;
     indices in group order: `_part` maps them).  Nothing where the spec
-    lacks the reading."""
+    lacks the reading.  ``scratch``: ``value`` and ``e`` are this call's to
+    overwrite (no fresh arrays of a block's size)."""
     ambiguity_id, reading_id = key.split(":")
     ambiguity = next((x for x in spec.ambiguities if x.id == ambiguity_id), None)
     reading = ambiguity.reading(reading_id) if ambiguity is not None else None
     if ambiguity is None or reading is None:
         return ()
+    value, e = value.reshape(-1), e.reshape(-1)
     with np.errstate(invalid="ignore", over="ignore"):
-        values = value.reshape(-1).astype(nt)
+        values = value.astype(nt)
         primary = expected.reshape(-1).astype(nt, copy=False)
-        room = np.abs(value.reshape(-1))
-        room += e.reshape(-1)
-        bound = np.add(e.reshape(-1), spacing_above(room, nt), out=room)
+        room = np.abs(value, out=value if scratch else None)
+        room += e
+        bound = np.add(e, spacing_above(room, nt), out=e if scratch else room)
     differ = values != primary
     if not _finite(values):  # the masks only where there is a NaN or an infinity
         nan = np.isnan(values)

@@ -285,11 +285,18 @@ def reduced(rows: np.ndarray, function: str, u: float,
 
 
 def reduced_each(rows: np.ndarray, function: str, u: float,
-                 gs: Sequence[Callable[[np.ndarray, float], np.ndarray]]) -> tuple[np.ndarray, list[np.ndarray]]:
+                 gs: Sequence[Callable[[np.ndarray, float], np.ndarray]], *,
+                 sums: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, list[np.ndarray]]:
     """`reduced` with the bound for each gamma of ``gs``, the value taken
     once (the normalization family's statistics want both gammas' bounds of
-    a large case's 2^24 terms)."""
-    value, s = _value(rows, function)
+    a large case's 2^24 terms).  ``sums``: of an AVERAGE, each row's sum of
+    the terms and of their magnitudes where the caller has them (the
+    normalization family's squares are their own magnitudes, and its mean of
+    |x| is the second), not taken again."""
+    if sums is not None and function == "AVERAGE":
+        value, s = sums[0] / rows.shape[1], sums[1]
+    else:
+        value, s = _value(rows, function)
     exact = np.zeros(value.shape, bool)
     with np.errstate(all="ignore"):
         own = _own_error(rows, function, value, s)
