@@ -30,8 +30,8 @@ BATCH_ELEMENTS = 1 << 19
 #: The comparison (`judge`): elements of a batch's outputs evaluated by the
 #: oracle and compared at a time, so the temporaries of a large case stay
 #: this small: a megabyte per float64 array, which the cache holds between
-#: the oracle's many passes (the large MVN1 case: 2^19 took 15% more time,
-#: 2^16 25% more, its per-block steps then counting).  A multiple of
+#: the oracle's many passes (the large MVN1 case: 2^19 took about 8% more
+#: time, 2^16 about 20% more, its per-block steps then counting).  A multiple of
 #: `ORACLE_BLOCK`, so that the oracle's blocks are the same however a batch
 #: is cut.
 COMPARE_ELEMENTS = 1 << 17

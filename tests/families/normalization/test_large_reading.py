@@ -3,7 +3,9 @@ each against the plain computation it replaces: `oracles.base.kept`
 (copies of the runs between a few elements left out) against
 ``np.flatnonzero`` and gathers; `oracles.base.spacing_above` with and
 without a largest value, infinity or NaN among the steps; the comparison's
-shared gathers (`compare._Taken`) against gathering per alternative."""
+shared gathers (`compare._Taken`) against gathering per alternative; the
+statistics' row sums handed to `reduced_each` and the reading's scratch
+arrays (`_offered`) against taking them afresh."""
 
 from __future__ import annotations
 
@@ -12,7 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dmlconform.compare import Alternative, Policy, Tier, _matched, compare_sparse
-from dmlconform.oracles.base import kept, spacing_above
+from dmlconform.families.normalization.oracle import _offered
+from dmlconform.families.reduction.oracle import reduced_each
+from dmlconform.oracles.base import gamma, gamma_probable, kept, spacing_above
+from tests.families.normalization import suites
 
 
 @settings(max_examples=300, deadline=None)
@@ -65,3 +70,44 @@ def test_a_marker_and_its_reading_share_one_gather_and_match_as_each_alone() -> 
         for trace, alt, which in zip(found.traces, (marker, reading), plain):
             assert trace.matched is not None and trace.index is index
             assert trace.matched.tolist() == _matched(alt, actual, Policy()).tolist() == plain[which].tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 40), st.floats(-1e3, 1e3), st.floats(1e-3, 1e3), st.integers(0, 2**32 - 1),
+       st.booleans())
+def test_row_sums_given_are_the_reduction_bit_for_bit(rows: int, n: int, mean: float, spread: float, seed: int,
+                                                      odd: bool) -> None:
+    """`reduced_each`'s AVERAGE with ``sums`` (the terms' and their magnitudes', as the statistics hand
+    them over: the squares' twice) gives the same value and bounds bit for bit as taking them itself, a
+    NaN or an infinity among the terms included."""
+    terms = np.random.default_rng(seed).normal(mean, spread, (rows, n))
+    if odd:
+        terms[0, 0], terms[-1, -1] = np.nan, np.inf
+    with np.errstate(all="ignore"):
+        for x, sums in ((terms, (terms.sum(axis=1), np.abs(terms).sum(axis=1))),
+                        (terms * terms, ((terms * terms).sum(axis=1),) * 2)):
+            plain, plain_bounds = reduced_each(x, "AVERAGE", 2.0 ** -24, (gamma_probable, gamma))
+            given_, given_bounds = reduced_each(x, "AVERAGE", 2.0 ** -24, (gamma_probable, gamma), sums=sums)
+            for a, b in zip((plain, *plain_bounds), (given_, *given_bounds)):
+                assert a.tobytes() == b.tobytes()
+
+
+def test_a_reading_offered_over_its_scratch_arrays_is_the_same() -> None:
+    """`_offered` writing its magnitude and bound over the arrays it is given (``scratch``) offers the
+    same alternative and marker as with fresh arrays, a NaN and an infinity among the values included."""
+    spec = suites.spec("MEAN_VARIANCE_NORMALIZATION1")
+    rng = np.random.default_rng(7)
+    expected = rng.standard_normal(4096)
+    value = expected * 1.0001
+    value[::97] = expected[::97]  # where the readings agree
+    value[5], value[9] = np.nan, np.inf
+    bound = np.abs(value) * 1e-6
+    for nt in (np.dtype(np.float32), np.dtype(np.float16)):
+        fresh = _offered(spec, "variance:sample", value, bound, nt, expected.astype(nt))
+        mine = _offered(spec, "variance:sample", value.copy(), bound.copy(), nt, expected.astype(nt), scratch=True)
+        assert len(fresh) == len(mine) == 2
+        for a, b in zip(fresh, mine):
+            assert a.name == b.name and a.index.tobytes() == b.index.tobytes()
+            assert a.values.tobytes() == b.values.tobytes()
+            assert (a.bound is None) == (b.bound is None)
+            assert a.bound is None or a.bound.tobytes() == b.bound.tobytes()
