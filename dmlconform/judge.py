@@ -6,7 +6,8 @@ DESIGN.md "Comparison, verdicts and reports".  The runner hands over a
 attributes that the backend ran (`Ran`).  A single case is a batch of one.
 `judge` asks the operator's oracle (`oracles`) for each output's expected
 values over the batch's cases end to end, compares a range of elements at a
-time (`plan.COMPARE_ELEMENTS`) and takes the comparison apart per case:
+time (`plan.COMPARE_ELEMENTS`, fewer where the oracle asks:
+`oracles.base.compare_elements`) and takes the comparison apart per case:
 counts, the largest ULP distance, the worst elements with the inputs beside
 them, and the alternatives that elements matched.  Only the elements that
 differ from the expected value are looked at one by one
@@ -29,7 +30,7 @@ from dmlconform.backends.base import declares_float16
 from dmlconform.cases.model import Case, Planned, flat_view, joined
 from dmlconform.compare import AlternativeTrace, Policy, SparseComparison, Verdict, compare_sparse, is_float, summary
 from dmlconform.oracles.base import PREFIX as READING
-from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle, sorted_unique
+from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle, compare_elements, sorted_unique
 from dmlconform.plan import COMPARE_ELEMENTS
 from dmlconform.results import CaseResult, ElementDiff, Outcome, ToleranceOverride
 from dmlconform.spec import model as m
@@ -144,8 +145,9 @@ def _compare(batch: Sequence[Ran], oracle: FamilyOracle, judging: Judging) -> _C
     leaning: list[bias.Moments | None] = [None for _ in actuals]
     total = max((a.size for a in actuals), default=0)
     ends = [_offsets([ran.case.outputs[j].sizes for ran in batch]) for j in range(len(actuals))]
-    for lo in range(0, total, COMPARE_ELEMENTS):
-        hi = min(lo + COMPARE_ELEMENTS, total)
+    step = compare_elements(bound, COMPARE_ELEMENTS)
+    for lo in range(0, total, step):
+        hi = min(lo + step, total)
         for j, (exp, actual) in enumerate(zip(bound.expect(lo, hi), actuals)):
             start, stop = min(lo, actual.size), min(hi, actual.size)
             if exp.bias_scale is not None and stop > start:  # before the comparison: its temporaries are gone then

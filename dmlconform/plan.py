@@ -29,12 +29,17 @@ BATCH_CASE_ELEMENTS = 1 << 16
 BATCH_ELEMENTS = 1 << 19
 #: The comparison (`judge`): elements of a batch's outputs evaluated by the
 #: oracle and compared at a time, so the temporaries of a large case stay
-#: this small: a megabyte per float64 array, which the cache holds between
-#: the oracle's many passes (the large MVN1 case: 2^19 took about 8% more
-#: time, 2^16 about 20% more, its per-block steps then counting).  A multiple of
-#: `ORACLE_BLOCK`, so that the oracle's blocks are the same however a batch
-#: is cut.
-COMPARE_ELEMENTS = 1 << 17
+#: this small.  A multiple of `ORACLE_BLOCK`, so that the oracle's blocks
+#: are the same however a batch is cut.
+COMPARE_ELEMENTS = 1 << 19
+#: ... and for an oracle that makes many float64 passes over each block (the
+#: normalization family's some forty; `oracles.base.compare_elements`): a
+#: megabyte per float64 array, which the caches hold between the passes (the
+#: large MVN1 case took about 8% more time at `COMPARE_ELEMENTS`, about 20%
+#: more at 2^16, its per-block steps then counting).  Not everyone's: the
+#: element-wise oracle's per-block steps cost more than its few passes gain
+#: (bench_run.py's 2^24 softsign: 0.20 s at 2^19, 0.25 s at 2^17).
+CACHED_COMPARE_ELEMENTS = 1 << 17
 #: The bias check (`bias.moments`): elements summed at a time, so that its
 #: float64 temporaries (half a megabyte each) stay in the cache and in
 #: memory the allocator keeps (fresh pages cost a fault each).
@@ -86,3 +91,4 @@ def pack(sizes: Sequence[int], *, most: int, most_items: int | None = None) -> l
 
 
 assert COMPARE_ELEMENTS % ORACLE_BLOCK == 0, "the comparison cuts batches at the oracle's block edges"
+assert CACHED_COMPARE_ELEMENTS % ORACLE_BLOCK == 0, "the comparison cuts batches at the oracle's block edges"

@@ -73,6 +73,15 @@ class BatchExpectation(Protocol):
         ...
 
 
+def compare_elements(bound: BatchExpectation, most: int) -> int:
+    """The elements the judge asks ``bound`` for at a time: at most
+    ``most``, fewer where its family asks so by a class attribute
+    ``compare_elements`` (an oracle of many float64 passes a block, whose
+    arrays the caches should hold between them: the normalization family's,
+    `plan.CACHED_COMPARE_ELEMENTS`)."""
+    return min(most, int(getattr(bound, "compare_elements", most)))
+
+
 class FamilyOracle(Protocol):
     """The oracle of one operator (one spec), made once per run by its
     family (`families.Oracles`)."""

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -77,7 +78,7 @@ from dmlconform.oracles.base import (
     unit_roundoff,
     within,
 )
-from dmlconform.plan import ORACLE_BLOCK
+from dmlconform.plan import CACHED_COMPARE_ELEMENTS, ORACLE_BLOCK
 from dmlconform.spec import model as m
 from dmlconform.spec.model import numpy_dtype
 
@@ -190,6 +191,9 @@ class NormalizationBatch:
 
     outputs: tuple[_Output, ...]
     activation: tuple[FormulaOracle, Activation] | None = None
+    #: Elements the judge asks for at a time (`oracles.base.compare_elements`): each block's some forty
+    #: float64 passes over arrays the caches hold.
+    compare_elements: ClassVar[int] = CACHED_COMPARE_ELEMENTS
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
         first, *rest = (out.expect(lo, hi) for out in self.outputs)
