@@ -182,27 +182,15 @@ def marker_at(ambiguity: m.Ambiguity, index: np.ndarray, values: np.ndarray) -> 
                        f"{ambiguity.id}: the primary reading ({ambiguity.primary})")
 
 
-#: `kept` copies the runs between the elements left out where they are at most this many, else gathers.
-_RUNS = 64
-
-
 def kept(mask: np.ndarray, *arrays: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     """The flat indices where the flat ``mask`` holds, and each of ``arrays``
-    (flat, of its size) there.  Where it holds nearly everywhere (a reading
-    that gives another value than the primary at all but a few elements: the
-    large MVN1 case's 16,775,761 of 2^24), the runs between the few elements
-    left out are copied whole (memory speed) instead of gathered index by
-    index (the indices themselves are ``np.flatnonzero``'s, one pass); where
-    it holds everywhere, the arrays themselves."""
+    (flat, of its size) there; where it holds everywhere, the arrays
+    themselves (no copy: a large case's reading that differs from the
+    primary value at every element of a block)."""
     where = np.flatnonzero(mask)
-    left_out = mask.size - where.size
-    if not left_out:
+    if where.size == mask.size:
         return where, list(arrays)
-    if left_out > _RUNS or not where.size:  # np.take: half the time of indexing by an array
-        return where, [np.take(a, where) for a in arrays]
-    edges = [-1, *np.flatnonzero(~mask).tolist(), mask.size]
-    runs = [(a + 1, b) for a, b in zip(edges, edges[1:]) if b > a + 1]
-    return where, [np.concatenate([z[a:b] for a, b in runs]) for z in arrays]
+    return where, [a[mask] for a in arrays]
 
 
 def reading_alternatives(spec: m.Spec, readings: dict[str, np.ndarray], expected: np.ndarray, *,

@@ -25,7 +25,8 @@ from dmlconform.backends.faulty import GENERIC, FaultyBackend
 from dmlconform.cases.model import Case
 from dmlconform.catalog import load_spec
 from dmlconform.families import Oracles, cases_of, family_of
-from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle
+from dmlconform.oracles.base import BatchExpectation, Expectation, FamilyOracle, compare_elements
+from dmlconform.plan import COMPARE_ELEMENTS
 from dmlconform.results import Outcome
 from dmlconform.runner import run_cases
 from dmlconform.spec.files import spec_files
@@ -50,6 +51,8 @@ class _Kept:
     def __init__(self, bound: BatchExpectation) -> None:
         self.bound = bound
         self.made: dict[tuple[int, int], tuple[Expectation, ...]] = {}
+        # the blocks its family asks the judge for (`oracles.base.compare_elements`), as the run asks them
+        self.compare_elements = compare_elements(bound, COMPARE_ELEMENTS)
 
     def expect(self, lo: int, hi: int) -> tuple[Expectation, ...]:
         if (lo, hi) not in self.made:

@@ -1,7 +1,6 @@
 """The passes the large MVN1 case's sample reading was cut to (issue #36),
 each against the plain computation it replaces: `oracles.base.kept`
-(copies of the runs between a few elements left out) against
-``np.flatnonzero`` and gathers; `oracles.base.spacing_above` with and
+against ``np.flatnonzero`` and gathers; `oracles.base.spacing_above` with and
 without a largest value, infinity or NaN among the steps; the comparison's
 shared gathers (`compare._Taken`) against gathering per alternative; the
 statistics' row sums handed to `reduced_each` and the reading's scratch
@@ -23,7 +22,7 @@ from tests.families.normalization import suites
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 300), st.data())
 def test_kept_is_flatnonzero_and_gathers(size: int, data: st.DataObject) -> None:
-    """Few elements left out (runs copied), none, all, and many (gathers), at the ends and side by side."""
+    """Few elements left out, none, all, and many, at the ends and side by side."""
     out = data.draw(st.one_of(st.sets(st.integers(0, max(size - 1, 0)), max_size=8),
                               st.sets(st.integers(0, max(size - 1, 0)), max_size=size)), label="left out")
     mask = np.ones(size, bool)
